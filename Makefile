@@ -1,0 +1,23 @@
+# Two entry points (see README): `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+$(BIN)/erahbo: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(BIN)/erahbo
+
+.PHONY: setup demo test lint bench
+setup: $(BIN)/erahbo
+
+demo: setup
+	$(BIN)/erahbo demo --out results/demo
+
+test: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python benchmarks/bench_iteration.py

@@ -1,0 +1,41 @@
+"""erahbo: risk-aware hyperparameter optimization of reinforcement learning.
+
+Mean-variance objective ``MV(x) = f(x) - alpha * rho^2(x)`` optimized with ERAHBO
+(adaptive seeds), RAHBO (fixed seeds) or GP-UCB (risk-neutral).
+
+>>> import erahbo
+>>> space = erahbo.SearchSpace({"lr": ("log", 1e-5, 1e-1), "gamma": ("float", 0.9, 0.9999)})
+
+Heavy submodules are imported lazily so that ``import erahbo`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "SearchSpace": "erahbo.space",
+    "Optimizer": "erahbo.optimizer",
+    "Trial": "erahbo.optimizer",
+    "Result": "erahbo.optimizer",
+    "optimize": "erahbo.optimizer",
+    "batch_objective": "erahbo.objectives",
+    "TaskData": "erahbo.datasets.format",
+    "read_task": "erahbo.datasets.format",
+    "write_task": "erahbo.datasets.format",
+}
+
+__all__ = sorted(_LAZY) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'erahbo' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,53 @@
+"""Command-line interface: a thin layer over the library (``erahbo --help``).
+
+Each command lives in its own module of this package and exposes
+``register(app, groups)``; ``groups`` holds the shared sub-command groups
+(``dataset``, ``arlbench``) so that several modules can add commands to one group.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="erahbo",
+    help="Risk-aware hyperparameter optimization of reinforcement learning (ERAHBO, RAHBO, GP-UCB).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+groups: dict[str, typer.Typer] = {
+    "dataset": typer.Typer(help="Create, generate and inspect RL-outcome datasets.", no_args_is_help=True),
+    "arlbench": typer.Typer(help="Manage the ARLBench worker environment.", no_args_is_help=True),
+}
+for _name, _group in groups.items():
+    app.add_typer(_group, name=_name)
+
+# Command modules, in --help order. A module that does not exist yet is skipped.
+_COMMAND_MODULES = (
+    "demo",
+    "optimize_cmd",
+    "benchmark",
+    "report",
+    "tune",
+    "resume",
+    "dataset",
+    "generate",
+    "arlbench_cmd",
+)
+
+for _mod in _COMMAND_MODULES:
+    try:
+        _m = importlib.import_module(f"{__name__}.{_mod}")
+    except ModuleNotFoundError as _e:
+        if _e.name == f"{__name__}.{_mod}":
+            continue
+        raise
+    _m.register(app, groups)
+
+
+def main() -> None:
+    """Entry point of the ``erahbo`` console script."""
+    app()

@@ -1,0 +1,182 @@
+"""The on-disk format of a task: one algorithm-environment pair of RL outcomes.
+
+A task is a table of ``N`` configurations x ``S`` training seeds of final returns
+(the paper: N = 512 Sobol configurations, S = 50 seeds, each return the mean over
+128 deterministic evaluation episodes after training).
+
+Parquet layout (format version 1)
+---------------------------------
+* one row per configuration;
+* ``config_id`` (int64): stable identifier of the configuration inside the task;
+* one column per hyperparameter, named as in the search space; an inactive
+  conditional hyperparameter is stored as null;
+* one column per training seed, named ``seed_<int>`` (for example ``seed_1``), holding
+  the final return of that training run (float64, NaN for a failed run);
+* file-level metadata under the key ``b"erahbo"``: a JSON object with at least
+  ``format_version``, ``task``, ``algorithm``, ``environment``, ``domain``
+  (``"cc"``, ``"brax"``, ``"xland"`` or ``"synthetic"``), ``search_space`` (the JSON form
+  of :class:`erahbo.SearchSpace`, see ``SearchSpace.to_json``), ``training_budget``,
+  ``generator``, ``generator_version``, ``synthetic`` (bool) and ``provenance``
+  (free text: how the data was produced). Further keys are kept as they are.
+
+This module is the single place that reads and writes that layout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FORMAT_VERSION = 1
+META_KEY = b"erahbo"
+SEED_PREFIX = "seed_"
+CONFIG_ID = "config_id"
+_SEED_RE = re.compile(r"^seed_(\d+)$")
+
+REQUIRED_META = ("task", "algorithm", "environment", "domain")
+
+
+@dataclass
+class TaskData:
+    """RL outcomes of one task in memory.
+
+    Attributes
+    ----------
+    configs : pandas.DataFrame
+        ``(N, n_hyperparameters)`` hyperparameter values, one row per configuration,
+        indexed ``0..N-1``; inactive conditional values are NaN/None.
+    returns : numpy.ndarray
+        ``(N, S)`` final returns; NaN marks a failed training run.
+    seeds : list of int
+        The ``S`` training seeds, the column order of ``returns``.
+    config_ids : numpy.ndarray
+        ``(N,)`` int64 identifiers of the configurations.
+    meta : dict
+        Metadata (see the module docstring).
+    """
+
+    configs: pd.DataFrame
+    returns: np.ndarray
+    seeds: list[int]
+    config_ids: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """Task name, e.g. ``"ppo_cc_cartpole"``."""
+        return str(self.meta.get("task", "task"))
+
+    @property
+    def n_configs(self) -> int:
+        return int(self.returns.shape[0])
+
+    @property
+    def n_seeds(self) -> int:
+        return int(self.returns.shape[1])
+
+    def to_frame(self) -> pd.DataFrame:
+        """The wide table as stored on disk (without metadata)."""
+        df = self.configs.reset_index(drop=True).copy()
+        df.insert(0, CONFIG_ID, np.asarray(self.config_ids, dtype=np.int64))
+        seed_cols = pd.DataFrame(
+            np.asarray(self.returns, dtype=float),
+            columns=[f"{SEED_PREFIX}{s}" for s in self.seeds],
+        )
+        return pd.concat([df, seed_cols], axis=1)
+
+
+def seed_columns(columns: list[str]) -> list[tuple[str, int]]:
+    """The ``(column, seed)`` pairs among ``columns`` that hold per-seed returns."""
+    out = []
+    for c in columns:
+        m = _SEED_RE.match(str(c))
+        if m:
+            out.append((str(c), int(m.group(1))))
+    return out
+
+
+def write_task(task: TaskData, path: str | Path) -> Path:
+    """Write ``task`` as Parquet with its metadata; returns the path written.
+
+    The file is written to a temporary name first and renamed, so a crash never
+    leaves a half-written file under ``path``.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"format_version": FORMAT_VERSION, **task.meta}
+    table = pa.Table.from_pandas(task.to_frame(), preserve_index=False)
+    existing = table.schema.metadata or {}
+    table = table.replace_schema_metadata(
+        {**existing, META_KEY: json.dumps(meta, default=_json_default).encode()}
+    )
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)
+    return path
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """Only the metadata of an erahbo Parquet file (empty dict if it has none)."""
+    import pyarrow.parquet as pq
+
+    md = pq.read_schema(path).metadata or {}
+    raw = md.get(META_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def read_task(path: str | Path) -> TaskData:
+    """Read an erahbo Parquet task file written by :func:`write_task`."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    table = pq.read_table(path)
+    raw = (table.schema.metadata or {}).get(META_KEY)
+    meta = json.loads(raw) if raw else {}
+    df = table.to_pandas()
+    return frame_to_task(df, meta, source=str(path))
+
+
+def frame_to_task(df: pd.DataFrame, meta: dict[str, Any], source: str = "<frame>") -> TaskData:
+    """Split a wide table (hyperparameters + ``seed_<i>`` columns) into a :class:`TaskData`."""
+    pairs = seed_columns(list(df.columns))
+    if not pairs:
+        raise ValueError(
+            f"{source}: no per-seed return columns found; expected columns named "
+            f"'{SEED_PREFIX}<int>' (e.g. 'seed_1')."
+        )
+    seed_cols = [c for c, _ in pairs]
+    ids = (
+        df[CONFIG_ID].to_numpy(dtype=np.int64)
+        if CONFIG_ID in df.columns
+        else np.arange(len(df), dtype=np.int64)
+    )
+    hp_cols = [c for c in df.columns if c not in seed_cols and c != CONFIG_ID]
+    returns = df[seed_cols].to_numpy(dtype=float)
+    meta = dict(meta)
+    meta.setdefault("task", Path(source).stem)
+    return TaskData(
+        configs=df[hp_cols].reset_index(drop=True),
+        returns=returns,
+        seeds=[s for _, s in pairs],
+        config_ids=ids,
+        meta=meta,
+    )
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")

@@ -1,0 +1,1 @@
+"""Objectives: user objectives, synthetic tasks with known MV optimum, dataset replay."""
