@@ -1,0 +1,315 @@
+"""Fast exact round models: cached kernels, incremental variance GP, pruned argmax.
+
+Same numbers as :class:`erahbo.surrogate.ReferenceRound` (up to floating-point rounding), at a
+fraction of the cost.  With the hyperparameters fixed (the paper's default, refit_every=0):
+
+* **Kernel caches.**  ``k_f(X, X)``, ``k_f(X, C)`` and its square are kept and grow by one row
+  per new configuration (``C`` = finite candidate table).
+* **Variance GP, append-only.**  Its noise is homoscedastic, so ``k_v(X, X) + tau^2 I`` only
+  grows: its Cholesky factor ``Lv``, the inverse ``Lv^{-1}``, ``diag(A_v^{-1})`` and
+  ``W = Lv^{-1} k_v(X, C)`` with its column sums of squares are extended in ``O(n^2 + n m)``
+  per configuration; pooling new seeds changes only ``y``.  Posterior variances at the
+  evaluated points use ``var(x_s) = tau^2 - tau^4 (A_v^{-1})_ss``.
+* **Mean GP, refactored once per round.**  Its noise diagonal (eq. Sigma_hat) changes every
+  round, so ``k_f(X, X) + diag(noise)`` is factored with one LAPACK ``dpotrf``.  The posterior
+  means at all candidates cost one matrix-vector product.  Posterior standard deviations are
+  not computed at all candidates: conditioning on a subset of the data can only increase the
+  posterior variance, so ``1 - max_j k(x_j, c)^2 / (1 + noise_j)`` (the variance given the
+  single most informative point) bounds ``var_f(c)`` from above.  Candidates are evaluated
+  exactly (``dtrsm`` on their kernel columns, in growing batches) in decreasing order of the
+  resulting upper bound of the acquisition, until the next bound cannot beat the best exact
+  value: the argmax is exact.  ``B_t = max LCB_MV`` over evaluated points is found the same
+  way, with ``sigma_f >= 0`` as the bound and ``var_f(x_s) = D_s - D_s^2 (A^{-1})_ss``.
+* **Inner loop.**  Only ``x_t``'s own observation changes, so the posterior of ``f(x_t)`` and
+  ``rho^2(x_t)`` given the *other* points is computed once per round (a triangular solve, or
+  leave-one-out formulas when ``x_t`` was evaluated before) and each extra seed is an ``O(1)``
+  Gaussian update (:func:`erahbo.surrogate.observe`), equal to a bordered Cholesky with
+  ``x_t`` as the last row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+from erahbo.models import kernel, posterior_grad, robust_cholesky
+from erahbo.surrogate import InnerBounds, RoundModel, RoundSettings, fixed_noise
+
+__all__ = ["FastModel", "FastRound"]
+
+
+def _cholesky_f(A: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor (Fortran order) of a symmetric matrix ``A`` built for the call."""
+    L, info = lapack.dpotrf(A.T, lower=1, clean=0, overwrite_a=1)  # A.T: F-contiguous
+    if info == 0:
+        return L
+    return np.asfortranarray(robust_cholesky(A)[0])
+
+
+class FastModel:
+    """Caches of the fast engine for one set of hyperparameters (rows append-only).
+
+    Parameters
+    ----------
+    settings : RoundSettings
+        Fixed hyperparameters, ``beta`` and ``rho_max2``.
+    candidates : numpy.ndarray or None
+        ``(m, dim)`` finite candidate table, or None for a continuous space.
+    """
+
+    def __init__(self, settings: RoundSettings, candidates: np.ndarray | None = None) -> None:
+        self.settings = settings
+        self.hf, self.hv = settings.hyper_f, settings.hyper_v
+        self.tau2 = float(self.hv.noise)
+        self.C = None if candidates is None else np.asarray(candidates, dtype=float)
+        self.m = 0 if self.C is None else self.C.shape[0]
+        self.n = 0
+        self.dim = len(self.hf.lengthscales)
+        self._alloc(64)
+
+    def _alloc(self, cap: int) -> None:
+        old = self.__dict__.get("cap", 0)
+        n, m = self.n, self.m
+
+        def grow(a: np.ndarray | None, shape: tuple[int, ...], keep) -> np.ndarray:
+            b = np.zeros(shape)
+            if a is not None and old:
+                b[keep] = a[keep]
+            return b
+
+        g = self.__dict__.get
+        self.X = grow(g("X"), (cap, self.dim), np.s_[:n])
+        self.Kf = grow(g("Kf"), (cap, cap), np.s_[:n, :n])  # k_f(X, X)
+        self.Lv = grow(g("Lv"), (cap, cap), np.s_[:n, :n])  # chol(k_v(X, X) + tau^2 I)
+        self.Lvi = grow(g("Lvi"), (cap, cap), np.s_[:n, :n])  # Lv^{-1}
+        self.dAv = grow(g("dAv"), (cap,), np.s_[:n])  # diag((k_v + tau^2 I)^{-1})
+        if m:
+            self.KfCT = grow(g("KfCT"), (m, cap), np.s_[:, :n])  # k_f(C, X)
+            self.KfC2T = grow(g("KfC2T"), (m, cap), np.s_[:, :n])  # its square
+            self.WvC = grow(g("WvC"), (cap, m), np.s_[:n])  # Lv^{-1} k_v(X, C)
+            if not old:
+                self.cv = np.zeros(m)  # (m,) column sums of squares of WvC
+        self.cap = cap
+
+    def _append(self, x: np.ndarray) -> None:
+        """Extend every cache by one configuration ``x (dim,)``."""
+        if self.n == self.cap:
+            self._alloc(2 * self.cap)
+        n, hf, hv, tau2 = self.n, self.hf, self.hv, self.tau2
+        Xn = self.X[:n]
+        kf = kernel(x[None, :], Xn, hf.lengthscales, hf.kind)[0]  # (n,)
+        self.Kf[n, :n] = kf
+        self.Kf[:n, n] = kf
+        self.Kf[n, n] = 1.0
+        self.X[n] = x
+        kv = kernel(x[None, :], Xn, hv.lengthscales, hv.kind)[0]  # (n,)
+        Lvi = self.Lvi[:n, :n]
+        lv = Lvi @ kv  # (n,) Lv^{-1} k_v(X, x)
+        lnn = math.sqrt(max(1.0 + tau2 - float(lv @ lv), 1e-12 * tau2))
+        r = -(lv @ Lvi) / lnn  # new row of Lv^{-1}
+        self.Lv[n, :n] = lv
+        self.Lv[n, n] = lnn
+        self.Lvi[n, :n] = r
+        self.Lvi[n, n] = 1.0 / lnn
+        self.dAv[:n] += r * r
+        self.dAv[n] = 1.0 / (lnn * lnn)
+        if self.m:
+            kfc = kernel(x[None, :], self.C, hf.lengthscales, hf.kind)[0]  # (m,)
+            self.KfCT[:, n] = kfc
+            self.KfC2T[:, n] = kfc * kfc
+            kvc = kernel(x[None, :], self.C, hv.lengthscales, hv.kind)[0]  # (m,)
+            w = (kvc - lv @ self.WvC[:n]) / lnn
+            self.WvC[n] = w
+            self.cv += w * w
+        self.n = n + 1
+
+    def sync(self, X: np.ndarray) -> None:
+        """Append the rows of ``X (n, dim)`` not cached yet (earlier rows must be unchanged)."""
+        if X.shape[0] < self.n or not np.array_equal(X[: self.n], self.X[: self.n]):
+            raise RuntimeError("FastModel.sync: data rows must be append-only")
+        for i in range(self.n, X.shape[0]):
+            self._append(np.asarray(X[i], dtype=float))
+
+    def round(self, X: np.ndarray, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray) -> FastRound:
+        """Round model for the data ``D_{t-1}`` (rows ``X``, pooled ``ybar``, ``s2``, ``k``)."""
+        self.sync(X)
+        return FastRound(self, ybar, s2, k)
+
+
+class FastRound(RoundModel):
+    """A round of the fast engine (see the module docstring); same API as ReferenceRound."""
+
+    def __init__(self, model: FastModel, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray) -> None:
+        self._setup_stats(ybar, s2, k, model.settings)
+        n, M, tau2 = self.n, model, self.tau2
+        self.M = M
+        self.X = M.X[:n]
+        self.Lvi = M.Lvi[:n, :n]
+        self.zv = self.Lvi @ self.yv  # (n,) Lv^{-1} y_v
+        self.av = self.zv @ self.Lvi  # (n,) alpha_v = Lv^{-T} Lv^{-1} y_v
+        self.dAv = M.dAv[:n].copy()  # snapshot: later appends change it
+        self.mu_vX = self.yv - tau2 * self.av  # (n,) standardized
+        self.var_vX = np.maximum(tau2 - tau2 * tau2 * self.dAv, 0.0)
+        ucbv = self.mv + self.sv * (self.mu_vX + self.sqb * np.sqrt(self.var_vX))
+        self.D = fixed_noise(ucbv, self.rho2, self.k, self.sf)
+        A = M.Kf[:n, :n].copy()
+        A.flat[:: n + 1] += self.D
+        self.L = _cholesky_f(A)  # (n, n) lower, Fortran order
+        self.af, _ = lapack.dpotrs(self.L, self.yf, lower=1)  # alpha_f
+        self.mu_fX = self.yf - self.D * self.af  # (n,) standardized posterior mean at X
+        self.cv = M.cv.copy() if M.m else None
+        self._cand = None
+        self._others: dict = {}
+
+    # ------------------------------------------------------------------ predictions
+    def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        hf, hv = self.M.hf, self.M.hv
+        U = np.atleast_2d(U)
+        kf = kernel(self.X, U, hf.lengthscales, hf.kind)  # (n, p)
+        Vf = blas.dtrsm(1.0, self.L, kf, lower=1)
+        kv = kernel(self.X, U, hv.lengthscales, hv.kind)
+        Vv = self.Lvi @ kv
+        return self._raw(
+            kf.T @ self.af, 1.0 - (Vf * Vf).sum(0), Vv.T @ self.zv, 1.0 - (Vv * Vv).sum(0)
+        )
+
+    def _grads(self, u: np.ndarray):
+        hf, hv, n = self.M.hf, self.M.hv, self.n
+        gf = posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
+        gv = posterior_grad(u, self.X, self.M.Lv[:n, :n], self.av, hv.lengthscales, hv.kind)
+        return gf, gv
+
+    def posterior_X(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Raw ``(mu_f, sd_f, mu_var, sd_var)`` at all evaluated points (``O(n^3)``; tests)."""
+        Linv = np.tril(lapack.dtrtri(self.L, lower=1)[0])  # upper part of L is not cleaned
+        q = (Linv * Linv).sum(0)  # diag(A^{-1})
+        var_f = self.D - self.D * self.D * q
+        return self._raw(self.mu_fX, var_f, self.mu_vX, self.var_vX)
+
+    # ------------------------------------------------------------------ candidate search
+    def _candidate_parts(self, weight: float) -> np.ndarray:
+        """Exact part of the acquisition at all candidates (without ``sqrt(beta) sd_f``)."""
+        if self._cand is None:
+            n, M = self.n, self.M
+            mu_f = M.KfCT[:, :n] @ self.af  # (m,)
+            mu_v = self.zv @ M.WvC[:n]  # (m,)
+            sd_v = np.sqrt(np.maximum(1.0 - self.cv, 0.0))
+            self._cand = (self.mf + self.sf * mu_f, self.mv + self.sv * (mu_v - self.sqb * sd_v))
+        mu_f_raw, lcbv = self._cand
+        return mu_f_raw - weight * lcbv
+
+    def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
+        """Exact argmax of the acquisition over the candidates with ``mask`` True.
+
+        Parameters
+        ----------
+        mask : numpy.ndarray
+            ``(m,)`` bool, candidates still allowed.
+        weight : float
+            Risk weight ``alpha`` (0 for GP-UCB).
+
+        Returns
+        -------
+        index : int
+            Candidate index (lowest on ties).
+        value : float
+            Its acquisition value.
+        """
+        n, M = self.n, self.M
+        base = self._candidate_parts(weight)  # (m,)
+        scale = self.sqb * self.sf
+        inv = 1.0 / (1.0 + self.D)  # (n,)
+        g = (M.KfC2T[:, :n] * inv).max(1) if n else np.zeros(M.m)  # (m,)
+        ub = base + scale * np.sqrt(np.maximum(1.0 - g, 0.0))  # (m,) upper bounds
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            raise ValueError("select: no candidate left (all excluded)")
+        floor = base[idx].max()  # the best value is at least max(base) since sd_f >= 0
+        idx = idx[ub[idx] >= floor]
+        order = idx[np.argsort(-ub[idx], kind="stable")]
+        best, best_i = -np.inf, -1
+        tol = 1e-12 * (abs(floor) + scale)
+        pos, b = 0, 8
+        while pos < order.size and ub[order[pos]] >= best - tol:
+            cols = order[pos : pos + b]
+            V = blas.dtrsm(1.0, self.L, M.KfCT[cols, :n].T, lower=1)  # (n, b)
+            vals = base[cols] + scale * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
+            for c, v in zip(cols.tolist(), vals.tolist(), strict=True):
+                if v > best or (v == best and c < best_i):
+                    best, best_i = v, c
+            pos += b
+            b = min(2 * b, 256)
+        self.n_exact_ = pos
+        return best_i, float(best)
+
+    def best_lcb_mv(self, weight: float, beta: float) -> tuple[float, int]:
+        """``max_s LCB_MV(x_s)`` over the evaluated rows (eq. inc_lcb) and its row."""
+        n, sq = self.n, math.sqrt(beta)
+        ucbv = self.mv + self.sv * (self.mu_vX + sq * np.sqrt(self.var_vX))
+        base = self.mf + self.sf * self.mu_fX - weight * ucbv  # upper bound (sd_f >= 0)
+        order = np.argsort(-base, kind="stable")
+        best, best_i = -np.inf, -1
+        tol = 1e-12 * (abs(float(base[order[0]])) + sq * self.sf)
+        pos, b = 0, 4
+        while pos < n and base[order[pos]] >= best - tol:
+            rows = order[pos : pos + b]
+            E = np.zeros((n, rows.size), order="F")
+            E[rows, np.arange(rows.size)] = 1.0
+            V = blas.dtrsm(1.0, self.L, E, lower=1)
+            q = (V * V).sum(0)  # (A^{-1})_ss
+            D = self.D[rows]
+            var_f = np.maximum(D - D * D * q, 0.0)
+            vals = base[rows] - sq * self.sf * np.sqrt(var_f)
+            for r, v in zip(rows.tolist(), vals.tolist(), strict=True):
+                if v > best or (v == best and r < best_i):
+                    best, best_i = v, r
+            pos += b
+            b = min(2 * b, 256)
+        return float(best), best_i
+
+    # ------------------------------------------------------------------ inner loop
+    def _others_posterior(self, row: int | None, u: np.ndarray, cand: int | None):
+        """Standardized ``(mean, var)`` of ``f(x_t)`` and ``rho^2(x_t)`` given the others."""
+        key = (row, cand, u.tobytes())
+        if key in self._others:
+            return self._others[key]
+        n, M = self.n, self.M
+        if row is not None:  # leave-one-out formulas
+            q = self.dAv[row]
+            vo = (self.yv[row] - self.av[row] / q, 1.0 / q - self.tau2)
+            e = np.zeros(n)
+            e[row] = 1.0
+            t = blas.dtrsv(self.L, e, lower=1)
+            qf = float(t @ t)
+            fo = (self.yf[row] - self.af[row] / qf, 1.0 / qf - self.D[row])
+        else:
+            if cand is not None and M.m:
+                lv = M.WvC[:n, cand]
+                vo = (float(lv @ self.zv), 1.0 - float(self.cv[cand]))
+                kf = M.KfCT[cand, :n]
+            else:
+                kv = kernel(u[None, :], self.X, M.hv.lengthscales, M.hv.kind)[0]
+                lv = self.Lvi @ kv
+                vo = (float(lv @ self.zv), 1.0 - float(lv @ lv))
+                kf = kernel(u[None, :], self.X, M.hf.lengthscales, M.hf.kind)[0]
+            lf = blas.dtrsv(self.L, kf, lower=1)
+            fo = (float(kf @ self.af), 1.0 - float(lf @ lf))
+        self._others[key] = (fo, vo)
+        return fo, vo
+
+    def inner(
+        self,
+        row: int | None,
+        u: np.ndarray,
+        cand: int | None,
+        ybar: float,
+        s2: float,
+        k_total: int,
+        beta_stop: float,
+        weight: float,
+    ) -> InnerBounds:
+        """Bounds at ``x_t`` after ``k_total`` pooled seeds (see ReferenceRound.inner)."""
+        fo, vo = self._others_posterior(row, np.asarray(u, dtype=float), cand)
+        return self._inner_from(fo, vo, ybar, s2, k_total, beta_stop, weight)

@@ -1,0 +1,72 @@
+"""Acquisition maximization over a continuous (mixed) search space.
+
+Scrambled Sobol raw samples (valid encodings from the space) plus the evaluated
+configurations are scored exactly; the best ``n_polish`` start an L-BFGS-B ascent over the
+freely movable (float/log) encoded columns, the others staying at their valid start values;
+the result is projected onto valid encodings (ints rounded, one-hot by argmax, inactive
+conditionals imputed) and scored again.  The best point wins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from erahbo.surrogate import RoundModel
+
+__all__ = ["continuous_argmax"]
+
+
+def continuous_argmax(
+    rm: RoundModel,
+    space,
+    weight: float,
+    X_eval: np.ndarray,
+    seed: int,
+    raw_samples: int = 512,
+    n_polish: int = 5,
+) -> tuple[np.ndarray, float]:
+    """Approximate argmax of ``UCB_f - weight * LCB_var`` over a continuous space.
+
+    Parameters
+    ----------
+    rm : RoundModel
+        The round's models.
+    space : erahbo.space.SearchSpace
+        Continuous or mixed space (not a finite table).
+    weight : float
+        Risk weight (``alpha``; 0 for GP-UCB).
+    X_eval : numpy.ndarray
+        ``(n, dim)`` evaluated configurations (candidates for a repeat).
+    seed : int
+        Seed of the Sobol raw samples.
+    raw_samples, n_polish : int
+        Number of raw samples and of L-BFGS-B starts.
+
+    Returns
+    -------
+    u : numpy.ndarray
+        ``(dim,)`` valid encoding of the chosen point.
+    value : float
+        Its acquisition value.
+    """
+    R = space.sobol_unit(raw_samples, seed)  # (raw_samples, dim)
+    U = np.vstack([R, X_eval]) if len(X_eval) else R
+    vals = rm.acquisition(U, weight)  # (p,)
+    order = np.argsort(-vals, kind="stable")
+    best_u, best_v = U[order[0]].copy(), float(vals[order[0]])
+    mask = np.asarray(space.continuous_mask, dtype=bool)
+    if n_polish <= 0 or not mask.any():
+        return best_u, best_v
+    starts: list[np.ndarray] = []
+    for i in order:
+        if len(starts) == n_polish:
+            break
+        if not any(np.array_equal(U[i], s) for s in starts):
+            starts.append(U[i])
+    polished = [rm.polish(s, mask, weight) for s in starts]
+    P = space.project(np.asarray(polished))  # (n_polish, dim)
+    pv = rm.acquisition(P, weight)
+    j = int(np.argmax(pv))
+    if pv[j] > best_v:
+        best_u, best_v = P[j].copy(), float(pv[j])
+    return best_u, best_v

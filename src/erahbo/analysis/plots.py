@@ -1,0 +1,340 @@
+"""Figures of the report (matplotlib, Agg backend; nothing is shown on screen).
+
+Every function takes the numbers computed by :mod:`erahbo.analysis.stats`, writes one PNG
+and returns its path. Methods keep one colour and one label across all figures
+(:func:`method_colors`, :func:`erahbo.analysis.traces.method_label`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo.analysis.traces import domain_label, method_label
+
+_BASE_COLORS = {
+    "erahbo": "#d62728",
+    "rahbo-k20": "#1f77b4",
+    "rahbo-k2": "#2ca02c",
+    "gpucb-k20": "#7f7f7f",
+    "random-k20": "#bcbd22",
+}
+_EXTRA = ["#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#393b79", "#637939",
+          "#8c6d31", "#843c39", "#7b4173"]
+_RC = {
+    "font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9,
+    "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.spines.top": False,
+    "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.3, "savefig.dpi": 150,
+}
+_THRESHOLD_MARKERS = {0.75: "o", 0.5: "s", 0.25: "^"}
+
+
+def _mpl() -> Any:
+    """matplotlib, used through ``Figure`` objects only: no pyplot, no global backend
+    switch, rendering by Agg on ``savefig``."""
+    import matplotlib
+
+    return matplotlib
+
+
+def _figure(figsize: tuple[float, float]) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize)
+
+
+def method_colors(methods: Sequence[str]) -> dict[str, str]:
+    """A fixed colour per method: the paper's four (and random) have their own; RAHBO with
+    another k gets a shade of blue by k; anything else a distinct colour in order."""
+    mpl = _mpl()
+    out: dict[str, str] = {}
+    extra = iter(_EXTRA * 3)
+    rahbo_ks = sorted(int(m.group(1)) for m in (re.match(r"^rahbo-k(\d+)$", x)
+                                                for x in methods) if m)
+    blues = mpl.colormaps["Blues"]
+    for m in methods:
+        if m in _BASE_COLORS:
+            out[m] = _BASE_COLORS[m]
+            continue
+        km = re.match(r"^rahbo-k(\d+)$", m)
+        if km and len(rahbo_ks) > 1:
+            frac = rahbo_ks.index(int(km.group(1))) / (len(rahbo_ks) - 1)
+            r, g, b, _ = blues(0.35 + 0.6 * frac)
+            out[m] = f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
+            continue
+        out[m] = next(extra)
+    return out
+
+
+def _grid_shape(n: int, max_cols: int = 4) -> tuple[int, int]:
+    cols = min(max_cols, n)
+    return int(np.ceil(n / cols)), cols
+
+
+def _legend_below(fig: Any, methods: Sequence[str], colors: Mapping[str, str],
+                  extra: Sequence[Any] = ()) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=colors[m], lw=2, label=method_label(m)) for m in methods]
+    handles.extend(extra)
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 8),
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+
+
+def _adjust(fig: Any, *, left: float = 0.75, right: float = 0.2, top: float = 0.6,
+            bottom: float = 0.95, wspace: float = 0.25, hspace: float = 0.55) -> None:
+    """Fixed margins in inches (much cheaper than ``tight_layout`` on grids of log axes)."""
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=left / w, right=1 - right / w, top=1 - top / h,
+                        bottom=bottom / h, wspace=wspace, hspace=hspace)
+
+
+def _log_x(ax: Any, budget: int) -> None:
+    if budget >= 20:
+        ax.set_xscale("log")
+    ax.set_xlim(1, budget)
+
+
+def plot_rank_over_time(curves: Mapping[str, Any], methods: Sequence[str], budget: int,
+                        path: str | Path, *, title: str = "Simple MV regret rank") -> Path:
+    """Mean rank over training runs, one panel per domain, mean ± SE bands.
+
+    Parameters
+    ----------
+    curves : mapping
+        Domain (or ``"all"``) -> :class:`erahbo.analysis.stats.RankOverTime`.
+    methods : sequence of str
+    budget : int
+    path : str or Path
+        PNG to write.
+    """
+    mpl = _mpl()
+    colors = method_colors(methods)
+    t = np.arange(1, budget + 1)
+    n = len(curves)
+    rows, cols = _grid_shape(n)
+    with mpl.rc_context(_RC):
+        fig = _figure((3.6 * cols, 2.9 * rows + 0.6))
+        axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
+        for ax, (dom, c) in zip(axes.ravel(), curves.items(), strict=False):
+            for mi, m in enumerate(methods):
+                mean, se = c.mean[mi], np.nan_to_num(c.se[mi])
+                ax.plot(t, mean, color=colors[m], lw=1.6)
+                ax.fill_between(t, mean - se, mean + se, color=colors[m], alpha=0.2, lw=0)
+            _log_x(ax, budget)
+            ax.set_title(f"{domain_label(dom)} ({c.n_units} task{'s' * (c.n_units != 1)})")
+            ax.set_xlabel("training runs")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("mean rank (lower is better)")
+        for ax in axes.ravel()[n:]:
+            ax.set_visible(False)
+        axes[0, 0].set_ylim(0.9, len(methods) + 0.1)
+        fig.suptitle(title)
+        _legend_below(fig, methods, colors)
+        _adjust(fig)
+        fig.savefig(path)
+    return Path(path)
+
+
+def plot_regret_curves(curves: pd.DataFrame, methods: Sequence[str], budget: int,
+                       path: str | Path, *, groups: Sequence[str] | None = None,
+                       crossing: pd.DataFrame | None = None,
+                       thresholds: Sequence[float] = (0.75, 0.5, 0.25),
+                       title: str = "IQM normalized MV regret (95 % bootstrap CI)",
+                       max_cols: int = 4) -> Path:
+    """IQM normalized regret over training runs with CI bands, one panel per group.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        Output of :func:`erahbo.analysis.stats.iqm_curves` (group, method, run, iqm, lo, hi).
+    methods : sequence of str
+    budget : int
+    path : str or Path
+    groups : sequence of str, optional
+        Panel order (default: order of appearance).
+    crossing : pandas.DataFrame, optional
+        Output of :func:`erahbo.analysis.stats.threshold_crossing`; draws a marker where
+        each method first drops below each threshold (per-task figures).
+    thresholds : sequence of float
+        Dotted horizontal reference lines.
+    """
+    mpl = _mpl()
+    from matplotlib.lines import Line2D
+
+    colors = method_colors(methods)
+    groups = list(groups) if groups is not None else list(dict.fromkeys(curves["group"]))
+    rows, cols = _grid_shape(len(groups), max_cols)
+    with mpl.rc_context(_RC):
+        fig = _figure((3.6 * cols, 2.8 * rows + 0.7))
+        axes = fig.subplots(rows, cols, squeeze=False)
+        for ax, g in zip(axes.ravel(), groups, strict=False):
+            sub = curves[curves["group"] == g]
+            for m in methods:
+                c = sub[sub["method"] == m]
+                x = c["run"].to_numpy()
+                ax.plot(x, c["iqm"].to_numpy(), color=colors[m], lw=1.5)
+                ax.fill_between(x, c["lo"].to_numpy(), c["hi"].to_numpy(), color=colors[m],
+                                alpha=0.18, lw=0)
+                if crossing is not None:
+                    cr = crossing[(crossing["task"] == g) & (crossing["method"] == m)]
+                    for _, row in cr.dropna(subset=["run"]).iterrows():
+                        ax.plot(row["run"], row["threshold"],
+                                marker=_THRESHOLD_MARKERS.get(row["threshold"], "D"),
+                                color=colors[m], ms=5, mec="black", mew=0.5, ls="none")
+            for thr in thresholds:
+                ax.axhline(thr, color="black", lw=0.6, ls=":", alpha=0.6)
+            _log_x(ax, budget)
+            ax.set_ylim(bottom=0)
+            ax.set_title(domain_label(g), fontsize=10 if len(groups) > 4 else 11)
+        for ax in axes[-1, :]:
+            ax.set_xlabel("training runs")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("normalized regret")
+        for ax in axes.ravel()[len(groups):]:
+            ax.set_visible(False)
+        extra = []
+        if crossing is not None:
+            extra = [Line2D([], [], marker=_THRESHOLD_MARKERS.get(float(t), "D"), color="grey",
+                            mec="black", ls="none", label=f"< {round(100 * t)} %")
+                     for t in thresholds]
+        fig.suptitle(title)
+        _legend_below(fig, methods, colors, extra)
+        _adjust(fig, bottom=1.0, wspace=0.3)
+        fig.savefig(path)
+    return Path(path)
+
+
+def plot_seed_counts(dist: pd.DataFrame, rounds: pd.DataFrame, methods: Sequence[str],
+                     path: str | Path) -> Path:
+    """Left: share of rounds per seed count k for every method. Right: box plot of the
+    configuration's normalized MV regret per k for the adaptive methods (k varies).
+
+    Parameters
+    ----------
+    dist : pandas.DataFrame
+        Output of :func:`erahbo.analysis.stats.seed_count_distribution`.
+    rounds : pandas.DataFrame
+        :attr:`erahbo.analysis.traces.TraceSet.rounds`.
+    """
+    mpl = _mpl()
+    colors = method_colors(methods)
+    adaptive = [m for m in methods
+                if rounds.loc[rounds["method"] == m, "k"].nunique() > 2]
+    with mpl.rc_context(_RC):
+        fig = _figure((11, 4.0))
+        (ax1, ax2) = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.2, 1]})
+        ks = np.sort(dist["k"].unique()) if len(dist) else np.array([1])
+        width = 0.8 / max(1, len(methods))
+        for mi, m in enumerate(methods):
+            d = dist[dist["method"] == m].set_index("k")["fraction"].reindex(ks, fill_value=0)
+            ax1.bar(np.arange(ks.size) + (mi - (len(methods) - 1) / 2) * width,
+                    d.to_numpy(), width=width, color=colors[m], label=method_label(m))
+        ax1.set_xticks(np.arange(ks.size), [str(k) for k in ks])
+        ax1.set_xlabel("seeds per round k")
+        ax1.set_ylabel("fraction of rounds")
+        ax1.set_title("Seeds per evaluated configuration")
+        ax1.legend(frameon=False)
+        if adaptive:
+            m = adaptive[0]
+            r = rounds[rounds["method"] == m]
+            kv = np.sort(r["k"].unique())
+            data = [r.loc[r["k"] == k, "config_norm_regret"].to_numpy() for k in kv]
+            bp = ax2.boxplot(data, positions=np.arange(kv.size), widths=0.6,
+                             showfliers=False, patch_artist=True)
+            for patch in bp["boxes"]:
+                patch.set_facecolor(colors[m])
+                patch.set_alpha(0.45)
+            ax2.set_xticks(np.arange(kv.size), [str(k) for k in kv])
+            ax2.set_xlabel("seeds per round k")
+            ax2.set_ylabel("normalized MV regret of the configuration")
+            ax2.set_title(f"{method_label(m)}: k vs true MV (lower = better)")
+        else:
+            ax2.text(0.5, 0.5, "no method with adaptive k", ha="center", va="center",
+                     transform=ax2.transAxes)
+            ax2.set_axis_off()
+        fig.tight_layout()
+        fig.savefig(path)
+    return Path(path)
+
+
+def plot_k_vs_mv(kmv: pd.DataFrame, methods: Sequence[str], path: str | Path) -> Path:
+    """Mean k (± SE) per bin of the configuration's normalized MV regret, every method.
+
+    Parameters
+    ----------
+    kmv : pandas.DataFrame
+        Output of :func:`erahbo.analysis.stats.k_vs_mv`.
+    """
+    mpl = _mpl()
+    colors = method_colors(methods)
+    with mpl.rc_context(_RC):
+        fig = _figure((6.0, 4.0))
+        ax = fig.subplots()
+        for m in methods:
+            d = kmv[kmv["method"] == m].sort_values("bin")
+            if not len(d):
+                continue
+            x = d["bin"].to_numpy()
+            ax.errorbar(x, d["mean_k"].to_numpy(), yerr=np.nan_to_num(d["se_k"].to_numpy()),
+                        color=colors[m], marker="o", ms=4, lw=1.5, capsize=2,
+                        label=method_label(m))
+        bins = kmv.drop_duplicates("bin").sort_values("bin")
+        ax.set_xticks(bins["bin"].to_numpy(),
+                      [f"{lo:.2g}–{hi:.2g}" for lo, hi in zip(bins["lo"], bins["hi"],
+                                                              strict=True)],
+                      rotation=30, ha="right")
+        ax.set_xlabel("normalized MV regret of the configuration (quantile bins; left = better)")
+        ax.set_ylabel("mean seeds per round k")
+        ax.set_title("Seeds spent versus configuration quality")
+        ax.legend(frameon=False, fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path)
+    return Path(path)
+
+
+def plot_checkpoints(ckpt: pd.DataFrame, methods: Sequence[str], path: str | Path, *,
+                     groups: Sequence[str] | None = None) -> Path:
+    """Grouped bars of IQM normalized regret (95 % CI error bars) at budget checkpoints,
+    one panel per domain.
+
+    Parameters
+    ----------
+    ckpt : pandas.DataFrame
+        Output of :func:`erahbo.analysis.stats.checkpoint_regret`.
+    """
+    mpl = _mpl()
+    colors = method_colors(methods)
+    groups = list(groups) if groups is not None else list(dict.fromkeys(ckpt["group"]))
+    rows, cols = _grid_shape(len(groups))
+    cps = np.sort(ckpt["checkpoint"].unique())
+    width = 0.8 / max(1, len(methods))
+    with mpl.rc_context(_RC):
+        fig = _figure((3.8 * cols, 2.9 * rows + 0.6))
+        axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
+        for ax, g in zip(axes.ravel(), groups, strict=False):
+            sub = ckpt[ckpt["group"] == g]
+            for mi, m in enumerate(methods):
+                d = sub[sub["method"] == m].set_index("checkpoint").reindex(cps)
+                y = d["iqm"].to_numpy()
+                err = np.vstack([y - d["lo"].to_numpy(), d["hi"].to_numpy() - y])
+                ax.bar(np.arange(cps.size) + (mi - (len(methods) - 1) / 2) * width, y,
+                       width=width, color=colors[m], yerr=np.clip(err, 0, None),
+                       error_kw={"lw": 0.8, "capsize": 1.5})
+            ax.set_xticks(np.arange(cps.size), [str(c) for c in cps])
+            ax.set_title(domain_label(g))
+            ax.set_xlabel("training runs t")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("IQM normalized regret")
+        for ax in axes.ravel()[len(groups):]:
+            ax.set_visible(False)
+        fig.suptitle("Normalized MV regret at budget checkpoints")
+        _legend_below(fig, methods, colors)
+        _adjust(fig)
+        fig.savefig(path)
+    return Path(path)

@@ -1,0 +1,599 @@
+"""The paper's report of a benchmark: Markdown + PNG figures + LaTeX tables + CSVs.
+
+:func:`write_report` reads ``RESULTS/traces`` (see :mod:`erahbo.analysis.traces`) and
+writes into ``out_dir`` (default ``RESULTS/report``)::
+
+    report.md                      tables 1-6 with short explanations, figures embedded
+    figures/*.png                  rank over time, IQM regret per domain / task, seeds, ...
+    tables/*.tex                   booktabs tables (bold as in the paper)
+    ranks.csv                      method,mean_rank_simple,se_rank_simple,
+                                   mean_rank_cumulative,se_rank_cumulative
+    *.csv                          every other number behind the tables and figures
+
+Sections (issue "Report"): 1 final-regret ranks (mean ± SE with Wilcoxon bold, median
+[25th, 75th]); 2 rank over time by domain; 3 IQM normalized regret with 95 % stratified
+bootstrap CIs; 4 threshold crossing per task and aggregated; 5 seed-count distributions;
+6 normalized regret at budget checkpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo.analysis import plots, stats
+from erahbo.analysis.traces import TraceSet, domain_label, load_traces, method_label
+
+RANKS_CSV_COLUMNS: tuple[str, ...] = (
+    "method", "mean_rank_simple", "se_rank_simple", "mean_rank_cumulative",
+    "se_rank_cumulative",
+)
+_METRIC_NAMES = {"simple": "Simple Regret MV", "cumulative": "Cumulative Regret MV"}
+
+
+@dataclass
+class ReportResult:
+    """What :func:`write_report` wrote.
+
+    Attributes
+    ----------
+    out_dir : Path
+    report_md : Path
+    figures, tables, csvs : list of Path
+        PNG figures, LaTeX tables and CSV files.
+    ranks : pandas.DataFrame
+        :func:`erahbo.analysis.stats.rank_table` of the final regrets.
+    threshold_aggregate : pandas.DataFrame
+    notes : list of str
+        Remarks about the data (also listed in ``report.md``).
+    backend : str
+        Bootstrap implementation used (``"rliable"`` or ``"numpy"``).
+    trace_set : TraceSet
+    """
+
+    out_dir: Path
+    report_md: Path
+    figures: list[Path] = field(default_factory=list)
+    tables: list[Path] = field(default_factory=list)
+    csvs: list[Path] = field(default_factory=list)
+    ranks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    threshold_aggregate: pd.DataFrame = field(default_factory=pd.DataFrame)
+    notes: list[str] = field(default_factory=list)
+    backend: str = ""
+    trace_set: TraceSet | None = None
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _num(x: float, digits: int = 2) -> str:
+    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _tex_esc(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
+                 ("#", r"\#"), ("$", r"\$")):
+        s = s.replace(a, b)
+    return s
+
+
+def _pm(mean: float, se: float, bold: bool, tex: bool, digits: int = 2) -> str:
+    m, s = _num(mean, digits), _num(se, digits)
+    if tex:
+        if bold:
+            return rf"\textbf{{{m}}} $\pm$ \textbf{{{s}}}"
+        return rf"{m} $\pm$ {s}"
+    txt = f"{m} ± {s}"
+    return f"**{txt}**" if bold else txt
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+              align: str | None = None) -> str:
+    align = align or ("l" + "r" * (len(header) - 1))
+    sep = ["---:" if a == "r" else (":---:" if a == "c" else "---") for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _tex_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str,
+               caption: str, label: str, pre_header: str = "") -> str:
+    body = "\n".join("    " + " & ".join(r) + r" \\" for r in rows)
+    return (
+        "% requires \\usepackage{booktabs,adjustbox}\n"
+        "\\begin{table}[htbp]\n  \\centering\n"
+        f"  \\caption{{{caption}}}\n"
+        "  \\begin{adjustbox}{max width=\\linewidth}\n"
+        f"  \\begin{{tabular}}{{{align}}}\n    \\toprule\n"
+        f"{pre_header}"
+        "    " + " & ".join(header) + " \\\\\n    \\midrule\n"
+        f"{body}\n    \\bottomrule\n  \\end{{tabular}}\n  \\end{{adjustbox}}\n"
+        f"  \\label{{{label}}}\n\\end{{table}}\n"
+    )
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _rank_rows(ranks: pd.DataFrame, methods: Sequence[str], tex: bool
+               ) -> tuple[list[list[str]], list[list[str]]]:
+    by = ranks.set_index("method")
+    mean_rows, med_rows = [], []
+    for metric, name in _METRIC_NAMES.items():
+        mean_rows.append([name] + [
+            _pm(by.at[m, f"mean_rank_{metric}"], by.at[m, f"se_rank_{metric}"],
+                bool(by.at[m, f"bold_{metric}"]), tex) for m in methods])
+        med_rows.append([name] + [
+            f"{by.at[m, f'median_rank_{metric}']:.2f} [{by.at[m, f'q25_rank_{metric}']:.2f}, "
+            f"{by.at[m, f'q75_rank_{metric}']:.2f}]" for m in methods])
+    return mean_rows, med_rows
+
+
+def _crossing_cell(v: float) -> str:
+    return "—" if not np.isfinite(v) else str(int(v))
+
+
+def _threshold_task_rows(crossing: pd.DataFrame, tasks: Sequence[str],
+                         methods: Sequence[str], thresholds: Sequence[float], tex: bool
+                         ) -> list[list[str]]:
+    idx = crossing.set_index(["task", "method", "threshold"])["run"]
+    rows = []
+    for task in tasks:
+        cells = [rf"\texttt{{{_tex_esc(task)}}}" if tex else task]
+        for m in methods:
+            for thr in thresholds:
+                c = _crossing_cell(float(idx.loc[(task, m, float(thr))]))
+                cells.append(("---" if c == "—" else f"${c}$") if tex else c)
+        rows.append(cells)
+    return rows
+
+
+def _threshold_agg_rows(agg: pd.DataFrame, methods: Sequence[str], tex: bool
+                        ) -> list[list[str]]:
+    rows = []
+    for thr in sorted(agg["threshold"].unique(), reverse=True):
+        sub = agg[agg["threshold"] == thr].set_index("method")
+        n_common = int(sub["n_common"].iloc[0])
+        pct = round(100 * thr)
+        head = (rf"{pct}\% ($n_{{\mathrm{{common}}}}={n_common}$)" if tex
+                else f"{pct} % (n_common = {n_common})")
+        cells = [head]
+        for m in methods:
+            mean, se, cnt = sub.at[m, "mean"], sub.at[m, "se"], int(sub.at[m, "count"])
+            if not np.isfinite(mean):
+                cells.append(f"--- ({cnt})" if tex else f"— ({cnt})")
+            elif tex:
+                cells.append(rf"${mean:.1f} \pm {_num(se, 1)}$ ({cnt})")
+            else:
+                cells.append(f"{mean:.1f} ± {_num(se, 1)} ({cnt})")
+        rows.append(cells)
+    return rows
+
+
+def _ci_cell(d: pd.Series, digits: int = 3) -> str:
+    return f"{d['iqm']:.{digits}f} [{d['lo']:.{digits}f}, {d['hi']:.{digits}f}]"
+
+
+def _checkpoint_rows(ckpt: pd.DataFrame, group: str, methods: Sequence[str], tex: bool
+                     ) -> list[list[str]]:
+    sub = ckpt[ckpt["group"] == group]
+    rows = []
+    for cp in sorted(sub["checkpoint"].unique()):
+        s = sub[sub["checkpoint"] == cp].set_index("method")
+        best = s["iqm"].idxmin()
+        cells = [str(int(cp))]
+        for m in methods:
+            c = _ci_cell(s.loc[m])
+            if m == best:
+                c = rf"\textbf{{{c}}}" if tex else f"**{c}**"
+            cells.append(c)
+        rows.append(cells)
+    return rows
+
+
+# --------------------------------------------------------------------------- main entry
+
+
+def write_report(
+    results_dir: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    bootstrap_reps: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    unit: stats.Unit = "task",
+    thresholds: Sequence[float] = stats.THRESHOLDS,
+    checkpoints: Sequence[int] | None = None,
+    budget: int | None = None,
+    methods: Sequence[str] | None = None,
+    backend: stats.Backend = "auto",
+    per_task_figure: bool = True,
+) -> ReportResult:
+    """Write the full report of a results directory.
+
+    Parameters
+    ----------
+    results_dir : str or Path
+        ``--out`` directory of ``erahbo benchmark`` (holding ``traces/``).
+    out_dir : str or Path, optional
+        Where to write (default ``results_dir/report``); created if needed.
+    bootstrap_reps : int
+        Stratified-bootstrap replications for every CI (paper-style 95 % IQM CIs).
+    seed : int
+        Seed of the bootstrap.
+    confidence : float
+        CI coverage.
+    alpha : float
+        Level of the Wilcoxon test behind the bold entries.
+    unit : {"task", "repetition"}
+        Ranking unit (see :mod:`erahbo.analysis.stats`); ``"task"`` as in the paper.
+    thresholds : sequence of float
+        Regret thresholds (fractions of the initial design's regret) of table 4.
+    checkpoints : sequence of int, optional
+        Budget checkpoints of table 6 (default :func:`stats.default_checkpoints`).
+    budget : int, optional
+        Grid length (default: the budget recorded in the traces).
+    methods : sequence of str, optional
+        Restrict to these methods.
+    backend : {"auto", "rliable", "numpy"}
+        Bootstrap implementation.
+    per_task_figure : bool
+        Also draw the per-task regret panels (one figure with a panel per task).
+
+    Returns
+    -------
+    ReportResult
+    """
+    if int(bootstrap_reps) < 1:
+        raise ValueError(f"bootstrap_reps must be a positive integer, got {bootstrap_reps}")
+    bad_thr = [t for t in thresholds if not 0 < float(t) < 1]
+    if bad_thr or not thresholds:
+        raise ValueError(f"thresholds must be fractions in (0, 1), got {list(thresholds)}")
+    thresholds = sorted({float(t) for t in thresholds}, reverse=True)
+    ts = load_traces(results_dir, budget=budget, methods=methods)
+    which = stats.resolve_backend(backend)
+    out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
+    fig_dir, tex_dir = out / "figures", out / "tables"
+    for d in (out, fig_dir, tex_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    cps = stats.default_checkpoints(ts.budget) if checkpoints is None else sorted(
+        {int(c) for c in checkpoints})
+    res = ReportResult(out_dir=out, report_md=out / "report.md", backend=which, trace_set=ts)
+    notes = list(ts.notes)
+    methods_l = list(ts.methods)
+    labels = [method_label(m) for m in methods_l]
+    boot: dict[str, Any] = {"reps": int(bootstrap_reps), "confidence": confidence,
+                            "backend": which}
+
+    def csv(df: pd.DataFrame, name: str) -> Path:
+        p = out / name
+        df.to_csv(p, index=False)
+        res.csvs.append(p)
+        return p
+
+    def tex(text: str, name: str) -> Path:
+        p = tex_dir / name
+        p.write_text(text)
+        res.tables.append(p)
+        return p
+
+    md: list[str] = []
+    md += _header(ts, which, bootstrap_reps, seed, unit, notes_placeholder=True)
+
+    # ---- 1 ranks
+    ranks = stats.rank_table(ts, unit=unit, alpha=alpha)
+    res.ranks = ranks
+    csv(ranks[list(RANKS_CSV_COLUMNS)], "ranks.csv")
+    csv(ranks, "rank_summary.csv")
+    unit_rows = []
+    for metric in ("simple", "cumulative"):
+        names, vals = stats.unit_values(ts, metric, unit=unit)
+        r = stats.rank_rows(vals)
+        for i, name in enumerate(names):
+            for mi, m in enumerate(methods_l):
+                unit_rows.append({"unit": name, "metric": metric, "method": m,
+                                  "regret": vals[i, mi], "rank": r[i, mi]})
+    csv(pd.DataFrame(unit_rows), "ranks_per_unit.csv")
+    mean_rows, med_rows = _rank_rows(ranks, methods_l, tex=False)
+    tmean, tmed = _rank_rows(ranks, methods_l, tex=True)
+    tex_labels = [_tex_esc(lb) for lb in labels]
+    tex(_tex_table(["Metric", *tex_labels], tmean, "l" + "c" * len(methods_l),
+                   r"Mean $\pm$ standard error of algorithm rank across experiments (lower is "
+                   r"better). Bold values are not statistically significantly worse than best.",
+                   "tab:algo_rank_mean"), "ranks_mean.tex")
+    tex(_tex_table(["Metric", *tex_labels], tmed, "l" + "c" * len(methods_l),
+                   r"Median algorithm rank $[\text{25th percentile}, \text{75th percentile}]$ "
+                   "aggregated across experiments; lower is better.", "tab:algo_rank_median"),
+        "ranks_median.tex")
+    n_units = int(ranks["n_units"].iloc[0])
+    unit_txt = ("tasks (per task, the methods are ranked by their regret averaged over the "
+                "repetitions)" if unit == "task" else "task x repetition pairs")
+    md += [
+        "## 1. Ranks of final MV regret", "",
+        f"Rank of each method's final simple and cumulative MV regret after "
+        f"{ts.budget} training runs (1 = best, ties share the average rank), aggregated over "
+        f"{n_units} {unit_txt}. **Bold**: not significantly worse than the best method "
+        f"(one-sided Wilcoxon signed-rank test on the paired ranks, level {alpha}). "
+        "± is the standard error over the units.", "",
+        "**Table 1a.** Mean ± SE rank (lower is better).", "",
+        _md_table(["Metric", *labels], mean_rows, "l" + "c" * len(methods_l)), "",
+        "**Table 1b.** Median rank [25th, 75th percentile].", "",
+        _md_table(["Metric", *labels], med_rows, "l" + "c" * len(methods_l)), "",
+    ]
+
+    # ---- 2 rank over time
+    groups = [*ts.domain_list, "all"] if len(ts.domain_list) > 1 else ts.domain_list
+    rot: dict[str, dict[str, stats.RankOverTime]] = {"simple": {}, "cumulative": {}}
+    rot_rows = []
+    for metric in ("simple", "cumulative"):
+        for g in groups:
+            c = stats.rank_over_time(ts, metric, domain=g, unit=unit)
+            rot[metric][g] = c
+            for mi, m in enumerate(methods_l):
+                rot_rows.append(pd.DataFrame({
+                    "metric": metric, "domain": g, "method": m,
+                    "run": np.arange(1, ts.budget + 1), "mean_rank": c.mean[mi],
+                    "se_rank": c.se[mi], "n_units": c.n_units}))
+    csv(pd.concat(rot_rows, ignore_index=True), "rank_over_time.csv")
+    f_rot = plots.plot_rank_over_time(rot["simple"], methods_l, ts.budget,
+                                      fig_dir / "rank_over_time.png",
+                                      title="Rank of simple MV regret over the budget")
+    f_rotc = plots.plot_rank_over_time(rot["cumulative"], methods_l, ts.budget,
+                                       fig_dir / "rank_over_time_cumulative.png",
+                                       title="Rank of cumulative MV regret over the budget")
+    res.figures += [f_rot, f_rotc]
+    rot_md, rot_tex = [], []
+    for g in groups:
+        c = rot["simple"][g]
+        for cp in cps:
+            i = cp - 1
+            best = int(np.argmin(c.mean[:, i]))
+            row_md = [domain_label(g), str(cp)]
+            row_tex = [_tex_esc(domain_label(g)), str(cp)]
+            for mi in range(len(methods_l)):
+                row_md.append(_pm(c.mean[mi, i], c.se[mi, i], mi == best, tex=False))
+                row_tex.append(_pm(c.mean[mi, i], c.se[mi, i], mi == best, tex=True))
+            rot_md.append(row_md)
+            rot_tex.append(row_tex)
+    tex(_tex_table(["Domain", "$t$", *tex_labels], rot_tex, "lr" + "c" * len(methods_l),
+                   r"Mean $\pm$ standard error rank of simple MV regret after $t$ training runs,"
+                   r" aggregated by domain (bold: lowest mean rank).", "tab:rank_over_time"),
+        "rank_over_time.tex")
+    md += [
+        "## 2. Rank over time by domain", "",
+        "Rank of the simple MV regret after every training run, averaged over the tasks of "
+        "each domain (line: mean, band: ± 1 SE). The table reads the curves at the budget "
+        "checkpoints (bold: lowest mean rank).", "",
+        f"![Rank over time]({f_rot.relative_to(out).as_posix()})", "",
+        "**Table 2.** Mean ± SE rank of simple MV regret after t training runs.", "",
+        _md_table(["Domain", "t", *labels], rot_md, "lr" + "c" * len(methods_l)), "",
+        f"Cumulative regret: ![Rank over time, cumulative]"
+        f"({f_rotc.relative_to(out).as_posix()})", "",
+    ]
+
+    # ---- 3 IQM normalized regret
+    dom_curves = stats.iqm_curves(ts, by="domain", reps=boot["reps"], confidence=confidence,
+                                  seed=seed, backend=which, include_all=len(groups) > 1,
+                                  notes=notes)
+    csv(dom_curves, "iqm_regret_domain.csv")
+    crossing = stats.threshold_crossing(ts, thresholds)
+    f_dom = plots.plot_regret_curves(dom_curves, methods_l, ts.budget,
+                                     fig_dir / "regret_by_domain.png", groups=groups,
+                                     thresholds=thresholds)
+    res.figures.append(f_dom)
+    task_curves = stats.iqm_curves(ts, by="task", reps=boot["reps"], confidence=confidence,
+                                   seed=seed + 1, backend=which)
+    csv(task_curves, "iqm_regret_task.csv")
+    f_task = None
+    if per_task_figure:
+        f_task = plots.plot_regret_curves(
+            task_curves, methods_l, ts.budget, fig_dir / "regret_by_task.png",
+            groups=list(ts.tasks), crossing=crossing, thresholds=thresholds,
+            title="IQM normalized MV regret per task (95 % bootstrap CI; markers: first "
+                  "crossing of each threshold)")
+        res.figures.append(f_task)
+    final = dom_curves[dom_curves["run"] == ts.budget]
+    fin_md, fin_tex = [], []
+    for g in groups:
+        s = final[final["group"] == g].set_index("method")
+        best = s["iqm"].idxmin()
+        rmd, rtx = [domain_label(g)], [_tex_esc(domain_label(g))]
+        for m in methods_l:
+            c = _ci_cell(s.loc[m])
+            rmd.append(f"**{c}**" if m == best else c)
+            rtx.append(rf"\textbf{{{c}}}" if m == best else c)
+        fin_md.append(rmd)
+        fin_tex.append(rtx)
+    tex(_tex_table(["Domain", *tex_labels], fin_tex, "l" + "c" * len(methods_l),
+                   f"IQM normalized MV regret after {ts.budget} training runs with "
+                   rf"{round(100 * confidence)}\% stratified bootstrap CI (bold: lowest).",
+                   "tab:iqm_final"), "iqm_final.tex")
+    md += [
+        "## 3. Normalized MV regret over the budget", "",
+        "Normalized regret = (MV* − MV(incumbent)) / (MV* − mean MV of the initial "
+        "configurations): 1 = no better than the average initial configuration, 0 = optimal. "
+        f"Lines: IQM over repetitions x tasks; bands: {round(100 * confidence)} % "
+        f"stratified bootstrap CI ({boot['reps']} resamples, {which} backend). Dotted lines: "
+        "the thresholds of table 4.", "",
+        f"![IQM normalized regret by domain]({f_dom.relative_to(out).as_posix()})", "",
+    ]
+    if f_task is not None:
+        md += [f"![IQM normalized regret per task]({f_task.relative_to(out).as_posix()})", ""]
+    md += [
+        f"**Table 3.** IQM normalized MV regret after {ts.budget} training runs "
+        f"[{round(100 * confidence)} % CI] (bold: lowest).", "",
+        _md_table(["Domain", *labels], fin_md, "l" + "c" * len(methods_l)), "",
+    ]
+
+    # ---- 4 thresholds
+    csv(crossing, "thresholds_per_task.csv")
+    agg = stats.threshold_aggregate(crossing, methods_l)
+    res.threshold_aggregate = agg
+    csv(agg, "thresholds_aggregate.csv")
+    pct = [f"{round(100 * t)} %" for t in thresholds]
+    task_hdr = ["Task"] + [f"{lb} {p}" for lb in labels for p in pct]
+    task_rows_md = _threshold_task_rows(crossing, ts.tasks, methods_l, thresholds, tex=False)
+    task_rows_tex = _threshold_task_rows(crossing, ts.tasks, methods_l, thresholds, tex=True)
+    nt = len(thresholds)
+    pre = ("    ~ & " + " & ".join(rf"\multicolumn{{{nt}}}{{c}}{{{lb}}}" for lb in tex_labels)
+           + r" \\" + "\n    " + " ".join(
+               rf"\cmidrule(lr){{{2 + i * nt}-{1 + (i + 1) * nt}}}"
+               for i in range(len(methods_l))) + "\n")
+    tex(_tex_table(["Task"] + [rf"${round(100 * t)}\%$" for t in thresholds] *
+                   len(methods_l), task_rows_tex, "l" + "r" * (nt * len(methods_l)),
+                   "First evaluation steps where the IQM of normalized MV regret drops below "
+                   r"threshold (\% of initial-design regret). ``---'' means not reached.",
+                   "tab:threshold_crossing_mean", pre_header=pre), "thresholds_per_task.tex")
+    agg_md = _threshold_agg_rows(agg, methods_l, tex=False)
+    agg_tex = _threshold_agg_rows(agg, methods_l, tex=True)
+    tex(_tex_table(["Threshold", *tex_labels], agg_tex, "l" + "r" * len(methods_l),
+                   r"Mean $\pm$ standard error number of evaluations needed to improve over "
+                   "regret thresholds. We average tasks where all methods reach the threshold "
+                   "(count per method in brackets).", "tab:threshold_crossing_agg"),
+        "thresholds_aggregate.tex")
+    md += [
+        "## 4. Threshold crossing", "",
+        "First training run at which a task's IQM normalized regret (over repetitions) drops "
+        f"below {', '.join(pct)} of the initial design's regret (— = not reached within "
+        f"{ts.budget} runs).", "",
+        "**Table 4a.** Aggregate over the tasks where *all* methods reach the threshold: "
+        "mean ± SE training runs (number of tasks in which each method reaches it in "
+        "brackets).", "",
+        _md_table(["Threshold", *labels], agg_md), "",
+        "**Table 4b.** Per task.", "",
+        _md_table(task_hdr, task_rows_md), "",
+    ]
+
+    # ---- 5 seed counts
+    dist = stats.seed_count_distribution(ts.rounds, methods_l)
+    summ = stats.seed_count_summary(ts.rounds, methods_l)
+    kmv = stats.k_vs_mv(ts.rounds, methods_l)
+    csv(dist, "seed_counts.csv")
+    csv(summ, "seed_count_summary.csv")
+    csv(kmv, "k_vs_mv.csv")
+    f_seed = plots.plot_seed_counts(dist, ts.rounds, methods_l, fig_dir / "seed_counts.png")
+    f_kmv = plots.plot_k_vs_mv(kmv, methods_l, fig_dir / "k_vs_mv.png")
+    res.figures += [f_seed, f_kmv]
+    s_idx = summ.set_index("method")
+    seed_md, seed_tex = [], []
+    for m, lb in zip(methods_l, labels, strict=True):
+        if m not in s_idx.index:
+            continue
+        r = s_idx.loc[m]
+        cells = [f"{int(r['n_rounds'])}", f"{r['mean_k']:.2f}",
+                 f"{r['median_k']:.0f} [{r['q25_k']:.0f}, {r['q75_k']:.0f}]",
+                 f"{int(r['max_k'])}", f"{100 * r['frac_certified']:.1f}",
+                 _num(r["spearman_k_mv"], 2)]
+        seed_md.append([lb, *cells])
+        seed_tex.append([_tex_esc(lb), *[c.replace("%", r"\%") for c in cells]])
+    seed_hdr = ["Method", "rounds", "mean k", "median k [25th, 75th]", "max k",
+                "% rejected early", "Spearman(k, MV)"]
+    tex(_tex_table([_tex_esc(h) for h in seed_hdr], seed_tex, "lrrrrrr",
+                   "Seeds per evaluated configuration, pooled over tasks and repetitions. "
+                   r"Rejected early: rounds stopped by the certificate before $k_{\max}$.",
+                   "tab:seed_counts"), "seed_counts.tex")
+    md += [
+        "## 5. Seed-count distributions", "",
+        "Seeds k spent on each evaluated configuration (one BO round), pooled over tasks and "
+        "repetitions. Left: share of rounds per k. Right: for the adaptive method, the true "
+        "normalized MV regret of the configuration per k (lower = better configuration). "
+        "Spearman(k, MV) > 0 means more seeds go to configurations with higher true MV.", "",
+        f"![Seed counts]({f_seed.relative_to(out).as_posix()})", "",
+        f"![k versus MV]({f_kmv.relative_to(out).as_posix()})", "",
+        "**Table 5.** Seeds per round.", "",
+        _md_table(seed_hdr, seed_md), "",
+    ]
+
+    # ---- 6 checkpoints
+    ckpt = stats.checkpoint_regret(ts, cps, reps=boot["reps"], confidence=confidence,
+                                   seed=seed + 2, backend=which)
+    ckpt = ckpt[ckpt["group"].isin(groups)]
+    csv(ckpt, "checkpoints.csv")
+    f_ck = plots.plot_checkpoints(ckpt, methods_l, fig_dir / "checkpoints.png", groups=groups)
+    res.figures.append(f_ck)
+    main_group = "all" if "all" in groups else groups[0]
+    ck_md = _checkpoint_rows(ckpt, main_group, methods_l, tex=False)
+    ck_tex = _checkpoint_rows(ckpt, main_group, methods_l, tex=True)
+    tex(_tex_table(["$t$", *tex_labels], ck_tex, "r" + "c" * len(methods_l),
+                   "IQM normalized mean-variance regret at evaluation budget $t$ over "
+                   f"{_tex_esc(domain_label(main_group).lower())} with "
+                   rf"{round(100 * confidence)}\% stratified bootstrap CI "
+                   "(bold: lowest).", "tab:checkpoints"), "checkpoints.tex")
+    md += [
+        "## 6. Normalized regret at budget checkpoints", "",
+        "IQM normalized MV regret after t training runs with "
+        f"{round(100 * confidence)} % CI, per domain in the figure.", "",
+        f"![Checkpoints]({f_ck.relative_to(out).as_posix()})", "",
+        f"**Table 6.** IQM normalized MV regret [CI], {domain_label(main_group)} "
+        "(bold: lowest).", "",
+        _md_table(["t", *labels], ck_md, "r" + "c" * len(methods_l)), "",
+    ]
+
+    # ---- files list, notes
+    md += ["## Files", "",
+           "CSV: " + ", ".join(f"`{p.name}`" for p in res.csvs) + ".", "",
+           "LaTeX (booktabs): " + ", ".join(f"`tables/{p.name}`" for p in res.tables) + ".",
+           ""]
+    notes_md = ["## Notes on the data", ""] + ([f"- {n}" for n in notes] if notes else
+                                                ["- none"]) + [""]
+    i = md.index("<!-- notes -->")
+    md[i:i + 1] = notes_md
+    res.report_md.write_text("\n".join(md))
+    res.notes = notes
+    return res
+
+
+def _header(ts: TraceSet, backend: str, reps: int, seed: int, unit: str,
+            notes_placeholder: bool) -> list[str]:
+    per_dom = ", ".join(f"{domain_label(d)}: {len(ts.tasks_in(d))}" for d in ts.domain_list)
+    n_rep = sorted(set(ts.n_repetitions.values()))
+    reps_txt = str(n_rep[0]) if len(n_rep) == 1 else f"{n_rep[0]}–{n_rep[-1]}"
+    lines = [
+        "# Benchmark report", "",
+        f"Results: `{ts.results_dir}`", "",
+        f"- Tasks: {len(ts.tasks)} ({per_dom})",
+        f"- Methods: {', '.join(method_label(m) for m in ts.methods)}",
+        f"- Repetitions per task: {reps_txt}; budget: {ts.budget} training runs after the "
+        "initial design",
+        f"- Ranking unit: {unit}; bootstrap: {reps} resamples, seed {seed}, {backend} "
+        "backend", "",
+    ]
+    if notes_placeholder:
+        lines += ["<!-- notes -->", ""]
+    return lines
+
+
+def format_rank_summary(ranks: pd.DataFrame) -> list[dict[str, str]]:
+    """Rows of the rank table as display strings (for terminal summaries).
+
+    Returns
+    -------
+    list of dict
+        Keys method, label, simple, cumulative, median_simple, median_cumulative, bold_simple,
+        bold_cumulative (``"yes"``/``""``).
+    """
+    rows = []
+    for _, r in ranks.iterrows():
+        rows.append({
+            "method": r["method"], "label": method_label(r["method"]),
+            "simple": f"{r['mean_rank_simple']:.2f} ± {_num(r['se_rank_simple'])}",
+            "cumulative": f"{r['mean_rank_cumulative']:.2f} ± "
+                          f"{_num(r['se_rank_cumulative'])}",
+            "median_simple": f"{r['median_rank_simple']:.2f} [{r['q25_rank_simple']:.2f}, "
+                             f"{r['q75_rank_simple']:.2f}]",
+            "median_cumulative": f"{r['median_rank_cumulative']:.2f} "
+                                 f"[{r['q25_rank_cumulative']:.2f}, "
+                                 f"{r['q75_rank_cumulative']:.2f}]",
+            "bold_simple": "yes" if bool(r["bold_simple"]) else "",
+            "bold_cumulative": "yes" if bool(r["bold_cumulative"]) else "",
+        })
+    return rows
+
+
+__all__ = ["RANKS_CSV_COLUMNS", "ReportResult", "format_rank_summary", "write_report"]

@@ -1,0 +1,559 @@
+"""Load the benchmark traces of a results directory into aligned arrays and tidy frames.
+
+Layout read here (written by :mod:`erahbo.experiments`, see the trace contract)::
+
+    RESULTS/traces/<task>/<method>/rep-<NNN>.parquet
+
+one Parquet file per (task, method, repetition), one row per training run after the
+initial design (``run = 1..budget``), with the columns listed in :data:`TRACE_COLUMNS` and
+a JSON object of metadata under the file-level key ``b"erahbo_trace"``.
+
+Alignment. Every run is put on the common grid ``t = 1..budget`` (``budget`` = the largest
+budget recorded in the metadata, or the one passed in). A value is carried forward from
+the last run at or before ``t``; a trace shorter than the budget (its candidate set ran
+out) therefore keeps its final value to the end. Before its first row a trace holds the
+state after the initial design: simple regret ``mv_star - init_incumbent_mv`` and
+cumulative regret 0.
+
+Normalized regret (report section 3)::
+
+    simple_regret / init_regret,   init_regret = mv_star - init_mv_mean
+
+i.e. ``(MV* - MV(incumbent)) / (MV* - mean MV of the initial configurations)``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+TRACE_META_KEY = b"erahbo_trace"
+TRACES_SUBDIR = "traces"
+TRACE_COLUMNS: tuple[str, ...] = (
+    "run",
+    "round",
+    "config_id",
+    "seed",
+    "k_round",
+    "config_mv",
+    "incumbent_id",
+    "incumbent_mv",
+    "simple_regret",
+    "cumulative_regret",
+    "stop_reason",
+)
+# Columns the analysis needs; the others are kept when present.
+_NEEDED_COLUMNS: tuple[str, ...] = (
+    "run",
+    "round",
+    "config_id",
+    "k_round",
+    "config_mv",
+    "incumbent_mv",
+    "simple_regret",
+    "cumulative_regret",
+)
+_REP_RE = re.compile(r"^rep-(\d+)\.parquet$")
+
+Metric = Literal["simple", "cumulative", "normalized"]
+METRICS: tuple[str, ...] = ("simple", "cumulative", "normalized")
+
+# --------------------------------------------------------------------------- naming
+
+DOMAIN_ORDER: tuple[str, ...] = ("cc", "brax", "xland", "synthetic")
+_DOMAIN_LABELS = {"cc": "CC", "brax": "Brax", "xland": "XLand", "synthetic": "Synthetic",
+                  "all": "All tasks"}
+_RAHBO_RE = re.compile(r"^rahbo-k(\d+)$")
+_FIXED_RE = re.compile(r"^(gpucb|random)-k(\d+)$")
+
+
+def method_label(method: str) -> str:
+    """Display label of a method name, as in the paper.
+
+    ``erahbo`` -> ``ERAHBO``, ``erahbo-exp50`` -> ``ERAHBO (exp50)``, ``rahbo-k2`` ->
+    ``RAHBO (k=2)``, ``gpucb-k20`` -> ``GP-UCB (k=20)``, ``random-k20`` -> ``Random (k=20)``;
+    any other name is returned unchanged.
+    """
+    if method == "erahbo":
+        return "ERAHBO"
+    if method.startswith("erahbo-"):
+        return f"ERAHBO ({method[len('erahbo-'):]})"
+    m = _RAHBO_RE.match(method)
+    if m:
+        return f"RAHBO (k={int(m.group(1))})"
+    m = _FIXED_RE.match(method)
+    if m:
+        name = {"gpucb": "GP-UCB", "random": "Random"}[m.group(1)]
+        return f"{name} (k={int(m.group(2))})"
+    return method
+
+
+def method_sort_key(method: str) -> tuple[int, float, str]:
+    """Order of methods in tables and legends: the paper's (ERAHBO, RAHBO k=20, RAHBO k=2,
+    GP-UCB), then ERAHBO schedules, other RAHBO k (descending), random, anything else."""
+    if method == "erahbo":
+        return (0, 0.0, method)
+    m = _RAHBO_RE.match(method)
+    if m:
+        return (2, -float(m.group(1)), method)
+    if method.startswith("erahbo-"):
+        return (1, 0.0, method)
+    m = _FIXED_RE.match(method)
+    if m:
+        return (3 if m.group(1) == "gpucb" else 4, -float(m.group(2)), method)
+    return (5, 0.0, method)
+
+
+def sort_methods(methods: Iterable[str]) -> list[str]:
+    """Unique method names in display order (see :func:`method_sort_key`)."""
+    return sorted(set(methods), key=method_sort_key)
+
+
+def domain_label(domain: str) -> str:
+    """Display label of a domain (``cc`` -> ``CC``, ``xland`` -> ``XLand``, ...)."""
+    return _DOMAIN_LABELS.get(domain, domain)
+
+
+def sort_domains(domains: Iterable[str]) -> list[str]:
+    """Unique domains in the paper's order (CC, Brax, XLand), then the others by name."""
+    order = {d: i for i, d in enumerate(DOMAIN_ORDER)}
+    return sorted(set(domains), key=lambda d: (order.get(d, len(order)), d))
+
+
+# --------------------------------------------------------------------------- alignment
+
+
+def align_to_grid(
+    run: np.ndarray, values: np.ndarray, budget: int, initial: float
+) -> np.ndarray:
+    """Put per-run values on the grid ``t = 1..budget``, carrying the last value forward.
+
+    Parameters
+    ----------
+    run : numpy.ndarray
+        ``(n,)`` 1-based training-run indices of the rows (any order; runs above
+        ``budget`` are ignored).
+    values : numpy.ndarray
+        ``(n,)`` value recorded after each run.
+    budget : int
+        Length of the grid.
+    initial : float
+        Value before the first recorded run (the state after the initial design).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(budget,)`` value after run ``t`` at index ``t - 1``.
+    """
+    run = np.asarray(run, dtype=np.int64)  # (n,)
+    values = np.asarray(values, dtype=np.float64)  # (n,)
+    if run.shape != values.shape:
+        raise ValueError(f"run and values must have the same shape, got {run.shape} and "
+                         f"{values.shape}")
+    keep = (run >= 1) & (run <= budget)
+    run, values = run[keep], values[keep]
+    order = np.argsort(run, kind="stable")
+    run, values = run[order], values[order]
+    pos = np.full(budget, -1, dtype=np.int64)  # (budget,) index of the row recorded at t
+    pos[run - 1] = np.arange(run.size)
+    pos = np.maximum.accumulate(pos)  # carry forward: last row at or before t
+    out = np.full(budget, float(initial))
+    has = pos >= 0
+    out[has] = values[pos[has]]
+    return out
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read one trace file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``rep-NNN.parquet`` file.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The rows, sorted by ``run``.
+    meta : dict
+        The JSON metadata stored under ``b"erahbo_trace"``.
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types for unreadable files
+        raise ValueError(f"trace {path}: not a readable Parquet file ({exc})") from exc
+    raw = (table.schema.metadata or {}).get(TRACE_META_KEY)
+    if raw is None:
+        raise ValueError(f"trace {path}: missing file metadata key 'erahbo_trace'; write "
+                         "traces with erahbo.experiments (see the trace contract)")
+    try:
+        meta = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"trace {path}: metadata 'erahbo_trace' is not valid JSON") from exc
+    frame = table.to_pandas()
+    missing = [c for c in _NEEDED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"trace {path}: missing column(s) {missing}; a trace needs "
+                         f"{list(_NEEDED_COLUMNS)}")
+    return frame.sort_values("run", kind="stable").reset_index(drop=True), meta
+
+
+def find_trace_files(results_dir: str | Path) -> list[Path]:
+    """All ``traces/<task>/<method>/rep-NNN.parquet`` files under a results directory."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise ValueError(f"results_dir {root}: not a directory; pass the --out directory of "
+                         "`erahbo benchmark`")
+    base = root / TRACES_SUBDIR if (root / TRACES_SUBDIR).is_dir() else root
+    files = sorted(p for p in base.glob("*/*/rep-*.parquet") if _REP_RE.match(p.name))
+    if not files:
+        raise ValueError(f"results_dir {root}: no traces found (expected "
+                         f"{TRACES_SUBDIR}/<task>/<method>/rep-<NNN>.parquet); run "
+                         "`erahbo benchmark DATA --out RESULTS` first")
+    return files
+
+
+def _meta_float(meta: dict[str, Any], key: str, path: Path) -> float:
+    if key not in meta or meta[key] is None:
+        raise ValueError(f"trace {path}: metadata field '{key}' is missing; see the trace "
+                         "contract")
+    try:
+        return float(meta[key])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"trace {path}: metadata field '{key}' must be a number, got "
+                         f"{meta[key]!r}") from exc
+
+
+# --------------------------------------------------------------------------- trace set
+
+
+@dataclass
+class TraceSet:
+    """All traces of a results directory on a common grid ``t = 1..budget``.
+
+    Only tasks that have every method are kept, and per task only the repetitions that
+    every method has (dropped items are listed in ``notes``).
+
+    Attributes
+    ----------
+    results_dir : Path
+        The directory read.
+    budget : int
+        Grid length ``T`` (training runs after the initial design).
+    methods : tuple of str
+        ``M`` methods in display order.
+    tasks : tuple of str
+        Tasks ordered by domain (CC, Brax, XLand, ...) and name.
+    domains : dict
+        Task -> domain.
+    repetitions : dict
+        Task -> ``(R_task,)`` repetition indices shared by all methods.
+    simple_regret, cumulative_regret, normalized_regret : dict
+        Task -> ``(M, R_task, T)`` arrays; value after run ``t`` at index ``t - 1``.
+    init_regret : dict
+        Task -> ``(R_task,)`` normaliser ``mv_star - init_mv_mean`` per repetition.
+    rounds : pandas.DataFrame
+        One row per BO round: task, domain, method, repetition, round, config_id, k
+        (``k_round``), n_runs (rows of the round inside the trace), config_mv,
+        config_norm_regret ``(mv_star - config_mv) / init_regret``, stop_reason.
+    meta : pandas.DataFrame
+        One row per trace file with its metadata and ``n_rows``.
+    notes : list of str
+        Human-readable remarks about the data (short traces, dropped cells, ...).
+    """
+
+    results_dir: Path
+    budget: int
+    methods: tuple[str, ...]
+    tasks: tuple[str, ...]
+    domains: dict[str, str]
+    repetitions: dict[str, np.ndarray]
+    simple_regret: dict[str, np.ndarray]
+    cumulative_regret: dict[str, np.ndarray]
+    normalized_regret: dict[str, np.ndarray]
+    init_regret: dict[str, np.ndarray]
+    rounds: pd.DataFrame
+    meta: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    # ---- access helpers
+
+    def metric(self, metric: Metric) -> dict[str, np.ndarray]:
+        """Task -> ``(M, R_task, T)`` array of ``"simple"``, ``"cumulative"`` or
+        ``"normalized"`` regret."""
+        if metric == "simple":
+            return self.simple_regret
+        if metric == "cumulative":
+            return self.cumulative_regret
+        if metric == "normalized":
+            return self.normalized_regret
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+
+    def tasks_in(self, domain: str | None) -> list[str]:
+        """Tasks of one domain, or all tasks for ``None`` / ``"all"``."""
+        if domain is None or domain == "all":
+            return list(self.tasks)
+        return [t for t in self.tasks if self.domains[t] == domain]
+
+    @property
+    def domain_list(self) -> list[str]:
+        """Domains present, in display order."""
+        return sort_domains(self.domains.values())
+
+    @property
+    def n_repetitions(self) -> dict[str, int]:
+        """Task -> number of repetitions used."""
+        return {t: int(r.size) for t, r in self.repetitions.items()}
+
+    def tidy(self, metric: Metric = "simple", runs: Sequence[int] | None = None) -> pd.DataFrame:
+        """Long table: task, domain, method, repetition, run, value.
+
+        Parameters
+        ----------
+        metric : {"simple", "cumulative", "normalized"}
+            Which regret.
+        runs : sequence of int, optional
+            Grid points (1-based) to keep; all ``1..budget`` by default.
+        """
+        arrays = self.metric(metric)
+        t_idx = (np.arange(self.budget) if runs is None
+                 else np.asarray(runs, dtype=np.int64) - 1)  # (G,)
+        if t_idx.size and (t_idx.min() < 0 or t_idx.max() >= self.budget):
+            raise ValueError(f"runs must lie in 1..{self.budget}")
+        parts = []
+        for task in self.tasks:
+            arr = arrays[task][:, :, t_idx]  # (M, R, G)
+            m_i, r_i, g_i = np.meshgrid(np.arange(arr.shape[0]), np.arange(arr.shape[1]),
+                                        np.arange(arr.shape[2]), indexing="ij")
+            parts.append(pd.DataFrame({
+                "task": task,
+                "domain": self.domains[task],
+                "method": np.asarray(self.methods, dtype=object)[m_i.ravel()],
+                "repetition": self.repetitions[task][r_i.ravel()],
+                "run": t_idx[g_i.ravel()] + 1,
+                "value": arr.ravel(),
+            }))
+        return pd.concat(parts, ignore_index=True)
+
+
+def load_traces(
+    results_dir: str | Path,
+    *,
+    budget: int | None = None,
+    methods: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+) -> TraceSet:
+    """Load every trace of a results directory and align it to ``t = 1..budget``.
+
+    Parameters
+    ----------
+    results_dir : str or Path
+        The ``--out`` directory of ``erahbo benchmark`` (holding ``traces/``), or the
+        ``traces`` directory itself.
+    budget : int, optional
+        Grid length; default the largest ``budget`` in the trace metadata.
+    methods, tasks : sequence of str, optional
+        Restrict to these methods / tasks (default: all found).
+
+    Returns
+    -------
+    TraceSet
+    """
+    root = Path(results_dir)
+    files = find_trace_files(root)
+    if budget is not None and (not isinstance(budget, (int, np.integer)) or budget < 1):
+        raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    want_m = set(methods) if methods is not None else None
+    want_t = set(tasks) if tasks is not None else None
+
+    notes: list[str] = []
+    records: list[dict[str, Any]] = []
+    frames: list[pd.DataFrame] = []
+    for path in files:
+        frame, meta = read_trace(path)
+        task = str(meta.get("task", path.parent.parent.name))
+        method = str(meta.get("method", path.parent.name))
+        if (want_m is not None and method not in want_m) or (
+                want_t is not None and task not in want_t):
+            continue
+        rep_match = _REP_RE.match(path.name)
+        rep = int(meta.get("repetition", int(rep_match.group(1)) if rep_match else 0))
+        mv_star = _meta_float(meta, "mv_star", path)
+        if "init_regret" in meta and meta["init_regret"] is not None:
+            init_regret = _meta_float(meta, "init_regret", path)
+        else:
+            init_regret = mv_star - _meta_float(meta, "init_mv_mean", path)
+        if meta.get("init_incumbent_mv") is not None:
+            init_simple = mv_star - _meta_float(meta, "init_incumbent_mv", path)
+        elif len(frame):  # fall back to the first recorded value
+            init_simple = float(frame["simple_regret"].iloc[0])
+        else:
+            init_simple = init_regret
+        trace_budget = int(meta.get("budget", frame["run"].max() if len(frame) else 0) or 0)
+        records.append({
+            "task": task, "domain": str(meta.get("domain", "unknown")), "method": method,
+            "repetition": rep, "budget": trace_budget, "mv_star": mv_star,
+            "init_regret": init_regret, "init_simple_regret": init_simple,
+            "n_rows": len(frame), "last_run": int(frame["run"].max()) if len(frame) else 0,
+            "wall_time_s": meta.get("wall_time_s"), "path": str(path),
+        })
+        frames.append(frame)
+    if not records:
+        raise ValueError(f"results_dir {root}: no traces match methods={methods} "
+                         f"tasks={tasks}")
+    meta_df = pd.DataFrame.from_records(records)
+
+    grid_budget = int(budget) if budget is not None else int(meta_df["budget"].max())
+    if grid_budget < 1:
+        grid_budget = int(max(1, meta_df["last_run"].max()))
+    if meta_df["budget"].nunique() > 1:
+        notes.append(f"traces record different budgets {sorted(meta_df['budget'].unique())}; "
+                     f"all are aligned to {grid_budget} runs")
+    short = meta_df[meta_df["last_run"] < grid_budget]
+    if len(short):
+        notes.append(f"{len(short)} of {len(meta_df)} traces end before run {grid_budget} "
+                     "(candidate set exhausted or unfinished); their last value is carried "
+                     "forward")
+
+    all_methods = sort_methods(meta_df["method"])
+    task_domain: dict[str, str] = {}
+    for task, g in meta_df.groupby("task", sort=True):
+        doms = sorted(set(g["domain"]))
+        if len(doms) > 1:
+            notes.append(f"task {task}: traces disagree on the domain {doms}; using {doms[0]}")
+        task_domain[str(task)] = doms[0]
+        if np.ptp(g["mv_star"].to_numpy()) > 1e-9 * max(1.0, float(np.abs(g["mv_star"]).max())):
+            notes.append(f"task {task}: traces disagree on mv_star")
+
+    # keep tasks that have every method, and per task the repetitions all methods share
+    kept_tasks: list[str] = []
+    reps_of: dict[str, np.ndarray] = {}
+    for task, g in meta_df.groupby("task", sort=True):
+        have = set(g["method"])
+        if have != set(all_methods):
+            notes.append(f"task {task}: dropped, missing method(s) "
+                         f"{sort_methods(set(all_methods) - have)}")
+            continue
+        rep_sets = [set(gm["repetition"]) for _, gm in g.groupby("method")]
+        common = sorted(set.intersection(*rep_sets))
+        union = set.union(*rep_sets)
+        if not common:
+            notes.append(f"task {task}: dropped, no repetition shared by all methods")
+            continue
+        if len(common) < len(union):
+            notes.append(f"task {task}: using the {len(common)} repetitions shared by all "
+                         f"methods (of {len(union)})")
+        kept_tasks.append(str(task))
+        reps_of[str(task)] = np.asarray(common, dtype=np.int64)
+    if not kept_tasks:
+        raise ValueError(f"results_dir {root}: no task has traces of all methods "
+                         f"{all_methods}")
+    order = {d: i for i, d in enumerate(sort_domains(task_domain.values()))}
+    kept_tasks.sort(key=lambda t: (order[task_domain[t]], t))
+
+    frame_of = {(r["task"], r["method"], r["repetition"]): f
+                for r, f in zip(records, frames, strict=True)}
+    rec_of = {(r["task"], r["method"], r["repetition"]): r for r in records}
+    simple: dict[str, np.ndarray] = {}
+    cumulative: dict[str, np.ndarray] = {}
+    normalized: dict[str, np.ndarray] = {}
+    init_reg: dict[str, np.ndarray] = {}
+    degenerate: list[str] = []
+    for task in kept_tasks:
+        reps = reps_of[task]
+        shape = (len(all_methods), reps.size, grid_budget)
+        s_arr = np.empty(shape)  # (M, R, T)
+        c_arr = np.empty(shape)  # (M, R, T)
+        ir = np.empty((len(all_methods), reps.size))  # (M, R)
+        for mi, method in enumerate(all_methods):
+            for ri, rep in enumerate(reps):
+                key = (task, method, int(rep))
+                f, rec = frame_of[key], rec_of[key]
+                run = f["run"].to_numpy()
+                s_arr[mi, ri] = align_to_grid(run, f["simple_regret"].to_numpy(), grid_budget,
+                                              rec["init_simple_regret"])
+                c_arr[mi, ri] = align_to_grid(run, f["cumulative_regret"].to_numpy(),
+                                              grid_budget, 0.0)
+                ir[mi, ri] = rec["init_regret"]
+        # the initial design is shared by all methods of a repetition: one normaliser per rep
+        init_r = ir[0]  # (R,)
+        if np.any(np.abs(ir - init_r[None, :]) > 1e-9 * np.maximum(1.0, np.abs(init_r))):
+            notes.append(f"task {task}: methods disagree on init_regret within a repetition; "
+                         "each trace is normalised by its own value")
+        denom = ir[:, :, None]  # (M, R, 1)
+        ok = denom > 0
+        if not np.all(ok):
+            degenerate.append(task)
+        n_arr = np.where(ok, s_arr / np.where(ok, denom, 1.0), 0.0)  # (M, R, T)
+        simple[task], cumulative[task], normalized[task] = s_arr, c_arr, n_arr
+        init_reg[task] = init_r
+    if degenerate:
+        notes.append("init_regret <= 0 (initial design already optimal) in task(s) "
+                     f"{degenerate}; their normalized regret is set to 0 there")
+
+    rounds = _rounds_table(frames, records, task_domain, set(kept_tasks), reps_of)
+    return TraceSet(
+        results_dir=root, budget=grid_budget, methods=tuple(all_methods),
+        tasks=tuple(kept_tasks), domains={t: task_domain[t] for t in kept_tasks},
+        repetitions=reps_of, simple_regret=simple, cumulative_regret=cumulative,
+        normalized_regret=normalized, init_regret=init_reg, rounds=rounds, meta=meta_df,
+        notes=notes,
+    )
+
+
+def _rounds_table(
+    frames: list[pd.DataFrame],
+    records: list[dict[str, Any]],
+    task_domain: dict[str, str],
+    kept_tasks: set[str],
+    reps_of: dict[str, np.ndarray],
+) -> pd.DataFrame:
+    """One row per BO round (see :class:`TraceSet`); the rows of a round are contiguous
+    in ``run`` order."""
+    cols: dict[str, list[np.ndarray]] = {c: [] for c in (
+        "task", "domain", "method", "repetition", "round", "config_id", "k", "n_runs",
+        "config_mv", "stop_reason", "config_norm_regret")}
+    keep_reps = {t: set(r.tolist()) for t, r in reps_of.items()}
+    for f, rec in zip(frames, records, strict=True):
+        task = rec["task"]
+        if task not in kept_tasks or rec["repetition"] not in keep_reps[task] or not len(f):
+            continue
+        rnd = f["round"].to_numpy()  # (n,)
+        change = np.flatnonzero(rnd[1:] != rnd[:-1])
+        starts = np.concatenate([[0], change + 1])  # (n_rounds,) first row of each round
+        ends = np.concatenate([change, [rnd.size - 1]])  # (n_rounds,) last row
+        if "stop_reason" in f.columns:
+            reason = f["stop_reason"].fillna("").astype(str).to_numpy(dtype=object)[ends]
+        else:
+            reason = np.full(starts.size, "", dtype=object)
+        mv = f["config_mv"].to_numpy(dtype=np.float64)[starts]
+        denom = rec["init_regret"]
+        n_r = starts.size
+        cols["task"].append(np.full(n_r, task, dtype=object))
+        cols["domain"].append(np.full(n_r, task_domain[task], dtype=object))
+        cols["method"].append(np.full(n_r, rec["method"], dtype=object))
+        cols["repetition"].append(np.full(n_r, rec["repetition"], dtype=np.int64))
+        cols["round"].append(rnd[starts].astype(np.int64))
+        cols["config_id"].append(f["config_id"].to_numpy()[starts].astype(np.int64))
+        cols["k"].append(f["k_round"].to_numpy()[starts].astype(np.int64))
+        cols["n_runs"].append((ends - starts + 1).astype(np.int64))
+        cols["config_mv"].append(mv)
+        cols["stop_reason"].append(reason)
+        cols["config_norm_regret"].append((rec["mv_star"] - mv) / denom if denom > 0
+                                          else np.zeros(n_r))
+    if not cols["task"]:
+        return pd.DataFrame(columns=list(cols))
+    return pd.DataFrame({c: np.concatenate(v) for c, v in cols.items()})

@@ -1,0 +1,424 @@
+"""Dataset generation with ARLBench: Sobol configurations x all seeds, resumable shards.
+
+Layout under ``out`` (e.g. ``data/arlbench``)::
+
+    shards/<task>/plan.json          settings of the run (checked on resume)
+    shards/<task>/shard-00000.parquet  configurations [0, shard_size) with all seeds
+    shards/<task>/shard-00001.parquet  ...
+    <task>.parquet                   merged table (:func:`merge_shards`)
+
+Each shard is a complete :class:`erahbo.datasets.format.TaskData` written atomically
+(temporary file + rename), so a killed run loses at most the shard in progress and a
+restart skips every shard already on disk: nothing is lost or duplicated.
+
+Configurations: the first ``n_configs`` points of a scrambled Sobol sequence (scipy,
+``seed=sobol_seed``) in ``[0, 1]^d`` with one coordinate per hyperparameter, decoded by
+:func:`decode_unit`.  Because the points are drawn in sequence order, any prefix of the
+table is itself a prefix of the same Sobol sequence (a run with 1024 configurations
+extends one with 512).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo.arlbench.registry import ArlTask, get_task
+from erahbo.datasets.format import TaskData, read_task, write_task
+
+__all__ = [
+    "GenerationPlan",
+    "decode_unit",
+    "generate",
+    "merge_shards",
+    "shard_dir",
+    "shard_status",
+    "sobol_configs",
+]
+
+GENERATOR = "erahbo.arlbench"
+GENERATOR_VERSION = "1"
+
+
+def decode_unit(space: dict[str, Any], u: np.ndarray) -> dict[str, Any]:
+    """Map one point ``u`` of ``[0, 1]^d`` (one coordinate per hyperparameter) to a config.
+
+    float: ``low + u (high - low)``; log: geometric interpolation; int: ``floor`` onto
+    ``{low..high}`` (equal-width bins); cat: ``floor(u k)``-th choice.  A conditional
+    hyperparameter whose parent value is not in its condition's ``values`` is left out.
+
+    Parameters
+    ----------
+    space : dict
+        Search space in the JSON form.
+    u : numpy.ndarray
+        ``(d,)`` point, ``d`` = number of hyperparameters.
+    """
+    hps = space["hyperparameters"]
+    if len(u) != len(hps):
+        raise ValueError(f"u has {len(u)} coordinates, the space has {len(hps)} hyperparameters")
+    cfg: dict[str, Any] = {}
+    for hp, x in zip(hps, np.clip(np.asarray(u, dtype=float), 0.0, 1.0), strict=True):
+        t = hp["type"]
+        if t == "float":
+            v: Any = float(hp["low"] + x * (hp["high"] - hp["low"]))
+        elif t == "log":
+            lo, hi = math.log(hp["low"]), math.log(hp["high"])
+            v = float(math.exp(lo + x * (hi - lo)))
+        elif t in ("int", "logint"):
+            lo, hi = int(hp["low"]), int(hp["high"])
+            if t == "logint":
+                a, b = math.log(lo), math.log(hi + 1)
+                v = int(min(hi, math.floor(math.exp(a + x * (b - a)))))
+            else:
+                v = int(min(hi, lo + math.floor(x * (hi - lo + 1))))
+        elif t == "cat":
+            ch = hp["choices"]
+            v = ch[min(len(ch) - 1, math.floor(x * len(ch)))]
+        else:
+            raise ValueError(f"hyperparameter {hp['name']!r}: unknown type {t!r}")
+        cfg[hp["name"]] = v
+    for cond in space.get("conditions", []) or []:
+        parent = cfg.get(cond["parent"])
+        if cond["child"] in cfg and parent not in cond["values"]:
+            del cfg[cond["child"]]
+    return cfg
+
+
+def sobol_configs(space: dict[str, Any], n: int, seed: int) -> list[dict[str, Any]]:
+    """The first ``n`` scrambled-Sobol configurations of ``space`` (seeded)."""
+    from scipy.stats import qmc
+
+    d = len(space["hyperparameters"])
+    sampler = qmc.Sobol(d=d, scramble=True, seed=seed)
+    m = max(0, math.ceil(math.log2(max(n, 1))))
+    U = sampler.random_base2(m)[:n]  # (n, d); powers of two keep the balance property
+    return [decode_unit(space, u) for u in U]
+
+
+@dataclass(frozen=True)
+class GenerationPlan:
+    """Settings of one generation run; stored in ``plan.json`` and checked on resume."""
+
+    task: str
+    n_configs: int
+    seeds: tuple[int, ...]
+    sobol_seed: int = 0
+    shard_size: int = 4
+    n_total_timesteps: int | None = None  # None: the task's default budget
+    n_eval_episodes: int = 128
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "n_configs": self.n_configs,
+            "seeds": list(self.seeds),
+            "sobol_seed": self.sobol_seed,
+            "shard_size": self.shard_size,
+            "n_total_timesteps": self.n_total_timesteps,
+            "n_eval_episodes": self.n_eval_episodes,
+        }
+
+    @property
+    def n_shards(self) -> int:
+        return math.ceil(self.n_configs / self.shard_size)
+
+    def compatible(self, other: dict[str, Any]) -> str | None:
+        """None if ``other`` (a stored plan) can be resumed by this plan, else the reason.
+
+        ``n_configs`` may grow (the Sobol sequence is extended); all else must match.
+        """
+        mine = self.to_json()
+        for k in (
+            "task",
+            "seeds",
+            "sobol_seed",
+            "shard_size",
+            "n_total_timesteps",
+            "n_eval_episodes",
+        ):
+            if other.get(k) != mine[k]:
+                return f"{k}: stored {other.get(k)!r}, requested {mine[k]!r}"
+        return None
+
+
+def shard_dir(out: str | Path, task: str) -> Path:
+    return Path(out) / "shards" / task
+
+
+def _shard_path(d: Path, k: int) -> Path:
+    return d / f"shard-{k:05d}.parquet"
+
+
+def shard_status(out: str | Path, task: str) -> dict[str, Any]:
+    """Which shards of ``task`` exist: ``{"plan", "done": [k...], "n_shards"}``."""
+    d = shard_dir(out, task)
+    plan = json.loads((d / "plan.json").read_text()) if (d / "plan.json").exists() else None
+    done = (
+        sorted(int(p.stem.split("-")[1]) for p in d.glob("shard-*.parquet")) if d.exists() else []
+    )
+    n = math.ceil(plan["n_configs"] / plan["shard_size"]) if plan else 0
+    return {"plan": plan, "done": done, "n_shards": n}
+
+
+def _base_meta(task: ArlTask, plan: GenerationPlan, versions: dict[str, Any]) -> dict[str, Any]:
+    budget = plan.n_total_timesteps or task.n_total_timesteps
+    return {
+        "task": task.name,
+        "algorithm": task.algorithm,
+        "environment": task.environment,
+        "env_framework": task.env_framework,
+        "domain": task.domain,
+        "search_space": task.search_space,
+        "search_space_source": task.space_source,
+        "training_budget": int(budget),
+        "n_envs": task.n_envs,
+        "n_eval_episodes": plan.n_eval_episodes,
+        "n_eval_steps": 1,
+        "deterministic_eval": True,
+        "objective": "reward_mean (mean return over the evaluation episodes after training)",
+        "seeds": list(plan.seeds),
+        "sobol_seed": plan.sobol_seed,
+        "n_configs_planned": plan.n_configs,
+        "generator": GENERATOR,
+        "generator_version": GENERATOR_VERSION,
+        "versions": versions,
+        "synthetic": False,
+        "provenance": (
+            f"ARLBench {versions.get('arlbench', '?')} (jax {versions.get('jax', '?')}) on "
+            f"{platform.machine()} CPU, compiled once per configuration, fresh init per seed, "
+            f"one deterministic evaluation of {plan.n_eval_episodes} episodes at the end; "
+            "non-searched hyperparameters at ARLBench 0.1.3 algorithm defaults; "
+            "generated by `erahbo dataset generate`."
+        ),
+        "notes": (
+            "DQN 'epsilon' is not read by arlbench 0.1.3 (inert dimension, kept to match "
+            "the paper's space)"
+        )
+        if task.algorithm == "dqn"
+        else "",
+    }
+
+
+def generate(
+    task: str | ArlTask,
+    out: str | Path,
+    client: Any,
+    *,
+    n_configs: int = 512,
+    n_seeds: int = 50,
+    sobol_seed: int = 0,
+    shard_size: int = 4,
+    n_total_timesteps: int | None = None,
+    n_eval_episodes: int = 128,
+    versions: dict[str, Any] | None = None,
+    progress: Callable[[int, int, dict[str, Any]], None] | None = None,
+    max_shards: int | None = None,
+) -> dict[str, Any]:
+    """Generate (or resume) the shards of ``task`` under ``out``.
+
+    Parameters
+    ----------
+    task : str or ArlTask
+        Registered task.
+    out : path
+        Output root (shards go to ``out/shards/<task>/``).
+    client : ArlClient-like
+        Object with ``train_many(task_request, configs, seeds, extra=...)`` yielding
+        ``(k, list[RunResult])`` (see :class:`erahbo.arlbench.client.ArlClient`).
+    n_configs, n_seeds : int
+        Table size; seeds are ``1..n_seeds``.
+    sobol_seed : int
+        Seed of the scrambled Sobol sequence.
+    shard_size : int
+        Configurations per shard file.
+    n_total_timesteps : int, optional
+        Training budget override (default: the task's ARLBench default).
+    versions : dict, optional
+        Package versions of the worker (recorded in the metadata).
+    progress : callable, optional
+        ``progress(configs_done, n_configs, info)`` after every finished configuration.
+    max_shards : int, optional
+        Stop after writing this many new shards (for smoke runs).
+
+    Returns
+    -------
+    dict
+        ``{"written": [...], "skipped": [...], "runs": int, "wall_s": float}``.
+    """
+    t = get_task(task) if isinstance(task, str) else task
+    if n_configs < 1 or n_seeds < 1 or shard_size < 1:
+        raise ValueError("n_configs, n_seeds and shard_size must be >= 1")
+    plan = GenerationPlan(
+        t.name,
+        int(n_configs),
+        tuple(range(1, n_seeds + 1)),
+        int(sobol_seed),
+        int(shard_size),
+        n_total_timesteps,
+        int(n_eval_episodes),
+    )
+    d = shard_dir(out, t.name)
+    d.mkdir(parents=True, exist_ok=True)
+    plan_path = d / "plan.json"
+    if plan_path.exists():
+        stored = json.loads(plan_path.read_text())
+        why = plan.compatible(stored)
+        if why is not None:
+            raise ValueError(
+                f"{plan_path} was written by a different generation run ({why}); use another "
+                "--out directory or the same settings to resume"
+            )
+    tmp = plan_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(plan.to_json(), indent=1))
+    tmp.replace(plan_path)
+
+    space = t.search_space
+    configs = sobol_configs(space, plan.n_configs, plan.sobol_seed)
+    names = [hp["name"] for hp in space["hyperparameters"]]
+    request = t.worker_request()
+    request["n_eval_episodes"] = plan.n_eval_episodes
+    if n_total_timesteps:
+        request["n_total_timesteps"] = int(n_total_timesteps)
+    meta0 = _base_meta(t, plan, versions or {})
+
+    written, skipped, runs = [], [], 0
+    t_all = time.perf_counter()
+    done_before = 0
+    for k in range(plan.n_shards):
+        path = _shard_path(d, k)
+        lo, hi = k * plan.shard_size, min(plan.n_configs, (k + 1) * plan.shard_size)
+        if path.exists():
+            skipped.append(k)
+            done_before += hi - lo
+            if progress:
+                progress(done_before, plan.n_configs, {"skipped_shard": k})
+            continue
+        if max_shards is not None and len(written) >= max_shards:
+            break
+        t0 = time.perf_counter()
+        chunk = configs[lo:hi]
+        returns = np.full((hi - lo, len(plan.seeds)), np.nan)  # (configs, seeds)
+        runtimes = np.zeros_like(returns)
+        errors: dict[str, dict[str, str]] = {}
+        compile_s: list[float] = []
+        for j, res in client.train_many(request, chunk, list(plan.seeds)):
+            for s_idx, r in enumerate(res):
+                returns[j, s_idx] = r.return_ if r.status == "ok" else np.nan
+                runtimes[j, s_idx] = r.runtime_s
+                if r.status != "ok":
+                    errors.setdefault(str(lo + j), {})[str(plan.seeds[s_idx])] = str(r.error)
+                if r.first:
+                    compile_s.append(r.runtime_s)
+            runs += len(res)
+            done_before += 1
+            if progress:
+                progress(done_before, plan.n_configs, {"config": lo + j, "shard": k})
+        wall = time.perf_counter() - t0
+        df = pd.DataFrame([{n: c.get(n) for n in names} for c in chunk], columns=names)
+        meta = {
+            **meta0,
+            "shard": k,
+            "config_range": [lo, hi],
+            "wall_s": wall,
+            "run_runtime_s": runtimes.tolist(),
+            "errors": errors,
+            "first_run_s": compile_s,
+        }
+        write_task(
+            TaskData(
+                configs=df,
+                returns=returns,
+                seeds=list(plan.seeds),
+                config_ids=np.arange(lo, hi, dtype=np.int64),
+                meta=meta,
+            ),
+            path,
+        )
+        written.append(k)
+    return {
+        "written": written,
+        "skipped": skipped,
+        "runs": runs,
+        "wall_s": time.perf_counter() - t_all,
+        "n_shards": plan.n_shards,
+    }
+
+
+def merge_shards(
+    out: str | Path, task: str, *, allow_partial: bool = False, path: str | Path | None = None
+) -> Path:
+    """Merge the shards of ``task`` into ``out/<task>.parquet`` (common format).
+
+    With ``allow_partial`` the longest complete prefix of shards is merged (a prefix of
+    the Sobol sequence); otherwise every planned shard must exist.
+    """
+    st = shard_status(out, task)
+    if st["plan"] is None:
+        raise ValueError(f"no generation plan under {shard_dir(out, task)}; nothing to merge")
+    n = st["n_shards"]
+    done = set(st["done"])
+    prefix = 0
+    while prefix < n and prefix in done:
+        prefix += 1
+    if prefix < n and not allow_partial:
+        missing = sorted(set(range(n)) - done)
+        raise ValueError(
+            f"{task}: {len(missing)} of {n} shards missing (first: {missing[:5]}); finish the "
+            "generation or merge with allow_partial=True"
+        )
+    if prefix == 0:
+        raise ValueError(f"{task}: shard 0 missing; nothing to merge")
+    d = shard_dir(out, task)
+    parts = [read_task(_shard_path(d, k)) for k in range(prefix)]
+    configs = pd.concat([p.configs for p in parts], ignore_index=True)
+    returns = np.vstack([p.returns for p in parts])  # (N, S)
+    ids = np.concatenate([p.config_ids for p in parts])
+    if not np.array_equal(ids, np.arange(len(ids))):
+        raise ValueError(f"{task}: shard config ids are not contiguous; shards are corrupt")
+    meta = dict(parts[0].meta)
+    for k in ("shard", "config_range", "wall_s", "run_runtime_s", "errors", "first_run_s"):
+        meta.pop(k, None)
+    rt = np.concatenate(
+        [np.asarray(p.meta.get("run_runtime_s", []), dtype=float).ravel() for p in parts]
+    )
+    first = np.concatenate([np.asarray(p.meta.get("first_run_s", []), dtype=float) for p in parts])
+    errors: dict[str, Any] = {}
+    for p in parts:
+        errors.update(p.meta.get("errors", {}))
+    wall = float(sum(p.meta.get("wall_s", 0.0) for p in parts))
+    n_runs = int(returns.size)
+    n_failed = int(np.isnan(returns).sum())
+    msgs: dict[str, int] = {}
+    for per in errors.values():
+        for m in per.values():
+            key = m.split("[")[0].strip()[:160]
+            msgs[key] = msgs.get(key, 0) + 1
+    meta.update(
+        {
+            "n_configs": int(returns.shape[0]),
+            "n_seeds": int(returns.shape[1]),
+            "partial": bool(prefix < n),
+            "wall_time_s": wall,
+            "runs_per_second": (n_runs / wall) if wall > 0 else None,
+            "median_run_s": float(np.median(rt)) if rt.size else None,
+            "median_first_run_s": float(np.median(first)) if first.size else None,
+            "n_failed_runs": n_failed,
+            "failure_messages": msgs,
+        }
+    )
+    target = Path(path) if path else Path(out) / f"{task}.parquet"
+    write_task(
+        TaskData(configs=configs, returns=returns, seeds=parts[0].seeds, config_ids=ids, meta=meta),
+        target,
+    )
+    return target

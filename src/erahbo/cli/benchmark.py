@@ -1,0 +1,99 @@
+"""``erahbo benchmark``: replay GP-UCB / RAHBO / ERAHBO on tabular RL-outcome tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from erahbo.experiments.methods import PAPER_METHODS
+
+
+def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
+                      hp_columns: str | None, console) -> list:
+    """Load, validate and process every task file under ``data`` (degenerate ones skipped)."""
+    from erahbo.datasets.loaders import expand_paths, load_task
+    from erahbo.experiments.replay import prepare_task
+
+    cols = [c.strip() for c in hp_columns.split(",")] if hp_columns else None
+    tasks = []
+    for path in expand_paths(data):
+        try:
+            task = prepare_task(load_task(path, hp_columns=cols), alpha=alpha,
+                                outcome_processing=outcome_processing)
+        except ValueError as e:
+            if "degenerate" not in str(e):
+                raise
+            console.print(f"[yellow]skip[/] {e}")
+            continue
+        if task.report is not None and task.report.n_infeasible:
+            console.print(f"[yellow]{task.name}[/]: {task.report.n_infeasible} infeasible "
+                          "configuration(s) (NaN seeds) filtered out")
+        tasks.append(task)
+    if not tasks:
+        raise ValueError(f"no usable task found in {', '.join(map(str, data))}")
+    return tasks
+
+
+def benchmark(
+    data: list[Path] = typer.Argument(..., help="Task files (Parquet, CSV, runhistory.csv) "
+                                      "or directories of them."),
+    methods: str = typer.Option(",".join(PAPER_METHODS), help="Comma-separated methods: "
+                                "erahbo, erahbo-exp<g>, erahbo-sig<s>, rahbo-k<K>, "
+                                "gpucb-k<K>, random-k<K>."),
+    repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
+    budget: int = typer.Option(2000, min=1, help="Training runs after the initial design."),
+    out: Path = typer.Option(Path("results/benchmark"), help="Results directory."),
+    workers: int = typer.Option(2, min=1, help="Worker processes."),
+    n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations per repetition."),
+    k_init: int = typer.Option(20, min=2, help="Stored seeds per initial configuration."),
+    alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2."),
+    beta: float = typer.Option(2.5, min=0.0, help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
+    beta_stop: float = typer.Option(1.0, min=0.0, help="ERAHBO stopping confidence."),
+    k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
+    k_max: int = typer.Option(20, min=2, help="ERAHBO: most seeds per round."),
+    seed: int = typer.Option(0, min=0, help="Base seed of the study."),
+    outcome_processing: str = typer.Option("vizier", help="none | vizier (paper)."),
+    hp_columns: str = typer.Option(None, help="Comma-separated hyperparameter columns "
+                                   "(overrides the guess for CSV files)."),
+    report: bool = typer.Option(True, help="Write the report when the study is done."),
+) -> None:
+    """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    from erahbo.experiments import StudySettings, parse_methods, run_study
+
+    console = Console(stderr=True)
+    try:
+        specs = parse_methods(methods)
+        settings = StudySettings(budget=budget, n_init=n_init, k_init=k_init, alpha=alpha,
+                                 beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max,
+                                 seed=seed, outcome_processing=outcome_processing)
+        settings.validate()
+        tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "
+                  f"budget {budget} runs -> {out}")
+    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
+        tid = bar.add_task("runs", total=None)
+
+        def on_progress(done: int, total: int) -> None:
+            bar.update(tid, completed=done, total=total)
+
+        summary = run_study(tasks, specs, repetitions, settings, out, workers=workers,
+                            on_progress=on_progress)
+    console.print(f"{summary['jobs_run']} trace(s) written, {summary['jobs_skipped']} already "
+                  f"done, in {out / 'traces'}")
+    if report:
+        from erahbo.analysis.report import write_report
+
+        path = write_report(out)
+        console.print(f"report: {path}")
+
+
+def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    app.command("benchmark")(benchmark)

@@ -1,0 +1,131 @@
+"""``erahbo dataset inspect`` and ``erahbo dataset synth``: thin layers over erahbo.datasets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from erahbo.datasets.format import TaskData
+from erahbo.datasets.inspect import plot_mean_std, summarize_task
+from erahbo.datasets.loaders import expand_paths, load_task
+from erahbo.datasets.synth import write_suite
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def _num(x: float) -> str:
+    """Compact number: 3 significant digits, no exponent below 1e6."""
+    return f"{x:.3g}" if abs(x) < 1000 or not abs(x) < 1e6 else f"{x:.0f}"
+
+
+def _synthetic(task: TaskData) -> bool:
+    return bool(task.meta.get("synthetic", False))
+
+
+def _fail(err: Exception) -> typer.Exit:
+    """Print ``err`` as one line on stderr; the exit to raise."""
+    Console(stderr=True).print(Text("error: ", style="red") + Text(str(err)), soft_wrap=True)
+    return typer.Exit(code=1)
+
+
+def inspect(
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Task files (.parquet, .csv, runhistory.csv) or directories."),
+    ],
+    hp_columns: Annotated[
+        str | None,
+        typer.Option(
+            "--hp-columns", help="Comma-separated hyperparameter columns (overrides the guess)."
+        ),
+    ] = None,
+    return_columns: Annotated[
+        str | None,
+        typer.Option(
+            "--return-columns",
+            help="CSV: comma-separated per-seed return columns "
+            "(or the one value column of a long CSV).",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="parquet, csv or runhistory (default: guessed).")
+    ] = None,
+    plot_dir: Annotated[
+        Path | None,
+        typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here."),
+    ] = None,
+) -> None:
+    """Print shape, NaN counts, degeneracy and the mean-vs-std spread of each task."""
+    console = Console()
+    try:
+        paths = expand_paths(files)
+        tasks = [
+            load_task(p, _split(hp_columns), fmt, return_columns=_split(return_columns))
+            for p in paths
+        ]
+    except ValueError as err:
+        raise _fail(err) from None
+    names = [t.name for t in tasks]
+    table = Table(
+        title="RL-outcome tasks (statistics over feasible configurations)",
+        caption=("* synthetic (not real RL data). " if any(_synthetic(t) for t in tasks) else "")
+        + "NaN: values (configurations with a NaN).",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("task", min_width=min(max(map(len, names), default=4) + 1, 40))
+    for col in ("domain", "N x S", "NaN", "degen."):
+        table.add_column(col, no_wrap=True)
+    table.add_column("std min/med/max", overflow="fold")
+    table.add_column("corr(m,s)", no_wrap=True)
+    for task in tasks:
+        s = summarize_task(task)
+        table.add_row(
+            s.task + ("*" if _synthetic(task) else ""),
+            s.domain,
+            f"{s.n_configs}x{s.n_seeds}",
+            f"{s.n_nan_values} ({s.n_infeasible})",
+            "yes" if s.degenerate else "no",
+            "/".join(_num(v) for v in (s.std_min, s.std_median, s.std_max)),
+            f"{s.corr_mean_std:+.2f}",
+        )
+        if plot_dir is not None:
+            plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png")
+    console.print(table)
+    if plot_dir is not None:
+        console.print(f"scatter plots written to {plot_dir}")
+
+
+def synth(
+    out: Annotated[Path, typer.Option("--out", help="Output directory for <task>.parquet files.")],
+    tasks: Annotated[int, typer.Option("--tasks", min=1, help="Number of tasks.")] = 8,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the whole suite.")] = 0,
+    configs: Annotated[
+        int, typer.Option("--configs", min=2, help="Configurations per task.")
+    ] = 512,
+    seeds: Annotated[int, typer.Option("--seeds", min=2, help="Seeds per configuration.")] = 50,
+) -> None:
+    """Write a suite of paper-shaped SYNTHETIC tasks (not real RL data)."""
+    console = Console()
+    try:
+        paths = write_suite(out, tasks, seed, n_configs=configs, n_seeds=seeds)
+    except ValueError as err:
+        raise _fail(err) from None
+    for p in paths:
+        console.print(f"wrote {p}")
+    console.print(f"{len(paths)} synthetic tasks ({configs} configs x {seeds} seeds) in {out}")
+
+
+def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    """Add ``inspect`` and ``synth`` to the ``dataset`` command group."""
+    group = groups["dataset"]
+    group.command("inspect")(inspect)
+    group.command("synth")(synth)

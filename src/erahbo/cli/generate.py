@@ -1,0 +1,168 @@
+"""``erahbo dataset generate`` and ``erahbo dataset tasks``: ARLBench data generation."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from erahbo.arlbench.registry import TASKS, get_task
+from erahbo.arlbench.venv import default_venv_path
+
+
+def tasks() -> None:
+    """List the paper's 19 ARLBench tasks and whether they can be generated here."""
+    console = Console()
+    table = Table(title="ARLBench tasks (paper appendix)")
+    for col in ("task", "algorithm", "environment", "domain", "budget", "n_envs", "here", "note"):
+        table.add_column(col, overflow="fold")
+    for t in TASKS.values():
+        table.add_row(
+            t.name,
+            t.algorithm,
+            t.environment,
+            t.domain,
+            f"{t.n_total_timesteps:,}",
+            str(t.n_envs),
+            "yes" if t.runnable_here else "no",
+            t.note,
+        )
+    console.print(table)
+
+
+def generate(
+    task: Annotated[str, typer.Option("--task", help="Registered task, e.g. ppo_cc_cartpole.")],
+    configs: Annotated[int, typer.Option("--configs", help="Sobol configurations.")] = 512,
+    seeds: Annotated[
+        int, typer.Option("--seeds", help="Training seeds per configuration (1..S).")
+    ] = 50,
+    out: Annotated[Path, typer.Option("--out", help="Output root (shards + merged table).")] = Path(
+        "data/arlbench"
+    ),
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes (one per core).")] = 1,
+    sobol_seed: Annotated[
+        int, typer.Option("--sobol-seed", help="Seed of the scrambled Sobol sequence.")
+    ] = 0,
+    shard_size: Annotated[
+        int, typer.Option("--shard-size", help="Configurations per shard file.")
+    ] = 4,
+    budget: Annotated[
+        int | None,
+        typer.Option("--budget", help="Training timesteps (default: ARLBench's for the env)."),
+    ] = None,
+    vectorize_seeds: Annotated[
+        bool, typer.Option("--vectorize-seeds", help="One jax.vmap call over seeds (accelerators).")
+    ] = False,
+    venv: Annotated[
+        Path | None, typer.Option("--venv", help="ARLBench venv (default: user cache).")
+    ] = None,
+    run_timeout: Annotated[
+        float, typer.Option("--run-timeout", help="Seconds one run may take.")
+    ] = 900.0,
+    merge: Annotated[
+        bool, typer.Option("--merge/--no-merge", help="Merge shards when complete.")
+    ] = True,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Generate even if the registry says the task cannot run here."
+        ),
+    ] = False,
+) -> None:
+    """Generate (or resume) an ARLBench task table: Sobol configs x all seeds, in shards."""
+    from erahbo.arlbench.client import ArlClient, WorkerError
+    from erahbo.arlbench.generate import generate as run_generate
+    from erahbo.arlbench.generate import merge_shards
+
+    console = Console()
+    try:
+        t = get_task(task)
+    except ValueError as err:
+        console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(code=2) from None
+    if not t.runnable_here and not force:
+        console.print(f"[red]error:[/red] {t.name} cannot run here: {t.note} (use --force to try)")
+        raise typer.Exit(code=2)
+    try:
+        client = ArlClient(
+            workers,
+            venv=venv,
+            run_timeout_s=run_timeout,
+            log_dir=default_venv_path().parent / "logs" / t.name,
+            vectorize_seeds=vectorize_seeds,
+        )
+        versions = client.ping()["versions"]
+    except WorkerError as err:
+        console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(code=1) from None
+    plain = not sys.stderr.isatty()
+    t0 = time.time()
+    columns: list[Any] = [
+        TextColumn(f"{t.name}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    ]
+    with client, Progress(*columns, console=console, disable=plain) as bar:
+        job = bar.add_task("configs", total=configs)
+        state = {"first_new": None}
+
+        def progress(done: int, total: int, info: dict[str, Any]) -> None:
+            bar.update(job, completed=done)
+            if "skipped_shard" in info:
+                return
+            if state["first_new"] is None:
+                state["first_new"] = (done - 1, time.time())
+            if plain:
+                d0, ts = state["first_new"]
+                rate = (done - d0) / max(time.time() - ts, 1e-9)
+                eta = (total - done) / rate if rate > 0 else float("nan")
+                print(
+                    f"{time.strftime('%H:%M:%S')} {t.name} {done}/{total} "
+                    f"elapsed={time.time() - t0:.0f}s eta={eta / 60:.1f}min",
+                    flush=True,
+                )
+
+        try:
+            res = run_generate(
+                t,
+                out,
+                client,
+                n_configs=configs,
+                n_seeds=seeds,
+                sobol_seed=sobol_seed,
+                shard_size=shard_size,
+                n_total_timesteps=budget,
+                versions=versions,
+                progress=progress,
+            )
+        except ValueError as err:
+            console.print(f"[red]error:[/red] {err}")
+            raise typer.Exit(code=2) from None
+    console.print(
+        f"{t.name}: {len(res['written'])} shards written, {len(res['skipped'])} "
+        f"already present, {res['runs']} runs in {res['wall_s']:.0f} s"
+    )
+    if merge and len(res["written"]) + len(res["skipped"]) == res["n_shards"]:
+        path = merge_shards(out, t.name)
+        console.print(f"merged: {path}")
+
+
+def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    groups["dataset"].command("generate")(generate)
+    groups["dataset"].command("tasks")(tasks)

@@ -1,0 +1,156 @@
+"""Summary statistics of a task and its mean-vs-std scatter plot.
+
+:func:`summarize_task` is numeric only (no printing, no plotting); :func:`plot_mean_std`
+draws the scatter with matplotlib's Agg backend. Statistics over configurations use the
+feasible ones (no NaN seed); the NaN counts describe the table as given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from erahbo.datasets.format import TaskData
+from erahbo.datasets.validate import is_degenerate
+
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+@dataclass
+class TaskSummary:
+    """Numbers that describe one task (see :func:`summarize_task`)."""
+
+    task: str
+    domain: str
+    synthetic: bool
+    n_configs: int
+    n_seeds: int
+    n_hyperparameters: int
+    n_nan_values: int
+    n_infeasible: int
+    degenerate: bool
+    return_min: float
+    return_max: float
+    std_min: float
+    std_median: float
+    std_max: float
+    corr_mean_std: float  # Pearson, over feasible configurations
+    spearman_mean_std: float
+    mean_quantiles: tuple[float, ...]  # at QUANTILES
+    std_quantiles: tuple[float, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def config_stats(returns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-configuration sample mean and standard deviation of the feasible rows.
+
+    Parameters
+    ----------
+    returns : numpy.ndarray
+        ``(n, S)`` returns, NaN for a failed run.
+
+    Returns
+    -------
+    (mean, std, feasible)
+        ``(m,)`` means and ``(m,)`` sample standard deviations (ddof = 1) of the ``m``
+        feasible configurations, and the ``(n,)`` boolean feasibility mask.
+    """
+    r = np.asarray(returns, dtype=float)
+    feasible = ~np.isnan(r).any(axis=1)  # (n,)
+    f = r[feasible]  # (m, S)
+    return f.mean(axis=1), f.std(axis=1, ddof=1), feasible
+
+
+def summarize_task(task: TaskData) -> TaskSummary:
+    """Shape, NaN counts, degeneracy and the mean-vs-std spread of ``task``."""
+    r = np.asarray(task.returns, dtype=float)  # (n, S)
+    mean, std, feasible = config_stats(r)
+    nan = float("nan")
+    enough = mean.size >= 2
+    vary = enough and np.ptp(mean) > 0 and np.ptp(std) > 0
+    return TaskSummary(
+        task=task.name,
+        domain=str(task.meta.get("domain_like", task.meta.get("domain", "unknown"))),
+        synthetic=bool(task.meta.get("synthetic", False)),
+        n_configs=task.n_configs,
+        n_seeds=task.n_seeds,
+        n_hyperparameters=int(task.configs.shape[1]),
+        n_nan_values=int(np.isnan(r).sum()),
+        n_infeasible=int((~feasible).sum()),
+        degenerate=is_degenerate(r),
+        return_min=float(np.nanmin(r)) if np.isfinite(r).any() else nan,
+        return_max=float(np.nanmax(r)) if np.isfinite(r).any() else nan,
+        std_min=float(std.min()) if std.size else nan,
+        std_median=float(np.median(std)) if std.size else nan,
+        std_max=float(std.max()) if std.size else nan,
+        corr_mean_std=float(np.corrcoef(mean, std)[0, 1]) if vary else nan,
+        spearman_mean_std=float(stats.spearmanr(mean, std).statistic) if vary else nan,
+        mean_quantiles=_quantiles(mean),
+        std_quantiles=_quantiles(std),
+    )
+
+
+def summary_frame(summaries: list[TaskSummary]) -> pd.DataFrame:
+    """One row per task, quantile tuples spread into ``mean_q50``-style columns."""
+    rows = []
+    for s in summaries:
+        d = s.to_dict()
+        for key in ("mean_quantiles", "std_quantiles"):
+            for q, v in zip(QUANTILES, d.pop(key), strict=True):
+                d[f"{key.split('_')[0]}_q{round(100 * q):02d}"] = v
+        rows.append(d)
+    return pd.DataFrame(rows)
+
+
+def plot_mean_std(task: TaskData, path: str | Path, *, dpi: int = 120) -> Path:
+    """Write the per-configuration mean-vs-std scatter of ``task`` as a PNG.
+
+    Parameters
+    ----------
+    task : TaskData
+        Any task; infeasible configurations are left out (their count is in the title).
+    path : str or Path
+        Output file (parent folders are created).
+    dpi : int
+        Resolution.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mean, std, feasible = config_stats(task.returns)
+    fig = Figure(figsize=(5.0, 4.0))
+    FigureCanvasAgg(fig)  # Agg canvas, no pyplot state
+    ax = fig.add_subplot()
+    ax.scatter(mean, std, s=8, alpha=0.6, linewidths=0)
+    ax.set_xlabel("mean return over seeds")
+    ax.set_ylabel("std of return over seeds")
+    tag = " (synthetic)" if task.meta.get("synthetic") else ""
+    ax.set_title(
+        f"{task.name}{tag}\n{mean.size} configs x {task.n_seeds} seeds, "
+        f"{int((~feasible).sum())} infeasible left out",
+        fontsize=9,
+    )
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    return path
+
+
+def _quantiles(x: np.ndarray) -> tuple[float, ...]:
+    if x.size == 0:
+        return tuple(float("nan") for _ in QUANTILES)
+    return tuple(float(v) for v in np.quantile(x, QUANTILES))

@@ -1,0 +1,100 @@
+"""Named methods of the offline benchmark (``--methods erahbo,rahbo-k2,...``).
+
+Grammar of a method name::
+
+    erahbo                 ERAHBO, k_min=2, k_max=20, beta=2.5, beta_stop=1 (the paper)
+    erahbo-exp<gamma>      ERAHBO with the exponential beta_stop schedule (paper appendix)
+    erahbo-sig<s>          ERAHBO with the sigmoid beta_stop schedule
+    rahbo-k<K>             RAHBO with K seeds per configuration (the paper: K = 2 and 20)
+    gpucb-k<K>             GP-UCB (risk-neutral) with K seeds per configuration
+    random-k<K>            uniform random search with K seeds per configuration
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
+
+_FIXED_K = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
+_SCHEDULED = re.compile(r"^erahbo-(exp|sig)(\d+(?:\.\d+)?)$")
+
+_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A benchmark method: its name, display label and optimizer keyword arguments.
+
+    Attributes
+    ----------
+    name : str
+        The method name as written on the command line (also the trace directory name).
+    label : str
+        Human-readable label for tables and plots, e.g. ``"RAHBO (k=20)"``.
+    method : str
+        The optimizer's ``method`` argument: ``"erahbo"``, ``"rahbo"``, ``"gpucb"``,
+        ``"random"``.
+    options : dict
+        Further keyword arguments for :class:`erahbo.Optimizer`.
+    """
+
+    name: str
+    label: str
+    method: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_method(name: str) -> MethodSpec:
+    """Parse one method name (see the module docstring for the grammar).
+
+    Raises
+    ------
+    ValueError
+        If the name does not follow the grammar; the message lists the valid forms.
+    """
+    key = name.strip().lower()
+    if key == "erahbo":
+        return MethodSpec(name=key, label="ERAHBO", method="erahbo")
+    m = _SCHEDULED.match(key)
+    if m:
+        kind, value = m.group(1), float(m.group(2))
+        if kind == "exp":
+            options = {"schedule": "exponential", "gamma": value}
+            label = f"ERAHBO (exp, gamma={m.group(2)})"
+        else:
+            options = {"schedule": "sigmoid", "slope": value}
+            label = f"ERAHBO (sigmoid, s={m.group(2)})"
+        return MethodSpec(name=key, label=label, method="erahbo", options=options)
+    m = _FIXED_K.match(key)
+    if m:
+        base, k = m.group(1), int(m.group(2))
+        if k < 2:
+            raise ValueError(
+                f"method {name!r}: k must be >= 2 so that the sample variance is defined; "
+                f"use e.g. '{base}-k2'."
+            )
+        return MethodSpec(name=key, label=f"{_LABELS[base]} (k={k})", method=base,
+                          options={"k": k})
+    raise ValueError(
+        f"unknown method {name!r}; valid forms: erahbo, erahbo-exp<gamma>, erahbo-sig<s>, "
+        "rahbo-k<K>, gpucb-k<K>, random-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20')."
+    )
+
+
+def parse_methods(spec: str | list[str] | tuple[str, ...]) -> list[MethodSpec]:
+    """Parse a comma-separated list (or a sequence) of method names, keeping order, no repeats."""
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[MethodSpec] = []
+    for n in names:
+        if not n.strip():
+            continue
+        m = parse_method(n)
+        if m.name in {o.name for o in out}:
+            raise ValueError(f"method {m.name!r} is listed twice in --methods; list it once.")
+        out.append(m)
+    if not out:
+        raise ValueError("no method given; pass e.g. --methods erahbo,rahbo-k2,rahbo-k20,gpucb-k20")
+    return out

@@ -1,0 +1,216 @@
+"""Run a whole benchmark study: tasks x methods x repetitions over a process pool.
+
+Finished traces are skipped, so re-running a study resumes it.  Each trace is written
+atomically (temporary file + rename): a killed study never leaves a half-written trace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from erahbo.experiments.methods import MethodSpec
+from erahbo.experiments.replay import ReplayTask
+from erahbo.experiments.runner import (
+    TRACE_META_KEY,
+    StudySettings,
+    run_repetition,
+    trace_path,
+)
+
+_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (task, method, repetition) replay."""
+
+    task: ReplayTask
+    method: MethodSpec
+    repetition: int
+    settings: StudySettings
+    path: Path
+
+
+def write_trace(trace: Any, meta: dict[str, Any], path: Path) -> None:
+    """Write a trace with its metadata atomically."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(trace, preserve_index=False)
+    table = table.replace_schema_metadata({TRACE_META_KEY: json.dumps(meta).encode()})
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)
+
+
+def _run_job(job: Job, progress_queue: Any = None) -> tuple[str, int]:
+    def progress(n: int) -> None:
+        if progress_queue is not None:
+            progress_queue.put(n)
+
+    trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings, progress)
+    write_trace(trace, meta, job.path)
+    return str(job.path), len(trace)
+
+
+def _init_worker() -> None:
+    for var in _THREAD_VARS:  # one BLAS thread per worker: workers are the parallelism
+        os.environ.setdefault(var, "1")
+
+
+def plan_jobs(
+    tasks: Sequence[ReplayTask],
+    methods: Sequence[MethodSpec],
+    repetitions: int,
+    settings: StudySettings,
+    out: Path,
+) -> tuple[list[Job], int]:
+    """All jobs of a study that still lack a trace, and the number already done."""
+    jobs, done = [], 0
+    for task in tasks:
+        for method in methods:
+            for rep in range(repetitions):
+                path = trace_path(out, task.name, method.name, rep)
+                if path.exists():
+                    done += 1
+                    continue
+                jobs.append(Job(task, method, rep, settings, path))
+    return jobs, done
+
+
+def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[MethodSpec],
+                     repetitions: int, settings: StudySettings) -> None:
+    """``OUT/study.json``: settings, methods and tasks (refuses to mix settings in one dir)."""
+    out.mkdir(parents=True, exist_ok=True)
+    info = {
+        "settings": asdict(settings),
+        "methods": [{"name": m.name, "label": m.label} for m in methods],
+        "repetitions": repetitions,
+        "tasks": [
+            {"name": t.name, "domain": t.domain, "n_configs": t.n_configs, "n_seeds": t.n_seeds,
+             "mv_star": t.mv_star, "synthetic": bool(t.meta.get("synthetic", False)),
+             "n_infeasible": t.report.n_infeasible if t.report else 0}
+            for t in tasks
+        ],
+    }
+    path = out / "study.json"
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("settings") != info["settings"]:
+            diff = sorted(k for k in info["settings"]
+                          if old.get("settings", {}).get(k) != info["settings"][k])
+            raise ValueError(
+                f"{out} holds a study with other settings ({', '.join(diff)} differ); "
+                "use a new --out directory or the same settings to resume."
+            )
+        names = {m["name"]: m for m in old.get("methods", [])}
+        names.update({m["name"]: m for m in info["methods"]})
+        info["methods"] = list(names.values())
+        known = {t["name"]: t for t in old.get("tasks", [])}
+        known.update({t["name"]: t for t in info["tasks"]})
+        info["tasks"] = list(known.values())
+        info["repetitions"] = max(int(old.get("repetitions", 0)), repetitions)
+    path.write_text(json.dumps(info, indent=2))
+
+
+def run_study(
+    tasks: Sequence[ReplayTask],
+    methods: Sequence[MethodSpec],
+    repetitions: int,
+    settings: StudySettings,
+    out: str | Path,
+    *,
+    workers: int = 1,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) a study and write one trace per (task, method, repetition).
+
+    Parameters
+    ----------
+    tasks, methods : sequences
+        Prepared tasks (:func:`erahbo.experiments.replay.prepare_task`) and methods.
+    repetitions : int
+        Repetitions per (task, method) (paper: 20).
+    settings : StudySettings
+    out : path
+        Results directory (``traces/`` and ``study.json`` go there).
+    workers : int
+        Processes; 1 runs in this process.
+    on_progress : callable, optional
+        ``on_progress(runs_done_now, runs_total)`` after every few training runs.
+
+    Returns
+    -------
+    dict
+        ``jobs_run``, ``jobs_skipped`` and ``runs``.
+    """
+    settings.validate()
+    if repetitions < 1:
+        raise ValueError(f"repetitions={repetitions} must be >= 1")
+    if workers < 1:
+        raise ValueError(f"workers={workers} must be >= 1")
+    out = Path(out)
+    write_study_file(out, tasks, methods, repetitions, settings)
+    jobs, skipped = plan_jobs(tasks, methods, repetitions, settings, out)
+    total = len(jobs) * settings.budget
+    runs = 0
+
+    def report(n: int) -> None:
+        nonlocal runs
+        runs += n
+        if on_progress is not None:
+            on_progress(runs, total)
+
+    if workers == 1 or len(jobs) <= 1:
+        for job in jobs:
+            trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings,
+                                         report)
+            write_trace(trace, meta, job.path)
+        return {"jobs_run": len(jobs), "jobs_skipped": skipped, "runs": runs}
+
+    ctx = get_context("spawn")
+    saved = {v: os.environ.get(v) for v in _THREAD_VARS}
+    for v in _THREAD_VARS:
+        os.environ[v] = "1"
+    try:
+        with ctx.Manager() as manager, ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_init_worker
+        ) as pool:
+            q = manager.Queue()
+            stop = threading.Event()
+
+            def drain() -> None:
+                while not stop.is_set():
+                    try:
+                        report(q.get(timeout=0.2))
+                    except queue.Empty:
+                        continue
+
+            th = threading.Thread(target=drain, daemon=True)
+            th.start()
+            pending = {pool.submit(_run_job, job, q) for job in jobs}
+            try:
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in finished:
+                        f.result()
+            finally:
+                stop.set()
+                th.join()
+    finally:
+        for v, old in saved.items():
+            if old is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = old
+    return {"jobs_run": len(jobs), "jobs_skipped": skipped, "runs": runs}

@@ -1,0 +1,277 @@
+"""ARLBench pipeline: registry, Sobol decoding, client protocol, resumable shards.
+
+Most tests use a fake worker (a stdlib script speaking the same JSON-lines protocol), so
+they run without ARLBench.  Tests marked ``real`` use the ARLBench venv and are skipped
+with a reason when it is not present (``erahbo arlbench setup`` creates it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from erahbo.arlbench.client import ArlClient
+from erahbo.arlbench.generate import (
+    decode_unit,
+    generate,
+    merge_shards,
+    shard_status,
+    sobol_configs,
+)
+from erahbo.arlbench.registry import TASKS, get_task
+from erahbo.arlbench.venv import venv_python, worker_script
+from erahbo.datasets.format import read_task
+
+FAKE_WORKER = textwrap.dedent(
+    r'''
+    import json, math, os, sys, time
+    calls = os.environ.get("FAKE_CALLS")
+    for line in sys.stdin:
+        req = json.loads(line)
+        rid, op = req.get("id"), req.get("op")
+        if op == "ping":
+            print(json.dumps({"id": rid, "status": "ok", "versions": {"arlbench": "fake"},
+                              "pid": os.getpid()}), flush=True)
+            continue
+        if op == "shutdown":
+            print(json.dumps({"id": rid, "status": "ok"}), flush=True)
+            break
+        hp = req["hp_config"]
+        if calls:
+            with open(calls, "a") as f:
+                f.write(json.dumps({"hp": hp, "seeds": req["seeds"]}) + "\n")
+        for k, s in enumerate(req["seeds"]):
+            if hp.get("crash_at_seed") == s:
+                os._exit(3)
+            if hp.get("hang_at_seed") == s:
+                time.sleep(60)
+            x = float(hp.get("learning_rate", 0.5))
+            r = 100.0 * x + s
+            ok = not hp.get("nan")
+            print(json.dumps({"id": rid, "seed": s, "status": "ok" if ok else "failed",
+                              "return": r if ok else None, "runtime_s": 0.01,
+                              "error": None if ok else "non-finite return (NaN/inf)",
+                              "first": k == 0}), flush=True)
+    '''
+)
+
+
+@pytest.fixture
+def fake_cmd(tmp_path: Path) -> list[str]:
+    p = tmp_path / "fake_worker.py"
+    p.write_text(FAKE_WORKER)
+    return [sys.executable, "-u", str(p)]
+
+
+# -- registry and spaces ---------------------------------------------------------------------
+def test_registry_has_the_papers_19_tasks() -> None:
+    assert len(TASKS) == 19
+    algos = {t.algorithm for t in TASKS.values()}
+    assert algos == {"dqn", "ppo", "sac"}
+    counts = {a: sum(t.algorithm == a for t in TASKS.values()) for a in algos}
+    assert counts == {"dqn": 5, "ppo": 10, "sac": 4}
+    for t in TASKS.values():
+        assert t.name.startswith(f"{t.algorithm}_{t.domain}_")
+        assert t.n_total_timesteps > 0 and t.n_envs > 0
+        if not t.runnable_here:
+            assert t.note, f"{t.name} must say why it cannot run here"
+    with pytest.raises(ValueError, match="registered tasks"):
+        get_task("nope")
+
+
+def test_search_spaces_match_the_note() -> None:
+    sizes = {"ppo": 9, "dqn": 14, "sac": 15}
+    for t in TASKS.values():
+        sp = t.search_space
+        json.dumps(sp)  # JSON form
+        names = [h["name"] for h in sp["hyperparameters"]]
+        assert len(names) == len(set(names)) == sizes[t.algorithm]
+        for h in sp["hyperparameters"]:
+            assert h["type"] in {"float", "log", "int", "cat"}
+            if h["type"] != "cat":
+                assert h["low"] < h["high"]
+        for c in sp.get("conditions", []):
+            assert c["child"] in names and c["parent"] in names
+    dqn = get_task("dqn_cc_cartpole").search_space
+    conds = {c["child"] for c in dqn["conditions"]}
+    assert conds == {"tau", "target_update_interval"}
+    ppo = {h["name"]: h for h in get_task("ppo_cc_cartpole").search_space["hyperparameters"]}
+    assert ppo["learning_rate"]["type"] == "log" and ppo["learning_rate"]["low"] == 1e-6
+    assert ppo["minibatch_size"]["choices"] == [128, 256, 512]
+
+
+def test_decode_unit_bounds_types_and_conditions() -> None:
+    sp = get_task("dqn_cc_cartpole").search_space
+    lo = decode_unit(sp, np.zeros(14))
+    hi = decode_unit(sp, np.ones(14))
+    assert lo["learning_rate"] == pytest.approx(1e-6) and hi["learning_rate"] == pytest.approx(0.1)
+    assert lo["buffer_size"] == 1024 and hi["buffer_size"] == 100000
+    assert lo["use_target_network"] is True and "tau" in lo
+    assert hi["use_target_network"] is False and "tau" not in hi
+    assert "target_update_interval" not in hi
+    with pytest.raises(ValueError, match="coordinates"):
+        decode_unit(sp, np.zeros(3))
+
+
+def test_sobol_configs_seeded_prefix_and_in_range() -> None:
+    sp = get_task("ppo_cc_cartpole").search_space
+    a = sobol_configs(sp, 16, seed=3)
+    b = sobol_configs(sp, 32, seed=3)
+    assert a == b[:16]  # a longer run extends the same sequence
+    assert a != sobol_configs(sp, 16, seed=4)
+    for c in b:
+        assert 1e-6 <= c["learning_rate"] <= 0.1
+        assert c["minibatch_size"] in (128, 256, 512)
+        assert isinstance(c["normalize_advantage"], bool)
+    # a balanced Sobol design hits every categorical choice
+    assert {c["minibatch_size"] for c in b} == {128, 256, 512}
+
+
+# -- client protocol with the fake worker ----------------------------------------------------
+def test_client_train_results_in_seed_order(fake_cmd: list[str]) -> None:
+    with ArlClient(1, worker_cmd=fake_cmd) as cl:
+        assert cl.ping()["versions"]["arlbench"] == "fake"
+        res = cl.train("ppo_cc_cartpole", {"learning_rate": 0.25, "tau": None}, [3, 1, 2])
+    assert [r.seed for r in res] == [3, 1, 2]
+    assert [r.return_ for r in res] == [28.0, 26.0, 27.0]
+    assert all(r.status == "ok" and r.error is None for r in res)
+    assert [r.first for r in res] == [True, False, False]
+
+
+def test_client_nan_becomes_failed_run(fake_cmd: list[str]) -> None:
+    with ArlClient(1, worker_cmd=fake_cmd) as cl:
+        res = cl.train("ppo_cc_cartpole", {"nan": True}, [1, 2])
+    assert all(r.status == "failed" and math.isnan(r.return_) for r in res)
+    assert "non-finite" in res[0].error
+
+
+def test_client_survives_worker_crash_and_hang(fake_cmd: list[str]) -> None:
+    with ArlClient(1, worker_cmd=fake_cmd, run_timeout_s=1.0, compile_timeout_s=2.0) as cl:
+        res = cl.train("ppo_cc_cartpole", {"learning_rate": 0.0, "crash_at_seed": 2}, [1, 2, 3])
+        assert [r.status for r in res] == ["ok", "failed", "ok"]
+        assert "worker died" in res[1].error and "exit code 3" in res[1].error
+        res = cl.train("ppo_cc_cartpole", {"learning_rate": 0.0, "hang_at_seed": 1}, [1, 2])
+        assert res[0].status == "failed" and "timeout" in res[0].error
+        assert res[1].status == "ok" and res[1].return_ == 2.0
+        assert cl.restarts == 2
+        # the pool still works afterwards
+        assert cl.train("ppo_cc_cartpole", {}, [5])[0].return_ == 55.0
+
+
+def test_client_parallel_workers(fake_cmd: list[str]) -> None:
+    cfgs = [{"learning_rate": k / 10} for k in range(6)]
+    with ArlClient(2, worker_cmd=fake_cmd) as cl:
+        out = dict(cl.train_many("dqn_cc_cartpole", cfgs, [1, 2]))
+    assert sorted(out) == list(range(6))
+    for k, res in out.items():
+        assert [r.return_ for r in res] == pytest.approx([10.0 * k + 1, 10.0 * k + 2])
+
+
+def test_missing_venv_gives_clear_error(tmp_path: Path) -> None:
+    from erahbo.arlbench.client import WorkerError
+
+    with pytest.raises(WorkerError, match="arlbench setup"):
+        ArlClient(1, venv=tmp_path / "no-venv")
+
+
+# -- resumable shards ------------------------------------------------------------------------
+def test_generate_resumes_without_loss_or_duplicates(
+    fake_cmd: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("FAKE_CALLS", str(calls))
+    out = tmp_path / "data"
+    with ArlClient(1, worker_cmd=fake_cmd) as cl:
+        r1 = generate("ppo_cc_cartpole", out, cl, n_configs=10, n_seeds=3, shard_size=4,
+                      max_shards=2, versions={"arlbench": "fake"})
+        assert r1["written"] == [0, 1] and r1["n_shards"] == 3
+        st = shard_status(out, "ppo_cc_cartpole")
+        assert st["done"] == [0, 1] and st["n_shards"] == 3
+        with pytest.raises(ValueError, match="missing"):
+            merge_shards(out, "ppo_cc_cartpole")
+        part = read_task(merge_shards(out, "ppo_cc_cartpole", allow_partial=True))
+        assert part.n_configs == 8 and part.meta["partial"] is True
+        # simulate a crash that left a temporary file behind: it must be ignored
+        (out / "shards" / "ppo_cc_cartpole" / "shard-00002.parquet.tmp").write_text("junk")
+        r2 = generate("ppo_cc_cartpole", out, cl, n_configs=10, n_seeds=3, shard_size=4)
+        assert r2["written"] == [2] and r2["skipped"] == [0, 1]
+        with pytest.raises(ValueError, match="different generation run"):
+            generate("ppo_cc_cartpole", out, cl, n_configs=10, n_seeds=4, shard_size=4)
+    lines = [json.loads(x) for x in calls.read_text().splitlines()]
+    assert len(lines) == 10  # every configuration trained exactly once
+    task = read_task(merge_shards(out, "ppo_cc_cartpole"))
+    assert task.n_configs == 10 and task.seeds == [1, 2, 3]
+    assert list(task.config_ids) == list(range(10))
+    expected = sobol_configs(get_task("ppo_cc_cartpole").search_space, 10, 0)
+    lr = task.configs["learning_rate"].to_numpy()
+    assert lr == pytest.approx([c["learning_rate"] for c in expected])
+    assert task.returns[:, 0] == pytest.approx(100 * lr + 1)
+    m = task.meta
+    assert m["synthetic"] is False and m["generator"] == "erahbo.arlbench"
+    assert m["algorithm"] == "ppo" and m["domain"] == "cc" and m["training_budget"] == 100_000
+    assert m["search_space"]["hyperparameters"][0]["name"] == "learning_rate"
+    assert m["n_eval_episodes"] == 128 and m["partial"] is False and m["n_failed_runs"] == 0
+
+
+def test_generate_conditional_inactive_is_null(fake_cmd: list[str], tmp_path: Path) -> None:
+    with ArlClient(1, worker_cmd=fake_cmd) as cl:
+        generate("dqn_cc_cartpole", tmp_path, cl, n_configs=8, n_seeds=1, shard_size=8)
+    task = read_task(merge_shards(tmp_path, "dqn_cc_cartpole"))
+    off = ~task.configs["use_target_network"].astype(bool).to_numpy()
+    assert off.any() and (~off).any()
+    assert task.configs.loc[off, "tau"].isna().all()
+    assert task.configs.loc[~off, "tau"].notna().all()
+
+
+# -- the real ARLBench worker (skipped without the venv) -------------------------------------
+_HAS_VENV = venv_python().exists()
+real = pytest.mark.skipif(
+    not _HAS_VENV,
+    reason=f"ARLBench venv not found at {venv_python()}; run `erahbo arlbench setup`",
+)
+
+
+@real
+def test_real_worker_tiny_budget_deterministic_and_failing_config() -> None:
+    extra = {"n_total_timesteps": 2048, "n_eval_episodes": 8}
+    with ArlClient(1, log_dir=None) as cl:
+        ping = cl.ping()
+        assert ping["versions"]["arlbench"] == "0.1.3"
+        cfg = {"learning_rate": 1e-3, "buffer_batch_size": 64, "train_freq": 8,
+               "gradient_steps": 1, "learning_starts": 64, "use_target_network": False}
+        res = cl.train("dqn_cc_cartpole", cfg, [1, 2, 1], extra=extra)
+        assert [r.status for r in res] == ["ok"] * 3, [r.error for r in res]
+        assert res[0].return_ == res[2].return_  # same seed, same return
+        assert all(np.isfinite(r.return_) and r.return_ > 0 for r in res)
+        bad = cl.train("dqn_cc_cartpole", {"buffer_size": "many"}, [1, 2], extra=extra)
+        assert [r.status for r in bad] == ["failed", "failed"]
+        assert "buffer_size" in bad[0].error
+        zero = cl.train("dqn_cc_cartpole", {"train_freq": 0}, [1], extra=extra)
+        assert zero[0].status == "failed" and "train_freq" in zero[0].error
+
+
+def test_worker_script_is_standalone() -> None:
+    # The worker runs in the ARLBench venv: no erahbo, and only stdlib at module level.
+    import ast
+
+    tree = ast.parse(worker_script().read_text())
+    mods = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            mods.add(node.module.split(".")[0])
+    assert "erahbo" not in mods
+    top = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            top.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            top.add(node.module.split(".")[0])
+    assert top <= {"__future__", "json", "math", "os", "sys", "time", "traceback", "typing"}
