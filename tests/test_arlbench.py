@@ -275,3 +275,25 @@ def test_worker_script_is_standalone() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             top.add(node.module.split(".")[0])
     assert top <= {"__future__", "json", "math", "os", "sys", "time", "traceback", "typing"}
+
+
+# -- CLI (thin layer) --------------------------------------------------------------------------
+def test_cli_tasks_and_merge_shards(fake_cmd: list[str], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["dataset", "tasks"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0 and "dqn_cc_cartpole" in res.output and "xminigrid" in res.output
+    with ArlClient(1, worker_cmd=fake_cmd) as cl:
+        generate("ppo_cc_pendulum", tmp_path, cl, n_configs=8, n_seeds=2, shard_size=4,
+                 max_shards=1)
+    args = ["dataset", "merge-shards", "--task", "ppo_cc_pendulum", "--out", str(tmp_path)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "missing" in res.output
+    res = runner.invoke(app, [*args, "--partial"])
+    assert res.exit_code == 0, res.output
+    assert read_task(tmp_path / "ppo_cc_pendulum.parquet").n_configs == 4
+    res = runner.invoke(app, ["dataset", "generate", "--task", "sac_brax_fast"])
+    assert res.exit_code == 2 and "cannot run here" in res.output

@@ -362,6 +362,8 @@ def test_table_inference_and_rows() -> None:
                      "activation": "cat", "use_target_network": "cat", "tau": "float"}
     U = s.candidates_unit()
     assert U.shape == (40, s.dim) and np.all((U >= 0) & (U <= 1))
+    with pytest.raises(ValueError, match="read-only"):
+        U[0, 0] = 0.3
     for i in range(40):
         c = s.candidate_config(i)
         assert type(c["train_freq"]) is int and type(c["gamma"]) is float

@@ -74,13 +74,19 @@ def _clauses(cond: Any, hps: dict[str, HP]) -> tuple[str, list[Clause]]:
 
 def from_configspace(cs: Any) -> list[HP]:
     """Hyperparameters of ``cs`` in ConfigSpace's order, with their conditions."""
-    if list(getattr(cs, "forbidden_clauses", [])):
+    # ConfigSpace 1.x API first, 0.x (get_*) as a fallback
+    forbidden = getattr(cs, "forbidden_clauses", None)
+    if forbidden is None:
+        forbidden = cs.get_forbiddens()
+    if list(forbidden):
         raise ValueError(
             "ConfigurationSpace has forbidden clauses, which SearchSpace does not support; "
             "remove them or pass a finite candidate table (DataFrame) of allowed configurations"
         )
-    hps = {h.name: _hp_of(h) for h in cs.values()}
-    for cond in cs.conditions:
+    params = cs.values() if hasattr(cs, "values") else cs.get_hyperparameters()
+    conditions = cs.conditions if hasattr(cs, "conditions") else cs.get_conditions()
+    hps = {h.name: _hp_of(h) for h in params}
+    for cond in conditions:
         child, clauses = _clauses(cond, hps)
         hps[child].conditions = hps[child].conditions + tuple(clauses)
     return list(hps.values())

@@ -66,7 +66,7 @@ class Observations:
         self.returns: list[list[float]] = []
         self.seeds: list[list[int]] = []
         self._row: dict[int, int] = {}
-        self._stats = np.zeros((16, 3))  # (capacity, 3): mean, variance, count
+        self._stats = np.zeros((16, 4))  # (capacity, 4): mean, variance, count, sum of squares
 
     @property
     def n(self) -> int:
@@ -88,6 +88,11 @@ class Observations:
     @property
     def k(self) -> np.ndarray:  # (n,) float counts
         return self._stats[: self._n, 2]
+
+    def stats(self, row: int) -> tuple[float, float, int]:
+        """Pooled ``(mean, variance, k)`` of one row."""
+        mean, var, k, _ = self._stats[row].tolist()
+        return mean, var, int(k)
 
     def row_of(self, config_id: int) -> int | None:
         """Row of a configuration id, or None when it was never evaluated."""
@@ -117,8 +122,14 @@ class Observations:
             self.config_ids.append(int(config_id))
             self.returns.append([])
             self.seeds.append([])
+        mean, _, k, m2 = self._stats[r].tolist()
+        for v in returns:  # Welford's update: stable for returns with a large offset
+            v = float(v)
+            k += 1
+            delta = v - mean
+            mean += delta / k
+            m2 += delta * (v - mean)
+        self._stats[r] = (mean, m2 / (k - 1) if k > 1 else 0.0, k, m2)
         self.returns[r].extend(float(v) for v in returns)
         self.seeds[r].extend(int(s) for s in seeds)
-        y = np.asarray(self.returns[r])
-        self._stats[r] = (y.mean(), y.var(ddof=1), len(y))
         return r

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from erahbo.models import kernel, posterior_grad, robust_cholesky
+from erahbo.models import _k_of_d2, kernel, posterior_grad, robust_cholesky
 from erahbo.surrogate import InnerBounds, RoundModel, RoundSettings, fixed_noise
 
 __all__ = ["FastModel", "FastRound"]
@@ -67,6 +67,11 @@ class FastModel:
         self.m = 0 if self.C is None else self.C.shape[0]
         self.n = 0
         self.dim = len(self.hf.lengthscales)
+        self.ls_f = np.asarray(self.hf.lengthscales, dtype=float)
+        self.ls_v = np.asarray(self.hv.lengthscales, dtype=float)
+        if self.m:  # candidates scaled by each GP's lengthscales, and their squared norms
+            self.Cf, self.Cv = self.C / self.ls_f, self.C / self.ls_v  # (m, dim)
+            self.Cf2, self.Cv2 = (self.Cf**2).sum(1), (self.Cv**2).sum(1)  # (m,)
         self._alloc(64)
 
     def _alloc(self, cap: int) -> None:
@@ -81,30 +86,42 @@ class FastModel:
 
         g = self.__dict__.get
         self.X = grow(g("X"), (cap, self.dim), np.s_[:n])
+        self.Xf = grow(g("Xf"), (cap, self.dim), np.s_[:n])  # X / ls_f
+        self.Xv = grow(g("Xv"), (cap, self.dim), np.s_[:n])  # X / ls_v
+        self.Xf2 = grow(g("Xf2"), (cap,), np.s_[:n])  # squared norms
+        self.Xv2 = grow(g("Xv2"), (cap,), np.s_[:n])
         self.Kf = grow(g("Kf"), (cap, cap), np.s_[:n, :n])  # k_f(X, X)
         self.Lv = grow(g("Lv"), (cap, cap), np.s_[:n, :n])  # chol(k_v(X, X) + tau^2 I)
         self.Lvi = grow(g("Lvi"), (cap, cap), np.s_[:n, :n])  # Lv^{-1}
         self.dAv = grow(g("dAv"), (cap,), np.s_[:n])  # diag((k_v + tau^2 I)^{-1})
         if m:
-            self.KfCT = grow(g("KfCT"), (m, cap), np.s_[:, :n])  # k_f(C, X)
-            self.KfC2T = grow(g("KfC2T"), (m, cap), np.s_[:, :n])  # its square
+            self.KfC = grow(g("KfC"), (cap, m), np.s_[:n])  # k_f(X, C)
+            self.KfC2 = grow(g("KfC2"), (cap, m), np.s_[:n])  # its square
             self.WvC = grow(g("WvC"), (cap, m), np.s_[:n])  # Lv^{-1} k_v(X, C)
             if not old:
                 self.cv = np.zeros(m)  # (m,) column sums of squares of WvC
         self.cap = cap
 
+    def _krow(self, xs: np.ndarray, S: np.ndarray, S2: np.ndarray, kind: str) -> np.ndarray:
+        """Kernel values between one scaled point ``xs (dim,)`` and scaled rows ``S (p, dim)``."""
+        d2 = S2 + xs @ xs - 2.0 * (S @ xs)
+        np.maximum(d2, 0.0, out=d2)
+        return _k_of_d2(d2, kind)
+
     def _append(self, x: np.ndarray) -> None:
         """Extend every cache by one configuration ``x (dim,)``."""
         if self.n == self.cap:
             self._alloc(2 * self.cap)
-        n, hf, hv, tau2 = self.n, self.hf, self.hv, self.tau2
-        Xn = self.X[:n]
-        kf = kernel(x[None, :], Xn, hf.lengthscales, hf.kind)[0]  # (n,)
+        n, tau2 = self.n, self.tau2
+        kind_f, kind_v = self.hf.kind, self.hv.kind
+        xf, xv = x / self.ls_f, x / self.ls_v
+        kf = self._krow(xf, self.Xf[:n], self.Xf2[:n], kind_f)  # (n,)
         self.Kf[n, :n] = kf
         self.Kf[:n, n] = kf
         self.Kf[n, n] = 1.0
-        self.X[n] = x
-        kv = kernel(x[None, :], Xn, hv.lengthscales, hv.kind)[0]  # (n,)
+        kv = self._krow(xv, self.Xv[:n], self.Xv2[:n], kind_v)  # (n,)
+        self.X[n], self.Xf[n], self.Xv[n] = x, xf, xv
+        self.Xf2[n], self.Xv2[n] = xf @ xf, xv @ xv
         Lvi = self.Lvi[:n, :n]
         lv = Lvi @ kv  # (n,) Lv^{-1} k_v(X, x)
         lnn = math.sqrt(max(1.0 + tau2 - float(lv @ lv), 1e-12 * tau2))
@@ -116,10 +133,10 @@ class FastModel:
         self.dAv[:n] += r * r
         self.dAv[n] = 1.0 / (lnn * lnn)
         if self.m:
-            kfc = kernel(x[None, :], self.C, hf.lengthscales, hf.kind)[0]  # (m,)
-            self.KfCT[:, n] = kfc
-            self.KfC2T[:, n] = kfc * kfc
-            kvc = kernel(x[None, :], self.C, hv.lengthscales, hv.kind)[0]  # (m,)
+            kfc = self._krow(xf, self.Cf, self.Cf2, kind_f)  # (m,)
+            self.KfC[n] = kfc
+            np.multiply(kfc, kfc, out=self.KfC2[n])
+            kvc = self._krow(xv, self.Cv, self.Cv2, kind_v)  # (m,)
             w = (kvc - lv @ self.WvC[:n]) / lnn
             self.WvC[n] = w
             self.cv += w * w
@@ -193,7 +210,7 @@ class FastRound(RoundModel):
         """Exact part of the acquisition at all candidates (without ``sqrt(beta) sd_f``)."""
         if self._cand is None:
             n, M = self.n, self.M
-            mu_f = M.KfCT[:, :n] @ self.af  # (m,)
+            mu_f = self.af @ M.KfC[:n]  # (m,)
             mu_v = self.zv @ M.WvC[:n]  # (m,)
             sd_v = np.sqrt(np.maximum(1.0 - self.cv, 0.0))
             self._cand = (self.mf + self.sf * mu_f, self.mv + self.sv * (mu_v - self.sqb * sd_v))
@@ -221,7 +238,7 @@ class FastRound(RoundModel):
         base = self._candidate_parts(weight)  # (m,)
         scale = self.sqb * self.sf
         inv = 1.0 / (1.0 + self.D)  # (n,)
-        g = (M.KfC2T[:, :n] * inv).max(1) if n else np.zeros(M.m)  # (m,)
+        g = (M.KfC2[:n] * inv[:, None]).max(0)  # (m,) max_j k(x_j, c)^2 / (1 + D_j)
         ub = base + scale * np.sqrt(np.maximum(1.0 - g, 0.0))  # (m,) upper bounds
         idx = np.flatnonzero(mask)
         if idx.size == 0:
@@ -231,40 +248,52 @@ class FastRound(RoundModel):
         order = idx[np.argsort(-ub[idx], kind="stable")]
         best, best_i = -np.inf, -1
         tol = 1e-12 * (abs(floor) + scale)
-        pos, b = 0, 8
+        pos, b = 0, int(min(max(1e5 / max(n, 1) ** 2, 8), 64))  # ~1e5 flops per first batch
         while pos < order.size and ub[order[pos]] >= best - tol:
             cols = order[pos : pos + b]
-            V = blas.dtrsm(1.0, self.L, M.KfCT[cols, :n].T, lower=1)  # (n, b)
+            V = blas.dtrsm(1.0, self.L, M.KfC[:n, cols], lower=1)  # (n, b)
             vals = base[cols] + scale * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
-            for c, v in zip(cols.tolist(), vals.tolist(), strict=True):
-                if v > best or (v == best and c < best_i):
-                    best, best_i = v, c
+            v = float(vals.max())
+            c = int(cols[vals == v].min())  # lowest index on ties
+            if v > best or (v == best and c < best_i):
+                best, best_i = v, c
             pos += b
             b = min(2 * b, 256)
         self.n_exact_ = pos
         return best_i, float(best)
 
-    def best_lcb_mv(self, weight: float, beta: float) -> tuple[float, int]:
-        """``max_s LCB_MV(x_s)`` over the evaluated rows (eq. inc_lcb) and its row."""
-        n, sq = self.n, math.sqrt(beta)
+    def best_lcb_mv(
+        self, weight: float, beta: float, mask: np.ndarray | None = None
+    ) -> tuple[float, int]:
+        """``max_s LCB_MV(x_s)`` over the evaluated rows (eq. inc_lcb) and its row.
+
+        ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
+        """
+        sq = math.sqrt(beta)
         ucbv = self.mv + self.sv * (self.mu_vX + sq * np.sqrt(self.var_vX))
         base = self.mf + self.sf * self.mu_fX - weight * ucbv  # upper bound (sd_f >= 0)
         order = np.argsort(-base, kind="stable")
+        if mask is not None:
+            order = order[np.asarray(mask, dtype=bool)[order]]
+        n = order.size
+        if n == 0:
+            return -np.inf, -1
         best, best_i = -np.inf, -1
         tol = 1e-12 * (abs(float(base[order[0]])) + sq * self.sf)
         pos, b = 0, 4
         while pos < n and base[order[pos]] >= best - tol:
             rows = order[pos : pos + b]
-            E = np.zeros((n, rows.size), order="F")
+            E = np.zeros((self.n, rows.size), order="F")
             E[rows, np.arange(rows.size)] = 1.0
             V = blas.dtrsm(1.0, self.L, E, lower=1)
             q = (V * V).sum(0)  # (A^{-1})_ss
             D = self.D[rows]
             var_f = np.maximum(D - D * D * q, 0.0)
             vals = base[rows] - sq * self.sf * np.sqrt(var_f)
-            for r, v in zip(rows.tolist(), vals.tolist(), strict=True):
-                if v > best or (v == best and r < best_i):
-                    best, best_i = v, r
+            v = float(vals.max())
+            r = int(rows[vals == v].min())  # lowest row on ties
+            if v > best or (v == best and r < best_i):
+                best, best_i = v, r
             pos += b
             b = min(2 * b, 256)
         return float(best), best_i
@@ -288,7 +317,7 @@ class FastRound(RoundModel):
             if cand is not None and M.m:
                 lv = M.WvC[:n, cand]
                 vo = (float(lv @ self.zv), 1.0 - float(self.cv[cand]))
-                kf = M.KfCT[cand, :n]
+                kf = M.KfC[:n, cand]
             else:
                 kv = kernel(u[None, :], self.X, M.hv.lengthscales, M.hv.kind)[0]
                 lv = self.Lvi @ kv

@@ -24,6 +24,7 @@ def continuous_argmax(
     seed: int,
     raw_samples: int = 512,
     n_polish: int = 5,
+    forbidden: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
     """Approximate argmax of ``UCB_f - weight * LCB_var`` over a continuous space.
 
@@ -41,6 +42,8 @@ def continuous_argmax(
         Seed of the Sobol raw samples.
     raw_samples, n_polish : int
         Number of raw samples and of L-BFGS-B starts.
+    forbidden : numpy.ndarray or None
+        ``(r, dim)`` encodings never to return (infeasible configurations).
 
     Returns
     -------
@@ -52,6 +55,13 @@ def continuous_argmax(
     R = space.sobol_unit(raw_samples, seed)  # (raw_samples, dim)
     U = np.vstack([R, X_eval]) if len(X_eval) else R
     vals = rm.acquisition(U, weight)  # (p,)
+
+    def allowed(P: np.ndarray) -> np.ndarray:  # (q, dim) -> (q,) bool
+        if forbidden is None or not len(forbidden):
+            return np.ones(len(P), dtype=bool)
+        return ~(P[:, None, :] == forbidden[None, :, :]).all(-1).any(1)
+
+    vals = np.where(allowed(U), vals, -np.inf)
     order = np.argsort(-vals, kind="stable")
     best_u, best_v = U[order[0]].copy(), float(vals[order[0]])
     mask = np.asarray(space.continuous_mask, dtype=bool)
@@ -65,7 +75,7 @@ def continuous_argmax(
             starts.append(U[i])
     polished = [rm.polish(s, mask, weight) for s in starts]
     P = space.project(np.asarray(polished))  # (n_polish, dim)
-    pv = rm.acquisition(P, weight)
+    pv = np.where(allowed(P), rm.acquisition(P, weight), -np.inf)
     j = int(np.argmax(pv))
     if pv[j] > best_v:
         best_u, best_v = P[j].copy(), float(pv[j])

@@ -16,6 +16,8 @@ All functions broadcast over arrays of candidates (shape ``(m,)``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = [
@@ -43,12 +45,12 @@ def _check_beta(beta: float, name: str = "beta") -> float:
 
 def ucb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
     """Upper confidence bound ``mu + sqrt(beta) * sd``."""
-    return mu + np.sqrt(_check_beta(beta)) * sd
+    return mu + math.sqrt(_check_beta(beta)) * sd
 
 
 def lcb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
     """Lower confidence bound ``mu - sqrt(beta) * sd``."""
-    return mu - np.sqrt(_check_beta(beta)) * sd
+    return mu - math.sqrt(_check_beta(beta)) * sd
 
 
 def ucb_f(mu_f: ArrayLike, sd_f: ArrayLike, beta: float) -> ArrayLike:

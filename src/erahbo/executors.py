@@ -476,7 +476,15 @@ class ProcessExecutor(Executor):
         while self._queue:
             idle = next((w for w in self._workers if w.task is None), None)
             if idle is None and len(self._workers) < self.max_workers:
-                idle = self._spawn_worker()
+                try:
+                    idle = self._spawn_worker()
+                except Exception as exc:  # cannot start a worker: fail the task, never hang
+                    task = self._queue.popleft()
+                    if task.future.set_running_or_notify_cancel():
+                        task.future.set_exception(
+                            RuntimeError(f"could not start a worker process: {exc}")
+                        )
+                    continue
             if idle is None:
                 return
             task = self._queue.popleft()
@@ -495,6 +503,23 @@ class ProcessExecutor(Executor):
             )
 
     def _manage(self) -> None:
+        try:
+            self._manage_loop()
+        except BaseException as exc:  # an internal bug must not leave callers waiting forever
+            with self._lock:
+                self._shutdown = True
+                self._thread = None
+                pending = [t for t in self._queue] + [
+                    w.task for w in self._workers if w.task is not None
+                ]
+                self._queue.clear()
+            for t in pending:
+                if not t.future.done():
+                    t.future.set_exception(RuntimeError(f"ProcessExecutor failed: {exc!r}"))
+            self._close_workers(kill=True)
+            raise
+
+    def _manage_loop(self) -> None:
         while True:
             with self._lock:
                 self._dispatch()

@@ -213,7 +213,8 @@ def standardize(y: np.ndarray) -> tuple[float, float]:
         return 0.0, 1.0
     mean = float(y.mean())
     amax = float(np.abs(y).max())
-    std = float(y.std(ddof=1)) if y.size > 1 else 0.0
+    d = y - mean
+    std = math.sqrt(float(d @ d) / (y.size - 1)) if y.size > 1 else 0.0
     if not std > 1e-12 * amax:
         std = amax if amax > 0 else 1.0
     return mean, std

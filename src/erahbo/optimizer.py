@@ -26,105 +26,26 @@ is cut short when it runs out.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from erahbo._data import Observations, config_seeds
+from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, configs_frame, history_frame
 from erahbo._search import continuous_argmax
-from erahbo.models import KERNELS
+from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
 from erahbo.space import SearchSpace
 from erahbo.surrogate import ENGINES, RoundModel, RoundSettings, fit_hyperparameters, make_round
+from erahbo.validation import check_options
 
 __all__ = ["METHODS", "Optimizer", "Result", "Trial", "optimize"]
 
 METHODS = ("erahbo", "rahbo", "gpucb", "random")
-
-
-@dataclass
-class Trial:
-    """What to run next: a configuration and the seeds to train it with.
-
-    Attributes
-    ----------
-    config : dict
-        Hyperparameter values (inactive conditionals left out); on a finite table, the row.
-    seeds : list of int
-        Distinct positive seeds, one training run each.
-    config_id : int
-        Id of the configuration (finite table: its row index; otherwise the order of first
-        evaluation).
-    round : int
-        Round number (initial-design configurations are rounds too).
-    phase : str
-        ``"init"`` or ``"bo"``.
-    trial_id : int
-        Running number of the trial.
-    """
-
-    config: dict[str, Any]
-    seeds: list[int]
-    config_id: int
-    round: int
-    phase: str
-    trial_id: int
-    u: np.ndarray = field(repr=False)
-
-
-@dataclass
-class Result:
-    """Outcome of an optimization run.
-
-    Attributes
-    ----------
-    incumbent : dict or None
-        Recommended configuration: ``argmax LCB_MV`` (``beta``) over evaluated configurations.
-    incumbent_id : int or None
-        Its configuration id.
-    incumbent_mv : float
-        Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var``.
-    history : pandas.DataFrame
-        One row per training run: ``iteration, phase, config_id, <hyperparameters>, seed,
-        return, k`` (seeds of the configuration so far), ``k_round, wall_time`` (s since start).
-    rounds : pandas.DataFrame
-        One row per round: ``iteration, phase, config_id, k`` (seeds used in the round),
-        ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
-        beta_stop, acquisition, stop_reason, mean, var``.
-    configs : pandas.DataFrame
-        One row per evaluated configuration: ``config_id``, hyperparameters, ``mean, var, k``.
-    method : str
-    n_evals : int
-        Training runs made.
-    """
-
-    incumbent: dict[str, Any] | None
-    incumbent_id: int | None
-    incumbent_mv: float
-    history: pd.DataFrame
-    rounds: pd.DataFrame
-    configs: pd.DataFrame
-    method: str
-    n_evals: int
-
-
-@dataclass
-class _Round:
-    t: int
-    config_id: int
-    u: np.ndarray
-    cand: int | None
-    row0: int | None  # row of x_t in D_{t-1}
-    rm: RoundModel | None
-    B_t: float
-    beta_stop: float
-    acq: float
-    k: int = 0
-    ib: Any = None
 
 
 class Optimizer:
@@ -169,6 +90,8 @@ class Optimizer:
         before the round (scale-equivariant; see docs/method.md).
     refit_every : int
         0: MAP hyperparameters once, after the initial design (paper); m: refit every m rounds.
+    hyperparameters : (GPHyper, GPHyper) or None
+        Fixed hyperparameters of the mean GP and of the variance GP (no MAP fit at all).
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -204,12 +127,19 @@ class Optimizer:
         kernel: str = "rbf",
         rho_max2: float | None = None,
         refit_every: int = 0,
+        hyperparameters: tuple[GPHyper, GPHyper] | None = None,
         raw_samples: int = 512,
         n_polish: int = 5,
         engine: str = "fast",
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"method={method!r} must be one of {METHODS}")
+        n_design = len(initial_design) if initial_design is not None else n_init
+        check_options(alpha=alpha, beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
+                      budget=budget if initial_in_budget else None, n_init=n_design,
+                      k_init=(k_max if method == "erahbo" else k) if k_init is None else k_init)
+        if budget is not None and not initial_in_budget:
+            check_options(budget=budget)  # the initial design is not in the budget
         if kernel not in KERNELS:
             raise ValueError(f"kernel={kernel!r} must be one of {KERNELS}")
         if engine not in ENGINES:
@@ -235,6 +165,15 @@ class Optimizer:
         if self.k_init < 2:
             raise ValueError(f"k_init={self.k_init} must be >= 2 (sample variance)")
         self.kernel, self.rho_max2, self.refit_every = kernel, rho_max2, int(refit_every)
+        if hyperparameters is not None:
+            hf, hv = hyperparameters
+            if not (isinstance(hf, GPHyper) and isinstance(hv, GPHyper)) or hv.noise is None:
+                raise TypeError(
+                    "hyperparameters must be (GPHyper of the mean GP, GPHyper of the variance "
+                    "GP with its noise), e.g. from erahbo.surrogate.fit_hyperparameters"
+                )
+            if refit_every:
+                raise ValueError("refit_every must be 0 when hyperparameters are given")
         self.raw_samples, self.n_polish, self.engine = int(raw_samples), int(n_polish), engine
         self.initial_in_budget = bool(initial_in_budget)
         self._init = self._initial_design(initial_design, n_init)
@@ -259,12 +198,18 @@ class Optimizer:
         self._open: _Round | None = None
         self._settings: RoundSettings | None = None
         self._fast = None
+        if hyperparameters is not None:
+            self._use(RoundSettings(hyperparameters[0], hyperparameters[1], self.beta, rho_max2))
         self._used = 0
         self._n_trials = 0
         self._hist: list[tuple] = []
         self._rounds: list[dict[str, Any]] = []
         self._rng = np.random.default_rng([self.seed, 2])
         self._rec_cache: tuple | None = None
+        self._seed_streams: dict[int, list[int]] = {}
+        self._config_cache: tuple[int, dict[str, Any]] = (-1, {})
+        self._infeasible: set[int] = set()
+        self._forbidden: list[np.ndarray] = []  # encodings of infeasible configurations
         self._t0 = time.perf_counter()
 
     # ------------------------------------------------------------------ setup helpers
@@ -307,8 +252,8 @@ class Optimizer:
 
     @property
     def n_evals(self) -> int:
-        """Training runs told so far (initial design included)."""
-        return sum(len(r) for r in self.data.returns)
+        """Training runs told so far (initial design included; failed runs excluded)."""
+        return len(self._hist)
 
     def _config(self, cid: int, u: np.ndarray) -> dict[str, Any]:
         if self.space.is_finite:
@@ -316,17 +261,31 @@ class Optimizer:
         return self.space.decode(u)
 
     def _trial(self, cid: int, u: np.ndarray, n: int, phase: str, t: int) -> Trial:
-        seeds = config_seeds(self.seed, cid, self.data.n_seeds(cid), n)
+        have = self.data.n_seeds(cid)
+        stream = self._seed_streams.get(cid)
+        if stream is None or len(stream) < have + n:  # the configuration's seed stream, cached
+            stream = config_seeds(self.seed, cid, 0, max(2 * (have + n), 32))
+            self._seed_streams[cid] = stream
+        seeds = stream[have : have + n]
         self._n_trials += 1
-        self._pending = Trial(self._config(cid, u), seeds, cid, t, phase, self._n_trials, u.copy())
+        if self._config_cache[0] != cid:
+            self._config_cache = (cid, self._config(cid, u))
+        cfg = dict(self._config_cache[1])
+        self._pending = Trial(cfg, seeds, cid, t, phase, self._n_trials, u)
         return self._pending
 
     def _new_id(self, u: np.ndarray) -> int:
-        for r in range(self.data.n):  # a repeat of an evaluated point pools with it
-            if np.array_equal(self.data.U[r], u):
-                return self.data.config_ids[r]
+        same = np.flatnonzero((self.data.U == u).all(1))  # a repeat pools with the evaluated point
+        if same.size:
+            return self.data.config_ids[int(same[0])]
         self._next_id += 1
         return self._next_id - 1
+
+    def _row_mask(self) -> np.ndarray | None:
+        """``(n,)`` bool: data rows that may be the incumbent (None: all, nothing infeasible)."""
+        if not self._infeasible:
+            return None
+        return np.array([c not in self._infeasible for c in self.data.config_ids], dtype=bool)
 
     def _round_model(self) -> RoundModel:
         d = self.data
@@ -334,16 +293,12 @@ class Optimizer:
 
     def _fit(self) -> None:
         d = self.data
-        self._settings = fit_hyperparameters(
-            d.U,
-            d.ybar,
-            d.s2,
-            d.k,
-            kind=self.kernel,
-            beta=self.beta,
-            rho_max2=self.rho_max2,
-            seed=self.seed,
-        )
+        st = fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=self.kernel, beta=self.beta,
+                                 rho_max2=self.rho_max2, seed=self.seed)
+        self._use(st)
+
+    def _use(self, settings: RoundSettings) -> None:
+        self._settings = settings
         if self.engine == "fast":
             from erahbo._fast_model import FastModel
 
@@ -363,8 +318,7 @@ class Optimizer:
             self._init_pos += 1
             cid = self._new_id(u) if cid is None else cid
             self._n_rounds += 1
-            n = self.k_init
-            return self._trial(cid, u, n, "init", self._n_rounds)
+            return self._trial(cid, u, self.k_init, "init", self._n_rounds)
         r = self._open
         if r is not None:
             if self._allowed is not None and not self._allowed[r.config_id]:
@@ -378,8 +332,10 @@ class Optimizer:
         return self._start_round()
 
     def _start_round(self) -> Trial:
-        if self._settings is None or (
-            self.refit_every and self._rounds_since_fit >= self.refit_every
+        no_data = self.data.n == 0  # every initial configuration was infeasible
+        if not no_data and (
+            self._settings is None
+            or (self.refit_every and self._rounds_since_fit >= self.refit_every)
         ):
             self._fit()
         self._n_rounds += 1
@@ -387,7 +343,7 @@ class Optimizer:
         tau = 0.0 if self.budget is None else self._used / max(self.budget, 1)
         bs = self.schedule(tau)
         rm, B_t, acq, cand = None, np.nan, np.nan, None
-        if self.method == "random":
+        if self.method == "random" or no_data:
             if self._C is not None:
                 free = self._allowed.copy()
                 free[[c for c in self.data.config_ids]] = False
@@ -403,103 +359,91 @@ class Optimizer:
                 cand, acq = rm.select(self._allowed, self.weight)
                 u, cid = self._C[cand], cand
             else:
-                u, acq = continuous_argmax(
-                    rm,
-                    self.space,
-                    self.weight,
-                    self.data.U,
-                    seed=self.seed * 100003 + self._n_rounds,
-                    raw_samples=self.raw_samples,
-                    n_polish=self.n_polish,
-                )
+                forbidden = np.asarray(self._forbidden) if self._forbidden else None
+                u, acq = continuous_argmax(rm, self.space, self.weight, self.data.U,
+                                           seed=self.seed * 100003 + self._n_rounds,
+                                           raw_samples=self.raw_samples, n_polish=self.n_polish,
+                                           forbidden=forbidden)
                 cid = self._new_id(u)
-            B_t, _ = rm.best_lcb_mv(self.weight, bs)
+            B_t, _ = rm.best_lcb_mv(self.weight, bs, self._row_mask())
         n = int(min(self.policy.first, self.remaining))
-        self._open = _Round(
-            self._n_rounds,
-            cid,
-            np.asarray(u, dtype=float),
-            cand,
-            self.data.row_of(cid),
-            rm,
-            float(B_t),
-            bs,
-            float(acq),
-        )
+        self._open = _Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
+                            self.data.row_of(cid), rm, float(B_t), bs, float(acq))
         return self._trial(cid, self._open.u, n, "bo", self._n_rounds)
 
-    def tell(self, trial: Trial, returns: Sequence[float]) -> None:
-        """Report the returns of ``trial`` (one per seed, in order; fewer if cut short)."""
+    def tell(self, trial: Trial, returns: Sequence[float], *, infeasible: bool = False) -> None:
+        """Report the returns of ``trial`` (one per seed, in order; fewer if cut short).
+
+        Parameters
+        ----------
+        trial : Trial
+            The pending trial (from the last :meth:`ask`).
+        returns : sequence of float
+            One finite return per seed; fewer when the last runs were cut short (a new
+            configuration needs at least 2).
+        infeasible : bool
+            The configuration failed and must never be proposed again: its round ends
+            (``stop_reason="infeasible"``), ``returns`` may hold NaN for failed runs (only the
+            finite ones are recorded and counted in the budget), none of them enter the models,
+            and it is no longer recommended nor used for ``B_t``.
+        """
         if self._pending is None or trial is not self._pending:
             raise ValueError("tell: this trial is not the pending one; tell each asked trial once")
-        vals = [float(v) for v in np.atleast_1d(np.asarray(returns, dtype=float))]
-        if not 1 <= len(vals) <= len(trial.seeds):
+        if isinstance(returns, list | tuple):
+            vals = [float(v) for v in returns]
+        else:
+            vals = np.atleast_1d(np.asarray(returns, dtype=float)).tolist()
+        if not (1 if not infeasible else 0) <= len(vals) <= len(trial.seeds):
             raise ValueError(
                 f"tell: got {len(vals)} returns for {len(trial.seeds)} seeds; give one per seed "
                 "(or fewer if the last runs were cut short, at least 1)"
             )
-        if not np.all(np.isfinite(vals)):
-            raise ValueError(f"tell: returns {vals} must be finite (map failures to a penalty)")
         seeds = trial.seeds[: len(vals)]
-        row = self.data.add(trial.config_id, trial.u, vals, seeds)
+        if infeasible:
+            seeds = [sd for sd, v in zip(seeds, vals, strict=True) if math.isfinite(v)]
+            vals = [v for v in vals if math.isfinite(v)]
+        elif not all(math.isfinite(v) for v in vals):
+            raise ValueError(f"tell: returns {vals} must be finite (map failures to a penalty)")
+        is_init = trial.phase == "init"
+        if infeasible:
+            self._infeasible.add(trial.config_id)
+            self._forbidden.append(np.asarray(trial.u, dtype=float).copy())
+            if self._allowed is not None:
+                self._allowed[trial.config_id] = False
+            row = self.data.row_of(trial.config_id)
+            k_cfg0 = 0 if row is None else len(self.data.returns[row])
+        else:
+            row = self.data.add(trial.config_id, trial.u, vals, seeds)
+            k_cfg0 = len(self.data.returns[row]) - len(vals)
         self._pending = None
         self._rec_cache = None
-        k_cfg0 = len(self.data.returns[row]) - len(vals)
         now = time.perf_counter() - self._t0
-        is_init = trial.phase == "init"
         k_round0 = 0 if is_init else self._open.k
-        for j, (s, v) in enumerate(zip(seeds, vals, strict=True)):
-            self._hist.append(
-                (
-                    trial.round,
-                    trial.phase,
-                    trial.config_id,
-                    trial.config,
-                    s,
-                    v,
-                    k_cfg0 + j + 1,
-                    k_round0 + j + 1,
-                    now,
-                )
-            )
+        for j, (sd, v) in enumerate(zip(seeds, vals, strict=True)):
+            self._hist.append((trial.round, trial.phase, trial.config_id, trial.config, sd, v,
+                               k_cfg0 + j + 1, k_round0 + j + 1, now))
+        if not is_init or self.initial_in_budget:
+            self._used += len(vals)
         if is_init:
-            if self.initial_in_budget:
-                self._used += len(vals)
-            self._log_round(
-                trial.round,
-                "init",
-                trial.config_id,
-                len(vals),
-                row,
-                None,
-                np.nan,
-                np.nan,
-                np.nan,
-                "initial",
-            )
+            reason = "infeasible" if infeasible else "initial"
+            self._log_round(trial.round, "init", trial.config_id, len(vals), row, None, np.nan,
+                            np.nan, np.nan, reason)
             return
-        self._used += len(vals)
         r = self._open
         r.k += len(vals)
+        if infeasible:
+            self._close("infeasible")
+            return
         ib = None
         if r.rm is not None:
             d = self.data
-            ib = r.rm.inner(
-                r.row0,
-                r.u,
-                r.cand,
-                float(d.ybar[row]),
-                float(d.s2[row]),
-                int(d.k[row]),
-                r.beta_stop,
-                self.weight,
-            )
-        if isinstance(self.policy, AdaptiveK):
+            ib = r.rm.inner(r.row0, r.u, r.cand, *d.stats(row), r.beta_stop, self.weight)
+        if isinstance(self.policy, AdaptiveK) and ib is not None:
             reason = self.policy.decide(r.k, ib.ucb_mv, r.B_t)
             if reason is None and self.remaining < 1:
                 reason = "budget"
-        else:
-            reason = "fixed_k" if r.k >= self.policy.k else "budget"
+        else:  # fixed k (or a round without models: no stopping rule)
+            reason = "budget" if len(trial.seeds) < self.policy.first else "fixed_k"
         r.ib = ib
         if reason is not None:
             self._close(reason)
@@ -512,23 +456,13 @@ class Optimizer:
 
     def _log_round(self, t, phase, cid, k, row, ib, B_t, bs, acq, reason) -> None:
         d = self.data
-        self._rounds.append(
-            {
-                "iteration": t,
-                "phase": phase,
-                "config_id": cid,
-                "k": k,
-                "k_total": int(d.k[row]) if row is not None else 0,
-                "ucb_mv": ib.ucb_mv if ib else np.nan,
-                "lcb_mv": ib.lcb_mv if ib else np.nan,
-                "B_t": B_t,
-                "beta_stop": bs,
-                "acquisition": acq,
-                "stop_reason": reason,
-                "mean": float(d.ybar[row]) if row is not None else np.nan,
-                "var": float(d.s2[row]) if row is not None else np.nan,
-            }
-        )
+        mean, var, k_total = d.stats(row) if row is not None else (np.nan, np.nan, 0)
+        self._rounds.append({
+            "iteration": t, "phase": phase, "config_id": cid, "k": k, "k_total": k_total,
+            "ucb_mv": ib.ucb_mv if ib else np.nan, "lcb_mv": ib.lcb_mv if ib else np.nan,
+            "B_t": B_t, "beta_stop": bs, "acquisition": acq, "stop_reason": reason,
+            "mean": mean, "var": var,
+        })
 
     def exclude(self, config_id: int) -> None:
         """Remove a finite-table row from the candidates (a round open at it ends at next ask)."""
@@ -545,17 +479,27 @@ class Optimizer:
             return None
         if self._rec_cache is not None:
             return self._rec_cache
+        mask = self._row_mask()
+        if mask is not None and not mask.any():
+            return None
         if self._settings is None:  # before the first fit: sample estimates
             mv = d.ybar - self.alpha * d.s2
-            row = int(np.argmax(d.ybar - self.weight * d.s2))
+            score = d.ybar - self.weight * d.s2
+            row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
             out = (row, float(mv[row]))
         else:
             rm = self._round_model()
-            _, row = rm.best_lcb_mv(self.weight, self.beta)
+            _, row = rm.best_lcb_mv(self.weight, self.beta, mask)
             mf, _, mv, _ = rm.predict(d.U[row][None, :])
             out = (row, float(mf[0] - self.alpha * mv[0]))
         self._rec_cache = out
         return out
+
+    @property
+    def incumbent_id(self) -> int | None:
+        """Configuration id of :meth:`recommend`'s incumbent (None before any data)."""
+        rec = self._recommend()
+        return None if rec is None else self.data.config_ids[rec[0]]
 
     def recommend(self) -> dict[str, Any] | None:
         """Incumbent: ``argmax LCB_MV`` (``beta``) over evaluated configurations (None if none).
@@ -570,62 +514,16 @@ class Optimizer:
 
     def result(self) -> Result:
         """Current :class:`Result` (history, rounds, per-configuration table, incumbent)."""
-        names = self.space.names
-        hist = pd.DataFrame(
-            [
-                (t, ph, cid, *[cfg.get(nm) for nm in names], s, v, k, kr, w)
-                for (t, ph, cid, cfg, s, v, k, kr, w) in self._hist
-            ],
-            columns=[
-                "iteration",
-                "phase",
-                "config_id",
-                *names,
-                "seed",
-                "return",
-                "k",
-                "k_round",
-                "wall_time",
-            ],
-        )
-        d = self.data
+        d, names = self.data, self.space.names
         cfgs = [self._config(c, d.U[i]) for i, c in enumerate(d.config_ids)]
-        configs = pd.DataFrame(
-            {
-                "config_id": d.config_ids,
-                **{nm: [c.get(nm) for c in cfgs] for nm in names},
-                "mean": d.ybar,
-                "var": d.s2,
-                "k": d.k.astype(int),
-            }
-        )
-        rounds = pd.DataFrame(
-            self._rounds,
-            columns=[
-                "iteration",
-                "phase",
-                "config_id",
-                "k",
-                "k_total",
-                "ucb_mv",
-                "lcb_mv",
-                "B_t",
-                "beta_stop",
-                "acquisition",
-                "stop_reason",
-                "mean",
-                "var",
-            ],
-        )
         rec = self._recommend()
-        inc_id = None if rec is None else d.config_ids[rec[0]]
         return Result(
             incumbent=None if rec is None else cfgs[rec[0]],
-            incumbent_id=inc_id,
+            incumbent_id=None if rec is None else d.config_ids[rec[0]],
             incumbent_mv=np.nan if rec is None else rec[1],
-            history=hist,
-            rounds=rounds,
-            configs=configs,
+            history=history_frame(self._hist, names),
+            rounds=pd.DataFrame(self._rounds, columns=list(ROUND_COLUMNS)),
+            configs=configs_frame(d, cfgs, names),
             method=self.method,
             n_evals=self.n_evals,
         )
@@ -666,21 +564,13 @@ def optimize(
     Result
     """
     from erahbo.objectives import call_objective
+    from erahbo.validation import check_objective
 
     if budget is None:
         raise ValueError("optimize: budget must be an int (training runs)")
-    opt = Optimizer(
-        space,
-        method,
-        budget=budget,
-        seed=seed,
-        alpha=alpha,
-        beta=beta,
-        k_min=k_min,
-        k_max=k_max,
-        k=k,
-        **options,
-    )
+    check_objective(objective)
+    opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, beta=beta,
+                    k_min=k_min, k_max=k_max, k=k, **options)
     while (trial := opt.ask()) is not None:
         opt.tell(trial, call_objective(objective, trial.config, trial.seeds))
     return opt.result()

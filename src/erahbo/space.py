@@ -180,6 +180,7 @@ class SearchSpace:
         self.n_candidates: int | None = None
         self._U: np.ndarray | None = None  # (m, dim) encoded table
         self._rows: list[dict[str, Any]] = []
+        self._sobol_cache: dict[tuple[int, int], np.ndarray] = {}
         if table is not None:
             self._load_table(table)
 
@@ -315,10 +316,12 @@ class SearchSpace:
         return slice(h.col, h.col + h.width)
 
     def candidates_unit(self) -> np.ndarray:
-        """``(m, dim)`` encoded candidate table (finite spaces only; a copy)."""
+        """``(m, dim)`` encoded candidate table (finite spaces only; a read-only view)."""
         if self._U is None:
             raise ValueError("candidates_unit: this space is not a finite candidate table")
-        return self._U.copy()
+        view = self._U.view()
+        view.flags.writeable = False
+        return view
 
     def candidate_config(self, i: int) -> dict[str, Any]:
         """Row ``i`` of the table as a config dict (native types, inactive values left out)."""
@@ -351,6 +354,15 @@ class SearchSpace:
         return out
 
     def _sobol_points(self, n: int, seed: int) -> np.ndarray:
+        """``(n, dim)`` valid Sobol points; the last few (n, seed) results are cached."""
+        key = (int(n), int(seed))
+        if key not in self._sobol_cache:
+            if len(self._sobol_cache) >= 8:
+                self._sobol_cache.pop(next(iter(self._sobol_cache)))
+            self._sobol_cache[key] = self._sobol_points_uncached(*key)
+        return self._sobol_cache[key].copy()
+
+    def _sobol_points_uncached(self, n: int, seed: int) -> np.ndarray:
         from scipy.stats import qmc
 
         d = self._n_raw

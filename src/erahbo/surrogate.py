@@ -159,19 +159,26 @@ class RoundModel:
         beta_stop: float,
         weight: float,
     ) -> InnerBounds:
-        """Combine the posteriors given the other points with ``x_t``'s own observation."""
+        """Combine the posteriors given the other points with ``x_t``'s own observation.
+
+        Scalar arithmetic only (it runs once per extra seed); the same formulas as
+        :func:`fixed_noise`, :func:`erahbo.acquisition.ucb_mv` and ``lcb_mv``.
+        """
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
-        ucbv = self.mv + self.sv * (mu_v + self.sqb * math.sqrt(max(var_v, 0.0)))
-        noise_t = float(fixed_noise(np.array([ucbv]), self.rho2, np.array([k_total]), self.sf)[0])
+        sd_v = math.sqrt(max(var_v, 0.0))
+        ucbv = self.mv + self.sv * (mu_v + self.sqb * sd_v)
+        noise_t = max(min(ucbv, self.rho2) / k_total / (self.sf * self.sf), MEAN_NOISE_FLOOR)
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
-        mf, sdf, mv, sdv = self._raw(mu_f, var_f, mu_v, var_v)
+        mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
+        mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
+        r = math.sqrt(beta_stop)
         return InnerBounds(
-            ucb_mv=float(ucb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
-            lcb_mv=float(lcb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
-            mu_f=float(mf),
-            sd_f=float(sdf),
-            mu_var=float(mv),
-            sd_var=float(sdv),
+            ucb_mv=(mf + r * sdf) - weight * (mv - r * sdv),
+            lcb_mv=(mf - r * sdf) - weight * (mv + r * sdv),
+            mu_f=mf,
+            sd_f=sdf,
+            mu_var=mv,
+            sd_var=sdv,
         )
 
     # -- interface (implemented by the subclasses) ----------------------------------
@@ -198,22 +205,17 @@ class RoundModel:
             val, grad = self.acquisition_grad(u, weight)
             return -val, -grad[free]
 
-        res = minimize(
-            neg,
-            u0[free],
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(0.0, 1.0)] * free.size,
-            options={"maxiter": maxiter},
-        )
+        res = minimize(neg, u0[free], jac=True, method="L-BFGS-B",
+                       bounds=[(0.0, 1.0)] * free.size, options={"maxiter": maxiter})
         u = u0.copy()
-        u[free] = np.clip(res.x, 0.0, 1.0)
+        if np.all(np.isfinite(res.x)):
+            u[free] = np.clip(res.x, 0.0, 1.0)
         return u
 
     def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
         """Acquisition at one point ``u (dim,)`` and its gradient ``(dim,)``."""
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
-        sdf, sdv = math.sqrt(max(vf, 1e-300)), math.sqrt(max(vv, 1e-300))
+        sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
         val = (
             self.mf
             + self.sf * (mf + self.sqb * sdf)
@@ -275,11 +277,18 @@ class ReferenceRound(RoundModel):
         i = int(np.argmax(vals))
         return i, float(vals[i])
 
-    def best_lcb_mv(self, weight: float, beta: float) -> tuple[float, int]:
-        """``max_s LCB_MV(x_s)`` over the evaluated rows (eq. inc_lcb) and its row."""
+    def best_lcb_mv(
+        self, weight: float, beta: float, mask: np.ndarray | None = None
+    ) -> tuple[float, int]:
+        """``max_s LCB_MV(x_s)`` over the evaluated rows (eq. inc_lcb) and its row.
+
+        ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
+        """
         vals = lcb_mv(*self.predict(self.X), weight, beta)
+        if mask is not None:
+            vals = np.where(mask, vals, -np.inf)
         i = int(np.argmax(vals))
-        return float(vals[i]), i
+        return (float(vals[i]), i) if np.isfinite(vals[i]) else (-np.inf, -1)
 
     def inner(
         self,

@@ -86,7 +86,13 @@ def _legend_below(fig: Any, methods: Sequence[str], colors: Mapping[str, str],
                frameon=False, bbox_to_anchor=(0.5, 0.0))
 
 
-def _adjust(fig: Any, *, left: float = 0.75, right: float = 0.2, top: float = 0.6,
+def _suptitle(fig: Any, text: str) -> None:
+    """Figure title at a fixed distance (inches) from the top edge."""
+    h = fig.get_size_inches()[1]
+    fig.suptitle(text, y=1 - 0.1 / h, va="top")
+
+
+def _adjust(fig: Any, *, left: float = 0.75, right: float = 0.2, top: float = 0.75,
             bottom: float = 0.95, wspace: float = 0.25, hspace: float = 0.55) -> None:
     """Fixed margins in inches (much cheaper than ``tight_layout`` on grids of log axes)."""
     w, h = fig.get_size_inches()
@@ -134,7 +140,7 @@ def plot_rank_over_time(curves: Mapping[str, Any], methods: Sequence[str], budge
         for ax in axes.ravel()[n:]:
             ax.set_visible(False)
         axes[0, 0].set_ylim(0.9, len(methods) + 0.1)
-        fig.suptitle(title)
+        _suptitle(fig, title)
         _legend_below(fig, methods, colors)
         _adjust(fig)
         fig.savefig(path)
@@ -203,7 +209,7 @@ def plot_regret_curves(curves: pd.DataFrame, methods: Sequence[str], budget: int
             extra = [Line2D([], [], marker=_THRESHOLD_MARKERS.get(float(t), "D"), color="grey",
                             mec="black", ls="none", label=f"< {round(100 * t)} %")
                      for t in thresholds]
-        fig.suptitle(title)
+        _suptitle(fig, title)
         _legend_below(fig, methods, colors, extra)
         _adjust(fig, bottom=1.0, wspace=0.3)
         fig.savefig(path)
@@ -333,7 +339,7 @@ def plot_checkpoints(ckpt: pd.DataFrame, methods: Sequence[str], path: str | Pat
             ax.set_ylabel("IQM normalized regret")
         for ax in axes.ravel()[len(groups):]:
             ax.set_visible(False)
-        fig.suptitle("Normalized MV regret at budget checkpoints")
+        _suptitle(fig, "Normalized MV regret at budget checkpoints")
         _legend_below(fig, methods, colors)
         _adjust(fig)
         fig.savefig(path)

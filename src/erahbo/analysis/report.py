@@ -212,7 +212,7 @@ def write_report(
     checkpoints: Sequence[int] | None = None,
     budget: int | None = None,
     methods: Sequence[str] | None = None,
-    backend: stats.Backend = "auto",
+    backend: stats.Backend = "numpy",
     per_task_figure: bool = True,
 ) -> ReportResult:
     """Write the full report of a results directory.
@@ -241,8 +241,8 @@ def write_report(
         Grid length (default: the budget recorded in the traces).
     methods : sequence of str, optional
         Restrict to these methods.
-    backend : {"auto", "rliable", "numpy"}
-        Bootstrap implementation.
+    backend : {"numpy", "rliable", "auto"}
+        Bootstrap implementation (see :mod:`erahbo.analysis.stats`; same estimator).
     per_task_figure : bool
         Also draw the per-task regret panels (one figure with a panel per task).
 
@@ -279,7 +279,7 @@ def write_report(
 
     def tex(text: str, name: str) -> Path:
         p = tex_dir / name
-        p.write_text(text)
+        p.write_text(text.replace("—", "---"))  # missing values as in the paper
         res.tables.append(p)
         return p
 

@@ -192,7 +192,7 @@ def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
 
     path = Path(path)
     try:
-        table = pq.read_table(path)
+        table = pq.ParquetFile(path).read()
     except Exception as exc:  # pyarrow raises several types for unreadable files
         raise ValueError(f"trace {path}: not a readable Parquet file ({exc})") from exc
     raw = (table.schema.metadata or {}).get(TRACE_META_KEY)
@@ -208,7 +208,9 @@ def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if missing:
         raise ValueError(f"trace {path}: missing column(s) {missing}; a trace needs "
                          f"{list(_NEEDED_COLUMNS)}")
-    return frame.sort_values("run", kind="stable").reset_index(drop=True), meta
+    if not frame["run"].is_monotonic_increasing:
+        frame = frame.sort_values("run", kind="stable").reset_index(drop=True)
+    return frame, meta
 
 
 def find_trace_files(results_dir: str | Path) -> list[Path]:
@@ -425,8 +427,8 @@ def load_traces(
     short = meta_df[meta_df["last_run"] < grid_budget]
     if len(short):
         notes.append(f"{len(short)} of {len(meta_df)} traces end before run {grid_budget} "
-                     "(candidate set exhausted or unfinished); their last value is carried "
-                     "forward")
+                     "(candidate set exhausted, budget left smaller than a round, or unfinished); "
+                     "their last value is carried forward")
 
     all_methods = sort_methods(meta_df["method"])
     task_domain: dict[str, str] = {}

@@ -48,7 +48,8 @@ def benchmark(
     n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations per repetition."),
     k_init: int = typer.Option(20, min=2, help="Stored seeds per initial configuration."),
     alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2."),
-    beta: float = typer.Option(2.5, min=0.0, help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
+    beta: float = typer.Option(2.5, min=0.0,
+                               help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
     beta_stop: float = typer.Option(1.0, min=0.0, help="ERAHBO stopping confidence."),
     k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
     k_max: int = typer.Option(20, min=2, help="ERAHBO: most seeds per round."),
@@ -60,8 +61,14 @@ def benchmark(
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from erahbo.experiments import StudySettings, parse_methods, run_study
 

@@ -28,7 +28,7 @@ def tasks() -> None:
     console = Console()
     table = Table(title="ARLBench tasks (paper appendix)")
     for col in ("task", "algorithm", "environment", "domain", "budget", "n_envs", "here", "note"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", no_wrap=col == "task")
     for t in TASKS.values():
         table.add_row(
             t.name,
@@ -120,17 +120,15 @@ def generate(
     ]
     with client, Progress(*columns, console=console, disable=plain) as bar:
         job = bar.add_task("configs", total=configs)
-        state = {"first_new": None}
+        state = {"base": 0, "t": time.time()}
 
         def progress(done: int, total: int, info: dict[str, Any]) -> None:
             bar.update(job, completed=done)
-            if "skipped_shard" in info:
+            if "skipped_shard" in info:  # resumed: the rate counts new work only
+                state["base"], state["t"] = done, time.time()
                 return
-            if state["first_new"] is None:
-                state["first_new"] = (done - 1, time.time())
             if plain:
-                d0, ts = state["first_new"]
-                rate = (done - d0) / max(time.time() - ts, 1e-9)
+                rate = (done - state["base"]) / max(time.time() - state["t"], 1e-9)
                 eta = (total - done) / rate if rate > 0 else float("nan")
                 print(
                     f"{time.strftime('%H:%M:%S')} {t.name} {done}/{total} "
@@ -163,6 +161,30 @@ def generate(
         console.print(f"merged: {path}")
 
 
+def merge_shards_cmd(
+    task: Annotated[str, typer.Option("--task", help="Registered task.")],
+    out: Annotated[Path, typer.Option("--out", help="Output root of the generation.")] = Path(
+        "data/arlbench"
+    ),
+    partial: Annotated[
+        bool,
+        typer.Option("--partial", help="Merge the complete prefix of shards (a Sobol prefix)."),
+    ] = False,
+) -> None:
+    """Merge a task's shards into <out>/<task>.parquet (common dataset format)."""
+    from erahbo.arlbench.generate import merge_shards, shard_status
+
+    console = Console()
+    try:
+        path = merge_shards(out, task, allow_partial=partial)
+    except ValueError as err:
+        console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(code=2) from None
+    st = shard_status(out, task)
+    console.print(f"merged {len(st['done'])}/{st['n_shards']} shards -> {path}")
+
+
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    groups["dataset"].command("merge-shards")(merge_shards_cmd)
     groups["dataset"].command("generate")(generate)
     groups["dataset"].command("tasks")(tasks)

@@ -21,6 +21,9 @@ def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
             2000, "--bootstrap-reps", min=1,
             help="Stratified-bootstrap resamples for the 95 % IQM confidence intervals."),
         seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+        bootstrap_backend: str = typer.Option(
+            "numpy", "--bootstrap-backend",
+            help="numpy (fast, default), rliable (reference, slower) or auto."),
     ) -> None:
         """Write report.md, PNG figures, LaTeX tables and CSVs (ranks.csv, ...) of a study."""
         from rich.console import Console
@@ -31,7 +34,8 @@ def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
         console = Console()
         try:
             with console.status("computing the report ..."):
-                res = write_report(results_dir, out, bootstrap_reps=bootstrap_reps, seed=seed)
+                res = write_report(results_dir, out, bootstrap_reps=bootstrap_reps, seed=seed,
+                                   backend=bootstrap_backend)  # type: ignore[arg-type]
         except ValueError as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(code=1) from exc

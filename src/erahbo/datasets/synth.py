@@ -37,8 +37,14 @@ import pandas as pd
 from scipy.stats import qmc
 
 from erahbo.datasets.format import TaskData, write_task
+from erahbo.datasets.warping import VizierWarper
 
 GENERATOR = "erahbo.datasets.synth"
+P_LO, P_HI, K_LO, K_HI, A0_LO, A0_HI, A_PEAK_LO, A_PEAK_HI, DROP_MAX = 0.2, 0.35, 1.0, 1.5, 0.35, 0.65, 0.85, 0.95, 0.9
+W_LR_LO, W_LR_HI, MARGIN_LO, MARGIN_HI = 0.3, 0.6, 0.1, 0.4
+F0_LO, F0_HI, ONSET_WIDTH, LOW_SLOPE = 0.1, 0.3, 0.015, 0.3
+PLATEAU, PLATEAU_MIN = 0.2, 8
+LR_HIGH_STRETCH, AGG_SLOPE, INST_LO, INST_HI = 3.0, 1.5, 0.3, 0.6
 
 # ARLBench-like spaces (the documented classic-control ranges, conditionals left out).
 SPACES: dict[str, dict[str, tuple]] = {
@@ -116,6 +122,7 @@ class SynthSpec:
     noise: float = 0.06
     cap: bool = False
     sparse: bool = False
+    risk: float = 1.0
 
     @property
     def name(self) -> str:
@@ -290,20 +297,23 @@ def write_suite(
 class _Latent:
     """Per-configuration latent variables of a task, each ``(n,)``."""
 
-    quality: np.ndarray  # in [0, 1]
-    aggressive: np.ndarray  # in [0, 1]: the risk-reward hyperparameter, unit scale
-    instability: np.ndarray  # in (0, 1): drives the collapse probability
+    quality: np.ndarray  # in [0, 1]: success-mode learning quality
+    aggressive: np.ndarray  # in [0, 1]: size of the updates (learning rate + one hp)
+    instability: np.ndarray  # in (0, 1): extra collapse risk of unstable settings
     sigma_shape: np.ndarray  # in [0.4, 1.6]: smooth noise-scale factor
     knobs: dict[str, Any]
 
 
 def _latent(V: np.ndarray, spec: SynthSpec, rng: np.random.Generator) -> _Latent:
     """Quality, aggressiveness, instability and noise shape of every configuration."""
-    d = V.shape[1]
+    n, d = V.shape
     lr = V[:, 0]  # learning rate is the first hyperparameter of every space
-    lr_opt = rng.uniform(0.45, 0.72)  # log10 lr* in [-3.75, -2.4]
-    lr_width = rng.uniform(0.08, 0.2)
-    z = -0.5 * ((lr - lr_opt) / lr_width) ** 2  # (n,)
+    lr_opt = rng.uniform(0.45, 0.7)  # log10 lr* in [-3.75, -2.5]
+    lr_width = rng.uniform(0.08, 0.18)
+    dz = (lr - lr_opt) / lr_width  # (n,)
+    # Too small a learning rate learns too little; above lr* quality declines slowly (the
+    # price of large steps is paid in collapses instead, below).
+    z = -0.5 * np.where(dz < 0, dz, dz / LR_HIGH_STRETCH) ** 2  # (n,)
     others = rng.choice(np.arange(1, d), size=3, replace=False)
     for j in others[:2]:  # two influential hyperparameters with interior optima
         c, w = rng.uniform(0.1, 0.9), rng.uniform(0.25, 0.6)
@@ -314,10 +324,20 @@ def _latent(V: np.ndarray, spec: SynthSpec, rng: np.random.Generator) -> _Latent
     thr = np.quantile(z, 1.0 - spec.good_frac)
     sharp = rng.uniform(2.0, 4.0) / max(float(np.std(z)), 1e-9)
     quality = 1.0 / (1.0 + np.exp(-sharp * (z - thr)))
+    # Saturate: the best configurations share a plateau of top quality (returns saturate),
+    # so that among them the risk-reward trade-off decides.
+    top = max(PLATEAU_MIN / n, PLATEAU * spec.good_frac)
+    x = quality / np.quantile(quality, 1.0 - top)
+    quality = x / (1.0 + x**6) ** (1.0 / 6.0)  # smooth min(x, 1)
     quality = quality / quality.max()
-    # Aggressive settings (one hyperparameter) reach higher returns but are less stable.
-    aggressive = V[:, others[2]]
-    inst = 0.5 * (lr - lr_opt) / lr_width + 0.5 * aggressive + 0.5 * _rbf(V, rng, 3, scale=0.4)
+    # Aggressiveness: a larger learning rate and one more hyperparameter (bigger updates)
+    # reach higher returns within the budget but collapse more often.
+    w_lr = rng.uniform(W_LR_LO, W_LR_HI)
+    agg_lr = 1.0 / (1.0 + np.exp(-AGG_SLOPE * dz))
+    aggressive = w_lr * agg_lr + (1.0 - w_lr) * V[:, others[2]]
+    # Instability: far too large learning rates and a random smooth term (more bimodal
+    # configurations, mostly bad ones; the NaN configurations are the most unstable).
+    inst = 0.5 * dz + 0.5 * V[:, others[2]] + _rbf(V, rng, 3, scale=0.4)
     thr_b = np.quantile(inst, 1.0 - spec.bimodal_frac)
     instability = 1.0 / (1.0 + np.exp(-4.0 * (inst - thr_b) / max(float(np.std(inst)), 1e-9)))
     sigma_shape = 0.4 + 0.6 * (1.0 + _rbf(V, rng, 4, scale=0.35))
@@ -326,6 +346,7 @@ def _latent(V: np.ndarray, spec: SynthSpec, rng: np.random.Generator) -> _Latent
         "lr_width_decades": float(5 * lr_width),
         "influential": [int(j) for j in others[:2]],
         "risk_reward_hp": int(others[2]),
+        "risk_reward_lr_weight": float(w_lr),
         "n_bumps": n_bumps,
     }
     return _Latent(quality, aggressive, instability, sigma_shape, knobs)
@@ -337,22 +358,96 @@ def _draw_returns(
     """``(n, S)`` per-seed returns."""
     q, a = lat.quality, lat.aggressive
     n, span = q.shape[0], spec.high - spec.low
-    gain = rng.uniform(0.05, 0.2)  # share of the range only aggressive settings reach
-    p_fail = rng.uniform(0.3, 0.6) * lat.instability * (0.3 + 0.7 * q)  # (n,)
-    mean_ok = spec.low + span * q * (1.0 - gain * (1.0 - a))  # (n,)
-    # Noise: largest for middling configurations, larger for aggressive ones.
-    sigma = span * spec.noise * lat.sigma_shape * (0.5 + 2.0 * q * (1 - q)) * (0.4 + 2.4 * a)
+    # Collapse probability: zero below a stability threshold a0 of the aggressiveness, then
+    # p_max * (f0 + (1 - f0) t^k), t = (a - a0) / (1 - a0), with a steep smooth onset.
+    p_max = spec.risk * rng.uniform(P_LO, P_HI)
+    f0 = rng.uniform(F0_LO, F0_HI)
+    k_risk = rng.uniform(K_LO, K_HI)
+    # a0: a quantile of the aggressiveness of the good configurations, so that some good
+    # configurations are reliable and the others risky.
+    # a_peak: a high quantile of the same, where the expected return is calibrated below.
+    a_good = a[q > 0.8] if (q > 0.8).sum() >= 4 else a[np.argsort(q)[-4:]]
+    a0 = float(np.quantile(a_good, rng.uniform(A0_LO, A0_HI)))
+    a_peak = float(np.quantile(a_good, rng.uniform(A_PEAK_LO, A_PEAK_HI)))
+    # Unstable pockets make middling configurations bimodal (learn or not) as well.
+    p_inst = rng.uniform(INST_LO, INST_HI) * lat.instability * (4 * q * (1 - q)) ** 2  # (n,)
+    p_fail = np.minimum(_collapse_prob(a, a0, p_max, f0, k_risk) + p_inst, 0.9)  # (n,)
+    # Configurations that learn nothing score a random policy's return (`base` above the
+    # worst return; 0 in sparse tasks); collapsed runs end at the worst return.
+    base = 0.0 if spec.sparse else rng.uniform(0.04, 0.12)
+    # Noise: small for configurations that learn nothing, largest for middling ones,
+    # larger for aggressive ones; left-skewed (negated centred Gamma).
+    shape_q = 0.15 + 2.0 * q * (1.0 - q) + 0.3 * q
+    sigma = span * spec.noise * lat.sigma_shape * shape_q * (0.4 + 1.6 * a)  # (n,)
     k = rng.uniform(1.5, 4.0)  # Gamma shape: smaller is more skewed
     g = (rng.gamma(k, 1.0, size=(n, n_seeds)) - k) / np.sqrt(k)  # (n, S) mean 0, sd 1
-    ok = mean_ok[:, None] - sigma[:, None] * g  # left-skewed around the mean
-    collapsed = spec.low + span * rng.uniform(0.0, 0.06, size=(n, n_seeds)) * (1 + q[:, None])
-    fail = rng.random((n, n_seeds)) < p_fail[:, None]
-    r = np.where(fail, collapsed, ok)
-    if spec.sparse:
-        r = np.where(r < spec.low + 0.05 * span, spec.low, r)
+    # Stratified draws: each seed still collapses with probability p_fail, but the share of
+    # collapsed seeds of a configuration is p_fail up to rounding, so that the stored
+    # table reflects the model rather than the luck of 50 draws.
+    strata = rng.permuted(np.tile(np.arange(n_seeds), (n, 1)), axis=1)  # (n, S)
+    fail = (strata + rng.random((n, n_seeds))) / n_seeds < p_fail[:, None]  # (n, S)
     hi = spec.high if spec.cap else spec.high + 0.1 * span
-    lat.knobs.update(aggressive_gain=float(gain), gamma_shape=float(k))
-    return np.clip(r, spec.low, hi)
+
+    def success(x: np.ndarray, drop: float) -> np.ndarray:
+        """Success-mode return fraction at aggressiveness x for q = 1 (1 at x = 1)."""
+        return np.maximum(_success_curve(x, a0, drop), 0.05)
+
+    def table(drop: float) -> np.ndarray:
+        mean_ok = spec.low + span * (base + (1.0 - base) * q * success(a, drop))  # (n,)
+        r = np.where(fail, spec.low, mean_ok[:, None] - sigma[:, None] * g)
+        if spec.sparse:
+            r = np.where(r < spec.low + 0.05 * span, spec.low, r)
+        return np.clip(r, spec.low, hi)
+
+    # Calibrate `drop` (how much return the success mode gains from a0 to 1) on the scale
+    # the benchmark uses (the task's Vizier output warping): the expected return of a
+    # top-quality configuration at aggressiveness a_peak must beat the best reliable one
+    # (a <= a0) by `margin` times its own variance, so the best-mean region is risky and
+    # (for margin < 1) not the MV optimum. Two fixed-point passes (the warp depends a
+    # little on `drop`).
+    margin = rng.uniform(MARGIN_LO, MARGIN_HI)
+    rel_a = np.linspace(max(a0 - 0.3, 0.0), a0, 31)  # (m,) reliable side
+    p_peak = float(_collapse_prob(np.array(a_peak), a0, p_max, f0, k_risk))
+    drops = np.linspace(0.02, DROP_MAX, 89)  # (c,)
+    drop = 0.5
+    for _ in range(2):
+        warp = VizierWarper().fit(table(drop))
+        w_fail = float(warp.transform(np.array([spec.low]))[0])
+
+        def warped(x: np.ndarray) -> np.ndarray:
+            ok = spec.low + span * (base + (1.0 - base) * success(x[None, :], drops[:, None]))
+            return warp.transform(np.clip(ok, spec.low, hi))  # (c, len(x))
+
+        w_peak = warped(np.array([a_peak]))[:, 0]  # (c,)
+        e_peak = (1.0 - p_peak) * w_peak + p_peak * w_fail
+        v_peak = p_peak * (1.0 - p_peak) * (w_peak - w_fail) ** 2
+        e_rel = warped(rel_a).max(axis=1)  # (c,) p = 0 there (onset aside)
+        reach = np.nonzero(e_peak - e_rel >= margin * v_peak)[0]
+        drop = float(drops[reach[0]] if reach.size else drops[-1])
+    lat.knobs.update(
+        collapse_p_max=float(p_max), collapse_onset=float(a0), collapse_floor_share=float(f0),
+        collapse_power=float(k_risk), mean_peak=float(a_peak), mean_margin=float(margin),
+        success_drop=float(drop),
+        random_policy_level=float(base), gamma_shape=float(k),
+    )
+    lat.knobs['_reach'] = bool(reach.size)
+    return table(drop)
+
+
+def _collapse_prob(a: np.ndarray, a0: float, p_max: float, f0: float, k: float) -> np.ndarray:
+    """Collapse probability of aggressiveness ``a`` (any shape): 0 below a0, then rising."""
+    t = np.clip((a - a0) / (1.0 - a0), 0.0, 1.0)
+    onset = 1.0 / (1.0 + np.exp(-(a - a0) / ONSET_WIDTH))
+    return p_max * onset * (f0 + (1.0 - f0) * t**k)
+
+
+def _success_curve(a: np.ndarray, a0: float, drop: float) -> np.ndarray:
+    """Success-mode return fraction: ``1 - drop`` at a0, rising linearly to 1 at a = 1 and
+    ``LOW_SLOPE`` times as fast below a0 (smoothly joined)."""
+    slope = drop / (1.0 - a0)
+    u = a - a0
+    soft = ONSET_WIDTH * np.logaddexp(0.0, u / ONSET_WIDTH)  # smooth max(u, 0)
+    return 1.0 - drop + slope * soft + LOW_SLOPE * slope * (u - soft)
 
 
 def _add_nans(

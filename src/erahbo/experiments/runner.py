@@ -9,10 +9,8 @@ after the initial design.  The trace layout is documented in ``docs/benchmark.md
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,7 +87,8 @@ class StudySettings:
 
 def repetition_seed(task: ReplayTask, seed: int, repetition: int) -> int:
     """Seed of one repetition of one task (same for every method)."""
-    return int(np.random.default_rng([int(seed), int(repetition), task.stable_id()]).integers(2**31))
+    rng = np.random.default_rng([int(seed), int(repetition), task.stable_id()])
+    return int(rng.integers(2**31))
 
 
 def trace_path(out: Path, task: str, method: str, repetition: int) -> Path:

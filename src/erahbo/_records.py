@@ -1,0 +1,119 @@
+"""Records of a run: the trial handed to the user, the result, and their tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo._data import Observations
+from erahbo.surrogate import InnerBounds, RoundModel
+
+__all__ = ["HISTORY_COLUMNS", "ROUND_COLUMNS", "Result", "Trial", "configs_frame", "history_frame"]
+
+# history: one row per training run (config values go between config_id and seed)
+HISTORY_COLUMNS = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
+                   "wall_time")
+# rounds: one row per round (initial-design configurations included)
+ROUND_COLUMNS = ("iteration", "phase", "config_id", "k", "k_total", "ucb_mv", "lcb_mv", "B_t",
+                 "beta_stop", "acquisition", "stop_reason", "mean", "var")
+
+
+@dataclass
+class Trial:
+    """What to run next: a configuration and the seeds to train it with.
+
+    Attributes
+    ----------
+    config : dict
+        Hyperparameter values (inactive conditionals left out); on a finite table, the row.
+    seeds : list of int
+        Distinct positive seeds, one training run each.
+    config_id : int
+        Id of the configuration (finite table: its row index; otherwise the order of first
+        evaluation).
+    round : int
+        Round number (initial-design configurations are rounds too).
+    phase : str
+        ``"init"`` or ``"bo"``.
+    trial_id : int
+        Running number of the trial.
+    """
+
+    config: dict[str, Any]
+    seeds: list[int]
+    config_id: int
+    round: int
+    phase: str
+    trial_id: int
+    u: np.ndarray = field(repr=False)
+
+
+@dataclass
+class Result:
+    """Outcome of an optimization run.
+
+    Attributes
+    ----------
+    incumbent : dict or None
+        Recommended configuration: ``argmax LCB_MV`` (``beta``) over evaluated configurations.
+    incumbent_id : int or None
+        Its configuration id.
+    incumbent_mv : float
+        Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var``.
+    history : pandas.DataFrame
+        One row per training run: ``iteration, phase, config_id, <hyperparameters>, seed,
+        return, k`` (seeds of the configuration so far), ``k_round, wall_time`` (s since start).
+    rounds : pandas.DataFrame
+        One row per round: ``iteration, phase, config_id, k`` (seeds used in the round),
+        ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
+        beta_stop, acquisition, stop_reason, mean, var``.
+    configs : pandas.DataFrame
+        One row per evaluated configuration: ``config_id``, hyperparameters, ``mean, var, k``.
+    method : str
+    n_evals : int
+        Training runs made.
+    """
+
+    incumbent: dict[str, Any] | None
+    incumbent_id: int | None
+    incumbent_mv: float
+    history: pd.DataFrame
+    rounds: pd.DataFrame
+    configs: pd.DataFrame
+    method: str
+    n_evals: int
+
+
+@dataclass
+class _Round:
+    """State of the open BO round (the optimizer's bookkeeping)."""
+
+    t: int
+    config_id: int
+    u: np.ndarray
+    cand: int | None
+    row0: int | None  # row of x_t in D_{t-1}
+    rm: RoundModel | None
+    B_t: float
+    beta_stop: float
+    acq: float
+    k: int = 0
+    ib: InnerBounds | None = None
+
+
+def history_frame(hist: list[tuple], names: list[str]) -> pd.DataFrame:
+    """History table from the optimizer's run records (one per training run)."""
+    rows = [(t, ph, cid, *[cfg.get(nm) for nm in names], s, v, k, kr, w)
+            for (t, ph, cid, cfg, s, v, k, kr, w) in hist]
+    cols = [*HISTORY_COLUMNS[:3], *names, *HISTORY_COLUMNS[3:]]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:
+    """One row per evaluated configuration: id, hyperparameters, pooled mean, variance, k."""
+    return pd.DataFrame({"config_id": d.config_ids,
+                         **{nm: [c.get(nm) for c in cfgs] for nm in names},
+                         "mean": d.ybar, "var": d.s2, "k": d.k.astype(int)})

@@ -1,0 +1,70 @@
+"""Figure-1 style plot of a run on a 1-D synthetic task (kept apart from the numerics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) -> Path:
+    """Plot ``f``, ``f +- rho``, ``MV`` and the seeds a run spent per configuration.
+
+    Parameters
+    ----------
+    task : erahbo.objectives.synthetic.SyntheticTask
+        A task over one hyperparameter (e.g. :class:`Figure1Task`).
+    result : erahbo.Result
+        The run to show (its ``configs`` table: evaluated points, sample means, ``k``).
+    path : path
+        PNG to write.
+    alpha : float
+        Risk aversion of the MV curve.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    name = task.space.names[0]
+    lo, hi = _bounds(task, name)
+    xs = np.linspace(lo, hi, 400)
+    cfgs = [{name: float(x)} for x in xs]
+    f = np.array([task.f(c) for c in cfgs])
+    rho = np.sqrt([task.rho2(c) for c in cfgs])
+    mv = f - alpha * rho**2
+    fig, (ax, axk) = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True,
+                                  gridspec_kw={"height_ratios": [3, 1]})
+    ax.plot(xs, f, color="black", lw=1.5, label="f(x): mean return")
+    ax.fill_between(xs, f - rho, f + rho, color="grey", alpha=0.25, label="f(x) ± rho(x)")
+    ax.plot(xs, mv, "--", color="tab:blue", lw=1.5, label=f"MV(x), alpha={alpha:g}")
+    c = result.configs
+    ax.scatter(c[name], c["mean"], s=12 + 3 * c["k"], color="tab:orange", zorder=3,
+               label="evaluated (size ~ seeds)")
+    best = task.mv_argmax(alpha)[name]
+    ax.axvline(best, color="tab:blue", lw=0.8, alpha=0.6)
+    if result.incumbent is not None:
+        ax.axvline(result.incumbent[name], color="tab:green", lw=2, label="recommended")
+    ax.set_ylabel("return")
+    ax.legend(fontsize=8, loc="best")
+    ax.set_title(f"{result.method.upper()} on {type(task).__name__}: {result.n_evals} runs")
+    axk.bar(c[name], c["k"], width=(hi - lo) / 150, color="tab:orange")
+    axk.set_ylabel("seeds k")
+    axk.set_xlabel(name)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _bounds(task: Any, name: str) -> tuple[float, float]:
+    hp = next(h for h in task.space.to_json()["hyperparameters"] if h["name"] == name)
+    return float(hp.get("low", hp.get("lower"))), float(hp.get("high", hp.get("upper")))

@@ -1,0 +1,1186 @@
+"""Crash-safe study journal (SQLite) and exact resume by replay.
+
+A journal is one SQLite file that records a study as it happens: its settings, every trial the
+optimizer asked for (configuration and seeds), every training run (seed, return, status,
+start/end time, worker) and every result told back. Each record is committed before the
+study moves on, so a study killed at any instant loses nothing that was acknowledged.
+
+Resume is *exact* by replay: the optimizer is deterministic given its settings and the
+sequence of results told to it, so a fresh optimizer built with the same settings is driven
+through the journaled events (``ask`` -> check it asks the same trial, ``tell`` -> feed the
+journaled returns) instead of calling the objective (:func:`replay`). It then continues exactly
+where the interrupted study stood. Runs that were in flight at the crash (started, no result)
+are marked ``interrupted`` and re-run with the same seed (``rerun=1``); they are never counted
+twice (a unique index allows one counted run per seed slot).
+
+Durability choices
+------------------
+* ``journal_mode=WAL``: a commit appends to the ``-wal`` file; readers never block the writer.
+* ``synchronous=FULL`` (default): the WAL is fsynced at every commit, so an acknowledged run
+  survives a power loss or kernel crash too, not only a crash of the study process. Training
+  runs last minutes to hours; an fsync costs about a millisecond (``benchmarks/bench_journal.py``).
+  ``synchronous="NORMAL"`` survives process crashes (SIGKILL) but may lose the last commits on
+  power loss.
+* A new journal is built in a temporary file and linked into place, so a crash during creation
+  never leaves a half-made journal; an existing file is never overwritten or repaired: a file
+  that is not an erahbo journal, is truncated or corrupted, or was written by a newer schema is
+  refused with a clear error (:class:`JournalCorruptError`) and left untouched.
+* One study process per journal: an advisory lock on ``PATH.lock`` (released by the OS when the
+  process dies, so a killed study can be resumed at once).
+
+Schema (version 1; ``PRAGMA application_id`` marks the file as an erahbo journal)
+--------------------------------------------------------------------------------
+``study``   settings (canonical JSON), their SHA-256, free-form info, creation time, version
+``trials``  trial_id, round, config_id, config (JSON), seeds (JSON), asked_at, told_at,
+            returns told (JSON), excluded
+``runs``    run_id, trial_id, slot, attempt, seed, status, value, raw, error, started_at,
+            ended_at, worker, rerun
+``events``  seq, kind ("ask" / "tell"), trial_id: the order in which the optimizer saw things
+
+Run statuses: ``running``, ``ok``, ``penalized``, ``retried``, ``failed``, ``interrupted``
+(see :mod:`erahbo.failures`). Counted runs are ``ok`` and ``penalized``.
+
+Testing hook: with the environment variable ``ERAHBO_JOURNAL_KILL_AFTER=N`` a journal SIGKILLs
+its own process right after its N-th commit (fault-injection tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import signal
+import sqlite3
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from erahbo.failures import (
+    COUNTED,
+    FailurePolicy,
+    Penalizer,
+    RunOutcome,
+    TrialOutcome,
+    evaluate,
+    outcomes_from_returns,
+)
+from erahbo.validation import check_journal_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from erahbo.executors import Executor
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Journal",
+    "JournalCorruptError",
+    "JournalError",
+    "JournalLockedError",
+    "JournaledStudy",
+    "ReplayDivergenceError",
+    "ReplayResult",
+    "RunRecord",
+    "SettingsMismatchError",
+    "TrialRecord",
+    "canonical_json",
+    "replay",
+    "run_study",
+    "settings_hash",
+]
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x45524842  # "ERHB"
+STATUSES = ("running", "ok", "penalized", "retried", "failed", "interrupted")
+KILL_ENV = "ERAHBO_JOURNAL_KILL_AFTER"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_SCHEMA = f"""
+CREATE TABLE study (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    settings TEXT NOT NULL,
+    settings_hash TEXT NOT NULL,
+    info TEXT,
+    created_at REAL NOT NULL,
+    erahbo_version TEXT NOT NULL
+);
+CREATE TABLE trials (
+    trial_id INTEGER PRIMARY KEY,
+    round INTEGER,
+    config_id,
+    config TEXT NOT NULL,
+    seeds TEXT NOT NULL,
+    asked_at REAL NOT NULL,
+    told_at REAL,
+    returns TEXT,
+    excluded INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE runs (
+    run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    trial_id INTEGER NOT NULL REFERENCES trials(trial_id),
+    slot INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ({", ".join(repr(s) for s in STATUSES)})),
+    value REAL,
+    raw REAL,
+    error TEXT,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    worker TEXT,
+    rerun INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX runs_one_counted_per_slot ON runs(trial_id, slot)
+    WHERE status IN ('ok', 'penalized');
+CREATE INDEX runs_by_trial ON runs(trial_id);
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL CHECK (kind IN ('ask', 'tell')),
+    trial_id INTEGER NOT NULL REFERENCES trials(trial_id)
+);
+PRAGMA application_id = {APPLICATION_ID};
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+_TABLES = {"study", "trials", "runs", "events"}
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+
+class JournalError(Exception):
+    """Base class of journal errors."""
+
+
+class JournalCorruptError(JournalError):
+    """The file is not a usable erahbo journal; it was not modified."""
+
+
+class SettingsMismatchError(JournalError, ValueError):
+    """The journal holds a study with other settings."""
+
+
+class JournalLockedError(JournalError):
+    """Another live process has the journal open."""
+
+
+class ReplayDivergenceError(JournalError):
+    """The optimizer, re-driven through the journal, asked for a different trial."""
+
+
+# --------------------------------------------------------------------------------------------
+# Canonical JSON and settings
+# --------------------------------------------------------------------------------------------
+
+
+def _plain(obj: Any, where: str) -> Any:
+    """Convert to plain JSON types (numpy scalars/arrays too), naming the bad entry."""
+    if obj is None or isinstance(obj, bool | str):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj)
+    if isinstance(obj, Mapping):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise TypeError(f"{where} has a non-string key {k!r}; the journal stores JSON")
+            out[k] = _plain(v, f"{where}[{k!r}]")
+        return out
+    if isinstance(obj, list | tuple):
+        return [_plain(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if hasattr(obj, "tolist") and hasattr(obj, "dtype"):  # numpy scalar or array
+        return _plain(obj.tolist(), where)
+    raise TypeError(
+        f"{where} is a {type(obj).__name__}, which the journal cannot store; "
+        "pass plain JSON values (numbers, strings, lists, dicts) describing it"
+    )
+
+
+def canonical_json(obj: Any, where: str = "value") -> str:
+    """Deterministic JSON text of ``obj`` (sorted keys, no spaces, floats round-trip exactly)."""
+    return json.dumps(_plain(obj, where), sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def settings_hash(settings: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of the study settings."""
+    return hashlib.sha256(canonical_json(settings, "settings").encode()).hexdigest()
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else k))
+        return out
+    return {prefix: d}
+
+
+def _settings_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    a, b = _flatten(old), _flatten(new)
+    lines = []
+    for key in sorted(set(a) | set(b)):
+        if key not in b:
+            lines.append(f"{key}: {a[key]!r} in the journal, absent now")
+        elif key not in a:
+            lines.append(f"{key}: absent in the journal, {b[key]!r} now")
+        elif canonical_json(a[key]) != canonical_json(b[key]):
+            lines.append(f"{key}: {a[key]!r} in the journal, {b[key]!r} now")
+    return lines
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of the ``runs`` table (field names as in :class:`erahbo.failures.RunOutcome`)."""
+
+    run_id: int
+    trial_id: int
+    slot: int
+    attempt: int
+    seed: int
+    status: str
+    value_used: float  # NaN while running / when not counted
+    raw: float  # NaN when the run failed
+    error: str | None
+    start: float
+    end: float  # NaN while running
+    worker: str | None
+    rerun: bool
+
+    @property
+    def counted(self) -> bool:
+        return self.status in COUNTED
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One asked trial with its runs."""
+
+    trial_id: int
+    round: int | None
+    config_id: Any
+    config: dict[str, Any]
+    seeds: list[int]
+    asked_at: float
+    told_at: float | None
+    returns: list[float] | None  # (k,) as told; None until told
+    excluded: bool
+    runs: tuple[RunRecord, ...] = field(default=())
+
+    @property
+    def told(self) -> bool:
+        return self.told_at is not None
+
+
+def _f(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _run_from_row(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        run_id=row["run_id"],
+        trial_id=row["trial_id"],
+        slot=row["slot"],
+        attempt=row["attempt"],
+        seed=row["seed"],
+        status=row["status"],
+        value_used=_f(row["value"]),
+        raw=_f(row["raw"]),
+        error=row["error"],
+        start=row["started_at"],
+        end=_f(row["ended_at"]),
+        worker=row["worker"],
+        rerun=bool(row["rerun"]),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Opening: validation that never modifies the file
+# --------------------------------------------------------------------------------------------
+
+
+def _corrupt(path: str, what: str) -> JournalCorruptError:
+    return JournalCorruptError(
+        f"journal {path} {what}. The file was not modified. Restore it from a backup (copy "
+        f"{os.path.basename(path)} together with its -wal file), try `sqlite3 {path} .recover`, "
+        "or start a new study with another journal path."
+    )
+
+
+def _validate_existing(path: str) -> None:
+    size = os.path.getsize(path)
+    if size == 0:
+        raise _corrupt(path, "is an empty file (0 bytes), not an erahbo journal")
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if not header.startswith(_SQLITE_MAGIC):
+        raise _corrupt(path, "is not an erahbo journal (not an SQLite database)")
+    if len(header) == 100:
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        n_pages = int.from_bytes(header[28:32], "big")
+        counter_ok = header[24:28] == header[92:96]
+        if counter_ok and n_pages and size < n_pages * page_size:
+            raise _corrupt(
+                path, f"is truncated ({size} bytes, its header says {n_pages * page_size})"
+            )
+    else:
+        raise _corrupt(path, f"is truncated ({size} bytes, shorter than an SQLite header)")
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            app_id = con.execute("PRAGMA application_id").fetchone()[0]
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if app_id != APPLICATION_ID:
+                raise _corrupt(path, "is an SQLite database but not an erahbo journal")
+            if version > SCHEMA_VERSION:
+                raise JournalError(
+                    f"journal {path} has schema version {version}, newer than this erahbo "
+                    f"supports ({SCHEMA_VERSION}); upgrade erahbo to resume it"
+                )
+            check = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
+            if check != ["ok"]:
+                raise _corrupt(path, f"is corrupted (sqlite quick_check: {'; '.join(check[:3])})")
+            tables = {
+                r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            if not _TABLES <= tables:
+                raise _corrupt(path, f"lacks the tables {sorted(_TABLES - tables)}")
+            if con.execute("SELECT COUNT(*) FROM study").fetchone()[0] != 1:
+                raise _corrupt(path, "has no study settings")
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise _corrupt(path, f"is corrupted or truncated (sqlite: {exc})") from exc
+
+
+def _lock(path: str) -> Any:
+    """Exclusive advisory lock on PATH.lock; None where fcntl is unavailable."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        return None
+    fh = open(path + ".lock", "a+")  # held for the journal lifetime
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.seek(0)
+        holder = fh.read().strip() or "another process"
+        fh.close()
+        raise JournalLockedError(
+            f"journal {path} is in use by {holder}; wait for that study to finish or stop it "
+            "(a killed study releases the lock at once)"
+        ) from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"pid {os.getpid()}")
+    fh.flush()
+    return fh
+
+
+# --------------------------------------------------------------------------------------------
+# Journal
+# --------------------------------------------------------------------------------------------
+
+
+class Journal:
+    """An open study journal. Create or resume with :meth:`Journal.open`.
+
+    Writes are single transactions, committed (and, with ``synchronous="FULL"``, fsynced)
+    before the method returns. The object is thread-safe.
+    """
+
+    def __init__(self, path: str, conn: sqlite3.Connection, lock: Any, created: bool) -> None:
+        self.path = path
+        self.created = created
+        self.commits = 0
+        self._conn = conn
+        self._lockfile = lock
+        self._mutex = threading.RLock()
+        self._closed = False
+        row = conn.execute("SELECT settings, settings_hash, info FROM study").fetchone()
+        self.settings: dict[str, Any] = json.loads(row["settings"])
+        self.settings_hash: str = row["settings_hash"]
+        self.info: dict[str, Any] = json.loads(row["info"]) if row["info"] else {}
+        kill = os.environ.get(KILL_ENV, "")
+        self._kill_after = int(kill) if kill.strip().isdigit() else 0
+        self.on_commit: Callable[[int], None] | None = None  # test hook, after each commit
+
+    # -- opening --------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        settings: Mapping[str, Any] | None = None,
+        *,
+        info: Mapping[str, Any] | None = None,
+        synchronous: str = "FULL",
+    ) -> Journal:
+        """Create a journal, or open an existing one to resume its study.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The journal file. Created if absent (its folder must exist).
+        settings : mapping, optional
+            JSON-able settings that determine the optimizer's decisions (method, alpha, beta,
+            k_min, k_max, budget, seed, space description...). An existing journal must hold
+            the same settings (compared by canonical JSON). None opens an existing journal with
+            the settings it holds (``erahbo resume PATH``).
+        info : mapping, optional
+            JSON-able facts that do not affect decisions (executor, objective name...): stored,
+            replaced on each open, never compared.
+        synchronous : {"FULL", "NORMAL"}
+            SQLite durability (module docstring).
+
+        Returns
+        -------
+        Journal
+            ``journal.created`` tells whether it is new.
+
+        Raises
+        ------
+        SettingsMismatchError
+            The file holds a study with other settings (the message lists them).
+        JournalCorruptError
+            The file is not an erahbo journal, or is truncated or corrupted.
+        JournalLockedError
+            Another process has it open.
+        """
+        p = check_journal_path(path)
+        sync = str(synchronous).upper()
+        if sync not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError(f"synchronous={synchronous!r}: use 'FULL' or 'NORMAL'")
+        new_settings = (
+            None if settings is None else json.loads(canonical_json(settings, "settings"))
+        )
+        info_json = None if info is None else canonical_json(info, "info")
+        lock = _lock(p)
+        try:
+            created = not os.path.exists(p)
+            if created:
+                if new_settings is None:
+                    raise FileNotFoundError(
+                        f"journal {p} does not exist; pass the study settings to start a new one"
+                    )
+                _create(p, new_settings, info_json)
+            else:
+                _validate_existing(p)
+            conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            try:
+                mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                if mode.lower() != "wal":  # pragma: no cover - e.g. some network filesystems
+                    conn.execute("PRAGMA journal_mode=DELETE")
+                conn.execute(f"PRAGMA synchronous={sync}")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA busy_timeout=10000")
+                journal = cls(p, conn, lock, created)
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            if lock is not None:
+                lock.close()
+            raise
+        if new_settings is not None and not created:
+            if settings_hash(new_settings) != journal.settings_hash:
+                diff = _settings_diff(journal.settings, new_settings)
+                journal.close()
+                raise SettingsMismatchError(
+                    f"journal {p} holds a study with other settings:\n  "
+                    + "\n  ".join(diff or ["(same keys, different canonical form)"])
+                    + "\nTo resume it, pass the same settings (or run `erahbo resume "
+                    f"{p}`); to start a new study, use another journal path."
+                )
+        if info_json is not None and not created:
+            with journal._tx() as c:
+                c.execute("UPDATE study SET info = ?", (info_json,))
+            journal.info = json.loads(info_json)
+        return journal
+
+    def close(self) -> None:
+        """Close the connection and release the lock. Safe to call twice."""
+        with self._mutex:
+            if self._closed:
+                return
+            self._closed = True
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            if self._lockfile is not None:
+                self._lockfile.close()
+
+    def _abandon(self) -> None:
+        """Drop the connection and lock without any cleanup (tests: simulate a crash)."""
+        self.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Journal({self.path!r}, trials={self.n_trials()}, runs={self.n_runs()})"
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._mutex:
+            if self._closed:
+                raise JournalError(f"journal {self.path} is closed")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            self.commits += 1
+        if self._kill_after and self.commits >= self._kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.on_commit is not None:
+            self.on_commit(self.commits)
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def record_trial(
+        self,
+        config: Mapping[str, Any],
+        seeds: Sequence[int],
+        *,
+        config_id: Any = None,
+        round: int | None = None,
+    ) -> int:
+        """Record an asked trial (before any of its runs starts). Returns its trial id."""
+        cfg = canonical_json(config, "trial.config")
+        sd = canonical_json([int(s) for s in seeds], "trial.seeds")
+        cid = None if config_id is None else _plain(config_id, "trial.config_id")
+        if isinstance(cid, list | dict):
+            cid = canonical_json(cid)
+        with self._tx() as c:
+            tid = c.execute("SELECT COALESCE(MAX(trial_id) + 1, 0) FROM trials").fetchone()[0]
+            c.execute(
+                "INSERT INTO trials (trial_id, round, config_id, config, seeds, asked_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (tid, round, cid, cfg, sd, time.time()),
+            )
+            c.execute("INSERT INTO events (kind, trial_id) VALUES ('ask', ?)", (tid,))
+        return int(tid)
+
+    def record_run_start(
+        self, trial_id: int, slot: int, seed: int, attempt: int = 0, *, rerun: bool = False
+    ) -> int:
+        """Record that a run is submitted (status ``running``). Returns its run id."""
+        with self._tx() as c:
+            cur = c.execute(
+                "INSERT INTO runs (trial_id, slot, attempt, seed, status, started_at, rerun) "
+                "VALUES (?, ?, ?, ?, 'running', ?, ?)",
+                (trial_id, slot, attempt, int(seed), time.time(), int(rerun)),
+            )
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def record_run_end(self, run_id: int, outcome: RunOutcome) -> None:
+        """Record the result of a running run (penalty values are set by :meth:`record_tell`)."""
+        if outcome.status not in ("ok", "penalized", "retried", "failed"):
+            raise ValueError(f"run status {outcome.status!r} is not a final status")
+        value = outcome.raw if outcome.status == "ok" else None
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE runs SET status = ?, value = ?, raw = ?, error = ?, started_at = ?, "
+                "ended_at = ?, worker = ? WHERE run_id = ? AND status = 'running'",
+                (
+                    outcome.status,
+                    value,
+                    _finite_or_none(outcome.raw),
+                    outcome.error,
+                    outcome.start,
+                    outcome.end,
+                    outcome.worker,
+                    run_id,
+                ),
+            )
+            if cur.rowcount != 1:
+                raise JournalError(f"run {run_id} is not a running run of {self.path}")
+
+    def mark_interrupted(self) -> list[RunRecord]:
+        """Mark every ``running`` run as ``interrupted`` (call once when resuming).
+
+        Returns
+        -------
+        list of RunRecord
+            The runs that were in flight at the crash (before the change).
+        """
+        stale = self.in_flight()
+        if stale:
+            with self._tx() as c:
+                c.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
+        return stale
+
+    def record_tell(
+        self, trial_id: int, outcome: TrialOutcome, *, record_runs: bool = False
+    ) -> None:
+        """Record what is told to the optimizer for a trial (before telling it).
+
+        Parameters
+        ----------
+        trial_id : int
+        outcome : TrialOutcome
+            From :func:`erahbo.failures.evaluate` (whose runs the recorder already journaled)
+            or :func:`erahbo.failures.outcomes_from_returns`.
+        record_runs : bool
+            Also insert ``outcome.runs`` as finished runs (ask/tell mode, where the user ran the
+            seeds), in the same transaction.
+        """
+        returns = [float(v) for v in outcome.returns]
+        pens = {r.value_used for r in outcome.runs if r.status == "penalized"}
+        with self._tx() as c:
+            row = c.execute("SELECT told_at FROM trials WHERE trial_id = ?", (trial_id,)).fetchone()
+            if row is None:
+                raise JournalError(f"trial {trial_id} was never recorded in {self.path}")
+            if row["told_at"] is not None:
+                raise JournalError(f"trial {trial_id} was already told; tell each trial once")
+            if record_runs:
+                c.executemany(
+                    "INSERT INTO runs (trial_id, slot, attempt, seed, status, value, raw, error, "
+                    "started_at, ended_at, worker, rerun) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [
+                        (
+                            trial_id,
+                            r.slot,
+                            r.attempt,
+                            r.seed,
+                            r.status,
+                            _finite_or_none(r.value_used),
+                            _finite_or_none(r.raw),
+                            r.error,
+                            r.start,
+                            r.end,
+                            r.worker,
+                            int(r.rerun),
+                        )
+                        for r in outcome.runs
+                    ],
+                )
+            for pen in pens:
+                c.execute(
+                    "UPDATE runs SET value = ? WHERE trial_id = ? AND status = 'penalized'",
+                    (pen, trial_id),
+                )
+            c.execute(
+                "UPDATE trials SET told_at = ?, returns = ?, excluded = ? WHERE trial_id = ?",
+                (time.time(), json.dumps(returns), int(outcome.excluded), trial_id),
+            )
+            c.execute("INSERT INTO events (kind, trial_id) VALUES ('tell', ?)", (trial_id,))
+
+    def recorder(self, trial_id: int) -> _TrialRecorder:
+        """A :class:`erahbo.failures.RunRecorder` writing the runs of one trial."""
+        return _TrialRecorder(self, trial_id)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        with self._mutex:
+            return self._conn.execute(sql, args).fetchall()
+
+    def runs(self, trial_id: int | None = None) -> list[RunRecord]:
+        """Runs in the order they were submitted (all trials, or one)."""
+        if trial_id is None:
+            rows = self._rows("SELECT * FROM runs ORDER BY run_id")
+        else:
+            rows = self._rows("SELECT * FROM runs WHERE trial_id = ? ORDER BY run_id", (trial_id,))
+        return [_run_from_row(r) for r in rows]
+
+    def in_flight(self) -> list[RunRecord]:
+        """Runs started but without a result (after a crash: the ones to re-run)."""
+        rows = self._rows("SELECT * FROM runs WHERE status = 'running' ORDER BY run_id")
+        return [_run_from_row(r) for r in rows]
+
+    def trials(self) -> list[TrialRecord]:
+        """All trials in the order they were asked, each with its runs."""
+        by_trial: dict[int, list[RunRecord]] = {}
+        for r in self.runs():
+            by_trial.setdefault(r.trial_id, []).append(r)
+        out = []
+        for row in self._rows("SELECT * FROM trials ORDER BY trial_id"):
+            cid = row["config_id"]
+            out.append(
+                TrialRecord(
+                    trial_id=row["trial_id"],
+                    round=row["round"],
+                    config_id=cid,
+                    config=json.loads(row["config"]),
+                    seeds=json.loads(row["seeds"]),
+                    asked_at=row["asked_at"],
+                    told_at=row["told_at"],
+                    returns=None if row["returns"] is None else json.loads(row["returns"]),
+                    excluded=bool(row["excluded"]),
+                    runs=tuple(by_trial.get(row["trial_id"], ())),
+                )
+            )
+        return out
+
+    def events(self) -> list[tuple[str, int]]:
+        """``("ask" | "tell", trial_id)`` in the order the optimizer saw them."""
+        return [(r["kind"], r["trial_id"]) for r in self._rows("SELECT * FROM events ORDER BY seq")]
+
+    def pending(self) -> list[TrialRecord]:
+        """Trials asked but not told (after a crash: the ones to finish)."""
+        return [t for t in self.trials() if not t.told]
+
+    def feasible_returns(self) -> list[float]:
+        """Raw returns of the ``ok`` runs of told trials, in run order (rebuilds the Penalizer)."""
+        rows = self._rows(
+            "SELECT r.raw FROM runs r JOIN trials t USING (trial_id) "
+            "WHERE r.status = 'ok' AND t.told_at IS NOT NULL ORDER BY r.run_id"
+        )
+        return [float(r[0]) for r in rows]
+
+    def n_trials(self, *, told: bool = False) -> int:
+        sql = "SELECT COUNT(*) FROM trials" + (" WHERE told_at IS NOT NULL" if told else "")
+        return int(self._rows(sql)[0][0])
+
+    def n_runs(self) -> int:
+        return int(self._rows("SELECT COUNT(*) FROM runs")[0][0])
+
+    def n_counted(self) -> int:
+        """Counted runs (ok or penalized) of told trials: what a budget of runs counts."""
+        return int(
+            self._rows(
+                "SELECT COUNT(*) FROM runs r JOIN trials t USING (trial_id) "
+                "WHERE r.status IN ('ok', 'penalized') AND t.told_at IS NOT NULL"
+            )[0][0]
+        )
+
+    def history(self) -> pd.DataFrame:
+        """One row per run: trial and run fields, ``counted`` flag, ``config`` as a dict.
+
+        Columns: run_id, trial_id, round, config_id, config, slot, attempt, seed, status,
+        counted, value, raw, error, start, end, worker, rerun, excluded.
+        """
+        import pandas as pd
+
+        trials = {t.trial_id: t for t in self.trials()}
+        rows = []
+        for r in self.runs():
+            t = trials[r.trial_id]
+            rows.append(
+                {
+                    "run_id": r.run_id,
+                    "trial_id": r.trial_id,
+                    "round": t.round,
+                    "config_id": t.config_id,
+                    "config": t.config,
+                    "slot": r.slot,
+                    "attempt": r.attempt,
+                    "seed": r.seed,
+                    "status": r.status,
+                    "counted": r.counted,
+                    "value": r.value_used,
+                    "raw": r.raw,
+                    "error": r.error,
+                    "start": r.start,
+                    "end": r.end,
+                    "worker": r.worker,
+                    "rerun": r.rerun,
+                    "excluded": t.excluded,
+                }
+            )
+        return pd.DataFrame(rows)
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def _create(path: str, settings: dict[str, Any], info_json: str | None) -> None:
+    """Build a complete journal in a temporary file, then link it into place atomically."""
+    from erahbo import __version__
+
+    tmp = f"{path}.tmp-{os.getpid()}"
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp + suffix)
+    con = sqlite3.connect(tmp, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=FULL")
+        con.executescript(_SCHEMA)
+        con.execute(
+            "INSERT INTO study (id, settings, settings_hash, info, created_at, erahbo_version) "
+            "VALUES (1, ?, ?, ?, ?, ?)",
+            (
+                canonical_json(settings),
+                settings_hash(settings),
+                info_json,
+                time.time(),
+                __version__,
+            ),
+        )
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        con.close()
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    try:
+        os.link(tmp, path)  # fails if path exists: never overwrite
+    finally:
+        os.unlink(tmp)
+    with contextlib.suppress(OSError):
+        dfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+class _TrialRecorder:
+    """Journals the runs of one trial (see :class:`erahbo.failures.RunRecorder`)."""
+
+    def __init__(self, journal: Journal, trial_id: int) -> None:
+        self.journal = journal
+        self.trial_id = trial_id
+
+    def run_started(self, slot: int, seed: int, attempt: int, rerun: bool) -> int:
+        return self.journal.record_run_start(self.trial_id, slot, seed, attempt, rerun=rerun)
+
+    def run_finished(self, token: int, outcome: RunOutcome) -> None:
+        self.journal.record_run_end(token, outcome)
+
+
+# --------------------------------------------------------------------------------------------
+# Replay
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ReplayResult:
+    """What :func:`replay` did.
+
+    Attributes
+    ----------
+    n_asked, n_told : int
+        Journaled asks and tells replayed.
+    pending : list of (trial, TrialRecord)
+        Trials re-asked but not told in the journal (the study crashed while running them):
+        the caller finishes them (runs recorded in the record are kept) and tells them.
+    """
+
+    n_asked: int = 0
+    n_told: int = 0
+    pending: list[tuple[Any, TrialRecord]] = field(default_factory=list)
+
+
+def _default_tell(opt: Any, trial: Any, returns: list[float], excluded: bool) -> None:
+    if excluded:
+        opt.tell(trial, returns, infeasible=True)
+    else:
+        opt.tell(trial, returns)
+
+
+def _trial_key(trial: Any) -> tuple[Any, list[int], str]:
+    cid = getattr(trial, "config_id", None)
+    cid = None if cid is None else _plain(cid, "trial.config_id")
+    if isinstance(cid, list | dict):
+        cid = canonical_json(cid)
+    seeds = [int(s) for s in trial.seeds]
+    return cid, seeds, canonical_json(trial.config, "trial.config")
+
+
+def replay(
+    opt: Any,
+    journal: Journal,
+    *,
+    tell: Callable[[Any, Any, list[float], bool], None] | None = None,
+    ask: Callable[[], Any] | None = None,
+    check_config: bool = True,
+) -> ReplayResult:
+    """Drive a fresh optimizer through the journaled asks and tells, without running anything.
+
+    For every ``ask`` event the optimizer is asked for a trial, which must match the journaled
+    one (config id, seeds and, with ``check_config``, the configuration itself); for every
+    ``tell`` event it is told the journaled returns, exactly as in the original study.
+
+    Parameters
+    ----------
+    opt : object
+        Any object with ``ask() -> trial`` (``trial.config``, ``trial.seeds`` and optionally
+        ``trial.config_id``) and ``tell(trial, returns, infeasible=False)``.
+    journal : Journal
+    tell : callable, optional
+        ``tell(opt, trial, returns, excluded)``; default calls ``opt.tell(trial, returns)``, and
+        ``opt.tell(trial, returns, infeasible=True)`` for an excluded configuration.
+    ask : callable, optional
+        Replaces ``opt.ask`` (e.g. the optimizer's unjournaled inner ask).
+    check_config : bool
+        Also compare the configurations (exact canonical JSON).
+
+    Returns
+    -------
+    ReplayResult
+
+    Raises
+    ------
+    ReplayDivergenceError
+        The optimizer asked something else than the journal holds.
+    """
+    do_ask = ask if ask is not None else opt.ask
+    do_tell = tell if tell is not None else _default_tell
+    records = {t.trial_id: t for t in journal.trials()}
+    live: dict[int, Any] = {}
+    result = ReplayResult()
+    for kind, tid in journal.events():
+        rec = records[tid]
+        if kind == "ask":
+            trial = do_ask()
+            _check_same(journal, rec, trial, check_config, result.n_asked)
+            live[tid] = trial
+            result.n_asked += 1
+        else:
+            trial = live.pop(tid)
+            assert rec.returns is not None
+            do_tell(opt, trial, list(rec.returns), rec.excluded)
+            result.n_told += 1
+    result.pending = [(live[tid], records[tid]) for tid in sorted(live)]
+    return result
+
+
+def _check_same(journal: Journal, rec: TrialRecord, trial: Any, check_config: bool, i: int) -> None:
+    def fail(what: str) -> ReplayDivergenceError:
+        from erahbo import __version__
+
+        return ReplayDivergenceError(
+            f"replay of journal {journal.path} diverged at ask #{i} (trial {rec.trial_id}, "
+            f"round {rec.round}): {what}. The optimizer must be deterministic given its "
+            f"settings and the returns told to it; this happens if the code changed since the "
+            f"journal was written (journal: erahbo {journal_version(journal)}, now: "
+            f"{__version__}) or the settings do not capture everything that drives decisions. "
+            "Resume with the same erahbo version, or start a new journal."
+        )
+
+    if trial is None:
+        raise fail("the optimizer asked for nothing (budget exhausted?) but the journal holds one")
+    cid, seeds, cfg = _trial_key(trial)
+    want_cid = rec.config_id
+    if cid != want_cid:
+        raise fail(f"it asked config_id={cid!r}, the journal holds config_id={want_cid!r}")
+    if seeds != list(rec.seeds):
+        raise fail(f"it asked seeds {seeds}, the journal holds seeds {rec.seeds}")
+    if check_config and cfg != canonical_json(rec.config):
+        raise fail(f"it asked config {cfg}, the journal holds {canonical_json(rec.config)}")
+
+
+def journal_version(journal: Journal) -> str:
+    """erahbo version that created the journal."""
+    return str(journal._rows("SELECT erahbo_version FROM study")[0][0])
+
+
+# --------------------------------------------------------------------------------------------
+# A journaled study: ask/tell with recording and resume
+# --------------------------------------------------------------------------------------------
+
+
+class JournaledStudy:
+    """Wraps an ask/tell optimizer so that everything is journaled and resumable.
+
+    On construction, runs in flight at a crash are marked ``interrupted`` and the optimizer is
+    replayed through the journal. Then :meth:`ask` first hands back the trials that were
+    pending at the crash (re-asked by the replay), and :meth:`evaluate` finishes them,
+    keeping their finished runs and re-running interrupted ones with the same seeds.
+
+    Parameters
+    ----------
+    optimizer : object
+        Fresh optimizer with ``ask()`` and ``tell(trial, returns, infeasible=False)``, built
+        with the journal's settings.
+    journal : Journal
+    failures : {"penalize", "retry", "exclude"} or FailurePolicy
+    retries : int, optional
+    ask, tell : callable, optional
+        Replace ``optimizer.ask`` / the tell adapter ``tell(opt, trial, returns, excluded)``
+        (for an optimizer that journals itself: pass its inner, unjournaled methods).
+    check_config : bool
+        See :func:`replay`.
+
+    Examples
+    --------
+    >>> journal = Journal.open("study.db", settings)              # doctest: +SKIP
+    >>> study = JournaledStudy(make_optimizer(settings), journal)  # doctest: +SKIP
+    >>> run_study(study, objective, budget=400)                    # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        optimizer: Any,
+        journal: Journal,
+        *,
+        failures: str | FailurePolicy = "penalize",
+        retries: int | None = None,
+        ask: Callable[[], Any] | None = None,
+        tell: Callable[[Any, Any, list[float], bool], None] | None = None,
+        check_config: bool = True,
+    ) -> None:
+        self.optimizer = optimizer
+        self.journal = journal
+        self.policy = FailurePolicy.coerce(failures, retries)
+        self._ask = ask if ask is not None else optimizer.ask
+        self._tell = tell if tell is not None else _default_tell
+        self.interrupted = journal.mark_interrupted()
+        self.replayed = replay(
+            optimizer, journal, tell=self._tell, ask=self._ask, check_config=check_config
+        )
+        self.penalizer = Penalizer(journal.feasible_returns())
+        self._pending: deque[tuple[Any, TrialRecord]] = deque(self.replayed.pending)
+        self._open: dict[int, tuple[Any, int]] = {}
+
+    @property
+    def has_pending(self) -> bool:
+        """Trials from before a crash still to be finished."""
+        return bool(self._pending)
+
+    def _trial_id(self, trial: Any) -> int:
+        try:
+            return self._open[id(trial)][1]
+        except KeyError:
+            raise ValueError(
+                "this trial was not asked through this study (or was already told)"
+            ) from None
+
+    def ask(self) -> Any:
+        """Next trial: a pending one from before a crash, else a new one from the optimizer.
+
+        The trial is journaled before it is returned. Returns None if the optimizer does.
+        """
+        if self._pending:
+            trial, rec = self._pending.popleft()
+            self._open[id(trial)] = (trial, rec.trial_id)
+            return trial
+        trial = self._ask()
+        if trial is None:
+            return None
+        tid = self.journal.record_trial(
+            trial.config,
+            trial.seeds,
+            config_id=getattr(trial, "config_id", None),
+            round=getattr(trial, "round", None),
+        )
+        self._open[id(trial)] = (trial, tid)
+        return trial
+
+    def evaluate(
+        self,
+        trial: Any,
+        objective: Callable[..., Any],
+        *,
+        executor: Executor | None = None,
+        run_timeout: float | None = None,
+        batch: bool | None = None,
+    ) -> TrialOutcome:
+        """Run the trial's seeds (:func:`erahbo.failures.evaluate`), journaling every run."""
+        tid = self._trial_id(trial)
+        return evaluate(
+            objective,
+            trial.config,
+            trial.seeds,
+            self.policy,
+            run_timeout=run_timeout,
+            executor=executor,
+            penalizer=self.penalizer,
+            recorder=self.journal.recorder(tid),
+            batch=batch,
+            prior=self.journal.runs(tid),
+        )
+
+    def tell(self, trial: Any, result: TrialOutcome | Sequence[float]) -> TrialOutcome:
+        """Journal the result, then tell the optimizer.
+
+        Parameters
+        ----------
+        trial : object
+            From :meth:`ask`.
+        result : TrialOutcome or sequence of float
+            From :meth:`evaluate`, or the (k,) returns the user obtained for ``trial.seeds``
+            (ask/tell mode; non-finite ones are failures handled by the policy).
+
+        Returns
+        -------
+        TrialOutcome
+        """
+        tid = self._trial_id(trial)
+        if isinstance(result, TrialOutcome):
+            outcome = result
+            self.journal.record_tell(tid, outcome)
+        else:
+            outcome = outcomes_from_returns(
+                trial.seeds, list(result), self.policy, penalizer=self.penalizer
+            )
+            self.journal.record_tell(tid, outcome, record_runs=True)
+        self.penalizer.observe(r.raw for r in outcome.runs if r.status == "ok")
+        del self._open[id(trial)]
+        self._tell(self.optimizer, trial, list(outcome.returns), outcome.excluded)
+        return outcome
+
+
+def run_study(
+    study: JournaledStudy,
+    objective: Callable[..., Any],
+    *,
+    budget: int | None = None,
+    max_trials: int | None = None,
+    executor: Executor | None = None,
+    run_timeout: float | None = None,
+    batch: bool | None = None,
+) -> JournaledStudy:
+    """The journaled optimization loop: ask, evaluate, tell until the budget is spent.
+
+    Parameters
+    ----------
+    study : JournaledStudy
+    objective : callable
+        ``objective(config, seed) -> float`` or a batch objective.
+    budget : int, optional
+        Stop before asking once this many runs are counted (told trials only).
+    max_trials : int, optional
+        Stop before asking once this many trials were told.
+    executor, run_timeout, batch
+        See :func:`erahbo.failures.evaluate`.
+
+    Returns
+    -------
+    JournaledStudy
+        The same study, for chaining.
+
+    Notes
+    -----
+    The stopping checks are skipped while trials from before a crash are pending: the original
+    run had passed them before asking those trials, and must finish them identically.
+    """
+    journal = study.journal
+    while True:
+        if not study.has_pending:
+            if budget is not None and journal.n_counted() >= budget:
+                break
+            if max_trials is not None and journal.n_trials(told=True) >= max_trials:
+                break
+        trial = study.ask()
+        if trial is None:
+            break
+        outcome = study.evaluate(
+            trial, objective, executor=executor, run_timeout=run_timeout, batch=batch
+        )
+        study.tell(trial, outcome)
+    return study

@@ -1,0 +1,69 @@
+"""Replication policies: fixed k, ERAHBO's stopping rule, beta_stop schedules."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from erahbo.policies import AdaptiveK, BetaStopSchedule, FixedK, adaptive_rule, make_policy
+
+
+def test_adaptive_rule_is_ucb_below_incumbent_bound():
+    assert adaptive_rule(0.4, 0.5) and adaptive_rule(0.5, 0.5)
+    assert not adaptive_rule(0.6, 0.5)
+
+
+def test_adaptive_policy_stops_at_k_min_when_dominated_and_runs_to_k_max_when_straddling():
+    p = AdaptiveK(k_min=2, k_max=20)
+    assert p.first == 2
+    B_t = 1.0
+    # clearly dominated: the optimistic MV is below the incumbent's pessimistic one at k_min
+    assert p.decide(2, ucb_mv=0.2, B_t=B_t) == "dominated"
+    # straddling: UCB_MV(x_t; k) shrinks like 1/sqrt(k) but stays above B_t
+    decisions = [p.decide(k, ucb_mv=B_t + 1.0 / math.sqrt(k), B_t=B_t) for k in range(2, 21)]
+    assert decisions[:-1] == [None] * 18 and decisions[-1] == "k_max"
+    # the certificate of Appendix B: stops once the radius falls below the margin
+    mu_mv, radius = 0.4, 1.0
+    ks = [k for k in range(2, 21) if p.decide(k, mu_mv + radius / math.sqrt(k), B_t)]
+    assert ks[0] == math.ceil((radius / (B_t - mu_mv)) ** 2) == 3
+    assert p.decide(3, mu_mv + radius / math.sqrt(3), B_t) == "dominated"
+
+
+def test_fixed_and_factory_and_validation():
+    assert FixedK(5).first == 5 and FixedK(5).decide(5, 9.0, 0.0) == "fixed_k"
+    assert isinstance(make_policy("erahbo", k_min=3, k_max=7), AdaptiveK)
+    assert make_policy("rahbo", k=2) == FixedK(2)
+    for bad in (lambda: FixedK(1), lambda: AdaptiveK(1, 5), lambda: AdaptiveK(5, 4)):
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_beta_stop_schedules():
+    const = BetaStopSchedule("constant", beta_stop=1.0)
+    assert const(0.0) == const(0.7) == 1.0
+    taus = np.linspace(0, 1, 11)
+    for sched in (BetaStopSchedule("exponential", 2.0, gamma=50.0),
+                  BetaStopSchedule("exponential", 2.0, gamma=0.5),
+                  BetaStopSchedule("sigmoid", 2.0, slope=10.0),
+                  BetaStopSchedule("sigmoid", 2.0, slope=1000.0)):
+        vals = np.array([sched(t) for t in taus])
+        assert vals[0] == pytest.approx(0.0, abs=1e-12) and vals[-1] == pytest.approx(2.0)
+        assert np.all(np.diff(vals) >= -1e-12) and np.all(np.isfinite(vals))
+    g = 5.0
+    assert BetaStopSchedule("exponential", 1.0, gamma=g)(0.5) == pytest.approx(
+        (math.exp(g * 0.5) - 1) / (math.exp(g) - 1))
+    s = 10.0
+
+    def sig(t):
+        return 1 / (1 + math.exp(s * (t - 0.5)))
+
+    assert BetaStopSchedule("sigmoid", 1.0, slope=s)(0.3) == pytest.approx(
+        (sig(0.3) - sig(0)) / (sig(1) - sig(0)))
+    assert BetaStopSchedule("sigmoid", 1.0)(0.5) == pytest.approx(0.5)
+    assert BetaStopSchedule("exponential", 1.0, gamma=5.0)(1.7) == 1.0  # clipped progress
+    for bad in (dict(kind="linear"), dict(kind="exponential", gamma=0.0),
+                dict(kind="constant", beta_stop=-1.0)):
+        with pytest.raises(ValueError):
+            BetaStopSchedule(**bad)
