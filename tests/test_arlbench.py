@@ -297,3 +297,10 @@ def test_cli_tasks_and_merge_shards(fake_cmd: list[str], tmp_path: Path) -> None
     assert read_task(tmp_path / "ppo_cc_pendulum.parquet").n_configs == 4
     res = runner.invoke(app, ["dataset", "generate", "--task", "sac_brax_fast"])
     assert res.exit_code == 2 and "cannot run here" in res.output
+
+
+def test_client_accepts_numpy_values(fake_cmd: list[str]) -> None:
+    with ArlClient(1, worker_cmd=fake_cmd) as cl:
+        res = cl.train("ppo_cc_cartpole", {"learning_rate": np.float64(0.5),
+                                           "minibatch_size": np.int64(128)}, [np.int64(1)])
+    assert res[0].status == "ok" and res[0].return_ == 51.0

@@ -98,7 +98,7 @@ def test_serial_runs_inline_and_carries_exceptions():
 def test_serial_with_timeout_runs_in_a_child_process():
     with SerialExecutor() as ex:
         assert ex.submit(getpid, timeout=30).result() != os.getpid()
-        with pytest.raises(RunTimeout, match="run_timeout=0.5"):
+        with pytest.raises(RunTimeout, match=r"run_timeout=0\.5"):
             ex.submit(sleep_then, 30, 1, timeout=0.5).result()
 
 
@@ -261,6 +261,8 @@ def test_ray_errors_timeouts_and_evaluate(ray_ex):
         ray_ex.submit(fail, "lost").result(timeout=60)
     with pytest.raises(RunTimeout):
         ray_ex.submit(sleep_then, 60, 0, timeout=1.0).result(timeout=60)
+    with pytest.raises(WorkerCrashed):
+        ray_ex.submit(segfault).result(timeout=60)
     out = evaluate(odd_fails, {"base": 0}, [2, 3, 4], executor=ray_ex)
     assert [r.status for r in sorted(out.runs, key=lambda r: r.slot)] == ["ok", "penalized", "ok"]
     assert out.returns[0] == 2.0 and out.returns[2] == 4.0

@@ -633,6 +633,38 @@ def _import_ray() -> Any:
     return ray
 
 
+@contextlib.contextmanager
+def _local_ray_env(ray: Any) -> Iterator[None]:
+    """Environment for starting a private local Ray instance.
+
+    * Loopback only: Ray replaces 127.0.0.1 by the machine's routable address unless its
+      "no cluster" mode is on (env ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, read by the Ray
+      processes, and the constant it sets in the driver); with it every Ray server binds to
+      127.0.0.1.
+    * Workers import what the driver imports: ``PYTHONPATH`` is set to the driver's ``sys.path``
+      (a spawned ProcessExecutor worker gets the same), so objectives defined in modules on
+      the driver's path unpickle on the workers.
+    """
+    names = ("PYTHONPATH", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    consts = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    old_flag = getattr(consts, "ENABLE_RAY_CLUSTER", None)
+    if consts is not None and old_flag is not None:
+        consts.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if consts is not None and old_flag is not None:
+            consts.ENABLE_RAY_CLUSTER = old_flag
+
+
 def _ray_call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     return fn(*args)
 
@@ -682,7 +714,8 @@ class RayExecutor(Executor):
             else:
                 kwargs.update(address=address)
             kwargs.update(init_kwargs or {})
-            ray.init(**kwargs)
+            with _local_ray_env(ray) if address is None else contextlib.nullcontext():
+                ray.init(**kwargs)
             self._owns_session = True
         if max_workers is None:
             max_workers = max(1, int(ray.cluster_resources().get("CPU", 1) // num_cpus_per_task))

@@ -115,7 +115,7 @@ class WorkerProcess:
     def send(self, obj: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(json.dumps(obj) + "\n")
+            self.proc.stdin.write(json.dumps(obj, default=_json_default) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as e:
             raise WorkerError(f"worker pipe closed: {e}") from e
@@ -149,6 +149,13 @@ class WorkerProcess:
             except (WorkerError, subprocess.TimeoutExpired):
                 pass
         self.kill()
+
+
+def _json_default(o: Any) -> Any:
+    """numpy scalars (e.g. from a pandas row) as plain JSON values."""
+    if hasattr(o, "item") and callable(o.item):
+        return o.item()
+    raise TypeError(f"hyperparameter value of type {type(o).__name__} is not JSON serializable")
 
 
 def _stderr_tail(path: Path | None, n: int = 3) -> str:

@@ -3,9 +3,10 @@
 Search spaces are the ones the paper used ("the configuration spaces proposed in ARLBench",
 ARLBench's ``runscripts/configs/search_space/{dqn_cc,ppo,sac_cc}.yaml``), written in the
 JSON form of :class:`erahbo.space.SearchSpace` (see ``notes/space_contract.md``).
-Training budgets (``n_total_timesteps``) and ``n_envs`` are ARLBench's per-environment
-defaults (``runscripts/configs/environment/<env>.yaml``).  Hyperparameters outside the
-search space keep the defaults of ARLBench 0.1.3's algorithm classes.
+Training budgets (``n_total_timesteps``) and ``n_envs`` are ARLBench 0.1.3's
+per-environment defaults (``examples/configs/environment/<env>.yaml`` at tag 0.1.3; no
+file exists there for MountainCar-v0, which gets the classic-control default 1e5 / 8).
+Hyperparameters outside the search space keep the defaults of ARLBench 0.1.3's algorithm classes.
 
 Known quirk, recorded in every dataset's metadata: the DQN classic-control space contains
 ``epsilon``, which ARLBench 0.1.3's DQN does not read (its exploration schedule uses
@@ -182,124 +183,71 @@ _XLAND = (
     "needs xminigrid (ARLBench 'xland' framework), not installed with arlbench 0.1.3; "
     "install xminigrid into the venv to try"
 )
-_BRAX = "brax 1e6 steps: far beyond CPU time here (SAC/PPO on brax needs an accelerator)"
+_BRAX = "brax: 1e6+ steps per run, far beyond CPU time here (needs an accelerator)"
+_MC = "defaults score -200 (no learning): inspect before use"
 _SAC_CPU = "SAC on CPU ~52 s per run (Pendulum, 1e5 steps): ~370 CPU-hours for 512 x 50"
 
+_ROWS: list[tuple[str, str, str, str, int, int, bool, str]] = [
+    # name, environment id, framework, domain, n_total_timesteps, n_envs, runnable, note
+    ("dqn_cc_acrobot", "Acrobot-v1", "gymnax", "cc", 100_000, 8, True, ""),
+    ("dqn_cc_cartpole", "CartPole-v1", "gymnax", "cc", 100_000, 8, True, ""),
+    ("dqn_cc_mountain_car", "MountainCar-v0", "gymnax", "cc", 100_000, 8, True, _MC),
+    (
+        "dqn_xland_empty_random",
+        "MiniGrid-EmptyRandom-5x5",
+        "xland",
+        "xland",
+        100_000,
+        8,
+        False,
+        _XLAND,
+    ),
+    ("dqn_xland_four_rooms", "MiniGrid-FourRooms", "xland", "xland", 5_000_000, 8, False, _XLAND),
+    ("ppo_cc_acrobot", "Acrobot-v1", "gymnax", "cc", 100_000, 8, True, ""),
+    ("ppo_cc_cartpole", "CartPole-v1", "gymnax", "cc", 100_000, 8, True, ""),
+    (
+        "ppo_cc_continuous_mountain_car",
+        "MountainCarContinuous-v0",
+        "gymnax",
+        "cc",
+        100_000,
+        8,
+        True,
+        "",
+    ),
+    ("ppo_cc_mountain_car", "MountainCar-v0", "gymnax", "cc", 100_000, 8, True, _MC),
+    ("ppo_cc_pendulum", "Pendulum-v1", "gymnax", "cc", 100_000, 8, True, ""),
+    ("ppo_brax_fast", "fast", "brax", "brax", 1_000_000, 8, False, _BRAX),
+    ("ppo_brax_halfcheetah", "halfcheetah", "brax", "brax", 50_000_000, 2048, False, _BRAX),
+    ("ppo_xland_door_key", "MiniGrid-DoorKey-5x5", "xland", "xland", 100_000, 8, False, _XLAND),
+    (
+        "ppo_xland_empty_random",
+        "MiniGrid-EmptyRandom-5x5",
+        "xland",
+        "xland",
+        100_000,
+        8,
+        False,
+        _XLAND,
+    ),
+    ("ppo_xland_four_rooms", "MiniGrid-FourRooms", "xland", "xland", 5_000_000, 8, False, _XLAND),
+    (
+        "sac_cc_continuous_mountain_car",
+        "MountainCarContinuous-v0",
+        "gymnax",
+        "cc",
+        100_000,
+        8,
+        False,
+        _SAC_CPU,
+    ),
+    ("sac_cc_pendulum", "Pendulum-v1", "gymnax", "cc", 100_000, 8, False, _SAC_CPU),
+    ("sac_brax_fast", "fast", "brax", "brax", 1_000_000, 8, False, _BRAX),
+    ("sac_brax_halfcheetah", "halfcheetah", "brax", "brax", 50_000_000, 2048, False, _BRAX),
+]
+
 TASKS: dict[str, ArlTask] = {
-    t.name: t
-    for t in [
-        ArlTask("dqn_cc_acrobot", "dqn", "Acrobot-v1", "gymnax", "cc", 50_000, 10),
-        ArlTask("dqn_cc_cartpole", "dqn", "CartPole-v1", "gymnax", "cc", 100_000, 8),
-        ArlTask(
-            "dqn_cc_mountain_car",
-            "dqn",
-            "MountainCar-v0",
-            "gymnax",
-            "cc",
-            50_000,
-            10,
-            note="defaults score -200 (no learning): inspect before use",
-        ),
-        ArlTask(
-            "dqn_xland_empty_random",
-            "dqn",
-            "MiniGrid-EmptyRandom-5x5",
-            "xland",
-            "xland",
-            1_000_000,
-            8,
-            False,
-            _XLAND,
-        ),
-        ArlTask(
-            "dqn_xland_four_rooms",
-            "dqn",
-            "MiniGrid-FourRooms",
-            "xland",
-            "xland",
-            1_000_000,
-            8,
-            False,
-            _XLAND,
-        ),
-        ArlTask("ppo_cc_acrobot", "ppo", "Acrobot-v1", "gymnax", "cc", 50_000, 10),
-        ArlTask("ppo_cc_cartpole", "ppo", "CartPole-v1", "gymnax", "cc", 100_000, 8),
-        ArlTask(
-            "ppo_cc_continuous_mountain_car",
-            "ppo",
-            "MountainCarContinuous-v0",
-            "gymnax",
-            "cc",
-            100_000,
-            8,
-        ),
-        ArlTask(
-            "ppo_cc_mountain_car",
-            "ppo",
-            "MountainCar-v0",
-            "gymnax",
-            "cc",
-            50_000,
-            10,
-            note="defaults score -200 (no learning): inspect before use",
-        ),
-        ArlTask("ppo_cc_pendulum", "ppo", "Pendulum-v1", "gymnax", "cc", 100_000, 10),
-        ArlTask("ppo_brax_fast", "ppo", "fast", "brax", "brax", 1_000_000, 8, False, _BRAX),
-        ArlTask(
-            "ppo_brax_halfcheetah", "ppo", "halfcheetah", "brax", "brax", 1_000_000, 8, False, _BRAX
-        ),
-        ArlTask(
-            "ppo_xland_door_key",
-            "ppo",
-            "MiniGrid-DoorKey-5x5",
-            "xland",
-            "xland",
-            1_000_000,
-            8,
-            False,
-            _XLAND,
-        ),
-        ArlTask(
-            "ppo_xland_empty_random",
-            "ppo",
-            "MiniGrid-EmptyRandom-5x5",
-            "xland",
-            "xland",
-            1_000_000,
-            8,
-            False,
-            _XLAND,
-        ),
-        ArlTask(
-            "ppo_xland_four_rooms",
-            "ppo",
-            "MiniGrid-FourRooms",
-            "xland",
-            "xland",
-            1_000_000,
-            8,
-            False,
-            _XLAND,
-        ),
-        ArlTask(
-            "sac_cc_continuous_mountain_car",
-            "sac",
-            "MountainCarContinuous-v0",
-            "gymnax",
-            "cc",
-            100_000,
-            8,
-            False,
-            _SAC_CPU,
-        ),
-        ArlTask(
-            "sac_cc_pendulum", "sac", "Pendulum-v1", "gymnax", "cc", 100_000, 10, False, _SAC_CPU
-        ),
-        ArlTask("sac_brax_fast", "sac", "fast", "brax", "brax", 1_000_000, 8, False, _BRAX),
-        ArlTask(
-            "sac_brax_halfcheetah", "sac", "halfcheetah", "brax", "brax", 1_000_000, 8, False, _BRAX
-        ),
-    ]
+    r[0]: ArlTask(r[0], r[0].split("_")[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in _ROWS
 }
 
 

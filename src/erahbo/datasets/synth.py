@@ -40,11 +40,6 @@ from erahbo.datasets.format import TaskData, write_task
 from erahbo.datasets.warping import VizierWarper
 
 GENERATOR = "erahbo.datasets.synth"
-P_LO, P_HI, K_LO, K_HI, A0_LO, A0_HI, A_PEAK_LO, A_PEAK_HI, DROP_MAX = 0.2, 0.35, 1.0, 1.5, 0.35, 0.65, 0.85, 0.95, 0.9
-W_LR_LO, W_LR_HI, MARGIN_LO, MARGIN_HI = 0.3, 0.6, 0.1, 0.4
-F0_LO, F0_HI, ONSET_WIDTH, LOW_SLOPE = 0.1, 0.3, 0.015, 0.3
-PLATEAU, PLATEAU_MIN = 0.2, 8
-LR_HIGH_STRETCH, AGG_SLOPE, INST_LO, INST_HI = 3.0, 1.5, 0.3, 0.6
 
 # ARLBench-like spaces (the documented classic-control ranges, conditionals left out).
 SPACES: dict[str, dict[str, tuple]] = {
@@ -137,7 +132,7 @@ PAPER_LIKE: tuple[SynthSpec, ...] = (
     SynthSpec("ppo", "brax", "halfcheetah", -600.0, 5000.0, 0.15, 0.35, nan_frac=182 / 512),
     SynthSpec("ppo", "xland", "door_key", 0.0, 1.0, 0.05, 0.5, noise=0.1, cap=True, sparse=True),
     SynthSpec("sac", "cc", "pendulum", -1500.0, -140.0, 0.35, 0.2, noise=0.05),
-    SynthSpec("ppo", "cc", "acrobot", -500.0, -65.0, 0.3, 0.3),
+    SynthSpec("ppo", "cc", "acrobot", -500.0, -65.0, 0.3, 0.3, risk=0.3),
     SynthSpec("sac", "brax", "fast", -200.0, 3000.0, 0.2, 0.3, noise=0.08),
     SynthSpec("dqn", "xland", "four_rooms", 0.0, 1.0, 0.04, 0.5, noise=0.12, cap=True, sparse=True),
     SynthSpec("ppo", "cc", "continuous_mountain_car", -60.0, 95.0, 0.15, 0.45, nan_frac=48 / 512),
@@ -146,7 +141,7 @@ PAPER_LIKE: tuple[SynthSpec, ...] = (
     SynthSpec(
         "ppo", "xland", "empty_random", 0.0, 1.0, 0.1, 0.4, noise=0.08, cap=True, sparse=True
     ),
-    SynthSpec("ppo", "cc", "cartpole", 0.0, 500.0, 0.35, 0.35, noise=0.07, cap=True),
+    SynthSpec("ppo", "cc", "cartpole", 0.0, 500.0, 0.35, 0.35, noise=0.07, cap=True, risk=0.3),
     SynthSpec("sac", "brax", "halfcheetah", -600.0, 6000.0, 0.2, 0.25, noise=0.07),
     SynthSpec(
         "dqn", "xland", "empty_random", 0.0, 1.0, 0.08, 0.45, noise=0.1, cap=True, sparse=True
@@ -154,7 +149,10 @@ PAPER_LIKE: tuple[SynthSpec, ...] = (
     SynthSpec("ppo", "cc", "mountain_car", -200.0, -100.0, 0.08, 0.4, noise=0.05),
     SynthSpec("sac", "cc", "continuous_mountain_car", -60.0, 95.0, 0.12, 0.5),
     SynthSpec("dqn", "cc", "mountain_car", -200.0, -100.0, 0.06, 0.4, noise=0.05),
-    SynthSpec("ppo", "xland", "four_rooms", 0.0, 1.0, 0.04, 0.5, noise=0.12, cap=True, sparse=True),
+    SynthSpec(
+        "ppo", "xland", "four_rooms", 0.0, 1.0, 0.04, 0.5, noise=0.12, cap=True, sparse=True,
+        risk=0.3,
+    ),
 )
 
 
@@ -228,8 +226,12 @@ def make_task(
     rng = np.random.default_rng(seed)
     configs, V = sobol_configs(spec.algorithm, n_configs, int(rng.integers(2**31)))
     lat = _latent(V, spec, rng)
-    returns = _draw_returns(spec, lat, n_seeds, rng)  # (n, S)
-    n_nan = _add_nans(returns, lat.instability, spec.nan_frac, rng)
+    nan_rows = _nan_rows(lat.instability, spec.nan_frac, n_seeds, rng)
+    feasible = ~np.isin(np.arange(n_configs), list(nan_rows))  # (n,)
+    returns = _draw_returns(spec, lat, n_seeds, rng, feasible)  # (n, S)
+    for i, cols in nan_rows.items():
+        returns[i, cols] = np.nan
+    n_nan = len(nan_rows)
     meta = {
         "task": name or spec.name,
         "algorithm": spec.algorithm,
@@ -290,16 +292,127 @@ def write_suite(
     return [write_task(t, out_dir / f"{t.name}.parquet") for t in tasks]
 
 
+@dataclass(frozen=True)
+class TradeoffStats:
+    """How much a risk-neutral choice loses on one task (see :func:`tradeoff_stats`).
+
+    Attributes
+    ----------
+    task : str
+        Task name.
+    n_configs, n_infeasible : int
+        Feasible configurations (after the NaN filter) and filtered ones.
+    best_mean_rank : int
+        Rank by true MV of the configuration with the best mean (1 = it is the MV optimum).
+    best_mean_regret : float
+        Its MV regret normalized by the MV spread, ``(MV* - MV) / (MV* - median MV)``.
+    corr_mean_std : float
+        Pearson correlation of the per-configuration mean and standard deviation.
+    init_regret : float
+        Mean over ``n_designs`` Sobol initial designs of the normalized MV regret of the
+        best configuration in the design (0 would mean the design already finds MV*).
+    """
+
+    task: str
+    n_configs: int
+    n_infeasible: int
+    best_mean_rank: int
+    best_mean_regret: float
+    corr_mean_std: float
+    init_regret: float
+
+
+def tradeoff_stats(
+    task: TaskData,
+    *,
+    alpha: float = 1.0,
+    outcome_processing: str = "vizier",
+    n_init: int = 5,
+    n_designs: int = 20,
+    seed: int = 0,
+) -> TradeoffStats:
+    """Risk trade-off of ``task`` as the offline benchmark sees it.
+
+    Same ground truth as the replay benchmark (``erahbo.experiments.replay``): infeasible
+    configurations filtered, outcomes processed (Vizier output warping by default), then
+    ``MV = mean - alpha * var(ddof=1)`` over all seeds (eq. 1 with the sample variance).
+    Initial designs are ``n_init`` configurations picked by
+    :meth:`erahbo.space.SearchSpace.sobol_indices`, as the benchmark's repetitions do.
+
+    Parameters
+    ----------
+    task : TaskData
+        Any task (synthetic or real).
+    alpha : float
+        Risk aversion (the paper: 1 on the warped scale).
+    outcome_processing : {"vizier", "none"}
+        See :func:`erahbo.datasets.warping.process_outcomes`.
+    n_init, n_designs : int
+        Size and number of the Sobol initial designs averaged in ``init_regret``.
+    seed : int
+        Seed of the designs.
+
+    Returns
+    -------
+    TradeoffStats
+    """
+    from erahbo.datasets.validate import validate_task
+    from erahbo.datasets.warping import process_outcomes
+    from erahbo.space import SearchSpace
+
+    clean, report = validate_task(task)
+    if report.degenerate or clean.n_configs < 2:
+        raise ValueError(f"{task.name}: degenerate task, no trade-off to measure.")
+    proc = process_outcomes(clean, outcome_processing)
+    r = np.asarray(proc.returns, dtype=float)  # (n, S)
+    mean, std = r.mean(axis=1), r.std(axis=1, ddof=1)  # (n,)
+    mv = mean - alpha * std**2  # (n,)
+    mv_star = float(mv.max())
+    spread = max(mv_star - float(np.median(mv)), 1e-12)
+    best_mean = int(np.argmax(mean))
+    spec = proc.meta.get("search_space")
+    space = SearchSpace.from_table(proc.configs, spec) if spec else SearchSpace(proc.configs)
+    n_init = min(int(n_init), clean.n_configs)
+    designs = np.random.SeedSequence(seed).generate_state(n_designs)
+    init = [mv_star - mv[space.sobol_indices(n_init, int(s))].max() for s in designs]
+    corr = float(np.corrcoef(mean, std)[0, 1]) if std.std() > 0 else 0.0
+    return TradeoffStats(
+        task=task.name,
+        n_configs=clean.n_configs,
+        n_infeasible=report.n_infeasible,
+        best_mean_rank=int((mv > mv[best_mean]).sum()) + 1,
+        best_mean_regret=float((mv_star - mv[best_mean]) / spread),
+        corr_mean_std=corr,
+        init_regret=float(np.mean(init) / spread),
+    )
+
+
 # -- model pieces ---------------------------------------------------------------------
+
+# Priors of the generative model (ranges of uniform draws, one draw per task).
+_LR_HIGH_STRETCH = 3.0  # quality falls this many times slower above lr* than below
+_AGG_SLOPE = 1.5  # steepness of the learning rate's share of the aggressiveness
+_W_LR = (0.3, 0.6)  # learning rate's weight in the aggressiveness
+_PLATEAU, _PLATEAU_MIN = 0.2, 8  # top-quality plateau: share of good_frac, at least 8
+_P_MAX = (0.2, 0.35)  # collapse probability of the most aggressive settings (x spec.risk)
+_F0 = (0.1, 0.3)  # share of p_max reached right after the onset a0
+_K = (1.0, 1.5)  # power of the collapse-probability curve beyond the onset
+_A0_Q = (0.35, 0.65)  # onset a0: quantile of the aggressiveness of good configurations
+_A_PEAK_Q = (0.85, 0.95)  # calibration point a_peak: quantile of the same
+_MARGIN = (0.1, 0.4)  # expected-return lead of a_peak, in units of its variance
+_DROP_MAX = 0.9  # largest success-return gain from a0 to 1 (fraction of the range)
+_ONSET_WIDTH = 0.015  # smoothness of the onset and of the success curve's kink
+_LOW_SLOPE = 0.3  # success-curve slope below a0 relative to above
+_INST = (0.3, 0.6)  # collapse probability of unstable pockets (middling quality)
 
 
 @dataclass
 class _Latent:
     """Per-configuration latent variables of a task, each ``(n,)``."""
 
-    quality: np.ndarray  # in [0, 1]: success-mode learning quality
+    quality: np.ndarray  # in [0, 1]: how well the run learns when it does not collapse
     aggressive: np.ndarray  # in [0, 1]: size of the updates (learning rate + one hp)
-    instability: np.ndarray  # in (0, 1): extra collapse risk of unstable settings
+    instability: np.ndarray  # in (0, 1): unstable pockets (bimodal middling configs, NaN)
     sigma_shape: np.ndarray  # in [0.4, 1.6]: smooth noise-scale factor
     knobs: dict[str, Any]
 
@@ -312,8 +425,8 @@ def _latent(V: np.ndarray, spec: SynthSpec, rng: np.random.Generator) -> _Latent
     lr_width = rng.uniform(0.08, 0.18)
     dz = (lr - lr_opt) / lr_width  # (n,)
     # Too small a learning rate learns too little; above lr* quality declines slowly (the
-    # price of large steps is paid in collapses instead, below).
-    z = -0.5 * np.where(dz < 0, dz, dz / LR_HIGH_STRETCH) ** 2  # (n,)
+    # price of large steps is paid in collapses instead, see _draw_returns).
+    z = -0.5 * np.where(dz < 0, dz, dz / _LR_HIGH_STRETCH) ** 2  # (n,)
     others = rng.choice(np.arange(1, d), size=3, replace=False)
     for j in others[:2]:  # two influential hyperparameters with interior optima
         c, w = rng.uniform(0.1, 0.9), rng.uniform(0.25, 0.6)
@@ -326,17 +439,17 @@ def _latent(V: np.ndarray, spec: SynthSpec, rng: np.random.Generator) -> _Latent
     quality = 1.0 / (1.0 + np.exp(-sharp * (z - thr)))
     # Saturate: the best configurations share a plateau of top quality (returns saturate),
     # so that among them the risk-reward trade-off decides.
-    top = max(PLATEAU_MIN / n, PLATEAU * spec.good_frac)
-    x = quality / np.quantile(quality, 1.0 - top)
+    top = max(_PLATEAU_MIN / n, _PLATEAU * spec.good_frac)
+    x = quality / max(float(np.quantile(quality, 1.0 - top)), 1e-12)
     quality = x / (1.0 + x**6) ** (1.0 / 6.0)  # smooth min(x, 1)
     quality = quality / quality.max()
     # Aggressiveness: a larger learning rate and one more hyperparameter (bigger updates)
     # reach higher returns within the budget but collapse more often.
-    w_lr = rng.uniform(W_LR_LO, W_LR_HI)
-    agg_lr = 1.0 / (1.0 + np.exp(-AGG_SLOPE * dz))
+    w_lr = rng.uniform(*_W_LR)
+    agg_lr = 1.0 / (1.0 + np.exp(-_AGG_SLOPE * dz))
     aggressive = w_lr * agg_lr + (1.0 - w_lr) * V[:, others[2]]
-    # Instability: far too large learning rates and a random smooth term (more bimodal
-    # configurations, mostly bad ones; the NaN configurations are the most unstable).
+    # Instability: large learning rates, the risk-reward hyperparameter and a random smooth
+    # term; calibrated so that about bimodal_frac of the configurations are unstable.
     inst = 0.5 * dz + 0.5 * V[:, others[2]] + _rbf(V, rng, 3, scale=0.4)
     thr_b = np.quantile(inst, 1.0 - spec.bimodal_frac)
     instability = 1.0 / (1.0 + np.exp(-4.0 * (inst - thr_b) / max(float(np.std(inst)), 1e-9)))
@@ -353,25 +466,30 @@ def _latent(V: np.ndarray, spec: SynthSpec, rng: np.random.Generator) -> _Latent
 
 
 def _draw_returns(
-    spec: SynthSpec, lat: _Latent, n_seeds: int, rng: np.random.Generator
+    spec: SynthSpec,
+    lat: _Latent,
+    n_seeds: int,
+    rng: np.random.Generator,
+    feasible: np.ndarray,
 ) -> np.ndarray:
-    """``(n, S)`` per-seed returns."""
+    """``(n, S)`` per-seed returns; ``feasible`` ``(n,)`` marks the rows used to calibrate."""
     q, a = lat.quality, lat.aggressive
     n, span = q.shape[0], spec.high - spec.low
-    # Collapse probability: zero below a stability threshold a0 of the aggressiveness, then
-    # p_max * (f0 + (1 - f0) t^k), t = (a - a0) / (1 - a0), with a steep smooth onset.
-    p_max = spec.risk * rng.uniform(P_LO, P_HI)
-    f0 = rng.uniform(F0_LO, F0_HI)
-    k_risk = rng.uniform(K_LO, K_HI)
-    # a0: a quantile of the aggressiveness of the good configurations, so that some good
-    # configurations are reliable and the others risky.
-    # a_peak: a high quantile of the same, where the expected return is calibrated below.
-    a_good = a[q > 0.8] if (q > 0.8).sum() >= 4 else a[np.argsort(q)[-4:]]
-    a0 = float(np.quantile(a_good, rng.uniform(A0_LO, A0_HI)))
-    a_peak = float(np.quantile(a_good, rng.uniform(A_PEAK_LO, A_PEAK_HI)))
+    # Collapse probability: 0 below an onset a0 of the aggressiveness, then
+    # p_max (f0 + (1 - f0) t^k) with t = (a - a0) / (1 - a0) (steep but smooth onset).
+    # a0 and the calibration point a_peak are quantiles of the aggressiveness of the good
+    # configurations, so that some good configurations are reliable and the others risky.
+    good = feasible & (q > 0.8)
+    if good.sum() < 4:
+        good = np.isin(np.arange(n), np.argsort(np.where(feasible, q, -1.0))[-4:])
+    a0 = float(np.quantile(a[good], rng.uniform(*_A0_Q)))
+    a_peak = float(np.quantile(a[good], rng.uniform(*_A_PEAK_Q)))
+    p_max = spec.risk * rng.uniform(*_P_MAX)
+    f0, k_risk = rng.uniform(*_F0), rng.uniform(*_K)
+    p_risk = _collapse_prob(a, a0, p_max, f0, k_risk)  # (n,)
     # Unstable pockets make middling configurations bimodal (learn or not) as well.
-    p_inst = rng.uniform(INST_LO, INST_HI) * lat.instability * (4 * q * (1 - q)) ** 2  # (n,)
-    p_fail = np.minimum(_collapse_prob(a, a0, p_max, f0, k_risk) + p_inst, 0.9)  # (n,)
+    p_inst = rng.uniform(*_INST) * lat.instability * (4.0 * q * (1.0 - q)) ** 2  # (n,)
+    p_fail = np.minimum(p_risk + p_inst, 0.9)  # (n,)
     # Configurations that learn nothing score a random policy's return (`base` above the
     # worst return; 0 in sparse tasks); collapsed runs end at the worst return.
     base = 0.0 if spec.sparse else rng.uniform(0.04, 0.12)
@@ -381,88 +499,83 @@ def _draw_returns(
     sigma = span * spec.noise * lat.sigma_shape * shape_q * (0.4 + 1.6 * a)  # (n,)
     k = rng.uniform(1.5, 4.0)  # Gamma shape: smaller is more skewed
     g = (rng.gamma(k, 1.0, size=(n, n_seeds)) - k) / np.sqrt(k)  # (n, S) mean 0, sd 1
-    # Stratified draws: each seed still collapses with probability p_fail, but the share of
-    # collapsed seeds of a configuration is p_fail up to rounding, so that the stored
-    # table reflects the model rather than the luck of 50 draws.
+    # Stratified draws: each seed collapses with probability p_fail, and the share of
+    # collapsed seeds of a configuration is p_fail up to rounding, so that the stored table
+    # shows the model's variance rather than the luck of S draws.
     strata = rng.permuted(np.tile(np.arange(n_seeds), (n, 1)), axis=1)  # (n, S)
     fail = (strata + rng.random((n, n_seeds))) / n_seeds < p_fail[:, None]  # (n, S)
     hi = spec.high if spec.cap else spec.high + 0.1 * span
 
-    def success(x: np.ndarray, drop: float) -> np.ndarray:
-        """Success-mode return fraction at aggressiveness x for q = 1 (1 at x = 1)."""
-        return np.maximum(_success_curve(x, a0, drop), 0.05)
+    def ok_return(x: np.ndarray, quality: np.ndarray, drop: Any) -> np.ndarray:
+        frac = quality * np.maximum(_success_curve(x, a0, drop), 0.05)
+        return spec.low + span * (base + (1.0 - base) * frac)
 
     def table(drop: float) -> np.ndarray:
-        mean_ok = spec.low + span * (base + (1.0 - base) * q * success(a, drop))  # (n,)
-        r = np.where(fail, spec.low, mean_ok[:, None] - sigma[:, None] * g)
+        r = np.where(fail, spec.low, ok_return(a, q, drop)[:, None] - sigma[:, None] * g)
         if spec.sparse:
             r = np.where(r < spec.low + 0.05 * span, spec.low, r)
-        return np.clip(r, spec.low, hi)
+        return np.clip(r, spec.low, hi)  # (n, S)
 
-    # Calibrate `drop` (how much return the success mode gains from a0 to 1) on the scale
-    # the benchmark uses (the task's Vizier output warping): the expected return of a
-    # top-quality configuration at aggressiveness a_peak must beat the best reliable one
-    # (a <= a0) by `margin` times its own variance, so the best-mean region is risky and
-    # (for margin < 1) not the MV optimum. Two fixed-point passes (the warp depends a
-    # little on `drop`).
-    margin = rng.uniform(MARGIN_LO, MARGIN_HI)
-    rel_a = np.linspace(max(a0 - 0.3, 0.0), a0, 31)  # (m,) reliable side
+    # Calibrate `drop` (the success return gained from a0 to 1, fraction of the range) on
+    # the scale the benchmark uses, the task's Vizier output warping: at a_peak, the
+    # expected return of a top-quality configuration must beat the best reliable one
+    # (a <= a0) by `margin` times its own variance. The best-mean region is then risky and,
+    # for margin < 1, not where the MV optimum is. Two fixed-point passes (the warp
+    # depends a little on `drop`).
+    margin = rng.uniform(*_MARGIN)
     p_peak = float(_collapse_prob(np.array(a_peak), a0, p_max, f0, k_risk))
-    drops = np.linspace(0.02, DROP_MAX, 89)  # (c,)
+    rel_a = np.linspace(max(a0 - 0.3, 0.0), a0, 31)  # (m,) reliable side
+    drops = np.linspace(0.02, _DROP_MAX, 89)[:, None]  # (c, 1) candidates
     drop = 0.5
     for _ in range(2):
-        warp = VizierWarper().fit(table(drop))
+        warp = VizierWarper().fit(table(drop)[feasible])
         w_fail = float(warp.transform(np.array([spec.low]))[0])
-
-        def warped(x: np.ndarray) -> np.ndarray:
-            ok = spec.low + span * (base + (1.0 - base) * success(x[None, :], drops[:, None]))
-            return warp.transform(np.clip(ok, spec.low, hi))  # (c, len(x))
-
-        w_peak = warped(np.array([a_peak]))[:, 0]  # (c,)
-        e_peak = (1.0 - p_peak) * w_peak + p_peak * w_fail
-        v_peak = p_peak * (1.0 - p_peak) * (w_peak - w_fail) ** 2
-        e_rel = warped(rel_a).max(axis=1)  # (c,) p = 0 there (onset aside)
-        reach = np.nonzero(e_peak - e_rel >= margin * v_peak)[0]
-        drop = float(drops[reach[0]] if reach.size else drops[-1])
+        w_peak = warp.transform(np.clip(ok_return(np.array([a_peak]), 1.0, drops), None, hi))
+        w_rel = warp.transform(np.clip(ok_return(rel_a, 1.0, drops), None, hi))  # (c, m)
+        lead = (1.0 - p_peak) * w_peak[:, 0] + p_peak * w_fail - w_rel.max(axis=1)  # (c,)
+        var_peak = p_peak * (1.0 - p_peak) * (w_peak[:, 0] - w_fail) ** 2  # (c,)
+        reach = np.nonzero(lead >= margin * var_peak)[0]
+        drop = float(drops[reach[0], 0] if reach.size else drops[-1, 0])
     lat.knobs.update(
-        collapse_p_max=float(p_max), collapse_onset=float(a0), collapse_floor_share=float(f0),
-        collapse_power=float(k_risk), mean_peak=float(a_peak), mean_margin=float(margin),
-        success_drop=float(drop),
+        collapse_onset=float(a0), collapse_p_max=float(p_max), collapse_onset_share=float(f0),
+        collapse_power=float(k_risk), calibration_point=float(a_peak),
+        calibration_margin=float(margin), success_gain=float(drop),
         random_policy_level=float(base), gamma_shape=float(k),
     )
-    lat.knobs['_reach'] = bool(reach.size)
     return table(drop)
 
 
 def _collapse_prob(a: np.ndarray, a0: float, p_max: float, f0: float, k: float) -> np.ndarray:
-    """Collapse probability of aggressiveness ``a`` (any shape): 0 below a0, then rising."""
+    """Collapse probability at aggressiveness ``a`` (any shape): 0 below a0, then rising."""
     t = np.clip((a - a0) / (1.0 - a0), 0.0, 1.0)
-    onset = 1.0 / (1.0 + np.exp(-(a - a0) / ONSET_WIDTH))
+    onset = 1.0 / (1.0 + np.exp(-(a - a0) / _ONSET_WIDTH))
     return p_max * onset * (f0 + (1.0 - f0) * t**k)
 
 
-def _success_curve(a: np.ndarray, a0: float, drop: float) -> np.ndarray:
-    """Success-mode return fraction: ``1 - drop`` at a0, rising linearly to 1 at a = 1 and
-    ``LOW_SLOPE`` times as fast below a0 (smoothly joined)."""
+def _success_curve(a: np.ndarray, a0: float, drop: Any) -> np.ndarray:
+    """Success-mode return fraction at aggressiveness ``a`` (broadcast with ``drop``):
+    ``1 - drop`` at a0, rising linearly to 1 at a = 1, ``_LOW_SLOPE`` times as fast below
+    a0 (smoothly joined)."""
     slope = drop / (1.0 - a0)
     u = a - a0
-    soft = ONSET_WIDTH * np.logaddexp(0.0, u / ONSET_WIDTH)  # smooth max(u, 0)
-    return 1.0 - drop + slope * soft + LOW_SLOPE * slope * (u - soft)
+    soft = _ONSET_WIDTH * np.logaddexp(0.0, u / _ONSET_WIDTH)  # smooth max(u, 0)
+    return 1.0 - drop + slope * soft + _LOW_SLOPE * slope * (u - soft)
 
 
-def _add_nans(
-    returns: np.ndarray, instability: np.ndarray, frac: float, rng: np.random.Generator
-) -> int:
-    """Mark the ``frac`` most unstable configurations as failed on some or all seeds."""
-    n, s = returns.shape
+def _nan_rows(
+    instability: np.ndarray, frac: float, n_seeds: int, rng: np.random.Generator
+) -> dict[int, np.ndarray]:
+    """The ``frac`` most unstable configurations and the seeds on which they fail (NaN)."""
+    n = instability.shape[0]
     k = round(frac * n)
     if k == 0:
-        return 0
+        return {}
     score = instability + 0.05 * rng.standard_normal(n)
+    out = {}
     for i in np.argsort(score)[-k:]:
-        m = s if rng.random() < 0.4 else int(rng.integers(1, max(2, s // 2)))
-        returns[i, rng.choice(s, size=m, replace=False)] = np.nan
-    return k
+        m = n_seeds if rng.random() < 0.4 else int(rng.integers(1, max(2, n_seeds // 2)))
+        out[int(i)] = rng.choice(n_seeds, size=m, replace=False)
+    return out
 
 
 def _rbf(V: np.ndarray, rng: np.random.Generator, n_bumps: int, scale: float) -> np.ndarray:
@@ -506,8 +619,10 @@ __all__ = [
     "PAPER_LIKE",
     "SPACES",
     "SynthSpec",
+    "TradeoffStats",
     "make_suite",
     "make_task",
     "sobol_configs",
+    "tradeoff_stats",
     "write_suite",
 ]

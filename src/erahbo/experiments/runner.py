@@ -97,8 +97,10 @@ def trace_path(out: Path, task: str, method: str, repetition: int) -> Path:
 
 
 def _incumbent_id(opt: Optimizer) -> int:
-    rec = opt._recommend()
-    return int(opt.data.config_ids[rec[0]])
+    inc = opt.incumbent_id
+    if inc is None:
+        raise RuntimeError("no incumbent after the initial design")
+    return int(inc)
 
 
 def run_repetition(
@@ -203,7 +205,7 @@ def _fill_rounds(trace: pd.DataFrame, opt: Optimizer) -> None:
         return
     k_round = trace.groupby("round")["run"].transform("count")
     trace["k_round"] = k_round.astype(np.int64)
-    rounds = pd.DataFrame(opt._rounds)
+    rounds = opt.result().rounds
     reasons = dict(zip(rounds["iteration"], rounds["stop_reason"], strict=False)) if len(
         rounds
     ) else {}
