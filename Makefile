@@ -17,7 +17,7 @@ demo: setup
 
 test: setup
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q
 
 bench: setup
 	$(BIN)/python benchmarks/bench_iteration.py

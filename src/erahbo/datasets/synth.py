@@ -8,21 +8,45 @@ Generative model of one task (all random choices from one seed)
 ----------------------------------------------------------------
 * Configurations: ``N`` scrambled Sobol points over an ARLBench-like space (PPO, DQN or
   SAC hyperparameters; the learning rate log-scaled), decoded to values.
-* Quality ``q(x) in [0, 1]``: a bump in log learning rate around a random optimum, a few
-  other influential hyperparameters, and random smooth bumps (ruggedness); calibrated so
-  that about ``good_frac`` of the configurations are good (rare in XLand-like tasks).
-* One "aggressive" hyperparameter ``a(x) in [0, 1]`` trades return for risk: conservative
-  settings lose a random 5-20 % of the range, aggressive ones are noisier and collapse more
-  often, so the best mean and the best mean-variance configuration can differ.
-* Per seed, a training run *collapses* with probability ``p_fail(x)`` (an instability
-  score: learning rate above the optimum, aggressiveness, a random smooth term), landing
-  near the worst return: some configurations are bimodal, good ones included.
-* Otherwise the return is ``low + (high - low) q(x) (1 - gain (1 - a(x)))`` plus
-  left-skewed noise (negated centred Gamma) whose scale ``sigma(x)`` varies smoothly over
-  the space (heteroscedastic), clipped to ``[low, high]`` (``high`` + 10 % unless capped;
+* Quality ``q(x) in [0, 1]`` (how well a run learns when it does not collapse): too small
+  a learning rate learns little (above the optimum quality declines only slowly), two other
+  influential hyperparameters, random smooth bumps (ruggedness); calibrated so that about
+  ``good_frac`` of the configurations are good, the best few sharing a plateau.
+* Aggressiveness ``a(x) in [0, 1]``: the learning rate and one more hyperparameter (size
+  of the updates). It is the risk-reward axis, as in real RL outcome tables:
+
+  - beyond an onset ``a0`` a run *collapses* (ends at the worst return, ``low``) with a
+    probability rising from ``f0 p_max`` to ``p_max`` (``p_max`` = 0.2-0.35 x
+    ``spec.risk``); below ``a0`` configurations are reliable;
+  - the success-mode return grows with ``a``: ``low + (high - low) (b + (1 - b) q s(a))``,
+    ``b`` a random policy's level, ``s`` piecewise linear, 1 at ``a = 1``.
+
+  ``a0`` is a quantile of ``a`` over the good configurations, so some of them are
+  reliable and the others risky. The gain of ``s`` from ``a0`` to 1 is calibrated on the
+  scale the benchmark uses (the task's Vizier output warping, alpha = 1): a top-quality
+  configuration at a high quantile ``a_peak`` of ``a`` has a higher expected return than
+  every reliable one, by a random 0.1-0.4 times its variance. So the best-mean
+  configurations are risky (bimodal: most seeds train well, 10-35 % collapse) and a
+  slightly lower-mean reliable configuration is the MV optimum; ``spec.risk`` < 1 makes the
+  trade-off mild, 0 removes it.
+* Unstable pockets (``bimodal_frac``: large learning rates, the risk-reward
+  hyperparameter, a random smooth term) also make middling configurations bimodal.
+* Collapses are drawn per seed, stratified: the share of collapsed seeds of a
+  configuration is its collapse probability up to rounding (the table shows the model's
+  variance, not the luck of ``S`` draws; the replay's random draw order still gives an
+  optimizer binomial-like samples).
+* Successful runs get left-skewed noise (negated centred Gamma) whose scale varies
+  smoothly over the space, grows with ``a`` and is largest for middling quality
+  (heteroscedastic); returns are clipped to ``[low, high]`` (``high`` + 10 % unless capped;
   CartPole-like tasks pile up at the cap; XLand-like tasks snap small returns to 0).
 * A few configurations with the most unstable hyperparameters fail (NaN) on some or all
-  seeds (``nan_frac``), like the paper's infeasible configurations.
+  seeds (``nan_frac``), like the paper's infeasible configurations; the calibration uses
+  the feasible ones only, as the benchmark does.
+
+:func:`tradeoff_stats` measures the trade-off of any task the way the benchmark sees it
+(rank and normalized MV regret of the best-mean configuration, mean-std correlation,
+regret of 5-configuration Sobol initial designs); ``src/erahbo/data/README.md`` lists it
+for the bundled suite and the 19 templates.
 """
 
 from __future__ import annotations
@@ -94,7 +118,8 @@ class SynthSpec:
     good_frac : float
         Share of configurations with high quality (difficulty: smaller is harder).
     bimodal_frac : float
-        Share of configurations with a noticeable collapse probability.
+        Share of configurations in unstable pockets (middling ones among them are bimodal:
+        they learn or not); the NaN configurations are the most unstable.
     nan_frac : float
         Share of infeasible configurations (NaN on some seeds).
     noise : float
@@ -104,6 +129,11 @@ class SynthSpec:
         of the range. Returns never go below ``low``.
     sparse : bool
         XLand-like: small returns snap to ``low`` (many exact zeros).
+    risk : float
+        Strength of the risk-reward trade-off (>= 0): scales the collapse probability of
+        aggressive settings (and so, through the calibration, the return they gain).
+        1 gives a strong trade-off (the best-mean configurations collapse on 10-35 % of
+        the seeds and are far from MV-optimal), 0.3 a mild one, 0 none.
     """
 
     algorithm: str
@@ -118,6 +148,22 @@ class SynthSpec:
     cap: bool = False
     sparse: bool = False
     risk: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.algorithm not in SPACES:
+            raise ValueError(
+                f"SynthSpec: algorithm {self.algorithm!r} is unknown; use one of {sorted(SPACES)}."
+            )
+        if not (np.isfinite(self.low) and np.isfinite(self.high) and self.low < self.high):
+            raise ValueError(f"SynthSpec: need finite low < high, got {self.low}, {self.high}.")
+        if not 0.0 < self.good_frac <= 1.0:
+            raise ValueError(f"SynthSpec: good_frac={self.good_frac} must be in (0, 1].")
+        for key in ("bimodal_frac", "nan_frac"):
+            if not 0.0 <= getattr(self, key) <= 1.0:
+                raise ValueError(f"SynthSpec: {key}={getattr(self, key)} must be in [0, 1].")
+        for key in ("noise", "risk"):
+            if not getattr(self, key) >= 0.0:
+                raise ValueError(f"SynthSpec: {key}={getattr(self, key)} must be >= 0.")
 
     @property
     def name(self) -> str:
@@ -439,7 +485,7 @@ def _latent(V: np.ndarray, spec: SynthSpec, rng: np.random.Generator) -> _Latent
     quality = 1.0 / (1.0 + np.exp(-sharp * (z - thr)))
     # Saturate: the best configurations share a plateau of top quality (returns saturate),
     # so that among them the risk-reward trade-off decides.
-    top = max(_PLATEAU_MIN / n, _PLATEAU * spec.good_frac)
+    top = min(max(_PLATEAU_MIN / n, _PLATEAU * spec.good_frac), 1.0)
     x = quality / max(float(np.quantile(quality, 1.0 - top)), 1e-12)
     quality = x / (1.0 + x**6) ** (1.0 / 6.0)  # smooth min(x, 1)
     quality = quality / quality.max()
@@ -475,6 +521,8 @@ def _draw_returns(
     """``(n, S)`` per-seed returns; ``feasible`` ``(n,)`` marks the rows used to calibrate."""
     q, a = lat.quality, lat.aggressive
     n, span = q.shape[0], spec.high - spec.low
+    if not feasible.any():  # every configuration has NaN seeds: calibrate on all rows
+        feasible = np.ones(n, dtype=bool)
     # Collapse probability: 0 below an onset a0 of the aggressiveness, then
     # p_max (f0 + (1 - f0) t^k) with t = (a - a0) / (1 - a0) (steep but smooth onset).
     # a0 and the calibration point a_peak are quantiles of the aggressiveness of the good

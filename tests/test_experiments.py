@@ -1,0 +1,184 @@
+"""Offline benchmark: method names, replay without replacement, traces, study resume, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from erahbo.cli import app
+from erahbo.datasets.format import TaskData, write_task
+from erahbo.datasets.synth import make_task
+from erahbo.experiments import (
+    StudySettings,
+    parse_method,
+    parse_methods,
+    prepare_task,
+    run_repetition,
+    run_study,
+    trace_path,
+    true_mv,
+)
+from erahbo.experiments.replay import SeedReplay
+from erahbo.experiments.runner import TRACE_COLUMNS, TRACE_META_KEY
+
+
+@pytest.fixture(scope="module")
+def small_task() -> TaskData:
+    return make_task("synth_ppo_cc_acrobot", n_configs=64, n_seeds=12, seed=3)
+
+
+@pytest.fixture(scope="module")
+def replay_task(small_task):
+    return prepare_task(small_task)
+
+
+def test_parse_methods_grammar():
+    specs = parse_methods("erahbo,rahbo-k2,rahbo-k20,gpucb-k20,random-k5,erahbo-exp50,erahbo-sig10")
+    assert [s.method for s in specs] == ["erahbo", "rahbo", "rahbo", "gpucb", "random", "erahbo",
+                                         "erahbo"]
+    assert specs[1].options == {"k": 2}
+    assert specs[5].options == {"schedule": "exponential", "gamma": 50.0}
+    assert specs[6].options == {"schedule": "sigmoid", "slope": 10.0}
+    assert specs[3].label == "GP-UCB (k=20)"
+    with pytest.raises(ValueError, match="unknown method 'tpe'"):
+        parse_method("tpe")
+    with pytest.raises(ValueError, match="k must be >= 2"):
+        parse_method("rahbo-k1")
+    with pytest.raises(ValueError, match="listed twice"):
+        parse_methods("erahbo,erahbo")
+
+
+def test_true_mv_uses_unbiased_variance():
+    r = np.array([[1.0, 3.0], [2.0, 2.0]])
+    np.testing.assert_allclose(true_mv(r, 1.0), [2.0 - 2.0, 2.0])
+    np.testing.assert_allclose(true_mv(r, 0.0), [2.0, 2.0])
+
+
+def test_prepare_task_filters_nan_and_processes(small_task):
+    returns = small_task.returns.copy()
+    returns[3, 5] = np.nan
+    task = TaskData(small_task.configs, returns, small_task.seeds, small_task.config_ids,
+                    dict(small_task.meta))
+    rt = prepare_task(task)
+    assert rt.n_configs == small_task.n_configs - 1
+    assert rt.report.n_infeasible == 1
+    assert rt.meta["outcome_processing"]["method"] == "vizier"
+    assert rt.mv_star == pytest.approx(rt.mv.max())
+    assert rt.domain == "cc"  # synthetic tasks are grouped by the domain they imitate
+
+
+def test_prepare_task_rejects_degenerate(small_task):
+    flat = np.ones_like(small_task.returns)
+    task = TaskData(small_task.configs, flat, small_task.seeds, small_task.config_ids,
+                    dict(small_task.meta))
+    with pytest.raises(ValueError, match="degenerate"):
+        prepare_task(task)
+
+
+def test_seed_replay_draws_without_replacement(replay_task):
+    rep = SeedReplay(replay_task, seed=0, repetition=1)
+    vals, seeds = rep.draw(7, 5)
+    vals2, seeds2 = rep.draw(7, 100)
+    assert len(seeds2) == replay_task.n_seeds - 5  # capped at the stored seeds
+    assert sorted(seeds + seeds2) == sorted(replay_task.seeds)
+    assert rep.remaining(7) == 0
+    np.testing.assert_allclose(sorted(vals + vals2), sorted(replay_task.returns[7]))
+    again = SeedReplay(replay_task, seed=0, repetition=1)
+    assert again.draw(7, 5) == (vals, seeds)  # same draws for every method of a repetition
+
+
+@pytest.mark.parametrize("method", ["erahbo", "rahbo-k2", "gpucb-k20", "random-k4"])
+def test_run_repetition_trace(replay_task, method):
+    settings = StudySettings(budget=60, k_init=4)
+    trace, meta = run_repetition(replay_task, parse_method(method), 0, settings)
+    assert list(trace.columns) == list(TRACE_COLUMNS)
+    assert 0 < len(trace) <= 60
+    assert trace["run"].tolist() == list(range(1, len(trace) + 1))
+    mv_star = replay_task.mv_star
+    np.testing.assert_allclose(trace["simple_regret"], mv_star - trace["incumbent_mv"])
+    np.testing.assert_allclose(trace["cumulative_regret"],
+                               np.cumsum(mv_star - trace["config_mv"]))
+    assert (trace["simple_regret"] >= -1e-12).all()
+    # every round's rows share k_round = its number of runs, and its last row has a reason
+    for _, g in trace.groupby("round"):
+        assert (g["k_round"] == len(g)).all()
+        assert g["stop_reason"].iloc[-1] != ""
+    # no configuration is replayed more often than it has stored seeds (initial seeds included)
+    counts = trace["config_id"].value_counts()
+    for cid in meta["initial_config_ids"]:
+        counts[cid] = counts.get(cid, 0) + settings.k_init
+    assert counts.max() <= replay_task.n_seeds
+    assert meta["init_regret"] == pytest.approx(mv_star - np.mean(replay_task.mv[
+        meta["initial_config_ids"]]))
+    if method.startswith("rahbo") or method.startswith("gpucb"):
+        assert set(trace["stop_reason"]) <= {"", "fixed_k", "budget", "exhausted", "excluded"}
+
+
+def test_methods_share_initial_design(replay_task):
+    settings = StudySettings(budget=20, k_init=4)
+    metas = [run_repetition(replay_task, parse_method(m), 2, settings)[1]
+             for m in ("erahbo", "rahbo-k2")]
+    assert metas[0]["initial_config_ids"] == metas[1]["initial_config_ids"]
+    assert metas[0]["init_mv_mean"] == metas[1]["init_mv_mean"]
+
+
+def test_erahbo_spends_fewer_seeds_than_fixed_k20(replay_task):
+    settings = StudySettings(budget=200, k_init=4)
+    trace, _ = run_repetition(replay_task, parse_method("erahbo"), 0, settings)
+    ks = trace.groupby("round")["k_round"].first()
+    assert ks.min() >= 1 and ks.max() <= 20
+    assert ks.mean() < 20  # adaptive: some rounds stop before k_max
+
+
+def test_run_study_writes_and_resumes(tmp_path, replay_task):
+    settings = StudySettings(budget=30, k_init=4)
+    methods = parse_methods("erahbo,rahbo-k2")
+    summary = run_study([replay_task], methods, 2, settings, tmp_path, workers=1)
+    assert summary["jobs_run"] == 4
+    path = trace_path(tmp_path, replay_task.name, "erahbo", 1)
+    meta = json.loads(pq.read_schema(path).metadata[TRACE_META_KEY])
+    assert meta["method"] == "erahbo" and meta["repetition"] == 1
+    before = pd.read_parquet(path)
+    again = run_study([replay_task], methods, 2, settings, tmp_path, workers=1)
+    assert again == {"jobs_run": 0, "jobs_skipped": 4, "runs": 0}
+    path.unlink()
+    third = run_study([replay_task], methods, 2, settings, tmp_path, workers=1)
+    assert third["jobs_run"] == 1
+    pd.testing.assert_frame_equal(pd.read_parquet(path), before)  # deterministic rerun
+    with pytest.raises(ValueError, match="other settings"):
+        run_study([replay_task], methods, 2, StudySettings(budget=31, k_init=4), tmp_path)
+
+
+def test_run_study_process_pool_matches_serial(tmp_path, replay_task):
+    settings = StudySettings(budget=25, k_init=4)
+    methods = parse_methods("erahbo,gpucb-k20")
+    seen = []
+    run_study([replay_task], methods, 1, settings, tmp_path / "a", workers=2,
+              on_progress=lambda done, total: seen.append((done, total)))
+    run_study([replay_task], methods, 1, settings, tmp_path / "b", workers=1)
+    assert seen and seen[-1][1] == 2 * 25
+    for m in ("erahbo", "gpucb-k20"):
+        a = pd.read_parquet(trace_path(tmp_path / "a", replay_task.name, m, 0))
+        b = pd.read_parquet(trace_path(tmp_path / "b", replay_task.name, m, 0))
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_benchmark_cli_end_to_end(tmp_path, small_task):
+    data = write_task(small_task, tmp_path / "data" / f"{small_task.name}.parquet")
+    out = tmp_path / "res"
+    res = CliRunner().invoke(app, ["benchmark", str(data.parent), "--methods", "erahbo,rahbo-k2",
+                                   "--repetitions", "2", "--budget", "30", "--k-init", "4",
+                                   "--out", str(out), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    assert (out / "report" / "report.md").exists()
+    ranks = pd.read_csv(out / "report" / "ranks.csv")
+    assert set(ranks["method"]) == {"erahbo", "rahbo-k2"}
+    bad = CliRunner().invoke(app, ["benchmark", str(data), "--methods", "tpe", "--out",
+                                   str(tmp_path / "x")])
+    assert bad.exit_code != 0
+    assert "unknown method 'tpe'" in bad.output

@@ -1,0 +1,27 @@
+"""The Python examples in the README run as written."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_python_examples_run(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) >= 2
+    namespace: dict = {}
+    for block in blocks:  # later blocks use names defined by earlier ones
+        exec(compile(block, str(README), "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "lr" in out
+    assert namespace["result"].n_evals == 200
+    assert namespace["opt"].recommend() is not None
+
+
+def test_readme_starts_with_the_two_commands():
+    text = README.read_text()
+    first = re.search(r"```bash\n(.*?)```", text, flags=re.S).group(1).splitlines()
+    assert first[0].startswith("make demo")
+    assert first[1].startswith("make test")
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "make test" in ci
