@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 $(BIN)/erahbo: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q -e ".[dev,ray]"
 	touch $(BIN)/erahbo
 
 .PHONY: setup demo test lint bench

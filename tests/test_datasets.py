@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,7 +20,7 @@ from erahbo.datasets.loaders import (
     load_tasks,
     scan_tasks,
 )
-from erahbo.datasets.synth import PAPER_LIKE, make_suite, make_task
+from erahbo.datasets.synth import PAPER_LIKE, SynthSpec, make_suite, make_task, tradeoff_stats
 from erahbo.datasets.validate import check_task, is_degenerate, validate_task
 from erahbo.datasets.warping import VizierWarper, process_outcomes, vizier_warp
 
@@ -208,9 +210,39 @@ def test_bundled_suite():
     assert task.meta["synthetic"] is True and task.meta["domain"] == "synthetic"
     assert {read_task(p).meta["domain_like"] for p in paths} == {"cc", "brax", "xland"}
     # The files are what the documented command generates (make_suite(8, seed=0)).
-    again = make_suite(1, seed=0)[0]
-    stored = read_task(next(p for p in paths if p.stem == again.name))
-    np.testing.assert_array_equal(stored.returns, again.returns)
+    by_name = {p.stem: p for p in paths}
+    for again in make_suite(8, seed=0):
+        stored = read_task(by_name[again.name])
+        np.testing.assert_array_equal(stored.returns, again.returns)
+        pd.testing.assert_frame_equal(stored.configs, again.configs)
+        assert stored.meta["synth_knobs"] == again.meta["synth_knobs"]
+
+
+def test_bundled_suite_risk_tradeoff():
+    # Like real RL outcome tables: on the benchmark's scale (Vizier warping, alpha = 1) the
+    # best-mean configuration is risky and not MV-optimal, and the 5-configuration initial
+    # design does not already hold the MV optimum.
+    stats = [tradeoff_stats(read_task(p), n_designs=10) for p in bundled_tasks()]
+    regret = np.array([s.best_mean_regret for s in stats])
+    assert sum(s.best_mean_rank > 1 for s in stats) >= 6
+    assert (regret >= 0.1).sum() >= 5 and np.median(regret) >= 0.1
+    assert np.mean([s.init_regret for s in stats]) >= 0.2
+    assert min(s.init_regret for s in stats) > 0.05
+    assert {s.n_infeasible for s in stats} >= {18, 182}  # the paper's infeasible counts
+
+
+def test_tradeoff_stats_matches_replay_ground_truth():
+    replay = pytest.importorskip("erahbo.experiments.replay")
+    task = make_task("synth_ppo_cc_pendulum", n_configs=128, n_seeds=20, seed=4)
+    s = tradeoff_stats(task, n_designs=3)
+    rt = replay.prepare_task(task)  # validate, Vizier warping, MV = mean - var(ddof=1)
+    mean, mv = rt.returns.mean(axis=1), rt.mv
+    best = int(np.argmax(mean))
+    assert s.n_configs == rt.n_configs and s.n_infeasible == round(18 / 512 * 128)
+    assert s.best_mean_rank == int((mv > mv[best]).sum()) + 1
+    expected = (mv.max() - mv[best]) / (mv.max() - np.median(mv))
+    assert np.isclose(s.best_mean_regret, expected)
+    assert 0 <= s.init_regret and -1 <= s.corr_mean_std <= 1
 
 
 # -- validation -----------------------------------------------------------------------
@@ -387,6 +419,37 @@ def test_synth_space_and_outcome_shape():
     low = task.meta["synth_spec"]["low"]
     near_low = (r < low + 0.1 * (task.meta["synth_spec"]["high"] - low)).mean(axis=1)
     assert ((near_low > 0.05) & (near_low < 0.9) & (mean > np.median(mean))).any()  # bimodal
+
+
+def test_synth_risk_knob_and_tradeoff():
+    # The generator (not only the bundled files): with risk = 1 the best-mean configuration
+    # collapses on some seeds and loses MV; with risk = 0 there is no trade-off.
+    strong, none = [], []
+    for name in ("synth_ppo_cc_pendulum", "synth_dqn_cc_cartpole", "synth_sac_brax_fast"):
+        spec = next(s for s in PAPER_LIKE if s.name == name)
+        for risk, out in ((1.0, strong), (0.0, none)):
+            task = make_task(replace(spec, risk=risk), n_configs=256, n_seeds=30, seed=11)
+            out.append(tradeoff_stats(task, n_designs=2))
+            clean = validate_task(task)[0]
+            best = int(np.argmax(process_outcomes(clean, "vizier").returns.mean(axis=1)))
+            collapsed = (clean.returns[best] == spec.low).mean()  # collapsed runs end at low
+            assert (0.03 < collapsed < 0.4) if risk else collapsed == 0.0
+    assert all(s.best_mean_rank > 1 for s in strong)
+    assert np.mean([s.best_mean_regret for s in strong]) >= 0.1
+    assert max(s.best_mean_regret for s in none) < 0.02
+
+
+def test_synth_spec_validation():
+    with pytest.raises(ValueError, match="algorithm 'a2c' is unknown"):
+        SynthSpec("a2c", "cc", "x", 0.0, 1.0)
+    with pytest.raises(ValueError, match="low < high"):
+        SynthSpec("ppo", "cc", "x", 1.0, 0.0)
+    with pytest.raises(ValueError, match="risk=-1"):
+        SynthSpec("ppo", "cc", "x", 0.0, 1.0, risk=-1.0)
+    with pytest.raises(ValueError, match=r"nan_frac=1\.5"):
+        SynthSpec("ppo", "cc", "x", 0.0, 1.0, nan_frac=1.5)
+    tiny = make_task(SynthSpec("sac", "cc", "x", 0.0, 1.0, nan_frac=1.0), n_configs=4, n_seeds=2)
+    assert np.isnan(tiny.returns).any(axis=1).all()
 
 
 def test_make_suite_names_and_domains():

@@ -435,13 +435,20 @@ class ProcessExecutor(Executor):
                     self._queue.popleft().future.cancel()
             thread = self._thread
         self._wake()
-        if wait and thread is not None and thread is not threading.current_thread():
+        if thread is None:
+            self._close_pipe()
+        elif wait and thread is not threading.current_thread():
             thread.join()
+
+    def _close_pipe(self) -> None:
+        for conn in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                conn.close()
 
     # -- manager thread -----------------------------------------------------------------------
 
     def _wake(self) -> None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             self._wake_w.send_bytes(b"x")
 
     def _spawn_worker(self) -> _Worker:
@@ -526,6 +533,7 @@ class ProcessExecutor(Executor):
                 busy = [w for w in self._workers if w.task is not None]
                 if self._shutdown and not busy and not self._queue:
                     self._thread = None
+                    self._close_pipe()
                     break
             now = time.monotonic()
             wait_for = min((w.deadline for w in busy), default=float("inf")) - now

@@ -26,7 +26,7 @@ Generative model of one task (all random choices from one seed)
   scale the benchmark uses (the task's Vizier output warping, alpha = 1): a top-quality
   configuration at a high quantile ``a_peak`` of ``a`` has a higher expected return than
   every reliable one, by a random 0.1-0.4 times its variance. So the best-mean
-  configurations are risky (bimodal: most seeds train well, 10-35 % collapse) and a
+  configurations are risky (bimodal: most seeds train well, about 5-25 % collapse) and a
   slightly lower-mean reliable configuration is the MV optimum; ``spec.risk`` < 1 makes the
   trade-off mild, 0 removes it.
 * Unstable pockets (``bimodal_frac``: large learning rates, the risk-reward
@@ -132,7 +132,7 @@ class SynthSpec:
     risk : float
         Strength of the risk-reward trade-off (>= 0): scales the collapse probability of
         aggressive settings (and so, through the calibration, the return they gain).
-        1 gives a strong trade-off (the best-mean configurations collapse on 10-35 % of
+        1 gives a strong trade-off (the best-mean configurations collapse on ~5-25 % of
         the seeds and are far from MV-optimal), 0.3 a mild one, 0 none.
     """
 
@@ -554,7 +554,8 @@ def _draw_returns(
     fail = (strata + rng.random((n, n_seeds))) / n_seeds < p_fail[:, None]  # (n, S)
     hi = spec.high if spec.cap else spec.high + 0.1 * span
 
-    def ok_return(x: np.ndarray, quality: np.ndarray, drop: Any) -> np.ndarray:
+    def ok_return(x: np.ndarray, quality: np.ndarray | float, drop: Any) -> np.ndarray:
+        """Success-mode return at aggressiveness x (broadcast with quality and drop)."""
         frac = quality * np.maximum(_success_curve(x, a0, drop), 0.05)
         return spec.low + span * (base + (1.0 - base) * frac)
 
