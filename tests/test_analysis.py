@@ -77,7 +77,7 @@ def simulate(method: str, speed: float, budget: int, scale: float, rng: np.rando
         config_norm = progress_reg * (1.0 + rng.uniform(0.0, 1.0))  # >= incumbent level
         if fixed_k is None:  # adaptive: more seeds on better configurations
             k = int(np.clip(round(20 * (1.0 - config_norm)), 2, 20))
-            reason = "k_max" if k == 20 else "certified_suboptimal"
+            reason = "k_max" if k == 20 else "dominated"
         else:
             k, reason = fixed_k, "fixed_k"
         k = min(k, last - t)

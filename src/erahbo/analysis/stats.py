@@ -650,7 +650,7 @@ def seed_count_distribution(rounds: pd.DataFrame, methods: Sequence[str] | None 
 def seed_count_summary(rounds: pd.DataFrame, methods: Sequence[str] | None = None
                        ) -> pd.DataFrame:
     """Per method: rounds, mean/median/quartiles of k, share of rounds rejected early
-    (``stop_reason == "certified_suboptimal"``) and Spearman correlation of k with the
+    (``stop_reason == "dominated"``: eq. adaptive_rule held) and Spearman correlation of k with the
     configuration's true MV (positive = more seeds on better configurations).
 
     Returns
@@ -674,7 +674,7 @@ def seed_count_summary(rounds: pd.DataFrame, methods: Sequence[str] | None = Non
             "method": m, "n_rounds": len(r), "mean_k": float(k.mean()),
             "median_k": float(np.median(k)), "q25_k": float(np.percentile(k, 25)),
             "q75_k": float(np.percentile(k, 75)), "max_k": int(k.max()),
-            "frac_certified": float((r["stop_reason"] == "certified_suboptimal").mean()),
+            "frac_certified": float((r["stop_reason"] == "dominated").mean()),
             "spearman_k_mv": rho,
         })
     return pd.DataFrame(rows)

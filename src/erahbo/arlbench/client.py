@@ -305,19 +305,21 @@ class ArlClient:
         """Run ``req`` for ``seeds`` on worker ``i``; restart on death/timeout."""
         results: dict[int, RunResult] = {}
         pending = list(seeds)
+        send_failures = 0
         while pending:
             try:
                 w = self._worker(i)
+                rid = self._next_id()
+                w.send({**req, "id": rid, "seeds": pending})
+                send_failures = 0
             except WorkerError as e:
+                self._drop(i)
+                send_failures += 1
+                if send_failures < 3:
+                    continue
                 for s in pending:
                     results[s] = RunResult(float("nan"), "failed", 0.0, str(e), s)
                 break
-            rid = self._next_id()
-            try:
-                w.send({**req, "id": rid, "seeds": pending})
-            except WorkerError:
-                self._drop(i)
-                continue
             first = True
             while pending:
                 t = self.run_timeout_s + (self.compile_timeout_s if first else 0.0)
