@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+import typer.main
 
 
 def demo(
     out: Path = typer.Option(Path("results/demo"), help="Output directory."),
-    repetitions: int = typer.Option(3, min=1, help="Repetitions of the reduced study."),
-    budget: int = typer.Option(300, min=10, help="Training runs per repetition."),
+    repetitions: int = typer.Option(5, min=1, help="Repetitions of the reduced study."),
+    budget: int = typer.Option(500, min=10, help="Training runs per repetition."),
     workers: int = typer.Option(2, min=1, help="Worker processes."),
     seed: int = typer.Option(0, min=0, help="Seed."),
 ) -> None:
@@ -25,7 +26,7 @@ def demo(
 
     import erahbo
     from erahbo.analysis.synthetic_plot import plot_1d_run
-    from erahbo.cli.benchmark import benchmark
+    from erahbo.cli import app
     from erahbo.datasets.loaders import bundled_tasks
     from erahbo.objectives.synthetic import Figure1Task
 
@@ -44,10 +45,11 @@ def demo(
     png = plot_1d_run(task, result, out / "figure1.png")
     console.print(f"plot: {png}")
     console.rule("[bold]2. Reduced offline study on the bundled synthetic suite")
-    benchmark(data=bundled_tasks(), methods="erahbo,rahbo-k2,rahbo-k20,gpucb-k20",
-              repetitions=repetitions, budget=budget, out=out / "benchmark", workers=workers,
-              n_init=5, k_init=20, alpha=1.0, beta=2.5, beta_stop=1.0, k_min=2, k_max=20,
-              seed=seed, outcome_processing="vizier", hp_columns=None, report=True)
+    args = ["benchmark", *map(str, bundled_tasks()),
+            "--methods", "erahbo,rahbo-k2,rahbo-k20,gpucb-k20",
+            "--repetitions", str(repetitions), "--budget", str(budget), "--workers", str(workers),
+            "--seed", str(seed), "--out", str(out / "benchmark")]
+    typer.main.get_command(app).main(args, standalone_mode=False)
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
