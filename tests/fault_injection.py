@@ -10,24 +10,33 @@ Two ways to choose the point:
   after T seconds or once the journal holds N runs (polled read-only). Not aligned with
   commits: the kill can land anywhere, inside a transaction or inside the objective.
 
-The module is also a small deterministic study script (``python fault_injection.py JOURNAL
-[options]``) built on :class:`FakeOptimizer`, a stand-in for the real optimizer with the same
-ask/tell contract, so that the journal's resume can be tested before the real optimizer exists.
-Once it does, point :func:`run_study_process` at a script that calls ``erahbo.optimize(...,
-journal=PATH)``.
+The module is also a study script, run as a subprocess:
+
+* ``python fault_injection.py JOURNAL [options]``: a small deterministic study built on
+  :class:`FakeOptimizer` (a stand-in with the real optimizer's ask/tell contract);
+* ``python fault_injection.py real JOURNAL [options]``: the real optimizer,
+  ``erahbo.optimize(table_objective, table(), ..., journal=JOURNAL)`` on a finite table;
+* ``python fault_injection.py chain [options] -- <real study options>``: a "zygote" that
+  imports numpy/scipy/pandas/erahbo once, then forks one study process per attempt and SIGKILLs
+  it at chosen points (after its N-th journal commit, or from outside after T seconds), resumes
+  each time and reports the attempts as JSON. Forking avoids paying the interpreter and import
+  start-up (about a second here) for each of the 20+ attempts.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import math
 import os
+import random
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,6 +169,81 @@ def kill_and_resume(argv: list[str], kill_points: list[int], **kwargs: Any) -> l
         if not a.killed:
             break
     return attempts
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing an interrupted-and-resumed study with an uninterrupted one
+# --------------------------------------------------------------------------------------------
+
+
+def progress(con_or_path: Any) -> int:
+    """How far a study got: events + live runs + finished runs.
+
+    Every commit moves it up by one, except marking runs interrupted at a resume (down by
+    their number), so a re-run's start brings it back to where the crash left it.
+    """
+    con = (
+        con_or_path if isinstance(con_or_path, sqlite3.Connection) else sqlite3.connect(con_or_path)
+    )
+    try:
+        n = con.execute(
+            "SELECT (SELECT COUNT(*) FROM events) + "
+            "(SELECT COUNT(*) FROM runs WHERE status != 'interrupted') + "
+            "(SELECT COUNT(*) FROM runs WHERE status NOT IN ('running', 'interrupted'))"
+        ).fetchone()[0]
+    finally:
+        if con is not con_or_path:
+            con.close()
+    return int(n)
+
+
+def snapshot(path: str) -> tuple[list, list, list]:
+    """What must be identical between an interrupted-and-resumed and an uninterrupted study."""
+    con = sqlite3.connect(path)
+    trials = con.execute(
+        "SELECT trial_id, round, config_id, config, seeds, returns, excluded FROM trials "
+        "ORDER BY trial_id"
+    ).fetchall()
+    finished = sorted(
+        con.execute(
+            "SELECT trial_id, slot, attempt, seed, status, value, raw, error IS NULL FROM runs "
+            "WHERE status NOT IN ('interrupted', 'running')"
+        ).fetchall()
+    )
+    events = con.execute("SELECT kind, trial_id FROM events ORDER BY seq").fetchall()
+    con.close()
+    return trials, finished, events
+
+
+def check_no_loss_no_duplicates(path: str, reference: str) -> dict[str, int]:
+    """Assert the study at ``path`` ended exactly as ``reference``; counts of what was checked.
+
+    Same asks, same told returns, same finished runs (zero lost, zero duplicated), no two
+    counted runs for one seed slot, every interrupted run re-run with its seed, none running.
+    """
+    trials, finished, events = snapshot(path)
+    ref_trials, ref_finished, ref_events = snapshot(reference)
+    assert trials == ref_trials  # same decisions, same returns told
+    assert events == ref_events
+    assert finished == ref_finished  # zero lost, zero duplicated finished runs
+    con = sqlite3.connect(path)
+    dup = con.execute(
+        "SELECT trial_id, slot, COUNT(*) FROM runs WHERE status IN ('ok', 'penalized') "
+        "GROUP BY trial_id, slot HAVING COUNT(*) > 1"
+    ).fetchall()
+    # every interrupted run was re-run with the same seed
+    orphans = con.execute(
+        "SELECT i.run_id FROM runs i WHERE i.status = 'interrupted' AND NOT EXISTS ("
+        " SELECT 1 FROM runs r WHERE r.trial_id = i.trial_id AND r.slot = i.slot AND "
+        " r.attempt = i.attempt AND r.seed = i.seed AND r.rerun = 1 AND r.run_id > i.run_id)"
+    ).fetchall()
+    running = con.execute("SELECT COUNT(*) FROM runs WHERE status = 'running'").fetchone()[0]
+    interrupted = con.execute(
+        "SELECT COUNT(*) FROM runs WHERE status = 'interrupted'"
+    ).fetchone()[0]
+    con.close()
+    assert dup == [] and orphans == [] and running == 0
+    return {"trials": len(trials), "runs": len(finished), "interrupted": int(interrupted)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -340,5 +424,216 @@ def main(argv: list[str] | None = None) -> None:
     journal.close()
 
 
+# --------------------------------------------------------------------------------------------
+# The real optimizer on a finite table
+# --------------------------------------------------------------------------------------------
+
+FAIL_ENV = "FI_FAIL_RATE"  # share of (config, seed) pairs on which table_objective fails
+SLEEP_ENV = "FI_SLEEP"  # seconds table_objective sleeps per run
+
+
+def table(n: int = 40, d: int = 3, seed: int = 0) -> Any:
+    """A deterministic candidate table (pandas DataFrame, columns x0..x{d-1})."""
+    import numpy as np
+    import pandas as pd
+
+    X = np.random.default_rng(seed).random((n, d)).round(6)  # (n, d)
+    return pd.DataFrame(X, columns=[f"x{i}" for i in range(d)])
+
+
+def table_objective(config: dict[str, Any], seed: int) -> float:
+    """Deterministic heteroscedastic return of a table row; fails on some (config, seed) pairs.
+
+    Mean ``sin(4 x0) + x1``, noise std ``0.05 + 0.6 x2^2``. With ``FI_FAIL_RATE=r`` a share
+    ``0.7 r`` of the pairs raise and ``0.3 r`` return NaN.
+    """
+    sleep = float(os.environ.get(SLEEP_ENV, "0"))
+    if sleep:
+        time.sleep(sleep)
+    return _table_value(config, seed, float(os.environ.get(FAIL_ENV, "0")))
+
+
+def _table_value(config: dict[str, Any], seed: int, rate: float) -> float:
+    x0, x1, x2 = (float(config[k]) for k in ("x0", "x1", "x2"))
+    u = _unit("fail", x0, x1, int(seed))
+    if u < 0.7 * rate:
+        raise RuntimeError(f"training diverged (seed {seed})")
+    if u < rate:
+        return math.nan
+    z = math.sqrt(-2 * math.log(1 - _unit("z1", x0, seed))) * math.cos(
+        2 * math.pi * _unit("z2", x0, seed)
+    )
+    return math.sin(4 * x0) + x1 + (0.05 + 0.6 * x2**2) * z
+
+
+def flaky_objective(config: dict[str, Any], seed: int) -> float:
+    """:func:`table_objective` failing on 20 % of the pairs whatever the environment (for
+    workers that do not inherit it, such as Ray's)."""
+    return _table_value(config, seed, 0.2)
+
+
+def segfault_objective(config: dict[str, Any], seed: int) -> float:
+    """:func:`table_objective`, but the worker process segfaults on rows with ``x0 < 0.1``."""
+    if float(config["x0"]) < 0.1:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return table_objective(config, seed)
+
+
+def real_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description="the real optimizer on a table, with a journal")
+    p.add_argument("journal")
+    p.add_argument("--history", default=None, help="write the Result (pickle) here at the end")
+    p.add_argument("--method", default="erahbo")
+    p.add_argument("--budget", type=int, default=60)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--failures", default="retry")
+    p.add_argument("--executor", default="serial")
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--synchronous", default="NORMAL")
+    return p
+
+
+def real_main(argv: list[str]) -> None:
+    import pickle
+
+    import erahbo
+
+    args = real_parser().parse_args(argv)
+    result = erahbo.optimize(
+        table_objective,
+        table(),
+        method=args.method,
+        budget=args.budget,
+        seed=args.seed,
+        k_min=2,
+        k_max=5,
+        k=4,
+        n_init=3,
+        failures=args.failures,
+        executor=args.executor,
+        workers=args.workers,
+        journal=args.journal,
+        synchronous=args.synchronous,
+    )
+    if args.history:
+        with open(args.history, "wb") as fh:
+            pickle.dump(result, fh)
+
+
+# --------------------------------------------------------------------------------------------
+# The zygote: fork a study per attempt, kill it, resume
+# --------------------------------------------------------------------------------------------
+
+
+def _fork_attempt(study_argv: list[str], commits: int | None, seconds: float | None) -> dict:
+    """Fork a child running the real study; SIGKILL it at the chosen point; its fate."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the study process
+        code = 0
+        try:
+            os.environ.pop(KILL_ENV, None)
+            if commits is not None:
+                os.environ[KILL_ENV] = str(int(commits))
+            real_main(study_argv)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    if seconds is not None:
+        deadline = t0 + seconds
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() >= deadline:
+                os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                break
+            time.sleep(0.001)
+    else:
+        _, status = os.waitpid(pid, 0)
+    killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    return {
+        "commits": commits,
+        "seconds": seconds,
+        "killed": bool(killed),
+        "returncode": os.waitstatus_to_exitcode(status),
+        "wall_s": time.monotonic() - t0,
+    }
+
+
+def chain_main(argv: list[str]) -> None:
+    """Reference study, then the same study killed at random points and resumed each time.
+
+    Kill points: ``--kills N`` commit-aligned kills at sorted random targets of the study's
+    progress (:func:`progress`) drawn from the reference's whole length, each reached by
+    killing the attempt after the right number of its own commits, plus ``--timed-kills M``
+    kills from outside at random times (anywhere: inside a transaction, the objective or the
+    replay), made in the first attempts. Prints a JSON report.
+    """
+    import erahbo
+
+    # warm-up (no journal): imports what the optimizer loads lazily (scipy.stats, ...) once,
+    # before forking, so that every attempt starts at once
+    erahbo.optimize(table_objective, table(), budget=20, k=2, k_max=2, n_init=3)
+
+    if "--" in argv:
+        i = argv.index("--")
+        own, study = argv[:i], argv[i + 1 :]
+    else:
+        own, study = argv, []
+    p = argparse.ArgumentParser(description="kill-and-resume chain (fork per attempt)")
+    p.add_argument("--journal", required=True)
+    p.add_argument("--history", required=True)
+    p.add_argument("--ref-journal", required=True)
+    p.add_argument("--ref-history", required=True)
+    p.add_argument("--kills", type=int, default=22)
+    p.add_argument("--timed-kills", type=int, default=3)
+    p.add_argument("--rng", type=int, default=0)
+    args = p.parse_args(own)
+    rng = random.Random(args.rng)
+    ref = _fork_attempt([args.ref_journal, "--history", args.ref_history, *study], None, None)
+    if ref["returncode"] != 0:
+        raise SystemExit(f"reference study failed: {ref}")
+    total = progress(args.ref_journal)
+    argv_chain = [args.journal, "--history", args.history, *study]
+    attempts = []
+    for _ in range(args.timed_kills):  # early in the study, so that plenty of it remains
+        attempts.append(_fork_attempt(argv_chain, None, rng.uniform(0.03, 0.2) * ref["wall_s"]))
+        if not attempts[-1]["killed"]:
+            break
+    start = progress(args.journal) + 1 if os.path.exists(args.journal) else 2
+    targets = sorted(rng.sample(range(start, int(0.95 * total)), args.kills))
+    for target in targets:
+        if attempts and not attempts[-1]["killed"]:
+            break
+        now = progress(args.journal) if os.path.exists(args.journal) else 0
+        if target <= now:
+            continue
+        # + 1 commit for the journal info written on open, + 1 if runs are to mark interrupted
+        con = sqlite3.connect(args.journal) if os.path.exists(args.journal) else None
+        running = con.execute(
+            "SELECT COUNT(*) FROM runs WHERE status = 'running'"
+        ).fetchone()[0] if con else 0
+        if con:
+            con.close()
+        n = target - now + (1 if con else 0) + (1 if running else 0)
+        attempts.append(_fork_attempt(argv_chain, max(1, n), None))
+    if not attempts or attempts[-1]["killed"]:
+        attempts.append(_fork_attempt(argv_chain, None, None))
+    print(json.dumps({"reference": ref, "total_progress": total, "attempts": attempts}))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["real"]:
+        real_main(sys.argv[2:])
+    elif sys.argv[1:2] == ["chain"]:
+        chain_main(sys.argv[2:])
+    else:
+        main()

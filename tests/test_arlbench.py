@@ -304,3 +304,10 @@ def test_client_accepts_numpy_values(fake_cmd: list[str]) -> None:
         res = cl.train("ppo_cc_cartpole", {"learning_rate": np.float64(0.5),
                                            "minibatch_size": np.int64(128)}, [np.int64(1)])
     assert res[0].status == "ok" and res[0].return_ == 51.0
+
+
+def test_unstartable_worker_fails_runs_not_caller(tmp_path: Path) -> None:
+    with ArlClient(1, worker_cmd=[str(tmp_path / "no-such-python")]) as cl:
+        res = cl.train("dqn_cc_cartpole", {}, [1, 2])
+    assert [r.status for r in res] == ["failed", "failed"]
+    assert "cannot start the ARLBench worker" in res[0].error

@@ -33,11 +33,14 @@ from erahbo.journal import (
 )
 from fault_injection import (
     FakeOptimizer,
+    check_no_loss_no_duplicates,
     count_runs,
     fake_objective,
     kill_and_resume,
     run_study_process,
+    snapshot,
 )
+from fault_injection import progress as _progress
 
 BUDGET = 24
 SETTINGS = {"method": "fake", "alpha": 1.0, "k_min": 2, "k_max": 4, "budget": BUDGET, "seed": 0}
@@ -81,65 +84,6 @@ def run_to_end(
     finally:
         journal.close()
         os.environ.pop("FAKE_FAIL", None)
-
-
-def _progress(con_or_path) -> int:
-    """How far a study got: events + live runs + finished runs.
-
-    Every commit moves it up by one, except marking runs interrupted at a resume (down by
-    their number), so a re-run's start brings it back to where the crash left it.
-    """
-    con = (
-        con_or_path if isinstance(con_or_path, sqlite3.Connection) else sqlite3.connect(con_or_path)
-    )
-    n = con.execute(
-        "SELECT (SELECT COUNT(*) FROM events) + "
-        "(SELECT COUNT(*) FROM runs WHERE status != 'interrupted') + "
-        "(SELECT COUNT(*) FROM runs WHERE status NOT IN ('running', 'interrupted'))"
-    ).fetchone()[0]
-    if con is not con_or_path:
-        con.close()
-    return int(n)
-
-
-def snapshot(path):
-    """What must be identical between an interrupted-and-resumed and an uninterrupted study."""
-    con = sqlite3.connect(path)
-    trials = con.execute(
-        "SELECT trial_id, round, config_id, config, seeds, returns, excluded FROM trials "
-        "ORDER BY trial_id"
-    ).fetchall()
-    finished = sorted(
-        con.execute(
-            "SELECT trial_id, slot, attempt, seed, status, value, raw, error IS NULL FROM runs "
-            "WHERE status NOT IN ('interrupted', 'running')"
-        ).fetchall()
-    )
-    events = con.execute("SELECT kind, trial_id FROM events ORDER BY seq").fetchall()
-    con.close()
-    return trials, finished, events
-
-
-def check_no_loss_no_duplicates(path, reference):
-    trials, finished, events = snapshot(path)
-    ref_trials, ref_finished, ref_events = snapshot(reference)
-    assert trials == ref_trials  # same decisions, same returns told
-    assert events == ref_events
-    assert finished == ref_finished  # zero lost, zero duplicated finished runs
-    con = sqlite3.connect(path)
-    dup = con.execute(
-        "SELECT trial_id, slot, COUNT(*) FROM runs WHERE status IN ('ok', 'penalized') "
-        "GROUP BY trial_id, slot HAVING COUNT(*) > 1"
-    ).fetchall()
-    # every interrupted run was re-run with the same seed
-    orphans = con.execute(
-        "SELECT i.run_id FROM runs i WHERE i.status = 'interrupted' AND NOT EXISTS ("
-        " SELECT 1 FROM runs r WHERE r.trial_id = i.trial_id AND r.slot = i.slot AND "
-        " r.attempt = i.attempt AND r.seed = i.seed AND r.rerun = 1 AND r.run_id > i.run_id)"
-    ).fetchall()
-    running = con.execute("SELECT COUNT(*) FROM runs WHERE status = 'running'").fetchone()[0]
-    con.close()
-    assert dup == [] and orphans == [] and running == 0
 
 
 @pytest.fixture(scope="module")

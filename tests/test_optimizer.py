@@ -48,7 +48,9 @@ def test_result_api_budget_and_seeds():
     assert np.isfinite(res.incumbent_mv)
     h, r = res.history, res.rounds
     assert list(h.columns) == ["iteration", "phase", "config_id", "x0", "x1", "x2", "seed",
-                               "return", "k", "k_round", "wall_time"]
+                               "return", "k", "k_round", "wall_time", "status", "error",
+                               "attempt", "worker", "rerun"]
+    assert (h.status == "ok").all() and (h.attempt == 0).all() and not h.rerun.any()
     assert list(r.columns) == ["iteration", "phase", "config_id", "k", "k_total", "ucb_mv",
                                "lcb_mv", "B_t", "beta_stop", "acquisition", "stop_reason",
                                "mean", "var"]

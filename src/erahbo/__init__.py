@@ -22,13 +22,15 @@ _LAZY = {
     "Trial": "erahbo.optimizer",
     "Result": "erahbo.optimizer",
     "optimize": "erahbo.optimizer",
+    "resume": "erahbo.optimizer",
+    "load_objective": "erahbo.optimizer",
     "batch_objective": "erahbo.objectives",
     "TaskData": "erahbo.datasets.format",
     "read_task": "erahbo.datasets.format",
     "write_task": "erahbo.datasets.format",
 }
 
-__all__ = sorted(_LAZY) + ["__version__"]
+__all__ = [*sorted(_LAZY), "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,7 @@ __all__ = ["HISTORY_COLUMNS", "ROUND_COLUMNS", "Result", "Trial", "configs_frame
 
 # history: one row per training run (config values go between config_id and seed)
 HISTORY_COLUMNS = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
-                   "wall_time")
+                   "wall_time", "status", "error", "attempt", "worker", "rerun")
 # rounds: one row per round (initial-design configurations included)
 ROUND_COLUMNS = ("iteration", "phase", "config_id", "k", "k_total", "ucb_mv", "lcb_mv", "B_t",
                  "beta_stop", "acquisition", "stop_reason", "mean", "var")
@@ -65,7 +65,14 @@ class Result:
         Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var``.
     history : pandas.DataFrame
         One row per training run: ``iteration, phase, config_id, <hyperparameters>, seed,
-        return, k`` (seeds of the configuration so far), ``k_round, wall_time`` (s since start).
+        return, k`` (counted seeds of the configuration so far), ``k_round, wall_time`` (s from
+        the start of the study to the end of the run), then how the run went: ``status``
+        (``ok``; ``penalized``: failed, counted with the penalty in ``return``; ``retried``:
+        failed, replaced by a retry with a new seed, not counted; ``failed``: failed under
+        ``failures="exclude"``, not counted), ``error`` (type, message and traceback tail of a
+        failed run, else None), ``attempt`` (0, or the retry number), ``worker`` (``host:pid``
+        or None when the user ran the seed) and ``rerun`` (True: the run repeats, with the same
+        seed, one cut by a crash of the study). ``return`` is NaN for runs not counted.
     rounds : pandas.DataFrame
         One row per round: ``iteration, phase, config_id, k`` (seeds used in the round),
         ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
@@ -74,7 +81,9 @@ class Result:
         One row per evaluated configuration: ``config_id``, hyperparameters, ``mean, var, k``.
     method : str
     n_evals : int
-        Training runs made.
+        Counted training runs (``ok`` and ``penalized``; what the budget counts).
+    failures : str or None
+        The failure policy of the study (None: non-finite returns were refused).
     """
 
     incumbent: dict[str, Any] | None
@@ -85,6 +94,7 @@ class Result:
     configs: pd.DataFrame
     method: str
     n_evals: int
+    failures: str | None = None
 
 
 @dataclass
@@ -105,11 +115,16 @@ class _Round:
 
 
 def history_frame(hist: list[tuple], names: list[str]) -> pd.DataFrame:
-    """History table from the optimizer's run records (one per training run)."""
-    rows = [(t, ph, cid, *[cfg.get(nm) for nm in names], s, v, k, kr, w)
-            for (t, ph, cid, cfg, s, v, k, kr, w) in hist]
+    """History table from the optimizer's run records (one per training run).
+
+    ``hist`` holds tuples ``(iteration, phase, config_id, config, seed, return, k, k_round,
+    wall_time, status, error, attempt, worker, rerun)``.
+    """
+    rows = [(t, ph, cid, *[cfg.get(nm) for nm in names], *rest)
+            for (t, ph, cid, cfg, *rest) in hist]
     cols = [*HISTORY_COLUMNS[:3], *names, *HISTORY_COLUMNS[3:]]
-    return pd.DataFrame(rows, columns=cols)
+    df = pd.DataFrame(rows, columns=cols)
+    return df.astype({"attempt": np.int64, "rerun": bool, "k": np.int64, "k_round": np.int64})
 
 
 def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:

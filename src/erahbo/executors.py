@@ -312,6 +312,10 @@ def _unpack_exception(data: bytes | None, message: str, tb: str) -> BaseExceptio
     return exc
 
 
+_READY = b"ready"  # a worker's first message; every later one is a pickled (ok, value)
+_BOOT_GRACE = 120.0  # seconds a new worker may take to boot on top of a call's timeout
+
+
 def _worker_main(conn: mpc.Connection, parent_pid: int) -> None:
     """Loop of one worker: receive a pickled ``(fn, args)``, send back the outcome."""
     _set_parent_death_signal()
@@ -319,6 +323,10 @@ def _worker_main(conn: mpc.Connection, parent_pid: int) -> None:
         return
     # A stray SIGINT (Ctrl-C in the terminal) is for the study process, which shuts us down.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # booted: timeouts count from here, not from the (slow, under load) process start
+        conn.send_bytes(_READY)
+    except (EOFError, OSError):
+        return
     while True:
         try:
             payload = conn.recv_bytes()
@@ -357,6 +365,7 @@ class _Worker:
     task: _Task | None = None
     deadline: float = float("inf")
     name: str = field(default="")
+    ready: bool = False  # the worker process has booted (sent _READY)
 
 
 _LIVE_EXECUTORS: weakref.WeakSet = weakref.WeakSet()
@@ -505,8 +514,10 @@ class ProcessExecutor(Executor):
                 task.future.set_exception(WorkerCrashed(detail, idle.name))
                 continue
             idle.task = task
-            idle.deadline = (
-                time.monotonic() + task.timeout if task.timeout is not None else float("inf")
+            idle.deadline = (  # a booting worker restarts the clock when it is ready
+                float("inf")
+                if task.timeout is None
+                else time.monotonic() + task.timeout + (0.0 if idle.ready else _BOOT_GRACE)
             )
 
     def _manage(self) -> None:
@@ -555,7 +566,13 @@ class ProcessExecutor(Executor):
         assert task is not None
         if w.conn in ready:
             try:
-                ok, value = pickle.loads(w.conn.recv_bytes())
+                data = w.conn.recv_bytes()
+                if data == _READY:
+                    w.ready = True
+                    if task.timeout is not None:
+                        w.deadline = time.monotonic() + task.timeout
+                    return
+                ok, value = pickle.loads(data)
             except (EOFError, OSError):
                 pass  # died without answering: handled as a crash below
             except Exception as exc:  # result could not be unpickled here

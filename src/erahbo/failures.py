@@ -632,6 +632,7 @@ def outcomes_from_returns(
     *,
     penalizer: Penalizer | None = None,
     worker: str | None = None,
+    infeasible: bool = False,
 ) -> TrialOutcome:
     """Outcome of a trial whose seeds the user ran (ask/tell mode): non-finite returns fail.
 
@@ -644,6 +645,15 @@ def outcomes_from_returns(
         (k,) ``trial.seeds``.
     returns : sequence
         (k,) what the user reports per seed.
+    policy : {"penalize", "retry", "exclude"} or FailurePolicy
+    penalizer : Penalizer, optional
+        Feasible returns of earlier trials (not modified here).
+    worker : str, optional
+        Recorded as the worker of every run.
+    infeasible : bool
+        The user declares the configuration infeasible (``tell(..., infeasible=True)``):
+        whatever the policy, the trial is excluded, finite returns are ``ok`` runs and
+        non-finite ones ``failed``.
     """
     pol = FailurePolicy.coerce(policy)
     if len(returns) != len(seeds):
@@ -658,7 +668,7 @@ def outcomes_from_returns(
         if error is None:
             status = "ok"
         else:
-            status = "failed" if pol.mode == "exclude" else "penalized"
+            status = "failed" if pol.mode == "exclude" or infeasible else "penalized"
         runs.append(
             RunOutcome(
                 slot,
@@ -673,7 +683,7 @@ def outcomes_from_returns(
                 worker,
             )
         )
-    excluded = any(r.status == "failed" for r in runs)
+    excluded = infeasible or any(r.status == "failed" for r in runs)
     base = penalizer if penalizer is not None else Penalizer()
     pen = base.penalty(r.raw for r in runs if r.status == "ok")
     runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in runs]

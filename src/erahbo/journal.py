@@ -410,8 +410,11 @@ class Journal:
         self._lockfile = lock
         self._mutex = threading.RLock()
         self._closed = False
-        row = conn.execute("SELECT settings, settings_hash, info FROM study").fetchone()
+        row = conn.execute(
+            "SELECT settings, settings_hash, info, created_at FROM study"
+        ).fetchone()
         self.settings: dict[str, Any] = json.loads(row["settings"])
+        self.created_at: float = float(row["created_at"])  # Unix time the study began
         self.settings_hash: str = row["settings_hash"]
         self.info: dict[str, Any] = json.loads(row["info"]) if row["info"] else {}
         kill = os.environ.get(KILL_ENV, "")
@@ -885,6 +888,33 @@ class ReplayResult:
     pending: list[tuple[Any, TrialRecord]] = field(default_factory=list)
 
 
+def _outcome_of(rec: TrialRecord) -> TrialOutcome:
+    """The :class:`TrialOutcome` a told trial's record stands for (runs of a crash left out)."""
+    assert rec.returns is not None
+    runs = [
+        RunOutcome(
+            slot=r.slot,
+            seed=r.seed,
+            attempt=r.attempt,
+            status=r.status,
+            raw=r.raw,
+            value_used=r.value_used,
+            error=r.error,
+            start=r.start,
+            end=r.end,
+            worker=r.worker,
+            rerun=r.rerun,
+        )
+        for r in rec.runs
+        if r.status not in ("running", "interrupted")
+    ]
+    raw = [math.nan] * len(rec.returns)
+    for r in runs:
+        if r.status == "ok" and r.slot < len(raw):
+            raw[r.slot] = r.raw
+    return TrialOutcome(runs=runs, returns=list(rec.returns), raw=raw, excluded=rec.excluded)
+
+
 def _default_tell(opt: Any, trial: Any, returns: list[float], excluded: bool) -> None:
     if excluded:
         opt.tell(trial, returns, infeasible=True)
@@ -908,6 +938,7 @@ def replay(
     tell: Callable[[Any, Any, list[float], bool], None] | None = None,
     ask: Callable[[], Any] | None = None,
     check_config: bool = True,
+    tell_outcome: Callable[[Any, Any, TrialOutcome], None] | None = None,
 ) -> ReplayResult:
     """Drive a fresh optimizer through the journaled asks and tells, without running anything.
 
@@ -928,6 +959,10 @@ def replay(
         Replaces ``opt.ask`` (e.g. the optimizer's unjournaled inner ask).
     check_config : bool
         Also compare the configurations (exact canonical JSON).
+    tell_outcome : callable, optional
+        ``tell_outcome(opt, trial, outcome)``: replaces ``tell`` and receives the whole
+        journaled :class:`~erahbo.failures.TrialOutcome` (runs with their statuses, errors,
+        workers), for an optimizer that keeps a per-run history.
 
     Returns
     -------
@@ -953,7 +988,10 @@ def replay(
         else:
             trial = live.pop(tid)
             assert rec.returns is not None
-            do_tell(opt, trial, list(rec.returns), rec.excluded)
+            if tell_outcome is not None:
+                tell_outcome(opt, trial, _outcome_of(rec))
+            else:
+                do_tell(opt, trial, list(rec.returns), rec.excluded)
             result.n_told += 1
     result.pending = [(live[tid], records[tid]) for tid in sorted(live)]
     return result
@@ -1015,6 +1053,9 @@ class JournaledStudy:
         (for an optimizer that journals itself: pass its inner, unjournaled methods).
     check_config : bool
         See :func:`replay`.
+    tell_outcome : callable, optional
+        ``tell_outcome(opt, trial, outcome)`` replaces ``tell`` (during the replay and after),
+        handing over the whole :class:`~erahbo.failures.TrialOutcome` of each trial.
 
     Examples
     --------
@@ -1033,15 +1074,22 @@ class JournaledStudy:
         ask: Callable[[], Any] | None = None,
         tell: Callable[[Any, Any, list[float], bool], None] | None = None,
         check_config: bool = True,
+        tell_outcome: Callable[[Any, Any, TrialOutcome], None] | None = None,
     ) -> None:
         self.optimizer = optimizer
         self.journal = journal
         self.policy = FailurePolicy.coerce(failures, retries)
         self._ask = ask if ask is not None else optimizer.ask
         self._tell = tell if tell is not None else _default_tell
+        self._tell_outcome = tell_outcome
         self.interrupted = journal.mark_interrupted()
         self.replayed = replay(
-            optimizer, journal, tell=self._tell, ask=self._ask, check_config=check_config
+            optimizer,
+            journal,
+            tell=self._tell,
+            ask=self._ask,
+            check_config=check_config,
+            tell_outcome=tell_outcome,
         )
         self.penalizer = Penalizer(journal.feasible_returns())
         self._pending: deque[tuple[Any, TrialRecord]] = deque(self.replayed.pending)
@@ -1105,7 +1153,14 @@ class JournaledStudy:
             prior=self.journal.runs(tid),
         )
 
-    def tell(self, trial: Any, result: TrialOutcome | Sequence[float]) -> TrialOutcome:
+    def tell(
+        self,
+        trial: Any,
+        result: TrialOutcome | Sequence[float],
+        *,
+        record_runs: bool | None = None,
+        infeasible: bool = False,
+    ) -> TrialOutcome:
         """Journal the result, then tell the optimizer.
 
         Parameters
@@ -1113,8 +1168,16 @@ class JournaledStudy:
         trial : object
             From :meth:`ask`.
         result : TrialOutcome or sequence of float
-            From :meth:`evaluate`, or the (k,) returns the user obtained for ``trial.seeds``
-            (ask/tell mode; non-finite ones are failures handled by the policy).
+            From :meth:`evaluate`, or the returns the user obtained for ``trial.seeds``
+            (ask/tell mode; non-finite ones are failures handled by the policy). Fewer returns
+            than seeds: the first seeds ran, the others are not counted.
+        record_runs : bool, optional
+            Insert ``result.runs`` into the journal with the tell (runs the user ran, not yet
+            journaled). Default: False for a TrialOutcome (:meth:`evaluate` journaled its runs),
+            True for a sequence.
+        infeasible : bool
+            Sequence form only: the user declares the configuration infeasible
+            (see :func:`erahbo.failures.outcomes_from_returns`).
 
         Returns
         -------
@@ -1123,15 +1186,29 @@ class JournaledStudy:
         tid = self._trial_id(trial)
         if isinstance(result, TrialOutcome):
             outcome = result
-            self.journal.record_tell(tid, outcome)
+            record = bool(record_runs)
         else:
+            values = list(result)
+            if len(values) > len(trial.seeds):
+                raise ValueError(
+                    f"tell got {len(values)} returns for a trial with {len(trial.seeds)} seeds; "
+                    "pass one return per seed of trial.seeds, in order"
+                )
             outcome = outcomes_from_returns(
-                trial.seeds, list(result), self.policy, penalizer=self.penalizer
+                trial.seeds[: len(values)],
+                values,
+                self.policy,
+                penalizer=self.penalizer,
+                infeasible=infeasible,
             )
-            self.journal.record_tell(tid, outcome, record_runs=True)
+            record = True if record_runs is None else record_runs
+        self.journal.record_tell(tid, outcome, record_runs=record)
         self.penalizer.observe(r.raw for r in outcome.runs if r.status == "ok")
         del self._open[id(trial)]
-        self._tell(self.optimizer, trial, list(outcome.returns), outcome.excluded)
+        if self._tell_outcome is not None:
+            self._tell_outcome(self.optimizer, trial, outcome)
+        else:
+            self._tell(self.optimizer, trial, list(outcome.returns), outcome.excluded)
         return outcome
 
 

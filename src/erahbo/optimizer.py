@@ -22,14 +22,26 @@ initial design, refit every ``refit_every`` rounds if > 0), choose
 fixed-k methods; ERAHBO ``k_min`` first, then one more at a time until ``UCB_MV(x_t; k) <= B_t``
 (models updated with the seeds seen so far) or ``k = k_max``.  The budget counts seeds; a round
 is cut short when it runs out.
+
+Crash-safe studies (docs/robustness.md): ``optimize(..., journal="study.db")`` and
+``Optimizer(..., journal="study.db")`` record every asked trial and every training run in an
+SQLite journal (:mod:`erahbo.journal`) and resume from it exactly; failed runs (an objective
+that raises, returns NaN/inf or exceeds ``run_timeout``) follow the ``failures`` policy
+(:mod:`erahbo.failures`); the seeds of a round run concurrently on an executor
+(:mod:`erahbo.executors`: a local process pool or Ray).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import math
+import os
+import pickle
+import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -37,15 +49,41 @@ import pandas as pd
 from erahbo._data import Observations, config_seeds
 from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, configs_frame, history_frame
 from erahbo._search import continuous_argmax
+from erahbo.failures import (
+    COUNTED,
+    FailurePolicy,
+    Penalizer,
+    TrialOutcome,
+    evaluate,
+    outcomes_from_returns,
+)
 from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
 from erahbo.space import SearchSpace
 from erahbo.surrogate import ENGINES, RoundModel, RoundSettings, fit_hyperparameters, make_round
-from erahbo.validation import check_options
+from erahbo.validation import check_objective, check_options
 
-__all__ = ["METHODS", "Optimizer", "Result", "Trial", "optimize"]
+if TYPE_CHECKING:
+    from erahbo.executors import Executor
+    from erahbo.journal import Journal
+
+__all__ = [
+    "METHODS",
+    "SYNTHETIC_TASKS",
+    "Optimizer",
+    "Result",
+    "Trial",
+    "load_objective",
+    "load_space",
+    "objective_spec",
+    "optimize",
+    "resume",
+    "study_options",
+]
 
 METHODS = ("erahbo", "rahbo", "gpucb", "random")
+SYNTHETIC_TASKS = ("figure1", "branin")  # bundled tasks an objective spec may name
+_FINAL = ("ok", "penalized", "retried", "failed")  # run statuses shown in the history
 
 
 class Optimizer:
@@ -96,6 +134,30 @@ class Optimizer:
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
         Fast cached implementation or the plain reference (same decisions).
+    journal : str or path-like, optional
+        SQLite journal of the study (:mod:`erahbo.journal`). Every asked trial and every told
+        run is committed before :meth:`ask` returns / :meth:`tell` acknowledges it. If the file
+        holds a study with the same :meth:`study_settings`, the optimizer is rebuilt from the
+        journal alone (by replay) and continues where it stopped: a trial that was asked but
+        not told at a crash is the next :meth:`ask`. A study with other settings is refused
+        (:class:`erahbo.journal.SettingsMismatchError`). Call :meth:`close` (or use ``with``)
+        to release the journal.
+    failures : {"penalize", "retry", "exclude"} or None
+        What :meth:`tell` does with non-finite returns (failed runs; see
+        :mod:`erahbo.failures`): ``"penalize"`` counts them with a return below the worst
+        feasible one, ``"exclude"`` marks the configuration infeasible; ``"retry"`` is for
+        :func:`optimize` (in ask/tell mode the user ran the seeds: failures are penalized).
+        Default None: a non-finite return raises ValueError, unless a journal is given (then
+        ``"penalize"``, so that a journaled study never stops on a failed run).
+    retries : int or None
+        Retries per failed seed under ``failures="retry"`` (default 2).
+    journal_info : dict, optional
+        JSON facts stored in the journal that do not affect decisions (how to rebuild the
+        objective: ``{"objective": "module:function"}`` or a bundled task name, executor, ...);
+        read by ``erahbo resume``.
+    synchronous : {"FULL", "NORMAL"}
+        Journal durability: FULL (default) also survives power loss, NORMAL only crashes of
+        the process (faster).
 
     Notes
     -----
@@ -131,9 +193,24 @@ class Optimizer:
         raw_samples: int = 512,
         n_polish: int = 5,
         engine: str = "fast",
+        journal: str | os.PathLike[str] | None = None,
+        failures: str | FailurePolicy | None = None,
+        retries: int | None = None,
+        journal_info: dict[str, Any] | None = None,
+        synchronous: str = "FULL",
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"method={method!r} must be one of {METHODS}")
+        if journal is not None:
+            from erahbo.validation import check_journal_path
+
+            check_journal_path(journal)
+        check_options(retries=retries)
+        if failures is None and journal is not None:
+            failures = "penalize"
+        self.failure_policy: FailurePolicy | None = (
+            None if failures is None else FailurePolicy.coerce(failures, retries)
+        )
         n_design = len(initial_design) if initial_design is not None else n_init
         check_options(alpha=alpha, beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
                       budget=budget if initial_in_budget else None, n_init=n_design,
@@ -210,7 +287,26 @@ class Optimizer:
         self._config_cache: tuple[int, dict[str, Any]] = (-1, {})
         self._infeasible: set[int] = set()
         self._forbidden: list[np.ndarray] = []  # encodings of infeasible configurations
-        self._t0 = time.perf_counter()
+        self._t_start = time.time()  # history wall times count from here (journal: its start)
+        self._n_counted = 0  # counted runs (ok, penalized)
+        self._n_ok = 0  # runs that returned a finite value
+        self._first_error: str | None = None
+        self._penalizer = Penalizer()  # feasible returns so far (failure policy, no journal)
+        self._options: dict[str, Any] = {
+            "method": method, "budget": self.budget, "seed": self.seed, "alpha": self.alpha,
+            "beta": self.beta, "beta_stop": float(beta_stop), "schedule": schedule,
+            "gamma": float(gamma), "slope": float(slope), "k_min": int(k_min),
+            "k_max": int(k_max), "k": int(k), "n_init": int(n_init), "k_init": self.k_init,
+            "kernel": kernel, "refit_every": self.refit_every,
+            "raw_samples": self.raw_samples, "n_polish": self.n_polish,
+            "rho_max2": None if rho_max2 is None else float(rho_max2),
+            "initial_design": _design_json(initial_design),
+            "initial_in_budget": self.initial_in_budget, "engine": engine,
+            "hyperparameters": _hyper_json(hyperparameters),
+        }
+        self._study: Any = None  # erahbo.journal.JournaledStudy in journal mode
+        if journal is not None:
+            self._open_journal(journal, journal_info, synchronous)
 
     # ------------------------------------------------------------------ setup helpers
     def _initial_design(self, design: Any, n_init: int) -> list[tuple[int | None, np.ndarray]]:
@@ -252,8 +348,8 @@ class Optimizer:
 
     @property
     def n_evals(self) -> int:
-        """Training runs told so far (initial design included; failed runs excluded)."""
-        return len(self._hist)
+        """Counted training runs so far (initial design included; failed runs not counted)."""
+        return self._n_counted
 
     def _config(self, cid: int, u: np.ndarray) -> dict[str, Any]:
         if self.space.is_finite:
@@ -306,9 +402,72 @@ class Optimizer:
         self._rounds_since_fit = 0
         self._rec_cache = None
 
+    # ------------------------------------------------------------------ settings, journal
+    def study_settings(self) -> dict[str, Any]:
+        """The settings that determine the optimizer's decisions, as plain JSON values.
+
+        A journal stores them and resumes only a study with the same ones. The space is its
+        :meth:`SearchSpace.to_json`; a finite candidate table adds the SHA-256 of its rows.
+
+        Returns
+        -------
+        dict
+            ``method, budget, seed, alpha, beta, beta_stop, schedule, gamma, slope, k_min,
+            k_max, k, n_init, k_init, kernel, refit_every, raw_samples, n_polish, rho_max2,
+            initial_design, initial_in_budget, engine, hyperparameters, failures, retries,
+            space``.
+        """
+        out = dict(self._options)
+        out["failures"] = None if self.failure_policy is None else self.failure_policy.mode
+        out["retries"] = None if self.failure_policy is None else self.failure_policy.retries
+        out["space"] = _space_json(self.space)
+        return out
+
+    def _open_journal(self, path: Any, info: dict[str, Any] | None, synchronous: str) -> None:
+        from erahbo.journal import Journal, JournaledStudy
+
+        journal = Journal.open(path, self.study_settings(), info=info, synchronous=synchronous)
+        try:
+            self._t_start = journal.created_at
+            self._study = JournaledStudy(
+                self,
+                journal,
+                failures=self.failure_policy,
+                ask=self._ask,
+                tell_outcome=lambda opt, trial, outcome: opt._tell_outcome(trial, outcome),
+            )
+        except BaseException:
+            journal.close()
+            raise
+
+    @property
+    def journal(self) -> Journal | None:
+        """The open study journal (None without one)."""
+        return None if self._study is None else self._study.journal
+
+    def close(self) -> None:
+        """Close the journal (release its lock); the optimizer can still report results."""
+        if self._study is not None:
+            self._study.journal.close()
+
+    def __enter__(self) -> Optimizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # ------------------------------------------------------------------ ask / tell
     def ask(self) -> Trial | None:
-        """Next trial to run, or None when the budget is spent (or no candidate is left)."""
+        """Next trial to run, or None when the budget is spent (or no candidate is left).
+
+        With a journal, the trial is committed to it first; after a resume, a trial that was
+        asked but not told before the crash is handed out again (same configuration, seeds).
+        """
+        if self._study is not None:
+            return self._study.ask()
+        return self._ask()
+
+    def _ask(self) -> Trial | None:
         if self._pending is not None:
             raise RuntimeError(
                 f"trial {self._pending.trial_id} is still pending: tell its returns first"
@@ -379,14 +538,38 @@ class Optimizer:
         trial : Trial
             The pending trial (from the last :meth:`ask`).
         returns : sequence of float
-            One finite return per seed; fewer when the last runs were cut short (a new
-            configuration needs at least 2).
+            One return per seed; fewer when the last runs were cut short (a new configuration
+            needs at least 2). Non-finite returns (NaN, inf: failed runs) go through the
+            ``failures`` policy; without one they raise ValueError.
         infeasible : bool
             The configuration failed and must never be proposed again: its round ends
             (``stop_reason="infeasible"``), ``returns`` may hold NaN for failed runs (only the
             finite ones are recorded and counted in the budget), none of them enter the models,
             and it is no longer recommended nor used for ``B_t``.
+
+        Notes
+        -----
+        With a journal, the returns (and the runs they stand for) are committed before the
+        optimizer takes them into account.
         """
+        vals = self._check_tell(trial, returns, infeasible)
+        if self.failure_policy is None:  # strict: no failure policy, no journal
+            if not infeasible and not all(math.isfinite(v) for v in vals):
+                raise ValueError(
+                    f"tell: returns {vals} must be finite; map failed runs to a penalty, or "
+                    "build the Optimizer with failures='penalize' (or 'exclude') to let it "
+                    "handle them"
+                )
+            self._tell(trial, vals, infeasible=infeasible)
+            return
+        pz = self._study.penalizer if self._study is not None else self._penalizer
+        outcome = outcomes_from_returns(
+            trial.seeds[: len(vals)], vals, self.failure_policy, penalizer=pz, infeasible=infeasible
+        )
+        self._tell_evaluated(trial, outcome, record_runs=True)
+
+    def _check_tell(self, trial: Trial, returns: Any, infeasible: bool) -> list[float]:
+        """Validate a tell before anything is journaled; the returns as floats."""
         if self._pending is None or trial is not self._pending:
             raise ValueError("tell: this trial is not the pending one; tell each asked trial once")
         if isinstance(returns, list | tuple):
@@ -398,12 +581,83 @@ class Optimizer:
                 f"tell: got {len(vals)} returns for {len(trial.seeds)} seeds; give one per seed "
                 "(or fewer if the last runs were cut short, at least 1)"
             )
+        return vals
+
+    def _tell_evaluated(
+        self, trial: Trial, outcome: TrialOutcome, *, record_runs: bool = False
+    ) -> None:
+        """Tell an outcome of :func:`erahbo.failures.evaluate` (journal first, if any)."""
+        counted = sum(1 for v in outcome.returns if math.isfinite(v))
+        if (
+            not outcome.excluded
+            and self.data.row_of(trial.config_id) is None
+            and counted < 2
+        ):
+            raise ValueError(
+                f"tell: a new configuration needs at least 2 returns (its sample variance), "
+                f"got {counted}"
+            )
+        if self._study is not None:
+            self._study.tell(trial, outcome, record_runs=record_runs)  # -> _tell_outcome
+        else:
+            self._penalizer.observe(r.raw for r in outcome.runs if r.status == "ok")
+            self._tell_outcome(trial, outcome)
+
+    def _evaluate(
+        self,
+        trial: Trial,
+        objective: Callable[..., Any],
+        *,
+        executor: Executor | None,
+        run_timeout: float | None,
+        batch: bool,
+    ) -> TrialOutcome:
+        """Run the trial's seeds with the failure policy (journaling every run, if any)."""
+        if self._study is not None:
+            return self._study.evaluate(
+                trial, objective, executor=executor, run_timeout=run_timeout, batch=batch
+            )
+        policy = self.failure_policy or FailurePolicy()
+        return evaluate(objective, trial.config, trial.seeds, policy, run_timeout=run_timeout,
+                        executor=executor, penalizer=self._penalizer, batch=batch)
+
+    def _check_alive(self) -> None:
+        """Refuse to go on when every run of the complete initial design failed."""
+        if (self._init_pos >= len(self._init) and self._pending is None and self._n_ok == 0
+                and self._first_error is not None):
+            raise ValueError(
+                f"optimize: every run of the initial design failed ({self._first_error}). The "
+                "objective must return a finite float for at least some configurations: call "
+                "it on one configuration and seed to debug it, then start a new study"
+            )
+
+    def _tell_outcome(self, trial: Trial, outcome: TrialOutcome) -> None:
+        """Inner tell of a whole trial outcome (live, or replayed from the journal)."""
+        for r in outcome.runs:
+            if r.status == "ok":
+                self._n_ok += 1
+            elif r.status in _FINAL and self._first_error is None and r.error:
+                self._first_error = r.error.splitlines()[0]
+        self._tell(trial, list(outcome.returns), infeasible=outcome.excluded, runs=outcome.runs)
+
+    def _tell(
+        self,
+        trial: Trial,
+        returns: Sequence[float],
+        *,
+        infeasible: bool = False,
+        runs: Sequence[Any] | None = None,
+    ) -> None:
+        """Inner tell: update the data, the history and the open round (no journal)."""
+        if self._pending is None or trial is not self._pending:
+            raise ValueError("tell: this trial is not the pending one; tell each asked trial once")
+        vals = [float(v) for v in returns]
         seeds = trial.seeds[: len(vals)]
         if infeasible:
             seeds = [sd for sd, v in zip(seeds, vals, strict=True) if math.isfinite(v)]
-            vals = [v for v in vals if math.isfinite(v)]
-        elif not all(math.isfinite(v) for v in vals):
-            raise ValueError(f"tell: returns {vals} must be finite (map failures to a penalty)")
+            kept = [v for v in vals if math.isfinite(v)]
+        else:
+            kept = vals
         is_init = trial.phase == "init"
         if infeasible:
             self._infeasible.add(trial.config_id)
@@ -413,15 +667,13 @@ class Optimizer:
             row = self.data.row_of(trial.config_id)
             k_cfg0 = 0 if row is None else len(self.data.returns[row])
         else:
-            row = self.data.add(trial.config_id, trial.u, vals, seeds)
-            k_cfg0 = len(self.data.returns[row]) - len(vals)
+            row = self.data.add(trial.config_id, trial.u, kept, seeds)
+            k_cfg0 = len(self.data.returns[row]) - len(kept)
         self._pending = None
         self._rec_cache = None
-        now = time.perf_counter() - self._t0
         k_round0 = 0 if is_init else self._open.k
-        for j, (sd, v) in enumerate(zip(seeds, vals, strict=True)):
-            self._hist.append((trial.round, trial.phase, trial.config_id, trial.config, sd, v,
-                               k_cfg0 + j + 1, k_round0 + j + 1, now))
+        self._record(trial, vals, seeds, kept, runs, k_cfg0, k_round0)
+        vals = kept
         if not is_init or self.initial_in_budget:
             self._used += len(vals)
         if is_init:
@@ -448,6 +700,39 @@ class Optimizer:
         if reason is not None:
             self._close(reason)
 
+    def _record(
+        self,
+        trial: Trial,
+        vals: list[float],
+        seeds: list[int],
+        kept: list[float],
+        runs: Sequence[Any] | None,
+        k_cfg0: int,
+        k_round0: int,
+    ) -> None:
+        """History rows of a told trial: one per run (all attempts when ``runs`` is given)."""
+        head = (trial.round, trial.phase, trial.config_id, trial.config)
+        if runs is None:  # the user ran the seeds and reported finite returns
+            now = time.time() - self._t_start
+            for j, (sd, v) in enumerate(zip(seeds, kept, strict=True)):
+                self._hist.append((*head, sd, v, k_cfg0 + j + 1, k_round0 + j + 1, now,
+                                   "ok", None, 0, None, False))
+            self._n_counted += len(kept)
+            self._n_ok += len(kept)
+            return
+        kc = 0
+        for r in sorted(runs, key=lambda r: (r.slot, r.attempt)):
+            if r.status not in _FINAL:
+                continue
+            counted = (r.status in COUNTED and r.slot < len(vals)
+                       and math.isfinite(vals[r.slot]))
+            kc += counted
+            end = r.end if r.end is not None and math.isfinite(r.end) else time.time()
+            self._hist.append((*head, int(r.seed), vals[r.slot] if counted else math.nan,
+                               k_cfg0 + kc, k_round0 + kc, end - self._t_start, r.status,
+                               r.error, int(r.attempt), r.worker, bool(r.rerun)))
+        self._n_counted += kc
+
     def _close(self, reason: str) -> None:
         r = self._open
         row = self.data.row_of(r.config_id)
@@ -466,6 +751,12 @@ class Optimizer:
 
     def exclude(self, config_id: int) -> None:
         """Remove a finite-table row from the candidates (a round open at it ends at next ask)."""
+        if self._study is not None:
+            raise ValueError(
+                "exclude: not journaled, so a resumed study could not replay it; with a "
+                "journal, mark a configuration infeasible with tell(trial, returns, "
+                "infeasible=True) or failures='exclude'"
+            )
         if self._allowed is None:
             raise ValueError("exclude: only finite candidate tables have rows to exclude")
         if not 0 <= int(config_id) < len(self._allowed):
@@ -526,6 +817,7 @@ class Optimizer:
             configs=configs_frame(d, cfgs, names),
             method=self.method,
             n_evals=self.n_evals,
+            failures=None if self.failure_policy is None else self.failure_policy.mode,
         )
 
 
@@ -540,6 +832,16 @@ def optimize(
     k_min: int = 2,
     k_max: int = 20,
     k: int = 20,
+    *,
+    journal: str | os.PathLike[str] | None = None,
+    failures: str | FailurePolicy = "penalize",
+    retries: int = 2,
+    run_timeout: float | None = None,
+    executor: str | Executor | None = None,
+    workers: int | None = None,
+    address: str | None = None,
+    callback: Callable[[Optimizer, Trial, TrialOutcome], None] | None = None,
+    journal_info: dict[str, Any] | None = None,
     **options: Any,
 ) -> Result:
     """Run ``method`` on ``objective`` until ``budget`` training runs are spent.
@@ -556,6 +858,39 @@ def optimize(
         Training runs (seeds), initial design included.
     seed, alpha, beta, k_min, k_max, k :
         See :class:`Optimizer`.
+    journal : str or path-like, optional
+        SQLite journal (see :class:`Optimizer`): the study is recorded as it runs and, if the
+        file already holds a study with the same settings, resumed from it (runs that were in
+        flight at a crash are re-run with the same seed, never counted twice). A study with
+        other settings is refused with the list of differences.
+    failures : {"penalize", "retry", "exclude"}
+        Policy for failed runs: an objective that raises, returns NaN/inf/non-numbers, exceeds
+        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts with a
+        return below the worst feasible one (``worst - 1.5 * (best - worst)``, as OSS Vizier's
+        infeasible warp); ``"retry"``: up to ``retries`` new seeds, then penalize;
+        ``"exclude"``: the configuration is infeasible and never proposed again. The history
+        shows each run's ``status`` and ``error`` (docs/robustness.md).
+    retries : int
+        Retries per failed seed under ``failures="retry"``.
+    run_timeout : float, optional
+        Seconds per training run; a run past it is killed and counts as failed (runs then
+        execute in worker processes, one isolated child with the serial executor).
+    executor : {"serial", "process", "ray"} or Executor, optional
+        Where runs execute (:mod:`erahbo.executors`); one executor serves the whole study and
+        the seeds of a round run concurrently on it (ERAHBO: ``k_min`` at once, then one more
+        at a time as the stopping rule decides). Default: ``"serial"``, or ``"process"`` when
+        ``workers > 1``. An Executor instance is used as is and left running.
+    workers : int, optional
+        Concurrent runs (process pool size; Ray: default the cluster's CPUs).
+    address : str, optional
+        Ray: ``"auto"`` joins the running cluster, None starts a local instance.
+    callback : callable, optional
+        ``callback(optimizer, trial, outcome)`` after every told trial (progress display), and
+        ``callback(optimizer, None, None)`` once before the first (after a resume: with the
+        state rebuilt from the journal).
+    journal_info : dict, optional
+        JSON facts stored in the journal (not compared on resume). Default: how to rebuild the
+        objective (:func:`objective_spec`), the executor and ``run_timeout``.
     **options :
         Further :class:`Optimizer` options (``beta_stop``, ``schedule``, ``n_init``, ...).
 
@@ -563,14 +898,366 @@ def optimize(
     -------
     Result
     """
-    from erahbo.objectives import call_objective
-    from erahbo.validation import check_objective
-
     if budget is None:
         raise ValueError("optimize: budget must be an int (training runs)")
-    check_objective(objective)
+    batch = check_objective(objective)
+    check_options(run_timeout=run_timeout, retries=retries)
+    kind = _executor_kind(executor, workers)
+    if kind in ("process", "ray") or run_timeout is not None:
+        _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
+    if journal is not None and journal_info is None:
+        journal_info = _default_info(objective, kind, workers, address, run_timeout)
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, beta=beta,
-                    k_min=k_min, k_max=k_max, k=k, **options)
-    while (trial := opt.ask()) is not None:
-        opt.tell(trial, call_objective(objective, trial.config, trial.seeds))
-    return opt.result()
+                    k_min=k_min, k_max=k_max, k=k, journal=journal, failures=failures,
+                    retries=retries, journal_info=journal_info, **options)
+    try:
+        from erahbo.executors import Executor as _Executor
+        from erahbo.executors import make_executor
+
+        own = not isinstance(executor, _Executor)
+        ex = None if own else executor  # started on the first trial (none for a done study)
+        ok = False
+        try:
+            if callback is not None:
+                callback(opt, None, None)
+            while True:
+                opt._check_alive()
+                trial = opt.ask()
+                if trial is None:
+                    break
+                if ex is None:
+                    ex = make_executor(kind, max_workers=workers, address=address)
+                outcome = opt._evaluate(trial, objective, executor=ex, run_timeout=run_timeout,
+                                        batch=batch)
+                opt._tell_evaluated(trial, outcome)
+                if callback is not None:
+                    callback(opt, trial, outcome)
+            ok = True
+        finally:
+            if own and ex is not None:
+                ex.shutdown(wait=ok, cancel_futures=not ok)
+        return opt.result()
+    finally:
+        opt.close()
+
+
+def _executor_kind(executor: Any, workers: int | None) -> str:
+    from erahbo.executors import Executor as _Executor
+
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ValueError(f"workers={workers!r} must be an int >= 1 (concurrent training runs)")
+    if isinstance(executor, _Executor):
+        return "custom"
+    if executor is None:
+        return "process" if workers is not None and workers > 1 else "serial"
+    if executor not in ("serial", "process", "ray"):
+        raise ValueError(
+            f"executor={executor!r} is not known; use 'serial', 'process', 'ray' or an "
+            "erahbo.executors.Executor"
+        )
+    if executor == "serial" and workers is not None and workers > 1:
+        raise ValueError(
+            f"workers={workers} needs executor='process' or 'ray'; the serial executor runs "
+            "one training run at a time"
+        )
+    return str(executor)
+
+
+def _check_picklable(objective: Any, where: str) -> None:
+    try:
+        pickle.dumps(objective)
+    except Exception as exc:
+        name = getattr(objective, "__qualname__", type(objective).__name__)
+        raise TypeError(
+            f"objective {name} cannot be sent to worker processes ({where} executor): {exc}. "
+            "Define it at module level (not a lambda or a nested function) or use the serial "
+            "executor without run_timeout"
+        ) from None
+
+
+def _default_info(objective: Any, kind: str, workers: int | None, address: str | None,
+                  run_timeout: float | None) -> dict[str, Any]:
+    return {"objective": objective_spec(objective), "workdir": os.getcwd(),
+            "executor": kind, "workers": workers, "address": address,
+            "run_timeout": run_timeout}
+
+
+# ---------------------------------------------------------------------------- settings JSON
+def _design_json(design: Any) -> Any:
+    if design is None:
+        return None
+    out = []
+    for it in design:
+        if isinstance(it, dict):
+            out.append({str(k): (v.item() if hasattr(v, "item") else v) for k, v in it.items()})
+        elif np.ndim(it) == 0:
+            out.append(int(it) if float(it) == int(it) else float(it))
+        else:
+            out.append(np.asarray(it, dtype=float).tolist())
+    return out
+
+
+def _hyper_json(hyper: Any) -> Any:
+    if hyper is None:
+        return None
+    return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
+             "noise": None if h.noise is None else float(h.noise)} for h in hyper]
+
+
+def _space_json(space: SearchSpace) -> dict[str, Any]:
+    """The space in the study settings: its JSON, plus a content hash of a candidate table."""
+    spec = space.to_json()
+    if not space.is_finite:
+        return spec
+    from erahbo.journal import canonical_json
+
+    rows = [space.candidate_config(i) for i in range(int(space.n_candidates))]
+    digest = hashlib.sha256(canonical_json(rows, "table").encode()).hexdigest()
+    return {**spec, "table": {"rows": len(rows), "sha256": digest}}
+
+
+def study_options(settings: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of :func:`optimize` that reproduce journaled study settings.
+
+    Parameters
+    ----------
+    settings : dict
+        :meth:`Optimizer.study_settings` (e.g. ``Journal.open(path).settings``).
+
+    Returns
+    -------
+    dict
+        Everything but ``space`` (see :func:`resume` for rebuilding it).
+    """
+    out = {k: v for k, v in settings.items() if k not in ("space", "hyperparameters")}
+    if out.get("retries") is None:
+        out.pop("retries", None)
+    if out.get("failures") is None:
+        out.pop("failures", None)
+    hyper = settings.get("hyperparameters")
+    if hyper is not None:
+        out["hyperparameters"] = tuple(
+            GPHyper(h["kind"], np.asarray(h["lengthscales"], dtype=float), h["noise"])
+            for h in hyper
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------- objectives
+def objective_spec(objective: Any) -> str | None:
+    """How to rebuild ``objective`` in another process, or None if it cannot be named.
+
+    Returns ``"figure1"`` / ``"branin"`` for the bundled synthetic tasks with default
+    parameters, ``"module:qualified.name"`` for an importable module-level callable.
+    """
+    from erahbo.objectives import synthetic
+
+    for name, cls in (("figure1", synthetic.Figure1Task),
+                      ("branin", synthetic.HeteroscedasticBranin)):
+        if type(objective) is cls:
+            skip = ("space", "_argmax_cache")
+            mine = {k: v for k, v in vars(objective).items() if k not in skip}
+            ref = {k: v for k, v in vars(cls()).items() if k not in skip}
+            return name if mine == ref else None
+    module = getattr(objective, "__module__", None)
+    qual = getattr(objective, "__qualname__", None)
+    if not module or not qual or module == "__main__" or "<" in qual:
+        return None
+    try:
+        found = load_objective(f"{module}:{qual}")[0]
+    except (ImportError, AttributeError, ValueError, TypeError):
+        return None
+    return f"{module}:{qual}" if found is objective else None
+
+
+def load_objective(spec: str) -> tuple[Callable[..., Any], SearchSpace | None]:
+    """The objective named by ``spec`` and, for a bundled task, its search space.
+
+    Parameters
+    ----------
+    spec : str
+        ``"figure1"`` or ``"branin"`` (bundled synthetic tasks, default parameters), or
+        ``"module:function"`` (an importable callable; ``module:Class`` is instantiated
+        without arguments). The current folder is importable.
+
+    Returns
+    -------
+    (callable, SearchSpace or None)
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(
+            f"objective {spec!r} must be 'module:function' or one of {', '.join(SYNTHETIC_TASKS)}"
+        )
+    spec = spec.strip()
+    if spec in SYNTHETIC_TASKS:
+        from erahbo.objectives import synthetic
+
+        task = (synthetic.Figure1Task() if spec == "figure1"
+                else synthetic.HeteroscedasticBranin())
+        return task, task.space
+    if ":" not in spec:
+        raise ValueError(
+            f"objective {spec!r} is neither a bundled task ({', '.join(SYNTHETIC_TASKS)}) nor "
+            "'module:function' (e.g. 'mytraining:train' for train() in mytraining.py)"
+        )
+    module, _, attr = spec.partition(":")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"objective {spec!r}: cannot import module {module!r} ({exc}); run from the folder "
+            "that holds it or add that folder to PYTHONPATH"
+        ) from exc
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise AttributeError(f"objective {spec!r}: module {module!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, type):
+        obj = obj()
+    if not callable(obj):
+        raise TypeError(f"objective {spec!r} is a {type(obj).__name__}, not a callable")
+    return obj, None
+
+
+def resume(
+    path: str | os.PathLike[str],
+    objective: Callable[..., Any] | None = None,
+    space: Any = None,
+    *,
+    executor: str | Executor | None = None,
+    workers: int | None = None,
+    address: str | None = None,
+    run_timeout: float | None = None,
+    callback: Callable[[Optimizer, Trial, TrialOutcome], None] | None = None,
+) -> Result:
+    """Reopen a journaled study and continue it to its budget (``erahbo resume PATH``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The journal.
+    objective : callable, optional
+        Default: rebuilt from the journal's info (:func:`load_objective` of its
+        ``"objective"`` entry, importing from the study's working folder).
+    space : optional
+        Default: the journaled space. A candidate table is not stored (only its hash): pass
+        it, or let the info's ``"space_file"`` (written by ``erahbo optimize``) be reloaded.
+    executor, workers, address, run_timeout :
+        Default: as journaled in the info (see :func:`optimize`).
+    callback : callable, optional
+        See :func:`optimize`.
+
+    Returns
+    -------
+    Result
+    """
+    from erahbo.journal import Journal
+
+    with Journal.open(path) as j:
+        settings, info = dict(j.settings), dict(j.info)
+    if objective is None:
+        spec = info.get("objective")
+        if not spec:
+            raise ValueError(
+                f"journal {path} does not say how to rebuild its objective (it was not a "
+                "module-level function nor a bundled task); resume from Python with "
+                "erahbo.resume(path, objective) or erahbo.optimize(objective, space, "
+                "journal=path, <same settings>)"
+            )
+        workdir = info.get("workdir")
+        if workdir and os.path.isdir(workdir) and workdir not in sys.path:
+            sys.path.insert(0, workdir)
+        objective, task_space = load_objective(spec)
+        if space is None:
+            space = task_space
+    if space is None:
+        space = _journaled_space(str(path), settings, info)
+    if executor is None and workers is None:
+        kind = info.get("executor")
+        executor = kind if kind in ("serial", "process", "ray") else None
+        workers = info.get("workers")
+        address = address if address is not None else info.get("address")
+    if run_timeout is None:
+        run_timeout = info.get("run_timeout")
+    return optimize(objective, space, journal=path, executor=executor, workers=workers,
+                    address=address, run_timeout=run_timeout, callback=callback,
+                    journal_info={**info, "resumed_at": time.time()},
+                    **study_options(settings))
+
+
+def _journaled_space(path: str, settings: dict[str, Any], info: dict[str, Any]) -> Any:
+    spec = settings.get("space") or {}
+    if "table" not in spec:
+        return SearchSpace.from_json(spec)
+    table_file = info.get("space_file")
+    if not table_file:
+        raise ValueError(
+            f"journal {path} holds a study on a candidate table, which the journal does not "
+            "store; pass the same table: erahbo.resume(path, objective, space=table)"
+        )
+    return load_space(table_file)
+
+
+def _typed_entry(entry: Any) -> Any:
+    """``["log", 1e-5, 0.1]`` -> ``("log", 1e-5, 0.1)``; other lists stay choices."""
+    if not isinstance(entry, list) or not entry or not isinstance(entry[0], str):
+        return entry
+    kind, n_args = entry[0], len(entry) - 1
+    bounds = all(isinstance(v, int | float) and not isinstance(v, bool) for v in entry[1:])
+    if ((kind in ("float", "log", "int", "logint") and n_args == 2 and bounds)
+            or (kind in ("cat", "ord", "const") and n_args == 1)
+            or (kind == "bool" and n_args == 0)):
+        return tuple(entry)
+    return entry
+
+
+def load_space(path: str | os.PathLike[str]) -> Any:
+    """Read a search space file: what ``erahbo optimize --space`` accepts.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.json``: a ConfigSpace JSON file (``ConfigurationSpace.to_json``), the JSON of
+        :meth:`SearchSpace.to_json`, or a dict of :class:`SearchSpace` entries with lists for
+        tuples: ``{"lr": ["log", 1e-5, 0.1], "act": ["cat", ["tanh", "relu"]]}`` (a plain
+        list of values is a categorical);
+        ``.csv`` / ``.parquet``: a finite candidate table (one configuration per row).
+
+    Returns
+    -------
+    SearchSpace or pandas.DataFrame
+        A DataFrame for a table (the optimizer makes it a finite space).
+    """
+    import json
+
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise ValueError(f"space file {p} does not exist; give a .json, .csv or .parquet file")
+    ext = os.path.splitext(p)[1].lower()
+    if ext == ".csv":
+        return pd.read_csv(p)
+    if ext in (".parquet", ".pq"):
+        return pd.read_parquet(p)
+    if ext != ".json":
+        raise ValueError(f"space file {p}: unknown type {ext!r}; use .json, .csv or .parquet")
+    try:
+        with open(p) as fh:
+            d = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"space file {p} is not valid JSON: {exc}") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"space file {p}: expected a JSON object, got {type(d).__name__}")
+    if any(key in d for key in ("python_module_version", "format_version",
+                                "json_format_version")):
+        from ConfigSpace import ConfigurationSpace
+
+        return SearchSpace(ConfigurationSpace.from_json(p))
+    if "hyperparameters" not in d:  # {name: [type, ...]}: JSON has lists, the spec tuples
+        d = {name: _typed_entry(entry) for name, entry in d.items()}
+    try:
+        return SearchSpace(d)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"space file {p}: {exc}") from None

@@ -13,13 +13,16 @@ import typer
 
 app = typer.Typer(
     name="erahbo",
-    help="Risk-aware hyperparameter optimization of reinforcement learning (ERAHBO, RAHBO, GP-UCB).",
+    help="Risk-aware hyperparameter optimization of reinforcement learning "
+    "(ERAHBO, RAHBO, GP-UCB).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
 groups: dict[str, typer.Typer] = {
-    "dataset": typer.Typer(help="Create, generate and inspect RL-outcome datasets.", no_args_is_help=True),
+    "dataset": typer.Typer(
+        help="Create, generate and inspect RL-outcome datasets.", no_args_is_help=True
+    ),
     "arlbench": typer.Typer(help="Manage the ARLBench worker environment.", no_args_is_help=True),
 }
 for _name, _group in groups.items():

@@ -44,7 +44,12 @@ def benchmark(
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
     budget: int = typer.Option(2000, min=1, help="Training runs after the initial design."),
     out: Path = typer.Option(Path("results/benchmark"), help="Results directory."),
-    workers: int = typer.Option(2, min=1, help="Worker processes."),
+    workers: int = typer.Option(2, min=1, help="Concurrent jobs (worker processes, or Ray "
+                                "CPUs of a local instance)."),
+    executor: str = typer.Option("process", help="Where jobs run: process (local pool) | "
+                                 "ray."),
+    address: str = typer.Option(None, help="Ray: 'auto' joins the cluster of this machine, "
+                                "'ray://host:10001' a remote one; unset starts a local one."),
     n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations per repetition."),
     k_init: int = typer.Option(20, min=2, help="Stored seeds per initial configuration."),
     alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2."),
@@ -74,6 +79,10 @@ def benchmark(
 
     console = Console(stderr=True)
     try:
+        if executor not in ("process", "ray"):
+            raise ValueError(f"--executor {executor!r} is not known; use process or ray")
+        if address is not None and executor != "ray":
+            raise ValueError("--address is for --executor ray")
         specs = parse_methods(methods)
         settings = StudySettings(budget=budget, n_init=n_init, k_init=k_init, alpha=alpha,
                                  beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max,
@@ -83,7 +92,9 @@ def benchmark(
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "
-                  f"budget {budget} runs -> {out}")
+                  f"budget {budget} runs -> {out}"
+                  + (f" [executor: ray{' @ ' + address if address else ''}]"
+                     if executor == "ray" else ""))
     with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
         tid = bar.add_task("runs", total=None)
@@ -92,14 +103,15 @@ def benchmark(
             bar.update(tid, completed=done, total=total)
 
         summary = run_study(tasks, specs, repetitions, settings, out, workers=workers,
-                            on_progress=on_progress)
+                            on_progress=on_progress,
+                            executor="ray" if executor == "ray" else None, address=address)
     console.print(f"{summary['jobs_run']} trace(s) written, {summary['jobs_skipped']} already "
                   f"done, in {out / 'traces'}")
     if report:
         from erahbo.analysis.report import write_report
 
         path = write_report(out)
-        console.print(f"report: {path}")
+        console.print(f"report: {path.report_md}")
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:

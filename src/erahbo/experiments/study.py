@@ -1,21 +1,26 @@
-"""Run a whole benchmark study: tasks x methods x repetitions over a process pool.
+"""Run a whole benchmark study: tasks x methods x repetitions over an executor.
 
-Finished traces are skipped, so re-running a study resumes it.  Each trace is written
-atomically (temporary file + rename): a killed study never leaves a half-written trace.
+Each (task, method, repetition) job replays one optimization and writes one trace.  Jobs are
+spread over an :class:`erahbo.executors.Executor`: the local process pool by default, or Ray
+(``executor="ray"``, ``address="auto"`` to join a running cluster).  Finished traces are
+skipped, so re-running a study resumes it.  Each trace is written atomically (temporary file
++ rename) by the worker that made it: a killed study never leaves a half-written trace, and
+on a cluster the output folder must be shared by the workers (or be on the one machine).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask
@@ -25,6 +30,9 @@ from erahbo.experiments.runner import (
     run_repetition,
     trace_path,
 )
+
+if TYPE_CHECKING:
+    from erahbo.executors import Executor
 
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -53,19 +61,41 @@ def write_trace(trace: Any, meta: dict[str, Any], path: Path) -> None:
     tmp.replace(path)
 
 
-def _run_job(job: Job, progress_queue: Any = None) -> tuple[str, int]:
+def _run_job(job: Job, progress_queue: Any = None) -> tuple[str, int, int]:
+    """Run one job on a worker; ``(trace path, runs, runs already reported)``."""
+    reported = 0
+
     def progress(n: int) -> None:
+        nonlocal reported
         if progress_queue is not None:
             progress_queue.put(n)
+            reported += n
 
-    trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings, progress)
+    with _one_blas_thread():
+        trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings,
+                                     progress)
     write_trace(trace, meta, job.path)
-    return str(job.path), len(trace)
+    return str(job.path), len(trace), reported
 
 
-def _init_worker() -> None:
-    for var in _THREAD_VARS:  # one BLAS thread per worker: workers are the parallelism
-        os.environ.setdefault(var, "1")
+class _one_blas_thread:
+    """One BLAS thread while a job runs: the workers are the parallelism.
+
+    Process-pool workers get it from the environment at start; a Ray worker has loaded BLAS
+    already, so its thread pools are limited here (threadpoolctl, when installed).
+    """
+
+    def __enter__(self) -> None:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            self._limits = None
+        else:
+            self._limits = threadpool_limits(1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._limits is not None:
+            self._limits.restore_original_limits()
 
 
 def plan_jobs(
@@ -132,6 +162,8 @@ def run_study(
     *,
     workers: int = 1,
     on_progress: Callable[[int, int], None] | None = None,
+    executor: str | Executor | None = None,
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) a study and write one trace per (task, method, repetition).
 
@@ -145,9 +177,17 @@ def run_study(
     out : path
         Results directory (``traces/`` and ``study.json`` go there).
     workers : int
-        Processes; 1 runs in this process.
+        Concurrent jobs; 1 runs in this process (unless ``executor`` is given).
     on_progress : callable, optional
-        ``on_progress(runs_done_now, runs_total)`` after every few training runs.
+        ``on_progress(runs_done_now, runs_total)`` after every few training runs (on Ray and
+        custom executors: after every finished job).
+    executor : {"process", "ray"} or Executor, optional
+        Where jobs run (:mod:`erahbo.executors`). Default: this process if ``workers == 1``,
+        else the local process pool (``"process"``). ``"ray"`` starts a local Ray instance
+        with ``workers`` CPUs, or joins a cluster with ``address``; an Executor instance is
+        used as is and left running.
+    address : str, optional
+        Ray: ``"auto"`` joins the cluster of this machine, ``"ray://host:10001"`` a remote one.
 
     Returns
     -------
@@ -171,42 +211,81 @@ def run_study(
         if on_progress is not None:
             on_progress(runs, total)
 
-    if workers == 1 or len(jobs) <= 1:
+    from erahbo.executors import Executor as _Executor
+    from erahbo.executors import make_executor
+
+    if executor is None:
+        executor = "process" if workers > 1 and len(jobs) > 1 else None
+    if executor is None or not jobs:
         for job in jobs:
             trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings,
                                          report)
             write_trace(trace, meta, job.path)
         return {"jobs_run": len(jobs), "jobs_skipped": skipped, "runs": runs}
+    if not isinstance(executor, _Executor) and executor not in ("process", "ray"):
+        raise ValueError(
+            f"executor={executor!r} is not known; use 'process', 'ray' or an "
+            "erahbo.executors.Executor"
+        )
 
-    ctx = get_context("spawn")
     saved = {v: os.environ.get(v) for v in _THREAD_VARS}
-    for v in _THREAD_VARS:
+    for v in _THREAD_VARS:  # spawned workers inherit one BLAS thread each
         os.environ[v] = "1"
     try:
-        with ctx.Manager() as manager, ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_init_worker
-        ) as pool:
-            q = manager.Queue()
-            stop = threading.Event()
+        own = not isinstance(executor, _Executor)
+        if executor == "ray":
+            from erahbo.executors import RayExecutor
 
-            def drain() -> None:
-                while not stop.is_set():
-                    try:
-                        report(q.get(timeout=0.2))
-                    except queue.Empty:
-                        continue
+            ex: _Executor = RayExecutor(address=address, max_workers=None if address else workers,
+                                        num_cpus=None if address else workers)
+        else:
+            ex = make_executor(executor, max_workers=min(workers, len(jobs)))
+        with contextlib.ExitStack() as stack:
+            q = None
+            if executor == "process":  # per-run progress through a manager queue
+                manager = stack.enter_context(get_context("spawn").Manager())
+                q = manager.Queue()
+                stop = threading.Event()
 
-            th = threading.Thread(target=drain, daemon=True)
-            th.start()
-            pending = {pool.submit(_run_job, job, q) for job in jobs}
+                def drain() -> None:
+                    while not stop.is_set():
+                        try:
+                            report(q.get(timeout=0.2))
+                        except queue.Empty:
+                            continue
+
+                def drain_rest() -> None:
+                    with contextlib.suppress(queue.Empty, OSError, EOFError):
+                        while True:
+                            report(q.get_nowait())
+
+                th = threading.Thread(target=drain, daemon=True)
+                th.start()
+                stack.callback(drain_rest)  # the callbacks run in reverse order
+                stack.callback(th.join)
+                stack.callback(stop.set)
+            ok = False
             try:
+                futures = {ex.submit(_run_job, job, q): job for job in jobs}
+                pending = set(futures)
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for f in finished:
-                        f.result()
+                        try:
+                            _, n_runs, reported = f.result()
+                        except Exception as exc:
+                            job = futures[f]
+                            raise RuntimeError(
+                                f"benchmark job {job.task.name} / {job.method.name} / "
+                                f"repetition {job.repetition} failed: {type(exc).__name__}: "
+                                f"{exc}"
+                            ) from exc
+                        if n_runs > reported:  # no queue (Ray): report the job at its end
+                            report(n_runs - reported)
+                ok = True
             finally:
-                stop.set()
-                th.join()
+                if own:
+                    ex.shutdown(wait=ok, cancel_futures=not ok)
     finally:
         for v, old in saved.items():
             if old is None:

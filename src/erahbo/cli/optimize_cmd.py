@@ -1,0 +1,196 @@
+"""``erahbo optimize``: run ERAHBO / RAHBO / GP-UCB on an objective, journaled and resumable.
+
+A thin layer over :func:`erahbo.optimize`: parse the options, load the objective and the space,
+show a progress bar, write ``history.csv``, ``rounds.csv``, ``configs.csv`` and
+``summary.json`` to ``--out`` and print the incumbent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+
+ERRORS: tuple[type[BaseException], ...] = (
+    ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
+)
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one error message (unwrapped, no markup) to stderr; the exit to raise."""
+    from rich.console import Console
+
+    Console(stderr=True, soft_wrap=True).print(f"error: {message}", markup=False,
+                                               highlight=False)
+    return typer.Exit(2)
+
+
+def library_errors() -> tuple[type[BaseException], ...]:
+    """Errors of the library that are the user's to fix (reported without a traceback)."""
+    from erahbo.journal import JournalError
+
+    return (*ERRORS, JournalError)
+
+
+@contextmanager
+def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | None]:
+    """A rich progress bar over training runs; yields the ``callback`` for optimize/resume."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.description}"),
+                  console=console) as bar:
+        tid = bar.add_task("", total=None)
+        failed = 0
+
+        def callback(opt: Any, trial: Any, outcome: Any) -> None:
+            nonlocal failed
+            if outcome is not None:
+                failed += sum(r.status != "ok" for r in outcome.runs)
+            desc = f"round {trial.round}" if trial is not None else "resumed"
+            if failed:
+                desc += f", {failed} failed run(s)"
+            bar.update(tid, completed=opt.n_evals, total=opt.budget, description=desc)
+
+        yield callback
+
+
+def write_outputs(result: Any, out: Path, extra: dict[str, Any]) -> Path:
+    """``history.csv``, ``rounds.csv``, ``configs.csv`` and ``summary.json`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    result.history.to_csv(out / "history.csv", index=False)
+    result.rounds.to_csv(out / "rounds.csv", index=False)
+    result.configs.to_csv(out / "configs.csv", index=False)
+    status = result.history["status"].value_counts().to_dict() if len(result.history) else {}
+    summary = {
+        "method": result.method,
+        "n_evals": int(result.n_evals),
+        "n_rounds": len(result.rounds),
+        "incumbent": result.incumbent,
+        "incumbent_id": result.incumbent_id,
+        "incumbent_mv": None if not math.isfinite(result.incumbent_mv) else result.incumbent_mv,
+        "failures": result.failures,
+        "run_status": {str(k): int(v) for k, v in status.items()},
+        **extra,
+    }
+    path = out / "summary.json"
+    path.write_text(json.dumps(summary, indent=2, default=str))
+    return path
+
+
+def print_result(result: Any) -> None:
+    """The incumbent as a table, with the study's counts."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if result.incumbent is None:
+        console.print("no incumbent: no configuration was evaluated successfully")
+        return
+    table = Table(title=f"incumbent ({result.method}, config {result.incumbent_id})")
+    table.add_column("hyperparameter")
+    table.add_column("value", justify="right")
+    for name, value in result.incumbent.items():
+        table.add_row(name, f"{value:.6g}" if isinstance(value, float) else str(value))
+    console.print(table)
+    n_bad = int((result.history["status"] != "ok").sum()) if len(result.history) else 0
+    console.print(f"estimated MV of the incumbent: {result.incumbent_mv:.6g}; "
+                  f"{result.n_evals} training runs counted in {len(result.rounds)} rounds"
+                  + (f"; {n_bad} failed run(s) ({result.failures})" if n_bad else ""))
+
+
+def optimize(
+    objective: str = typer.Option(..., help="'module:function' (objective(config, seed) -> "
+                                  "float; the current folder is importable) or a bundled "
+                                  "task: figure1 | branin."),
+    space: Path = typer.Option(None, help="Search space: space.json (erahbo JSON or "
+                               "{name: [type, lo, hi]}), a ConfigSpace JSON file, or a "
+                               "candidate table (.csv/.parquet). Not for bundled tasks."),
+    method: str = typer.Option("erahbo", help="erahbo | rahbo | gpucb | random."),
+    budget: int = typer.Option(400, help="Training runs in all (initial design included)."),
+    seed: int = typer.Option(0, help="Seed of the study."),
+    alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2 (>= 0)."),
+    beta: float = typer.Option(2.5, help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
+    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence."),
+    k_min: int = typer.Option(2, help="ERAHBO: seeds before the stopping rule (>= 2)."),
+    k_max: int = typer.Option(20, help="ERAHBO: most seeds per round."),
+    k: int = typer.Option(20, help="Seeds per round of the fixed-k methods."),
+    n_init: int = typer.Option(5, help="Initial Sobol configurations."),
+    k_init: int = typer.Option(None, help="Seeds per initial configuration (default: k_max "
+                               "for erahbo, k otherwise)."),
+    journal: Path = typer.Option(None, help="SQLite journal: the study is recorded as it runs "
+                                 "and resumed if the file holds the same study."),
+    failures: str = typer.Option("penalize", help="Failed runs: penalize | retry | exclude."),
+    retries: int = typer.Option(2, help="Retries per failed seed with --failures retry."),
+    run_timeout: float = typer.Option(None, help="Seconds per training run; longer runs are "
+                                      "killed and count as failed."),
+    executor: str = typer.Option(None, help="serial | process | ray (default: serial, or "
+                                 "process with --workers > 1)."),
+    workers: int = typer.Option(None, help="Concurrent training runs."),
+    address: str = typer.Option(None, help="Ray: 'auto' joins the running cluster; unset "
+                                "starts a local one."),
+    out: Path = typer.Option(Path("results/optimize"), help="Output folder."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
+) -> None:
+    """Optimize an objective; write history.csv, rounds.csv, summary.json; print the incumbent."""
+    import erahbo
+    from erahbo.optimizer import load_objective, load_space, objective_spec
+
+    errors = library_errors()
+    try:
+        fn, task_space = load_objective(objective)
+        if task_space is not None and space is not None:
+            raise ValueError(f"--space is not used with the bundled task {objective}; drop it")
+        if task_space is None and space is None:
+            raise ValueError("--space is required with --objective module:function "
+                             "(a .json space or a .csv/.parquet candidate table)")
+        the_space = task_space if task_space is not None else load_space(space)
+        info = {
+            "objective": objective_spec(fn) or objective,
+            "space_file": None if space is None else str(space.resolve()),
+            "workdir": os.getcwd(),
+            "executor": executor, "workers": workers, "address": address,
+            "run_timeout": run_timeout, "out": str(out.resolve()),
+        }
+        t0 = time.time()
+        with progress_display(progress) as callback:
+            result = erahbo.optimize(
+                fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, beta=beta,
+                k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
+                journal=journal, failures=failures, retries=retries, run_timeout=run_timeout,
+                executor=executor, workers=workers, address=address, callback=callback,
+                journal_info=info if journal is not None else None,
+            )
+    except errors as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        hint = f"; continue with `erahbo resume {journal}`" if journal is not None else ""
+        typer.echo(f"interrupted{hint}", err=True)
+        raise typer.Exit(130) from None
+    path = write_outputs(result, out, {"objective": objective, "journal": None if journal is None
+                                       else str(journal), "wall_time_s": time.time() - t0})
+    print_result(result)
+    typer.echo(f"history, rounds and summary: {path.parent}")
+
+
+def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    app.command("optimize")(optimize)

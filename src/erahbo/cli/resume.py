@@ -1,0 +1,75 @@
+"""``erahbo resume PATH``: continue a journaled study to its budget.
+
+A thin layer over :func:`erahbo.optimizer.resume`: the settings come from the journal, the
+objective is rebuilt from the journal's info (``module:function`` or a bundled task name), the
+optimizer state by replaying the journal. Runs in flight at the crash are re-run with the same
+seed; nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from erahbo.cli.optimize_cmd import (
+    fail,
+    library_errors,
+    print_result,
+    progress_display,
+    write_outputs,
+)
+
+
+def resume(
+    path: Path = typer.Argument(..., help="The study's journal (SQLite file)."),
+    objective: str = typer.Option(None, help="Override the objective recorded in the journal: "
+                                  "'module:function' or figure1 | branin."),
+    executor: str = typer.Option(None, help="serial | process | ray (default: as journaled)."),
+    workers: int = typer.Option(None, help="Concurrent training runs (default: as journaled)."),
+    address: str = typer.Option(None, help="Ray: 'auto' joins the running cluster."),
+    run_timeout: float = typer.Option(None, help="Seconds per run (default: as journaled)."),
+    out: Path = typer.Option(None, help="Output folder (default: the one of `erahbo optimize`, "
+                             "if it recorded one)."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
+) -> None:
+    """Reopen a journal and continue its study to the budget; print the incumbent."""
+    from erahbo.journal import Journal
+    from erahbo.optimizer import load_objective
+    from erahbo.optimizer import resume as resume_study
+
+    errors = library_errors()
+    try:
+        if not path.exists():
+            raise FileNotFoundError(f"journal {path} does not exist; give the path of a study "
+                                    "journal (erahbo optimize --journal PATH)")
+        with Journal.open(path) as j:
+            info = dict(j.info)
+            n_before = j.n_counted()
+            budget = j.settings.get("budget")
+        fn = None
+        space = None
+        if objective is not None:
+            fn, space = load_objective(objective)
+        typer.echo(f"resuming {path}: {n_before} of {budget} training runs done "
+                   f"(objective {objective or info.get('objective')})")
+        t0 = time.time()
+        with progress_display(progress) as callback:
+            result = resume_study(path, fn, space, executor=executor, workers=workers,
+                                  address=address, run_timeout=run_timeout, callback=callback)
+    except errors as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted; continue with `erahbo resume {path}`", err=True)
+        raise typer.Exit(130) from None
+    folder = out if out is not None else (Path(info["out"]) if info.get("out") else None)
+    if folder is not None:
+        write_outputs(result, folder, {"objective": objective or info.get("objective"),
+                                       "journal": str(path), "wall_time_s": time.time() - t0})
+        typer.echo(f"history, rounds and summary: {folder}")
+    print_result(result)
+
+
+def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    app.command("resume")(resume)

@@ -1,0 +1,463 @@
+"""Crash-safe studies with the real optimizer: journal, exact resume, failure policies, CLI.
+
+The SIGKILL test forks the study from a "zygote" process (tests/fault_injection.py chain) so
+that its 25+ attempts do not each pay the interpreter and import start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import sqlite3
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import erahbo
+from erahbo.cli import app
+from erahbo.journal import Journal, JournalCorruptError, SettingsMismatchError, canonical_json
+from erahbo.objectives.synthetic import Figure1Task
+from erahbo.optimizer import Optimizer, load_objective, objective_spec, optimize, study_options
+from fault_injection import (
+    FAIL_ENV,
+    check_no_loss_no_duplicates,
+    progress,
+    segfault_objective,
+    snapshot,
+    table,
+    table_objective,
+)
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "fault_injection.py")
+SRC = os.path.join(os.path.dirname(os.path.dirname(__file__)), "src")
+VOLATILE = ["wall_time", "worker", "rerun"]  # differ between a resumed and a straight run
+KW = {"budget": 40, "seed": 1, "k_min": 2, "k_max": 4, "k": 3, "n_init": 3}
+
+
+class Crash(BaseException):
+    """Stands for a crash of the study process (nothing may catch it)."""
+
+
+def same_history(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Equal run by run, up to times, workers, re-run flags and traceback frames."""
+    cols = [c for c in a.columns if c not in VOLATILE]
+    a, b = (x[cols].reset_index(drop=True) for x in (a, b))
+    for x in (a, b):
+        x["error"] = x["error"].map(lambda e: e.splitlines()[0] if isinstance(e, str) else None)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.fixture
+def failing(monkeypatch):
+    monkeypatch.setenv(FAIL_ENV, "0.2")
+
+
+class Counting:
+    """Counts calls of an objective (serial executor: same process)."""
+
+    def __init__(self, fn):
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, config, seed):
+        self.calls += 1
+        return self.fn(config, seed)
+
+
+def one_arg_objective(config):  # a wrong signature, for the CLI test
+    return 0.0
+
+
+# --- settings ------------------------------------------------------------------------------
+
+
+def test_study_settings_hold_every_decision_setting():
+    opt = Optimizer(table(), "erahbo", **KW)
+    s = opt.study_settings()
+    assert set(s) >= {
+        "method", "budget", "seed", "alpha", "beta", "beta_stop", "schedule", "gamma", "slope",
+        "k_min", "k_max", "k", "n_init", "k_init", "kernel", "refit_every", "raw_samples",
+        "n_polish", "rho_max2", "initial_design", "initial_in_budget", "failures", "retries",
+        "space",
+    }
+    assert json.loads(canonical_json(s)) == s  # plain JSON
+    assert s["k_init"] == 4 and s["failures"] is None
+    assert s["space"]["table"]["rows"] == 40
+    other = table()
+    other.iloc[7, 1] += 1e-6  # one value of the table changed: another study
+    assert Optimizer(other, "erahbo", **KW).study_settings()["space"] != s["space"]
+    assert Optimizer(table(), "erahbo", **KW).study_settings() == s
+    task = Figure1Task()
+    s2 = Optimizer(task.space, "rahbo", k=2, budget=20, failures="retry").study_settings()
+    assert s2["space"] == task.space.to_json() and (s2["failures"], s2["retries"]) == ("retry", 2)
+    again = Optimizer(erahbo.SearchSpace.from_json(s2["space"]), **study_options(s2))
+    assert again.study_settings() == s2  # settings rebuild the same optimizer
+
+
+def test_objective_specs_round_trip():
+    assert objective_spec(Figure1Task()) == "figure1"
+    assert objective_spec(Figure1Task(h_lo=0.5)) is None  # not the bundled defaults
+    assert objective_spec(table_objective) == "fault_injection:table_objective"
+    assert objective_spec(lambda c, s: 0.0) is None
+    fn, space = load_objective("fault_injection:table_objective")
+    assert fn is table_objective and space is None
+    task, space = load_objective("branin")
+    assert space is task.space and space.names == ["x1", "x2"]
+    with pytest.raises(ValueError, match="neither a bundled task"):
+        load_objective("figure2")
+    with pytest.raises(ImportError, match="cannot import module 'no_such_module'"):
+        load_objective("no_such_module:train")
+    with pytest.raises(AttributeError, match="has no 'nope'"):
+        load_objective("fault_injection:nope")
+
+
+# --- exact resume ----------------------------------------------------------------------------
+
+
+def test_sigkill_at_random_points_real_optimizer_resumes_exactly(tmp_path):
+    """>= 20 SIGKILLs (each right after a journal commit, at sorted random points of the whole
+    study) plus kills from outside at random times; resumed every time; the study ends with the
+    same history, rounds and journal as an uninterrupted one: zero lost, zero duplicated."""
+    out = {k: str(tmp_path / k) for k in ("k.db", "k.pkl", "r.db", "r.pkl")}
+    cmd = [sys.executable, SCRIPT, "chain", "--journal", out["k.db"], "--history", out["k.pkl"],
+           "--ref-journal", out["r.db"], "--ref-history", out["r.pkl"], "--kills", "22",
+           "--timed-kills", "3", "--rng", "20240611", "--", "--budget", "60",
+           "--failures", "retry"]
+    env = {**os.environ, FAIL_ENV: "0.15", "PYTHONPATH": os.pathsep.join(
+        [SRC, os.path.dirname(SCRIPT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    attempts = report["attempts"]
+    killed = [a for a in attempts if a["killed"]]
+    assert len([a for a in killed if a["commits"] is not None]) >= 20
+    assert not attempts[-1]["killed"] and attempts[-1]["returncode"] == 0
+    ref, res = (pickle.load(open(out[k], "rb")) for k in ("r.pkl", "k.pkl"))
+    same_history(ref.history, res.history)
+    pd.testing.assert_frame_equal(ref.rounds, res.rounds)
+    assert res.incumbent == ref.incumbent and res.n_evals == ref.n_evals == 60
+    counts = check_no_loss_no_duplicates(out["k.db"], out["r.db"])
+    # a run cut again during its re-run has two interrupted rows and one final re-run
+    assert 1 <= res.history.rerun.sum() <= counts["interrupted"]
+    assert set(ref.history.status) >= {"ok", "retried"}  # failures were part of the study
+
+
+def test_optimize_resume_runs_only_what_is_missing(tmp_path, failing):
+    ref = optimize(table_objective, table(), failures="retry", **KW)
+    path = tmp_path / "s.db"
+    calls = Counting(table_objective)
+    told = []
+
+    def crash_after_5(opt, trial, outcome):
+        if trial is not None:
+            told.append(len(outcome.runs))
+            if len(told) == 5:
+                raise Crash
+
+    with pytest.raises(Crash):
+        optimize(calls, table(), failures="retry", journal=path, callback=crash_after_5, **KW)
+    before = calls.calls
+    assert before == sum(told)
+    res = optimize(calls, table(), failures="retry", journal=path, **KW)
+    same_history(ref.history, res.history)
+    pd.testing.assert_frame_equal(ref.rounds, res.rounds)
+    assert calls.calls == len(ref.history)  # every run made once in all, none twice
+    again = optimize(calls, table(), failures="retry", journal=path, **KW)  # complete: no run
+    assert calls.calls == len(ref.history)
+    same_history(ref.history, again.history)
+    with pytest.raises(SettingsMismatchError, match=r"alpha: 1\.0 in the journal, 2\.0 now"):
+        optimize(calls, table(), failures="retry", journal=path, **{**KW, "alpha": 2.0})
+    with pytest.raises(SettingsMismatchError, match="failures: 'retry' in the journal"):
+        optimize(calls, table(), failures="penalize", journal=path, **KW)
+
+
+def test_ask_tell_journal_crash_after_every_commit(tmp_path):
+    """Ask/tell with a journal; NaN returns are penalized, one configuration is declared
+    infeasible. The study is cut after every one of its commits in turn and rebuilt each time
+    from the journal alone: it ends exactly as the uninterrupted one."""
+    kw = {**KW, "budget": 30}
+
+    def returns(trial):
+        ys = [table_objective(trial.config, s) for s in trial.seeds]
+        if trial.trial_id % 3 == 0:
+            ys[-1] = math.nan
+        return ys
+
+    def run(path, cut=None):
+        opt = Optimizer(table(), "erahbo", journal=path, synchronous="NORMAL", **kw)
+        if cut is not None:
+
+            def hook(n):
+                if progress(opt.journal._conn) > cut:
+                    raise Crash
+
+            opt.journal.on_commit = hook
+        try:
+            while (t := opt.ask()) is not None:
+                opt.tell(t, returns(t), infeasible=t.trial_id == 5)
+            return opt.result()
+        except Crash:
+            return None
+        finally:
+            opt.close()
+
+    ref = run(tmp_path / "ref.db")
+    assert "penalized" in set(ref.history.status)
+    assert (ref.rounds.stop_reason == "infeasible").sum() == 1
+    pen = ref.history[ref.history.status == "penalized"]
+    ok = ref.history[ref.history.status == "ok"]
+    assert (pen["return"] < ok["return"].min()).all() and pen.error.str.contains("NaN").all()
+    path, cut, cuts = tmp_path / "k.db", 0, 0
+    while (res := run(path, cut)) is None:
+        cut = progress(str(path))
+        cuts += 1
+    assert cuts == len(snapshot(str(tmp_path / "ref.db"))[2])  # one cut per commit: ask, tell
+    same_history(ref.history, res.history)
+    assert snapshot(str(path)) == snapshot(str(tmp_path / "ref.db"))
+
+
+def test_ask_tell_pending_trial_is_asked_again_and_nan_policy(tmp_path):
+    path = tmp_path / "s.db"
+    opt = Optimizer(table(), "rahbo", journal=path, **KW)
+    t = opt.ask()
+    opt.tell(t, [table_objective(t.config, s) for s in t.seeds])
+    lost = opt.ask()
+    opt.journal._abandon()  # crash: the trial was asked, never told
+    opt = Optimizer(table(), "rahbo", journal=path, **KW)
+    again = opt.ask()
+    assert (again.config, again.seeds, again.config_id) == (lost.config, lost.seeds,
+                                                            lost.config_id)
+    with pytest.raises(ValueError, match="not the pending one"):
+        opt.tell(t, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="exclude: not journaled"):
+        opt.exclude(3)
+    opt.tell(again, [math.nan, 1.0, 2.0])
+    h = opt.result().history
+    assert list(h.status[-3:]) == ["penalized", "ok", "ok"] and h["return"].iloc[-3] < 1.0
+    opt.close()
+    # no journal: failures="exclude" makes a NaN configuration infeasible
+    ex = Optimizer(table(), "rahbo", failures="exclude", **KW)
+    t = ex.ask()
+    ex.tell(t, [1.0, math.nan, 2.0])
+    h = ex.result().history
+    assert list(h.status) == ["ok", "failed", "ok"] and ex.result().rounds.stop_reason[0] == (
+        "infeasible")
+
+
+# --- failure policies -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("failures", ["penalize", "retry", "exclude"])
+def test_failure_policies_show_in_the_history(failures, monkeypatch):
+    monkeypatch.setenv(FAIL_ENV, "0.3")
+    res = optimize(table_objective, table(), failures=failures, **KW)
+    h = res.history
+    assert res.failures == failures and res.n_evals == (h.status.isin(["ok", "penalized"])).sum()
+    bad = h[h.status != "ok"]
+    assert len(bad) and bad.error.str.contains("diverged|NaN").all()
+    if failures == "penalize":
+        assert set(h.status) == {"ok", "penalized"}
+        assert KW["budget"] - 1 <= res.n_evals <= KW["budget"]  # no round starts with 1 left
+        assert (bad["return"] < h[h.status == "ok"]["return"].min()).all()
+    elif failures == "retry":
+        assert "retried" in set(h.status)
+        assert not h[h.attempt > 0].seed.isin(h[h.attempt == 0].seed).any()  # new seeds
+        assert bad[bad.status == "retried"]["return"].isna().all()
+    else:
+        excluded = set(h[h.status == "failed"].config_id)
+        assert excluded and res.incumbent_id not in excluded
+        for cid in excluded:  # never asked again after its failure
+            rounds = h[h.config_id == cid].iteration
+            assert rounds.nunique() == 1
+        assert (res.rounds.stop_reason == "infeasible").sum() == len(excluded)
+
+
+def test_objective_failing_everywhere_stops_with_one_clear_message():
+    with pytest.raises(ValueError, match=r"every run of the initial design failed \(Zero"):
+        optimize(lambda c, s: 1 / 0 if s else 0.0, table(), **KW)
+
+
+def test_process_pool_same_decisions_concurrent_seeds_and_crashing_worker(failing):
+    from erahbo.executors import ProcessExecutor
+
+    serial = optimize(table_objective, table(), method="rahbo", failures="retry", **KW)
+    with ProcessExecutor(max_workers=2) as pool:
+        par = optimize(table_objective, table(), method="rahbo", failures="retry",
+                       executor=pool, **KW)
+        same_history(serial.history, par.history)  # same decisions on any executor
+        assert par.history.worker.nunique() == 2  # seeds of a round ran concurrently
+        crash = optimize(segfault_objective, table(), method="rahbo", executor=pool, **KW)
+    h = crash.history
+    dead = h[h.x0 < 0.1]
+    assert len(dead) and (dead.status == "penalized").all()
+    assert dead.error.str.contains("WorkerCrashed: worker process died: killed by signal "
+                                   "SIGSEGV").all()
+    assert not h[h.x0 >= 0.1].error.str.contains("WorkerCrashed").any()
+
+
+# --- validation at the boundaries -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "msg"),
+    [
+        ({"alpha": -1.0}, ValueError, "alpha=-1.0 is negative"),
+        ({"k_min": 1}, ValueError, "k_min=1 is too small"),
+        ({"k_min": 4, "k_max": 3}, ValueError, "k_max=3 is smaller than k_min=4"),
+        ({"budget": 10}, ValueError, "budget=10 is smaller than the initial design"),
+        ({"failures": "ignore"}, ValueError, "failures='ignore' is not a policy"),
+        ({"retries": -1}, ValueError, "retries=-1 must be >= 0"),
+        ({"run_timeout": 0}, ValueError, "run_timeout=0 must be > 0"),
+        ({"executor": "dask"}, ValueError, "executor='dask' is not known"),
+        ({"executor": "serial", "workers": 4}, ValueError, "workers=4 needs executor="),
+        ({"workers": 0}, ValueError, "workers=0 must be an int >= 1"),
+    ],
+)
+def test_optimize_validates_options_with_one_message(tmp_path, kwargs, exc, msg):
+    with pytest.raises(exc, match=msg.replace("(", r"\(").replace(".", r"\.")):
+        optimize(table_objective, table(), journal=tmp_path / "s.db", **{**KW, **kwargs})
+    assert not (tmp_path / "s.db").exists()  # nothing journaled for a bad call
+
+
+def test_validation_of_objectives_and_journal_paths(tmp_path):
+    with pytest.raises(TypeError, match=r"cannot be called as objective\(config, seed\)"):
+        optimize(one_arg_objective, table(), **KW)
+    with pytest.raises(TypeError, match="cannot be sent to worker processes"):
+        optimize(lambda c, s: 0.0, table(), workers=2, **KW)
+    with pytest.raises(ValueError, match="is a directory"):
+        Optimizer(table(), journal=tmp_path, **KW)
+    with pytest.raises(ValueError, match="does not exist; create it first"):
+        optimize(table_objective, table(), journal=tmp_path / "no" / "s.db", **KW)
+    (tmp_path / "notes.db").write_text("not a journal")
+    with pytest.raises(JournalCorruptError, match="not an SQLite database"):
+        Optimizer(table(), journal=tmp_path / "notes.db", **KW)
+    assert (tmp_path / "notes.db").read_text() == "not a journal"
+
+
+# --- library resume and the CLI ---------------------------------------------------------------
+
+
+def test_resume_rebuilds_objective_and_space_from_the_journal(tmp_path):
+    task = Figure1Task()
+    kw = {"budget": 36, "k_max": 4, "n_init": 3, "raw_samples": 64, "n_polish": 2}
+    ref = optimize(task, task.space, **kw)
+    path = tmp_path / "f.db"
+
+    def crash(opt, trial, outcome):
+        if opt.n_evals >= 16:
+            raise Crash
+
+    with pytest.raises(Crash):
+        optimize(task, task.space, journal=path, callback=crash, **kw)
+    with Journal.open(path) as j:
+        assert j.info["objective"] == "figure1" and j.info["executor"] == "serial"
+    res = erahbo.optimizer.resume(path)
+    same_history(ref.history, res.history)
+    assert res.incumbent == ref.incumbent
+
+
+def test_cli_optimize_resume_and_messages(tmp_path, monkeypatch, failing):
+    monkeypatch.chdir(tmp_path)
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({f"x{i}": ["float", 0.0, 1.0] for i in range(3)}))
+    common = ["--objective", "fault_injection:table_objective", "--space", str(space),
+              "--budget", "30", "--k-max", "4", "--n-init", "3", "--failures", "retry",
+              "--no-progress"]
+    runner = CliRunner()
+    res = runner.invoke(app, ["optimize", *common, "--journal", "a.db", "--out", "a"])
+    assert res.exit_code == 0, res.output
+    assert "incumbent" in res.output and "estimated MV" in res.output
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["n_evals"] == 30 and set(summary["incumbent"]) == {"x0", "x1", "x2"}
+    full = pd.read_csv(tmp_path / "a" / "history.csv")
+    assert {"status", "error", "attempt", "worker", "rerun"} <= set(full.columns)
+    assert full.x0.dtype == float and full.x0.between(0, 1).all()  # ["float", 0, 1] typed
+    assert full.error.dropna().str.contains("diverged|NaN").all()
+    # the same study, crashed after 4 trials, then `erahbo resume`
+    sp = erahbo.optimizer.load_space(space)
+
+    def crash(opt, trial, outcome):
+        if trial is not None and trial.trial_id == 4:
+            raise Crash
+
+    info = {"objective": "fault_injection:table_objective", "out": str(tmp_path / "b"),
+            "workdir": str(tmp_path)}
+    with pytest.raises(Crash):
+        optimize(table_objective, sp, budget=30, k_max=4, n_init=3, failures="retry",
+                 journal="b.db", callback=crash, journal_info=info)
+    res = runner.invoke(app, ["resume", "b.db", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "resuming b.db" in res.output and "incumbent" in res.output
+    same_history(full, pd.read_csv(tmp_path / "b" / "history.csv"))
+    # one clear message per mistake, exit code 2, no traceback
+    cases = [
+        (["--alpha", "-1"], "alpha=-1.0 is negative"),
+        (["--k-min", "1"], "k_min=1 is too small"),
+        (["--k-min", "5", "--k-max", "4"], "k_max=4 is smaller than k_min=5"),
+        (["--budget", "5"], "budget=5 is smaller than the initial design"),
+        (["--journal", "missing/s.db"], "does not exist; create it first"),
+        (["--journal", "a.db", "--seed", "3"], "seed: 0 in the journal, 3 now"),
+        (["--executor", "dask"], "executor='dask' is not known"),
+    ]
+    for extra, msg in cases:
+        bad = runner.invoke(app, ["optimize", *common, *extra, "--out", "x"])
+        assert bad.exit_code == 2 and msg in bad.output and "Traceback" not in bad.output, (
+            extra, bad.output)
+    for objective, msg in [
+        ("test_resume:one_arg_objective", "cannot be called as objective(config, seed)"),
+        ("nomodule:train", "cannot import module 'nomodule'"),
+        ("figure3", "neither a bundled task"),
+    ]:
+        bad = runner.invoke(app, ["optimize", "--objective", objective, "--space", str(space)])
+        assert bad.exit_code == 2 and msg in bad.output, bad.output
+    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--space", str(space)])
+    assert "--space is not used with the bundled task figure1" in bad.output
+    bad = runner.invoke(app, ["resume", "nothing.db"])
+    assert bad.exit_code == 2 and "journal nothing.db does not exist" in bad.output
+
+
+def test_cli_optimize_bundled_task_and_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    table().to_csv(tmp_path / "table.csv", index=False)
+    runner = CliRunner()
+    res = runner.invoke(app, ["optimize", "--objective", "fault_injection:table_objective",
+                              "--space", "table.csv", "--budget", "24", "--k-max", "4",
+                              "--n-init", "3", "--journal", "t.db", "--out", "t"])
+    assert res.exit_code == 0, res.output
+    h = pd.read_csv(tmp_path / "t" / "history.csv")
+    assert len(h) == 24 and h.config_id.max() < 40
+    with Journal.open(tmp_path / "t.db") as j:
+        assert j.info["space_file"] == str(tmp_path / "table.csv")
+    res = runner.invoke(app, ["resume", "t.db", "--out", "t2", "--no-progress"])  # complete
+    assert res.exit_code == 0, res.output
+    same_history(h, pd.read_csv(tmp_path / "t2" / "history.csv"))
+    import ConfigSpace as CS
+
+    CS.ConfigurationSpace({f"x{i}": (0.0, 1.0) for i in range(3)}).to_json(tmp_path / "cs.json")
+    res = runner.invoke(app, ["optimize", "--objective", "fault_injection:table_objective",
+                              "--space", "cs.json", "--budget", "24", "--k-max", "4",
+                              "--n-init", "3", "--out", "cs", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    h = pd.read_csv(tmp_path / "cs" / "history.csv")
+    assert (h.status == "ok").all() and h.x2.between(0, 1).all()
+    res = runner.invoke(app, ["optimize", "--objective", "branin", "--budget", "24",
+                              "--k-max", "4", "--n-init", "3", "--out", "b", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert set(json.loads((tmp_path / "b" / "summary.json").read_text())["incumbent"]) == {
+        "x1", "x2"}
+
+
+def test_journal_counts_match_history(tmp_path, failing):
+    res = optimize(table_objective, table(), failures="retry", journal=tmp_path / "s.db", **KW)
+    con = sqlite3.connect(tmp_path / "s.db")
+    n_runs = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    counted = con.execute(
+        "SELECT COUNT(*) FROM runs WHERE status IN ('ok', 'penalized')").fetchone()[0]
+    con.close()
+    assert n_runs == len(res.history) and counted == res.n_evals == KW["budget"]
+    assert np.isfinite(res.incumbent_mv)
