@@ -6,7 +6,8 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_readme_python_examples_run(capsys):
+def test_readme_python_examples_run(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write a journal to the working directory
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert len(blocks) >= 2
     namespace: dict = {}
@@ -16,6 +17,8 @@ def test_readme_python_examples_run(capsys):
     assert "lr" in out
     assert namespace["result"].n_evals == 200
     assert namespace["opt"].recommend() is not None
+    assert (tmp_path / "study.db").exists()
+    assert set(namespace["result"].history["status"]) <= {"ok", "penalized"}
 
 
 def test_readme_starts_with_the_two_commands():
