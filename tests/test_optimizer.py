@@ -323,3 +323,23 @@ def test_infeasible_configurations_are_never_proposed_nor_recommended():
         assert not set(res.configs.config_id) & set(told_bad)  # failed trials never pooled
         assert res.history["return"].notna().all()
         assert (res.rounds.stop_reason == "infeasible").sum() == len(told_bad)
+
+
+def _diverging_objective(config, seed):
+    """High returns with a large spread; x > 0.7 diverges (NaN)."""
+    if config["x"] > 0.7:
+        return float("nan")
+    rng = np.random.default_rng(seed)
+    return 300.0 + 100.0 * config["x"] + rng.normal(0.0, 50.0)
+
+
+def test_penalized_configuration_is_never_the_incumbent():
+    # Penalties are equal across seeds, so a failed configuration has zero sample variance;
+    # with alpha = 1 on this scale its MV would beat every feasible one if it were allowed.
+    res = erahbo.optimize(_diverging_objective, {"x": ("float", 0.0, 1.0)}, method="erahbo",
+                          budget=120, seed=1, k_max=6, failures="penalize")
+    hist = res.history
+    failed = hist.loc[hist["status"] == "penalized", "config_id"].unique()
+    assert len(failed) > 0
+    assert res.incumbent_id not in set(failed)
+    assert res.incumbent["x"] <= 0.7

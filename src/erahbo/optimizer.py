@@ -286,6 +286,7 @@ class Optimizer:
         self._seed_streams: dict[int, list[int]] = {}
         self._config_cache: tuple[int, dict[str, Any]] = (-1, {})
         self._infeasible: set[int] = set()
+        self._penalized: set[int] = set()  # configurations with a penalized (failed) run
         self._forbidden: list[np.ndarray] = []  # encodings of infeasible configurations
         self._t_start = time.time()  # history wall times count from here (journal: its start)
         self._n_counted = 0  # counted runs (ok, penalized)
@@ -378,10 +379,16 @@ class Optimizer:
         return self._next_id - 1
 
     def _row_mask(self) -> np.ndarray | None:
-        """``(n,)`` bool: data rows that may be the incumbent (None: all, nothing infeasible)."""
-        if not self._infeasible:
+        """``(n,)`` bool: data rows that may be the incumbent (None: all of them).
+
+        Infeasible configurations and configurations with a failed (penalized) run are never
+        the incumbent and never set ``B_t``: their penalty values agree across seeds, so their
+        sample variance is small and their MV could otherwise look "reliable".
+        """
+        bad = self._infeasible | self._penalized
+        if not bad:
             return None
-        return np.array([c not in self._infeasible for c in self.data.config_ids], dtype=bool)
+        return np.array([c not in bad for c in self.data.config_ids], dtype=bool)
 
     def _round_model(self) -> RoundModel:
         d = self.data
@@ -669,6 +676,8 @@ class Optimizer:
         else:
             row = self.data.add(trial.config_id, trial.u, kept, seeds)
             k_cfg0 = len(self.data.returns[row]) - len(kept)
+        if runs is not None and any(getattr(r, "status", "ok") == "penalized" for r in runs):
+            self._penalized.add(trial.config_id)
         self._pending = None
         self._rec_cache = None
         k_round0 = 0 if is_init else self._open.k

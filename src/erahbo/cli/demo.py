@@ -25,7 +25,7 @@ def demo(
     from rich.console import Console
 
     import erahbo
-    from erahbo.analysis.synthetic_plot import plot_1d_run
+    from erahbo.analysis.run_plots import plot_1d_run
     from erahbo.cli import app
     from erahbo.datasets.loaders import bundled_tasks
     from erahbo.objectives.synthetic import Figure1Task

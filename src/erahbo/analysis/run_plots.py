@@ -1,4 +1,4 @@
-"""Figure-1 style plot of a run on a 1-D synthetic task (kept apart from the numerics)."""
+"""Plots of one optimization run: Figure-1 style 1-D view, evaluated configurations."""
 
 from __future__ import annotations
 
@@ -68,3 +68,51 @@ def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) ->
 def _bounds(task: Any, name: str) -> tuple[float, float]:
     hp = next(h for h in task.space.to_json()["hyperparameters"] if h["name"] == name)
     return float(hp.get("low", hp.get("lower"))), float(hp.get("high", hp.get("upper")))
+
+
+def plot_configs(result: Any, path: str | Path, title: str = "") -> Path:
+    """Sample mean vs sample std of every evaluated configuration (size: seeds k).
+
+    The recommended configuration is ringed. Risk-aware tuning should recommend a point
+    towards the upper left (high mean, low spread).
+
+    Parameters
+    ----------
+    result : erahbo.Result
+    path : path
+        PNG to write.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    Path
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    c = result.configs
+    std = np.sqrt(np.maximum(c["var"].to_numpy(dtype=float), 0.0))
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    sc = ax.scatter(std, c["mean"], s=15 + 6 * c["k"], c=c["k"], cmap="viridis", alpha=0.8,
+                    edgecolors="none")
+    fig.colorbar(sc, ax=ax, label="seeds k")
+    if result.incumbent_id is not None:
+        row = c.index[c["config_id"] == result.incumbent_id]
+        if len(row):
+            i = row[0]
+            ax.scatter([std[i]], [c.loc[i, "mean"]], s=260, facecolors="none",
+                       edgecolors="tab:red", linewidths=2, label="recommended")
+            ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlabel("sample std of the return across seeds")
+    ax.set_ylabel("sample mean return")
+    ax.set_title(title or f"{result.method.upper()}: {len(c)} configurations, "
+                 f"{result.n_evals} runs")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,113 @@
+"""Online tuning of live ARLBench training with ERAHBO, RAHBO or GP-UCB (beyond the paper).
+
+The optimizer's ask/tell loop drives real training runs through the ARLBench worker pool
+(:class:`erahbo.arlbench.client.ArlClient`).  The seeds of one round run in parallel across the
+workers (ERAHBO's ``k_min`` seeds at once, then one more at a time as the stopping rule asks);
+each worker compiles a configuration once and reuses it for all the seeds it is given.  A
+failed run (NaN return, exception, timeout, crashed worker) is handled by the optimizer's
+failure policy (default ``"penalize"``), and with a journal the study survives a crash of the
+tuning process: running it again continues where it stopped.
+
+>>> from erahbo.arlbench.client import ArlClient
+>>> with ArlClient(n_workers=2) as client:                       # doctest: +SKIP
+...     result = tune("dqn_cc_cartpole", client=client, budget=200, journal="tune.db")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from erahbo.arlbench.client import ArlClient, RunResult
+from erahbo.arlbench.registry import ArlTask, get_task
+from erahbo.optimizer import Optimizer, Result, Trial
+from erahbo.space import SearchSpace
+
+
+def run_seeds(
+    client: ArlClient,
+    task: ArlTask,
+    config: dict[str, Any],
+    seeds: Sequence[int],
+    extra: dict[str, Any] | None = None,
+) -> list[RunResult]:
+    """Train ``config`` once per seed, the seeds spread over the client's workers.
+
+    Returns one :class:`RunResult` per seed, in the order of ``seeds``.
+    """
+    seeds = [int(s) for s in seeds]
+    n = max(1, min(client.n_workers, len(seeds)))
+    chunks = [seeds[i::n] for i in range(n)]  # (n,) lists: one per worker, compiled once each
+    if n == 1:
+        results = client.train(task, config, seeds, extra=extra)
+    else:
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            parts = list(pool.map(lambda c: client.train(task, config, c, extra=extra), chunks))
+        by_seed = {r.seed: r for part in parts for r in part}
+        results = [by_seed[s] for s in seeds]
+    return results
+
+
+def tune(
+    task: str | ArlTask,
+    *,
+    client: ArlClient,
+    method: str = "erahbo",
+    budget: int = 200,
+    seed: int = 0,
+    journal: str | Path | None = None,
+    failures: str = "penalize",
+    extra: dict[str, Any] | None = None,
+    on_trial: Callable[[Trial, list[RunResult], Optimizer], None] | None = None,
+    **options: Any,
+) -> Result:
+    """Tune ``task``'s hyperparameters on live training runs.
+
+    Parameters
+    ----------
+    task : str or ArlTask
+        A registry task, e.g. ``"ppo_cc_cartpole"`` (``erahbo dataset tasks`` lists them);
+        its ARLBench search space (the paper's) is the search space.
+    client : ArlClient
+        Worker pool that runs the training.
+    method : {"erahbo", "rahbo", "gpucb", "random"}
+    budget : int
+        Training runs in all, the initial design included.
+    seed : int
+        Seed of the optimizer (initial design, training seeds).
+    journal : path, optional
+        SQLite journal; an existing one with the same settings is resumed.
+    failures : {"penalize", "retry", "exclude"}
+        Policy for failed runs (see :mod:`erahbo.failures`).
+    extra : dict, optional
+        Overrides of the worker request, e.g. ``{"n_total_timesteps": 4096}`` for smoke runs.
+    on_trial : callable, optional
+        Called after every told trial with ``(trial, run results, optimizer)``.
+    **options
+        Further :class:`erahbo.Optimizer` options (``alpha``, ``beta``, ``k_min``, ``k_max``,
+        ``k``, ``n_init``, ``k_init``, ...).
+
+    Returns
+    -------
+    Result
+        As :func:`erahbo.optimize`; ``history`` has the status and error of every run.
+    """
+    t = get_task(task) if isinstance(task, str) else task
+    space = SearchSpace(t.search_space)
+    info = {"objective": f"arlbench:{t.name}", "extra": extra or {}}
+    opt = Optimizer(space, method, budget=budget, seed=seed, failures=failures,
+                    journal=journal, journal_info=info, **options)
+    try:
+        while (trial := opt.ask()) is not None:
+            results = run_seeds(client, t, trial.config, trial.seeds, extra)
+            returns = [r.return_ if r.status == "ok" else math.nan for r in results]
+            opt.tell(trial, returns)
+            if on_trial is not None:
+                on_trial(trial, results, opt)
+        return opt.result()
+    finally:
+        if journal is not None:
+            opt.close()

@@ -1,0 +1,126 @@
+"""``erahbo tune``: tune live ARLBench training (thin layer over erahbo.arlbench.tune)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import typer
+
+
+def tune(
+    task: str = typer.Option(..., help="Registry task, e.g. ppo_cc_cartpole "
+                             "(see `erahbo dataset tasks`)."),
+    method: str = typer.Option("erahbo", help="erahbo | rahbo | gpucb | random"),
+    budget: int = typer.Option(200, min=1, help="Training runs in all (initial design included)."),
+    workers: int = typer.Option(1, min=1, help="ARLBench worker processes: the seeds of a "
+                                "round run in parallel across them."),
+    out: Path = typer.Option(None, help="Output directory (default results/tune/<task>)."),
+    seed: int = typer.Option(0, min=0, help="Optimizer seed."),
+    alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2 "
+                                "(on the raw return scale)."),
+    k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
+    k_max: int = typer.Option(10, min=2, help="ERAHBO: most seeds per round."),
+    k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
+    n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations."),
+    k_init: int = typer.Option(None, help="Seeds per initial configuration "
+                               "(default: k_max for ERAHBO, k otherwise)."),
+    steps: int = typer.Option(None, min=1, help="Override the training budget "
+                              "(n_total_timesteps) of every run, e.g. for a smoke test."),
+    failures: str = typer.Option("penalize", help="penalize | retry | exclude"),
+    run_timeout: float = typer.Option(1800.0, min=1.0, help="Seconds one training run may take."),
+    venv: Path = typer.Option(None, help="ARLBench venv (default: `erahbo arlbench setup`'s)."),
+    worker_cmd: str = typer.Option(None, hidden=True, help="Command starting a worker "
+                                   "(tests: a fake worker)."),
+) -> None:
+    """Tune an ARLBench task on live training, resumable from its journal."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from erahbo.analysis.run_plots import plot_configs
+    from erahbo.arlbench.client import ArlClient, WorkerError
+    from erahbo.arlbench.registry import get_task
+    from erahbo.arlbench.tune import tune as run_tune
+
+    console = Console()
+    try:
+        t = get_task(task)
+    except (KeyError, ValueError) as e:
+        raise typer.BadParameter(str(e).strip("'\""), param_hint="--task") from None
+    if not t.runnable_here:
+        console.print(f"[yellow]warning[/]: {t.name}: {t.note}")
+    out = out or Path("results/tune") / t.name
+    out.mkdir(parents=True, exist_ok=True)
+    extra = {"n_total_timesteps": int(steps)} if steps else None
+    options = dict(alpha=alpha, k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init)
+    cmd = shlex.split(worker_cmd) if worker_cmd else None
+    try:
+        client = ArlClient(workers, venv=venv, worker_cmd=cmd, run_timeout_s=run_timeout,
+                           log_dir=out / "worker-logs")
+    except WorkerError as e:
+        console.print(f"[red]error[/]: {e}")
+        raise typer.Exit(1) from None
+    console.print(f"tuning {t.name} ({t.algorithm}, {t.environment}) with {method}, budget "
+                  f"{budget} runs, {workers} worker(s); journal {out / 'study.db'}")
+    with client, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
+        tid = bar.add_task("runs", total=budget)
+
+        def on_trial(trial, results, opt) -> None:
+            failed = sum(r.status != "ok" for r in results)
+            inc = opt.incumbent_id
+            mv = opt.result().incumbent_mv if inc is not None else float("nan")
+            bar.update(tid, completed=opt.n_evals,
+                       description=f"round {trial.round:3d} | config {trial.config_id:3d} | "
+                       f"k {len(results)}{f' ({failed} failed)' if failed else ''} | "
+                       f"incumbent {inc} MV {mv:.4g}")
+
+        try:
+            result = run_tune(t, client=client, method=method, budget=budget, seed=seed,
+                              journal=out / "study.db", failures=failures, extra=extra,
+                              on_trial=on_trial, **options)
+        except ValueError as e:
+            console.print(f"[red]error[/]: {e}")
+            raise typer.Exit(1) from None
+    result.history.to_csv(out / "history.csv", index=False)
+    result.rounds.to_csv(out / "rounds.csv", index=False)
+    result.configs.to_csv(out / "configs.csv", index=False)
+    summary = {"task": t.name, "method": method, "budget": budget, "n_evals": result.n_evals,
+               "incumbent_id": result.incumbent_id, "incumbent": result.incumbent,
+               "incumbent_mv": result.incumbent_mv, "alpha": alpha,
+               "failed_runs": int((result.history["status"] != "ok").sum())}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
+    _write_markdown(out, summary, result)
+    console.print(f"recommended configuration (estimated MV {result.incumbent_mv:.4g}):")
+    console.print(result.incumbent)
+    console.print(f"history, rounds, summary, {png.name} and tune.md written to {out}")
+
+
+def _write_markdown(out: Path, summary: dict, result) -> None:
+    row = result.configs[result.configs["config_id"] == result.incumbent_id]
+    lines = [f"# Tuning {summary['task']} with {summary['method']}", "",
+             f"- training runs: {summary['n_evals']} (failed: {summary['failed_runs']})",
+             f"- alpha: {summary['alpha']}",
+             f"- recommended configuration (id {summary['incumbent_id']}): "
+             f"`{json.dumps(summary['incumbent'], default=str)}`",
+             f"- estimated MV: {summary['incumbent_mv']:.4g}"]
+    if len(row):
+        r = row.iloc[0]
+        lines.append(f"- its sample mean {r['mean']:.4g}, sample std {max(r['var'], 0) ** 0.5:.4g}"
+                     f" over k = {int(r['k'])} seeds")
+    lines += ["", "![evaluated configurations](configs.png)", "",
+              "Seeds per round: see `rounds.csv`; every run: `history.csv`."]
+    (out / "tune.md").write_text("\n".join(lines) + "\n")
+
+
+def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    app.command("tune")(tune)

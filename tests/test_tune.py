@@ -1,0 +1,108 @@
+"""Online tuning (`erahbo tune`) against a fake ARLBench worker speaking the real protocol."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from erahbo.arlbench.client import ArlClient
+from erahbo.arlbench.tune import run_seeds, tune
+from erahbo.cli import app
+
+# Return depends on the learning rate with a spread that grows with it; lr > 0.05 diverges (NaN).
+FAKE_RL_WORKER = textwrap.dedent(
+    r'''
+    import json, math, os, random, sys
+    for line in sys.stdin:
+        req = json.loads(line)
+        rid, op = req.get("id"), req.get("op")
+        if op in ("ping", "shutdown"):
+            print(json.dumps({"id": rid, "status": "ok", "versions": {"arlbench": "fake"}}),
+                  flush=True)
+            if op == "shutdown":
+                break
+            continue
+        hp = req["hp_config"]
+        lr = float(hp["learning_rate"])
+        for k, s in enumerate(req["seeds"]):
+            rng = random.Random(s * 7919 + int(lr * 1e9))
+            if lr > 0.05:
+                out = {"status": "failed", "return": None, "error": "non-finite return (NaN/inf)"}
+            else:
+                z = math.log10(lr)
+                mean = 500.0 - 60.0 * (z + 3.0) ** 2
+                out = {"status": "ok", "return": mean + rng.gauss(0.0, 5.0 + 40.0 * (z + 6.0)),
+                       "error": None}
+            print(json.dumps({"id": rid, "seed": s, "runtime_s": 0.001, "first": k == 0, **out}),
+                  flush=True)
+    '''
+)
+
+
+@pytest.fixture
+def fake_worker(tmp_path: Path) -> list[str]:
+    p = tmp_path / "fake_rl_worker.py"
+    p.write_text(FAKE_RL_WORKER)
+    return [sys.executable, "-u", str(p)]
+
+
+def test_run_seeds_spreads_over_workers_and_keeps_order(fake_worker):
+    with ArlClient(2, worker_cmd=fake_worker) as client:
+        res = run_seeds(client, "ppo_cc_cartpole", {"learning_rate": 1e-3}, [5, 1, 9])
+    assert [r.seed for r in res] == [5, 1, 9]
+    assert all(r.status == "ok" for r in res)
+
+
+def test_tune_handles_failed_runs_and_resumes(fake_worker, tmp_path):
+    journal = tmp_path / "tune.db"
+    with ArlClient(2, worker_cmd=fake_worker) as client:
+        res = tune("ppo_cc_cartpole", client=client, budget=60, k_max=6, journal=journal)
+    assert res.n_evals == 60
+    hist = res.history
+    assert {"status", "error"} <= set(hist.columns)
+    lrs = hist["learning_rate"].to_numpy(dtype=float)
+    failed = hist["status"] != "ok"
+    # diverging learning rates are recorded as failed runs, penalized below the worst
+    # feasible return seen before them
+    assert (failed == (lrs > 0.05)).all()
+    assert failed.any()
+    ok_before = hist["return"].where(~failed).cummin().ffill().shift()
+    assert (hist.loc[failed, "return"] < ok_before[failed]).all()
+    assert res.incumbent["learning_rate"] <= 0.05
+    # a second call with the same journal resumes the finished study instead of re-training
+    with ArlClient(1, worker_cmd=["false"]) as dead:
+        again = tune("ppo_cc_cartpole", client=dead, budget=60, k_max=6, journal=journal)
+    pd.testing.assert_frame_equal(again.history.drop(columns="wall_time"),
+                                  hist.drop(columns="wall_time"))
+
+
+def test_tune_cli_writes_outputs(fake_worker, tmp_path):
+    out = tmp_path / "t"
+    res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "40",
+                                   "--k-max", "4", "--workers", "2", "--out", str(out),
+                                   "--worker-cmd", shlex.join(fake_worker)])
+    assert res.exit_code == 0, res.output
+    for name in ("history.csv", "rounds.csv", "configs.csv", "summary.json", "configs.png",
+                 "tune.md", "study.db"):
+        assert (out / name).exists(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_evals"] == 40
+    hist = pd.read_csv(out / "history.csv")
+    # DQN's conditional hyperparameters: tau only present when the target network is used
+    off = hist["use_target_network"].astype(str) == "False"
+    assert hist.loc[off, "tau"].isna().all()
+    assert np.isfinite(summary["incumbent_mv"])
+
+
+def test_tune_cli_unknown_task(tmp_path):
+    res = CliRunner().invoke(app, ["tune", "--task", "ppo_cc_nope", "--out", str(tmp_path)])
+    assert res.exit_code != 0
+    assert "unknown task 'ppo_cc_nope'" in res.output
