@@ -106,3 +106,18 @@ def test_tune_cli_unknown_task(tmp_path):
     res = CliRunner().invoke(app, ["tune", "--task", "ppo_cc_nope", "--out", str(tmp_path)])
     assert res.exit_code != 0
     assert "unknown task 'ppo_cc_nope'" in res.output
+
+
+def test_alpha_is_scale_free(fake_worker):
+    from erahbo.arlbench.registry import get_task
+    from erahbo.arlbench.tune import return_scale
+
+    assert return_scale(get_task("ppo_cc_cartpole")) == 500.0
+    with ArlClient(1, worker_cmd=fake_worker) as client:
+        a = tune("ppo_cc_cartpole", client=client, budget=30, k_max=4, seed=3)
+        b = tune("ppo_cc_cartpole", client=client, budget=30, k_max=4, seed=3, alpha=2.0,
+                 scale=1000.0)  # alpha / scale is the same: the same decisions
+    pd.testing.assert_frame_equal(a.history.drop(columns="wall_time"),
+                                  b.history.drop(columns="wall_time"))
+    with pytest.raises(ValueError, match="scale"):
+        tune("ppo_cc_cartpole", client=client, budget=30, scale=0.0)

@@ -26,6 +26,23 @@ from erahbo.arlbench.registry import ArlTask, get_task
 from erahbo.optimizer import Optimizer, Result, Trial
 from erahbo.space import SearchSpace
 
+# Width of the attainable return range per environment (episode-return bounds of the
+# classic-control tasks; Brax/XLand rough). ``alpha`` is applied to returns divided by it.
+RETURN_SCALE = {
+    "CartPole-v1": 500.0,
+    "Acrobot-v1": 500.0,
+    "MountainCar-v0": 200.0,
+    "MountainCarContinuous-v0": 200.0,
+    "Pendulum-v1": 1600.0,
+}
+
+
+def return_scale(task: ArlTask) -> float:
+    """Width of ``task``'s return range used to make ``alpha`` scale-free (1.0 if unknown)."""
+    if task.env_framework == "xland":
+        return 1.0  # XLand-MiniGrid returns lie in [0, 1]
+    return float(RETURN_SCALE.get(task.environment, 1.0))
+
 
 def run_seeds(
     client: ArlClient,
@@ -62,6 +79,8 @@ def tune(
     failures: str = "penalize",
     extra: dict[str, Any] | None = None,
     on_trial: Callable[[Trial, list[RunResult], Optimizer], None] | None = None,
+    alpha: float = 1.0,
+    scale: float | None = None,
     **options: Any,
 ) -> Result:
     """Tune ``task``'s hyperparameters on live training runs.
@@ -86,6 +105,13 @@ def tune(
         Overrides of the worker request, e.g. ``{"n_total_timesteps": 4096}`` for smoke runs.
     on_trial : callable, optional
         Called after every told trial with ``(trial, run results, optimizer)``.
+    alpha : float
+        Risk aversion on returns divided by ``scale`` (the paper's objective is scale
+        sensitive: with raw CartPole returns, alpha = 1 would prefer a policy that reliably
+        never learns). The optimizer gets ``alpha / scale`` on the raw returns, which is
+        ``MV = scale * (f / scale - alpha * (rho / scale)^2)``: the same decisions.
+    scale : float, optional
+        Return-range width; default :func:`return_scale` of the task.
     **options
         Further :class:`erahbo.Optimizer` options (``alpha``, ``beta``, ``k_min``, ``k_max``,
         ``k``, ``n_init``, ``k_init``, ...).
@@ -97,9 +123,13 @@ def tune(
     """
     t = get_task(task) if isinstance(task, str) else task
     space = SearchSpace(t.search_space)
-    info = {"objective": f"arlbench:{t.name}", "extra": extra or {}}
-    opt = Optimizer(space, method, budget=budget, seed=seed, failures=failures,
-                    journal=journal, journal_info=info, **options)
+    scale = return_scale(t) if scale is None else float(scale)
+    if not scale > 0:
+        raise ValueError(f"scale={scale} must be > 0 (the width of the return range)")
+    info = {"objective": f"arlbench:{t.name}", "extra": extra or {}, "alpha": alpha,
+            "scale": scale}
+    opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha / scale,
+                    failures=failures, journal=journal, journal_info=info, **options)
     try:
         while (trial := opt.ask()) is not None:
             results = run_seeds(client, t, trial.config, trial.seeds, extra)

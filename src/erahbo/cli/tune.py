@@ -18,8 +18,10 @@ def tune(
                                 "round run in parallel across them."),
     out: Path = typer.Option(None, help="Output directory (default results/tune/<task>)."),
     seed: int = typer.Option(0, min=0, help="Optimizer seed."),
-    alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2 "
-                                "(on the raw return scale)."),
+    alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2, "
+                                "on returns divided by --scale."),
+    scale: float = typer.Option(None, help="Width of the return range (default: the "
+                                "environment's, e.g. 500 for CartPole)."),
     k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
     k_max: int = typer.Option(10, min=2, help="ERAHBO: most seeds per round."),
     k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
@@ -48,6 +50,7 @@ def tune(
     from erahbo.analysis.run_plots import plot_configs
     from erahbo.arlbench.client import ArlClient, WorkerError
     from erahbo.arlbench.registry import get_task
+    from erahbo.arlbench.tune import return_scale
     from erahbo.arlbench.tune import tune as run_tune
 
     console = Console()
@@ -60,7 +63,8 @@ def tune(
     out = out or Path("results/tune") / t.name
     out.mkdir(parents=True, exist_ok=True)
     extra = {"n_total_timesteps": int(steps)} if steps else None
-    options = dict(alpha=alpha, k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init)
+    options = dict(alpha=alpha, scale=scale, k_min=k_min, k_max=k_max, k=k, n_init=n_init,
+                   k_init=k_init)
     cmd = shlex.split(worker_cmd) if worker_cmd else None
     try:
         client = ArlClient(workers, venv=venv, worker_cmd=cmd, run_timeout_s=run_timeout,
@@ -68,8 +72,10 @@ def tune(
     except WorkerError as e:
         console.print(f"[red]error[/]: {e}")
         raise typer.Exit(1) from None
+    width = scale or return_scale(t)
     console.print(f"tuning {t.name} ({t.algorithm}, {t.environment}) with {method}, budget "
-                  f"{budget} runs, {workers} worker(s); journal {out / 'study.db'}")
+                  f"{budget} runs, {workers} worker(s); alpha {alpha} on returns / {width:g}; "
+                  f"journal {out / 'study.db'}")
     with client, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
         tid = bar.add_task("runs", total=budget)
@@ -95,7 +101,7 @@ def tune(
     result.configs.to_csv(out / "configs.csv", index=False)
     summary = {"task": t.name, "method": method, "budget": budget, "n_evals": result.n_evals,
                "incumbent_id": result.incumbent_id, "incumbent": result.incumbent,
-               "incumbent_mv": result.incumbent_mv, "alpha": alpha,
+               "incumbent_mv": result.incumbent_mv, "alpha": alpha, "scale": width,
                "failed_runs": int((result.history["status"] != "ok").sum())}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
@@ -109,7 +115,8 @@ def _write_markdown(out: Path, summary: dict, result) -> None:
     row = result.configs[result.configs["config_id"] == result.incumbent_id]
     lines = [f"# Tuning {summary['task']} with {summary['method']}", "",
              f"- training runs: {summary['n_evals']} (failed: {summary['failed_runs']})",
-             f"- alpha: {summary['alpha']}",
+             f"- alpha: {summary['alpha']} on returns divided by {summary['scale']:g} "
+             "(MV and its estimate below are on the raw return scale)",
              f"- recommended configuration (id {summary['incumbent_id']}): "
              f"`{json.dumps(summary['incumbent'], default=str)}`",
              f"- estimated MV: {summary['incumbent_mv']:.4g}"]
