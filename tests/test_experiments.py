@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from erahbo.analysis.traces import TRACE_COLUMNS, TRACE_META_KEY
 from erahbo.cli import app
 from erahbo.datasets.format import TaskData, write_task
 from erahbo.datasets.synth import make_task
@@ -24,7 +25,6 @@ from erahbo.experiments import (
     true_mv,
 )
 from erahbo.experiments.replay import SeedReplay
-from erahbo.experiments.runner import TRACE_COLUMNS, TRACE_META_KEY
 
 
 @pytest.fixture(scope="module")

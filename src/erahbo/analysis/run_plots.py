@@ -57,6 +57,12 @@ def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) ->
     axk.bar(c[name], c["k"], width=(hi - lo) / 150, color="tab:orange")
     axk.set_ylabel("seeds k")
     axk.set_xlabel(name)
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,9 +116,4 @@ def plot_configs(result: Any, path: str | Path, title: str = "") -> Path:
     ax.set_ylabel("sample mean return")
     ax.set_title(title or f"{result.method.upper()}: {len(c)} configurations, "
                  f"{result.n_evals} runs")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)

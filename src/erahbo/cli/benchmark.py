@@ -66,15 +66,8 @@ def benchmark(
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
+    from erahbo.cli._progress import run_progress
     from erahbo.experiments import StudySettings, parse_methods, run_study
 
     console = Console(stderr=True)
@@ -95,9 +88,8 @@ def benchmark(
                   f"budget {budget} runs -> {out}"
                   + (f" [executor: ray{' @ ' + address if address else ''}]"
                      if executor == "ray" else ""))
-    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
-        tid = bar.add_task("runs", total=None)
+    with run_progress(console) as bar:
+        tid = bar.add_task("", total=None)
 
         def on_progress(done: int, total: int) -> None:
             bar.update(tid, completed=done, total=total)

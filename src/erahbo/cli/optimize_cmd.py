@@ -46,19 +46,11 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
         yield None
         return
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+
+    from erahbo.cli._progress import run_progress
 
     console = Console(stderr=True)
-    with Progress(TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.description}"),
-                  console=console) as bar:
+    with run_progress(console) as bar:
         tid = bar.add_task("", total=None)
         failed = 0
 

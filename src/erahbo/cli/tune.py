@@ -38,20 +38,13 @@ def tune(
 ) -> None:
     """Tune an ARLBench task on live training, resumable from its journal."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     from erahbo.analysis.run_plots import plot_configs
     from erahbo.arlbench.client import ArlClient, WorkerError
     from erahbo.arlbench.registry import get_task
     from erahbo.arlbench.tune import return_scale
     from erahbo.arlbench.tune import tune as run_tune
+    from erahbo.cli._progress import run_progress
 
     console = Console()
     try:
@@ -76,9 +69,8 @@ def tune(
     console.print(f"tuning {t.name} ({t.algorithm}, {t.environment}) with {method}, budget "
                   f"{budget} runs, {workers} worker(s); alpha {alpha} on returns / {width:g}; "
                   f"journal {out / 'study.db'}")
-    with client, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
-        tid = bar.add_task("runs", total=budget)
+    with client, run_progress(console) as bar:
+        tid = bar.add_task("", total=budget)
 
         def on_trial(trial, results, opt) -> None:
             failed = sum(r.status != "ok" for r in results)

@@ -18,24 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo.analysis.traces import TRACE_COLUMNS
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
 from erahbo.optimizer import Optimizer
-
-TRACE_META_KEY = b"erahbo_trace"
-TRACE_COLUMNS = (
-    "run",
-    "round",
-    "config_id",
-    "seed",
-    "k_round",
-    "config_mv",
-    "incumbent_id",
-    "incumbent_mv",
-    "simple_regret",
-    "cumulative_regret",
-    "stop_reason",
-)
 
 
 @dataclass(frozen=True)

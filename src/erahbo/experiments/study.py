@@ -22,10 +22,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from erahbo.analysis.traces import TRACE_META_KEY
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import (
-    TRACE_META_KEY,
     StudySettings,
     run_repetition,
     trace_path,

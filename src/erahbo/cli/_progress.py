@@ -1,0 +1,24 @@
+"""The progress bar every long-running command shows (runs done, elapsed, ETA)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def run_progress(console: Any, label: str = "runs") -> Any:
+    """A rich ``Progress`` with a bar, ``done/total``, elapsed and remaining time.
+
+    The task's ``description`` is shown after the times (e.g. the round and incumbent).
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TimeRemainingColumn(),
+                    TextColumn("{task.description}"), console=console)
