@@ -311,3 +311,14 @@ def test_unstartable_worker_fails_runs_not_caller(tmp_path: Path) -> None:
         res = cl.train("dqn_cc_cartpole", {}, [1, 2])
     assert [r.status for r in res] == ["failed", "failed"]
     assert "cannot start the ARLBench worker" in res[0].error
+
+
+def test_every_registry_space_is_a_valid_search_space() -> None:
+    from erahbo.space import SearchSpace
+
+    for name, task in TASKS.items():
+        space = SearchSpace(task.search_space)
+        assert space.dim > 0, name
+        if task.algorithm in ("dqn", "sac"):  # tau is conditional on the target network
+            cfg = space.decode(space.sobol_unit(8, seed=0)[0])
+            assert ("tau" in cfg) == bool(cfg["use_target_network"]), name
