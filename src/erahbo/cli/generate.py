@@ -25,22 +25,21 @@ from erahbo.arlbench.venv import default_venv_path
 
 def tasks() -> None:
     """List the paper's 19 ARLBench tasks and whether they can be generated here."""
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 120)
     table = Table(title="ARLBench tasks (paper appendix)")
-    for col in ("task", "algorithm", "environment", "domain", "budget", "n_envs", "here", "note"):
-        table.add_column(col, overflow="fold", no_wrap=col == "task")
+    for col in ("task", "environment", "steps x envs", "runs here"):
+        table.add_column(col, no_wrap=True)
+    notes: dict[str, list[str]] = {}
     for t in TASKS.values():
-        table.add_row(
-            t.name,
-            t.algorithm,
-            t.environment,
-            t.domain,
-            f"{t.n_total_timesteps:,}",
-            str(t.n_envs),
-            "yes" if t.runnable_here else "no",
-            t.note,
-        )
+        mark = ""
+        if t.note:
+            notes.setdefault(t.note, []).append(t.name)
+            mark = f" [{list(notes).index(t.note) + 1}]"
+        table.add_row(t.name, t.environment, f"{t.n_total_timesteps:,} x {t.n_envs}",
+                      ("yes" if t.runnable_here else "no") + mark)
     console.print(table)
+    for i, note in enumerate(notes, start=1):
+        console.print(f"[{i}] {note}", highlight=False)
 
 
 def generate(
