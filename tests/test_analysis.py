@@ -477,3 +477,32 @@ def test_cli_report(tmp_path: Path) -> None:
     assert (out / "report.md").exists() and (out / "ranks.csv").exists()
     bad = CliRunner().invoke(_cli_app(), ["report", str(tmp_path / "nope")])
     assert bad.exit_code == 1 and "results_dir" in bad.output and "directory" in bad.output
+
+
+def test_rank_distribution_fractions_and_mode(trace_set, report) -> None:
+    runs = [1, 10, 30, BUDGET]
+    d = stats.rank_distribution(trace_set, runs=runs)
+    m = len(METHODS)
+    assert d.fraction.shape == (m, m, len(runs)) and d.mode.shape == (m, len(runs))
+    assert d.n_units == len(TASKS) * REPS
+    np.testing.assert_allclose(d.fraction.sum(axis=1), 1.0)  # per method and run
+    # run 1: every method still holds the shared initial incumbent -> 4-way tie at 2.5,
+    # rounded half up to rank 3 for every unit
+    np.testing.assert_allclose(d.fraction[:, 2, 0], 1.0)
+    assert (d.mode[:, 0] == 3).all()
+    # at the budget the known ordering erahbo < rahbo-k2 < rahbo-k20 < gpucb-k20 holds
+    order = {meth: i for i, meth in enumerate(trace_set.methods)}
+    for rank, meth in enumerate(["erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20"], start=1):
+        assert d.mode[order[meth], -1] == rank
+        # the mode is the most frequent rank
+        assert d.fraction[order[meth], rank - 1, -1] == d.fraction[order[meth], :, -1].max()
+    cc = stats.rank_distribution(trace_set, domain="cc", runs=runs)
+    assert cc.n_units == 2 * REPS
+    with pytest.raises(ValueError, match="runs must"):
+        stats.rank_distribution(trace_set, runs=[0])
+    png = report.out_dir / "figures" / "rank_distribution.png"
+    assert png in report.figures and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (report.out_dir / "report.md").read_text()
+    assert "figures/rank_distribution.png" in md
+    tab2 = (report.out_dir / "tables/rank_over_time.tex").read_text()
+    assert "Wilcoxon" in tab2 and "not statistically significantly" in tab2

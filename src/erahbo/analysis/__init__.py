@@ -24,6 +24,7 @@ _LAZY = {
     "method_label": "erahbo.analysis.traces",
     "rank_table": "erahbo.analysis.stats",
     "rank_over_time": "erahbo.analysis.stats",
+    "rank_distribution": "erahbo.analysis.stats",
     "iqm": "erahbo.analysis.stats",
     "iqm_curves": "erahbo.analysis.stats",
     "stratified_bootstrap_iqm": "erahbo.analysis.stats",

@@ -11,7 +11,8 @@ writes into ``out_dir`` (default ``RESULTS/report``)::
     *.csv                          every other number behind the tables and figures
 
 Sections (issue "Report"): 1 final-regret ranks (mean ± SE with Wilcoxon bold, median
-[25th, 75th]); 2 rank over time by domain; 3 IQM normalized regret with 95 % stratified
+[25th, 75th]); 2 rank over time by domain (mean ± SE with Wilcoxon bold at checkpoints, and
+the rank distribution of Appendix C); 3 IQM normalized regret with 95 % stratified
 bootstrap CIs; 4 threshold crossing per task and aggregated; 5 seed-count distributions;
 6 normalized regret at budget checkpoints.
 """
@@ -348,33 +349,64 @@ def write_report(
                                        fig_dir / "rank_over_time_cumulative.png",
                                        title="Rank of cumulative MV regret over the budget")
     res.figures += [f_rot, f_rotc]
+    rdist = {g: stats.rank_distribution(ts, domain=g) for g in groups}
+    csv(pd.concat([pd.DataFrame({
+        "domain": g, "method": m, "run": np.repeat(d.runs, len(methods_l)),
+        "rank": np.tile(np.arange(1, len(methods_l) + 1), d.runs.size),
+        "fraction": d.fraction[mi].T.ravel(), "mode": np.repeat(d.mode[mi], len(methods_l)),
+        "n_units": d.n_units})
+        for g, d in rdist.items() for mi, m in enumerate(methods_l)], ignore_index=True),
+        "rank_distribution.csv")
+    f_rdist = plots.plot_rank_distribution(rdist, methods_l, ts.budget,
+                                           fig_dir / "rank_distribution.png")
+    res.figures.append(f_rdist)
     rot_md, rot_tex = [], []
+    rot_test_rows = []
     for g in groups:
         c = rot["simple"][g]
         for cp in cps:
             i = cp - 1
-            best = int(np.argmin(c.mean[:, i]))
+            # same test as table 1: one-sided Wilcoxon on the per-unit ranks at t = cp
+            _, vals_cp = stats.unit_values(ts, "simple", unit=unit, t=cp, domain=g)
+            best, p_cp, bold_cp = stats.wilcoxon_vs_best(stats.rank_rows(vals_cp), alpha=alpha)
             row_md = [domain_label(g), str(cp)]
             row_tex = [_tex_esc(domain_label(g)), str(cp)]
-            for mi in range(len(methods_l)):
-                row_md.append(_pm(c.mean[mi, i], c.se[mi, i], mi == best, tex=False))
-                row_tex.append(_pm(c.mean[mi, i], c.se[mi, i], mi == best, tex=True))
+            for mi, m in enumerate(methods_l):
+                bold = bool(bold_cp[mi]) or mi == best
+                row_md.append(_pm(c.mean[mi, i], c.se[mi, i], bold, tex=False))
+                row_tex.append(_pm(c.mean[mi, i], c.se[mi, i], bold, tex=True))
+                rot_test_rows.append({"domain": g, "run": cp, "method": m,
+                                      "mean_rank": c.mean[mi, i], "se_rank": c.se[mi, i],
+                                      "p_value": p_cp[mi], "bold": bold, "best": mi == best})
             rot_md.append(row_md)
             rot_tex.append(row_tex)
+    csv(pd.DataFrame(rot_test_rows), "rank_over_time_checkpoints.csv")
     tex(_tex_table(["Domain", "$t$", *tex_labels], rot_tex, "lr" + "c" * len(methods_l),
                    r"Mean $\pm$ standard error rank of simple MV regret after $t$ training runs,"
-                   r" aggregated by domain (bold: lowest mean rank).", "tab:rank_over_time"),
+                   r" aggregated by domain. Bold values are not statistically significantly "
+                   rf"worse than the best (lowest mean rank) at that $t$ (one-sided Wilcoxon "
+                   rf"signed-rank test on the paired per-{unit} ranks of the domain, level "
+                   rf"{alpha}).", "tab:rank_over_time"),
         "rank_over_time.tex")
     md += [
         "## 2. Rank over time by domain", "",
         "Rank of the simple MV regret after every training run, averaged over the tasks of "
         "each domain (line: mean, band: ± 1 SE). The table reads the curves at the budget "
-        "checkpoints (bold: lowest mean rank).", "",
+        "checkpoints.", "",
         f"![Rank over time]({f_rot.relative_to(out).as_posix()})", "",
-        "**Table 2.** Mean ± SE rank of simple MV regret after t training runs.", "",
+        "**Table 2.** Mean ± SE rank of simple MV regret after t training runs. **Bold**: "
+        "not significantly worse than the best (lowest mean rank) of that domain at that t "
+        f"(one-sided Wilcoxon signed-rank test on the paired per-{unit} ranks, level "
+        f"{alpha}, as in Table 1); the best is always bold.", "",
         _md_table(["Domain", "t", *labels], rot_md, "lr" + "c" * len(methods_l)), "",
         f"Cumulative regret: ![Rank over time, cumulative]"
         f"({f_rotc.relative_to(out).as_posix()})", "",
+        "Rank distribution over time: per domain (rows) and method (columns), the colour is "
+        "the fraction of (task, repetition) pairs on which the method has each rank after t "
+        "runs (ties rounded to the nearest rank, halves to the worse one) and the solid line "
+        "is the most frequent rank, which shows spread and bimodality that the mean hides.",
+        "",
+        f"![Rank distribution]({f_rdist.relative_to(out).as_posix()})", "",
     ]
 
     # ---- 3 IQM normalized regret

@@ -306,6 +306,84 @@ def rank_over_time(ts: TraceSet, metric: Metric = "simple", *, domain: str | Non
                         n_units=r.shape[0])
 
 
+@dataclass
+class RankDistribution:
+    """Distribution of the per-(task, repetition) rank of each method over training runs
+    (paper, Appendix C, figure "app-fig:mode-rank").
+
+    Attributes
+    ----------
+    methods : tuple of str
+        ``M`` methods.
+    runs : numpy.ndarray
+        ``(G,)`` 1-based training runs of the grid.
+    fraction : numpy.ndarray
+        ``(M, M, G)``: ``fraction[m, r - 1, g]`` = share of the units on which method ``m``
+        has rank ``r`` after run ``runs[g]``; sums to 1 over axis 1.
+    mode : numpy.ndarray
+        ``(M, G)`` int, the most frequent rank (the better rank on ties).
+    n_units : int
+        Number of (task, repetition) units.
+    """
+
+    methods: tuple[str, ...]
+    runs: np.ndarray
+    fraction: np.ndarray
+    mode: np.ndarray
+    n_units: int
+
+
+def rank_distribution(ts: TraceSet, *, domain: str | None = None,
+                      runs: Sequence[int] | None = None, metric: Metric = "simple"
+                      ) -> RankDistribution:
+    """Fraction of (task, repetition) units at each rank 1..M, and the rank mode, per method
+    and training run.
+
+    Per (task, repetition) the methods are ranked by their regret after run ``t`` (all
+    methods of a repetition share its initial design, so they are paired). Ties first get
+    the average rank (as everywhere in this module); for the histogram the average is then
+    rounded to the nearest integer rank, halves going to the *worse* rank
+    (``floor(r + 0.5)``: two methods tied for first both count as rank 2). The mode is the
+    rank with the largest fraction, the better rank on ties.
+
+    Parameters
+    ----------
+    ts : TraceSet
+    domain : str, optional
+        Domain to aggregate over (all tasks for ``None`` or ``"all"``).
+    runs : sequence of int, optional
+        1-based training runs (default :func:`curve_grid`).
+    metric : {"simple", "cumulative", "normalized"}
+        Regret to rank (simple and normalized give the same ranks).
+
+    Returns
+    -------
+    RankDistribution
+    """
+    grid = curve_grid(ts.budget) if runs is None else np.asarray(runs, dtype=np.int64)
+    if grid.ndim != 1 or grid.size == 0 or grid.min() < 1 or grid.max() > ts.budget:
+        raise ValueError(f"runs must be a non-empty 1-D sequence in 1..{ts.budget} "
+                         "(the budget)")
+    tasks = ts.tasks_in(domain)
+    if not tasks:
+        raise ValueError(f"domain {domain!r}: no tasks in the trace set")
+    n_m = len(ts.methods)
+    arrays = ts.metric(metric)
+    counts = np.zeros((n_m, n_m, grid.size))  # (M, ranks, G)
+    n_units = 0
+    for task in tasks:
+        a = arrays[task][:, :, grid - 1]  # (M, R, G)
+        r = rank_rows(np.transpose(a, (1, 0, 2)))  # (R, M, G), ties averaged
+        r_int = np.clip(np.floor(r + 0.5).astype(np.int64), 1, n_m)  # (R, M, G)
+        for k in range(1, n_m + 1):
+            counts[:, k - 1, :] += (r_int == k).sum(axis=0)  # (M, G)
+        n_units += a.shape[1]
+    fraction = counts / n_units
+    mode = np.argmax(fraction, axis=1) + 1  # (M, G), first maximum = better rank
+    return RankDistribution(methods=ts.methods, runs=grid, fraction=fraction,
+                            mode=mode.astype(np.int64), n_units=n_units)
+
+
 # --------------------------------------------------------------------------- IQM + bootstrap
 
 
