@@ -461,3 +461,13 @@ def test_journal_counts_match_history(tmp_path, failing):
     con.close()
     assert n_runs == len(res.history) and counted == res.n_evals == KW["budget"]
     assert np.isfinite(res.incumbent_mv)
+
+
+def test_cli_optimize_creates_out_and_journal_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "110",
+                                   "--k-max", "4", "--journal", "new/dir/study.db",
+                                   "--out", "new/out", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "new" / "dir" / "study.db").exists()
+    assert (tmp_path / "new" / "out" / "history.csv").exists()

@@ -163,6 +163,9 @@ def optimize(
             "executor": executor, "workers": workers, "address": address,
             "run_timeout": run_timeout, "out": str(out.resolve()),
         }
+        out.mkdir(parents=True, exist_ok=True)
+        if journal is not None:  # the CLI makes the journal's folder (the library does not)
+            journal.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
         with progress_display(progress) as callback:
             result = erahbo.optimize(
