@@ -400,7 +400,7 @@ def test_cli_optimize_resume_and_messages(tmp_path, monkeypatch, failing):
         (["--k-min", "1"], "k_min=1 is too small"),
         (["--k-min", "5", "--k-max", "4"], "k_max=4 is smaller than k_min=5"),
         (["--budget", "5"], "budget=5 is smaller than the initial design"),
-        (["--journal", "missing/s.db"], "does not exist; create it first"),
+        (["--journal", "."], "is a directory; give a file path"),  # (missing folders are made)
         (["--journal", "a.db", "--seed", "3"], "seed: 0 in the journal, 3 now"),
         (["--executor", "dask"], "executor='dask' is not known"),
     ]
