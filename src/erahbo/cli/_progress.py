@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 
-def run_progress(console: Any, label: str = "runs") -> Any:
+def run_progress(console: Any, label: str = "runs", *, disable: bool = False) -> Any:
     """A rich ``Progress`` with a bar, ``done/total``, elapsed and remaining time.
 
-    The task's ``description`` is shown after the times (e.g. the round and incumbent).
+    The task's ``description`` is shown after the times (e.g. the round and incumbent);
+    ``disable`` hides the bar (plain logs instead).
     """
     from rich.progress import (
         BarColumn,
@@ -21,4 +22,4 @@ def run_progress(console: Any, label: str = "runs") -> Any:
 
     return Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), TimeRemainingColumn(),
-                    TextColumn("{task.description}"), console=console)
+                    TextColumn("{task.description}"), console=console, disable=disable)

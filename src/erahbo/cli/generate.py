@@ -9,18 +9,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 from erahbo.arlbench.registry import TASKS, get_task
 from erahbo.arlbench.venv import default_venv_path
+from erahbo.cli._progress import run_progress
 
 
 def tasks() -> None:
@@ -109,16 +102,9 @@ def generate(
         raise typer.Exit(code=1) from None
     plain = not sys.stderr.isatty()
     t0 = time.time()
-    columns: list[Any] = [
-        TextColumn(f"{t.name}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    ]
-    with client, Progress(*columns, console=console, disable=plain) as bar:
-        job = bar.add_task("configs", total=configs)
+    # not a terminal: a plain line per configuration instead (logs, CI)
+    with client, run_progress(console, label=f"{t.name} configs", disable=plain) as bar:
+        job = bar.add_task("", total=configs)
         state = {"base": 0, "t": time.time()}
 
         def progress(done: int, total: int, info: dict[str, Any]) -> None:
