@@ -67,6 +67,7 @@ class Observations:
         self.seeds: list[list[int]] = []
         self._row: dict[int, int] = {}
         self._stats = np.zeros((16, 4))  # (capacity, 4): mean, variance, count, sum of squares
+        self.version = 0  # bumped by every add: models built on an older version are stale
 
     @property
     def n(self) -> int:
@@ -132,4 +133,5 @@ class Observations:
         self._stats[r] = (mean, m2 / (k - 1) if k > 1 else 0.0, k, m2)
         self.returns[r].extend(float(v) for v in returns)
         self.seeds[r].extend(int(s) for s in seeds)
+        self.version += 1
         return r

@@ -292,6 +292,7 @@ class Optimizer:
         self._rounds: list[dict[str, Any]] = []
         self._rng = np.random.default_rng([self.seed, 2])
         self._rec_cache: tuple | None = None
+        self._rm_cache: tuple[int, RoundModel] | None = None  # (data version, model)
         self._seed_streams: dict[int, list[int]] = {}
         self._config_cache: tuple[int, dict[str, Any]] = (-1, {})
         self._infeasible: set[int] = set()
@@ -400,8 +401,17 @@ class Optimizer:
         return np.array([c not in bad for c in self.data.config_ids], dtype=bool)
 
     def _round_model(self) -> RoundModel:
+        """Round model on the current data, shared by the recommendation and the next ask.
+
+        The benchmark asks for the incumbent after every tell; when that tell closed the round,
+        the next ``ask`` sees the same data and reuses the model instead of refactoring it.
+        """
         d = self.data
-        return make_round(self.engine, self._fast, d.U, d.ybar, d.s2, d.k, self._settings, self._C)
+        if self._rm_cache is not None and self._rm_cache[0] == d.version:
+            return self._rm_cache[1]
+        rm = make_round(self.engine, self._fast, d.U, d.ybar, d.s2, d.k, self._settings, self._C)
+        self._rm_cache = (d.version, rm)
+        return rm
 
     def _fit(self) -> None:
         d = self.data
@@ -417,6 +427,7 @@ class Optimizer:
             self._fast = FastModel(self._settings, self._C)
         self._rounds_since_fit = 0
         self._rec_cache = None
+        self._rm_cache = None
 
     # ------------------------------------------------------------------ settings, journal
     def study_settings(self) -> dict[str, Any]:
