@@ -501,3 +501,17 @@ def test_cli_inspect_and_synth(tmp_path):
     assert len(list((tmp_path / "p").glob("*.png"))) == 3
     res = runner.invoke(app, ["dataset", "inspect", str(csv), "--hp-columns", "lr,nope"])
     assert res.exit_code == 1 and "missing hyperparameter column" in res.output
+
+
+def test_cli_tables_are_not_cut_when_piped(tmp_path):
+    """Without a terminal (logs, pipes) tables get 120 columns, not rich's 80."""
+    from erahbo.cli import app
+
+    out = tmp_path / "suite"
+    runner = CliRunner()
+    res = runner.invoke(app, ["dataset", "synth", "--out", str(out), "--tasks", "1",
+                              "--configs", "8", "--seeds", "3"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["dataset", "inspect", str(out)], env={"COLUMNS": ""})
+    assert res.exit_code == 0, res.output
+    assert "corr(m,s)" in res.output  # the last header, cut at 80 columns

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from erahbo.arlbench.venv import default_venv_path, setup_venv, venv_status
+from erahbo.cli._console import make_console
 
 
 def setup(
@@ -26,7 +26,7 @@ def setup(
     ] = None,
 ) -> None:
     """Create the ARLBench 0.1.3 venv if needed (idempotent) and verify the import."""
-    console = Console()
+    console = make_console()
     target = venv or default_venv_path()
     console.print(f"ARLBench venv: {target}")
     with console.status("installing arlbench 0.1.3 (about a minute the first time)..."):
@@ -49,7 +49,7 @@ def check(
     ] = True,
 ) -> None:
     """Check that the venv imports ARLBench and that the worker trains."""
-    console = Console()
+    console = make_console()
     st = venv_status(venv)
     console.print(f"ARLBench venv: {st['path']}")
     if not st["ok"]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from erahbo.cli._console import make_console
 from erahbo.experiments.methods import PAPER_METHODS
 
 
@@ -65,12 +66,11 @@ def benchmark(
     report: bool = typer.Option(True, help="Write the report when the study is done."),
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
-    from rich.console import Console
 
     from erahbo.cli._progress import run_progress
     from erahbo.experiments import StudySettings, parse_methods, run_study
 
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     try:
         if executor not in ("process", "ray"):
             raise ValueError(f"--executor {executor!r} is not known; use process or ray")

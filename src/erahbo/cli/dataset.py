@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from erahbo.cli._console import make_console
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.inspect import plot_mean_std, summarize_task
 from erahbo.datasets.loaders import expand_paths, load_task
@@ -32,7 +32,7 @@ def _synthetic(task: TaskData) -> bool:
 
 def _fail(err: Exception) -> typer.Exit:
     """Print ``err`` as one line on stderr; the exit to raise."""
-    Console(stderr=True).print(Text("error: ", style="red") + Text(str(err)), soft_wrap=True)
+    make_console(stderr=True).print(Text("error: ", style="red") + Text(str(err)), soft_wrap=True)
     return typer.Exit(code=1)
 
 
@@ -64,7 +64,7 @@ def inspect(
     ] = None,
 ) -> None:
     """Print shape, NaN counts, degeneracy and the mean-vs-std spread of each task."""
-    console = Console()
+    console = make_console()
     try:
         paths = expand_paths(files)
         tasks = [
@@ -114,7 +114,7 @@ def synth(
     seeds: Annotated[int, typer.Option("--seeds", min=2, help="Seeds per configuration.")] = 50,
 ) -> None:
     """Write a suite of paper-shaped SYNTHETIC tasks (not real RL data)."""
-    console = Console()
+    console = make_console()
     try:
         paths = write_suite(out, tasks, seed, n_configs=configs, n_seeds=seeds)
     except ValueError as err:

@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 import typer.main
 
+from erahbo.cli._console import make_console
+
 
 def demo(
     out: Path = typer.Option(Path("results/demo"), help="Output directory."),
@@ -22,7 +24,6 @@ def demo(
     2. ERAHBO, RAHBO (k=2, 20) and GP-UCB replayed on the bundled synthetic suite
        (``repetitions`` x ``budget`` runs each), then ``report/report.md`` with its figures.
     """
-    from rich.console import Console
 
     import erahbo
     from erahbo.analysis.run_plots import plot_1d_run
@@ -30,7 +31,7 @@ def demo(
     from erahbo.datasets.loaders import bundled_tasks
     from erahbo.objectives.synthetic import Figure1Task
 
-    console = Console()
+    console = make_console()
     task = Figure1Task()
     result = erahbo.optimize(task, task.space, method="erahbo", budget=300, seed=seed)
     best = task.mv_argmax(1.0)

@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from erahbo.arlbench.registry import TASKS, get_task
 from erahbo.arlbench.venv import default_venv_path
+from erahbo.cli._console import make_console
 from erahbo.cli._progress import run_progress
 
 
 def tasks() -> None:
     """List the paper's 19 ARLBench tasks and whether they can be generated here."""
-    console = Console(width=None if sys.stdout.isatty() else 120)
+    console = make_console()
     table = Table(title="ARLBench tasks (paper appendix)")
     for col in ("task", "environment", "steps x envs", "runs here"):
         table.add_column(col, no_wrap=True)
@@ -79,7 +79,7 @@ def generate(
     from erahbo.arlbench.generate import generate as run_generate
     from erahbo.arlbench.generate import merge_shards
 
-    console = Console()
+    console = make_console()
     try:
         t = get_task(task)
     except ValueError as err:
@@ -159,7 +159,7 @@ def merge_shards_cmd(
     """Merge a task's shards into <out>/<task>.parquet (common dataset format)."""
     from erahbo.arlbench.generate import merge_shards, shard_status
 
-    console = Console()
+    console = make_console()
     try:
         path = merge_shards(out, task, allow_partial=partial)
     except ValueError as err:

@@ -18,6 +18,8 @@ from typing import Any
 
 import typer
 
+from erahbo.cli._console import make_console
+
 ERRORS: tuple[type[BaseException], ...] = (
     ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
 )
@@ -45,11 +47,10 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
     if not enabled:
         yield None
         return
-    from rich.console import Console
 
     from erahbo.cli._progress import run_progress
 
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     with run_progress(console) as bar:
         tid = bar.add_task("", total=None)
         failed = 0
@@ -91,10 +92,9 @@ def write_outputs(result: Any, out: Path, extra: dict[str, Any]) -> Path:
 
 def print_result(result: Any) -> None:
     """The incumbent as a table, with the study's counts."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = make_console()
     if result.incumbent is None:
         console.print("no incumbent: no configuration was evaluated successfully")
         return

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from erahbo.cli._console import make_console
+
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
     """Add the ``report`` command to ``app``."""
@@ -26,12 +28,11 @@ def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
             help="numpy (fast, default), rliable (reference, slower) or auto."),
     ) -> None:
         """Write report.md, PNG figures, LaTeX tables and CSVs (ranks.csv, ...) of a study."""
-        from rich.console import Console
         from rich.table import Table
 
         from erahbo.analysis.report import format_rank_summary, write_report
 
-        console = Console()
+        console = make_console()
         try:
             with console.status("computing the report ..."):
                 res = write_report(results_dir, out, bootstrap_reps=bootstrap_reps, seed=seed,

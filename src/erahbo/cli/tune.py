@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from erahbo.cli._console import make_console
+
 
 def tune(
     task: str = typer.Option(..., help="Registry task, e.g. ppo_cc_cartpole "
@@ -37,7 +39,6 @@ def tune(
                                    "(tests: a fake worker)."),
 ) -> None:
     """Tune an ARLBench task on live training, resumable from its journal."""
-    from rich.console import Console
 
     from erahbo.analysis.run_plots import plot_configs
     from erahbo.arlbench.client import ArlClient, WorkerError
@@ -46,7 +47,7 @@ def tune(
     from erahbo.arlbench.tune import tune as run_tune
     from erahbo.cli._progress import run_progress
 
-    console = Console()
+    console = make_console()
     try:
         t = get_task(task)
     except (KeyError, ValueError) as e:
