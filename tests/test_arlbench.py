@@ -11,6 +11,7 @@ import json
 import math
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,7 @@ FAKE_WORKER = textwrap.dedent(
                 os._exit(3)
             if hp.get("hang_at_seed") == s:
                 time.sleep(60)
+            time.sleep(float(hp.get("sleep_s", 0.0)))
             x = float(hp.get("learning_rate", 0.5))
             r = 100.0 * x + s
             ok = not hp.get("nan")
@@ -217,6 +219,54 @@ def test_generate_resumes_without_loss_or_duplicates(
     assert m["algorithm"] == "ppo" and m["domain"] == "cc" and m["training_budget"] == 100_000
     assert m["search_space"]["hyperparameters"][0]["name"] == "learning_rate"
     assert m["n_eval_episodes"] == 128 and m["partial"] is False and m["n_failed_runs"] == 0
+
+
+def test_train_many_slides_past_a_slow_configuration(fake_cmd: list[str]) -> None:
+    """A slow configuration occupies one worker; the others take the next ones meanwhile."""
+    configs = [{"learning_rate": 0.9, "sleep_s": 0.4}] + [
+        {"learning_rate": i / 10} for i in range(6)
+    ]
+    with ArlClient(2, worker_cmd=fake_cmd) as cl:
+        order = [k for k, _ in cl.train_many("ppo_cc_cartpole", configs, [1, 2])]
+        assert sorted(order) == list(range(7)) and order[-1] == 0
+        it = cl.train_many("ppo_cc_cartpole", configs, [1, 2, 3])
+        k, res = next(it)
+        assert k != 0 and [r.return_ for r in res] == pytest.approx([10 * k - 9, 10 * k - 8,
+                                                                      10 * k - 7])
+        t0 = time.perf_counter()
+        it.close()  # waits for the configurations in flight only, not the whole list
+        assert time.perf_counter() - t0 < 1.5
+
+
+class _ShuffledClient:
+    """Duck-typed client: returns configurations in reverse order (as parallel workers may)."""
+
+    def __init__(self) -> None:
+        self.n_calls = 0
+
+    def train_many(self, request, configs, seeds):
+        from erahbo.arlbench.client import RunResult
+
+        self.n_calls += 1
+        for k in reversed(range(len(configs))):
+            x = float(configs[k].get("learning_rate", 0.5))
+            yield k, [RunResult(100.0 * x + s, "ok", 0.5, None, s, j == 0)
+                      for j, s in enumerate(seeds)]
+
+
+def test_generate_writes_shards_finished_out_of_order(tmp_path: Path) -> None:
+    cl = _ShuffledClient()
+    seen: list[int] = []
+    res = generate("ppo_cc_cartpole", tmp_path, cl, n_configs=10, n_seeds=2, shard_size=4,
+                   progress=lambda done, total, info: seen.append(done))
+    assert res["written"] == [0, 1, 2] and cl.n_calls == 1  # one stream for every shard
+    assert seen == list(range(1, 11))
+    task = read_task(merge_shards(tmp_path, "ppo_cc_cartpole"))
+    lr = task.configs["learning_rate"].to_numpy()
+    assert task.returns == pytest.approx(np.stack([100 * lr + 1, 100 * lr + 2], 1))
+    assert task.meta["wall_time_s"] == pytest.approx(10 * 2 * 0.5)  # worker-seconds
+    again = generate("ppo_cc_cartpole", tmp_path, cl, n_configs=10, n_seeds=2, shard_size=4)
+    assert again["written"] == [] and again["skipped"] == [0, 1, 2]
 
 
 def test_generate_conditional_inactive_is_null(fake_cmd: list[str], tmp_path: Path) -> None:

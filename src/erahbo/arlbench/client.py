@@ -18,7 +18,7 @@ import queue
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -426,6 +426,10 @@ class ArlClient:
         """Train every configuration with all ``seeds``, spread over the workers.
 
         Yields ``(index into configs, results)`` as configurations finish (any order).
+        Configurations start in their order, at most ``n_workers`` at a time (a sliding
+        window: a worker takes the next configuration as soon as it is free, so one slow
+        configuration never idles the others; closing the iterator early waits only for the
+        configurations in flight).
         """
         if self.n_workers == 1:
             for k, cfg in enumerate(configs):
@@ -434,19 +438,29 @@ class ArlClient:
                     on_result(k, res)
                 yield k, res
             return
-        with ThreadPoolExecutor(max_workers=self.n_workers) as ex:
-            futs = {
-                ex.submit(self.train, task, cfg, seeds, extra=extra): k
-                for k, cfg in enumerate(configs)
-            }
-            from concurrent.futures import as_completed
+        ex = ThreadPoolExecutor(max_workers=self.n_workers)
+        todo = iter(enumerate(configs))
+        running: dict[Future[list[RunResult]], int] = {}
 
-            for f in as_completed(futs):
-                k = futs[f]
-                res = f.result()
-                if on_result:
-                    on_result(k, res)
-                yield k, res
+        def submit_next() -> None:
+            for k, cfg in todo:
+                running[ex.submit(self.train, task, cfg, seeds, extra=extra)] = k
+                return
+
+        try:
+            for _ in range(self.n_workers):
+                submit_next()
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    k = running.pop(f)
+                    res = f.result()
+                    submit_next()
+                    if on_result:
+                        on_result(k, res)
+                    yield k, res
+        finally:
+            ex.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         """Shut all workers down."""

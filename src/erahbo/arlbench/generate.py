@@ -209,6 +209,43 @@ def _base_meta(task: ArlTask, plan: GenerationPlan, versions: dict[str, Any]) ->
     }
 
 
+class _ShardBuffer:
+    """Results of one shard's configurations while they come back (in any order)."""
+
+    def __init__(self, shard: int, lo: int, size: int, n_seeds: int) -> None:
+        self.shard, self.lo, self.size, self.left = shard, lo, size, size
+        self.returns = np.full((size, n_seeds), np.nan)  # (configs, seeds)
+        self.runtimes = np.zeros((size, n_seeds))
+        self.errors: dict[str, dict[str, str]] = {}
+        self.first: list[float] = []
+
+    def add(self, config: int, res: list[Any], seeds: tuple[int, ...]) -> None:
+        row = config - self.lo
+        for s_idx, r in enumerate(res):
+            self.returns[row, s_idx] = r.return_ if r.status == "ok" else np.nan
+            self.runtimes[row, s_idx] = r.runtime_s
+            if r.status != "ok":
+                self.errors.setdefault(str(config), {})[str(seeds[s_idx])] = str(r.error)
+            if r.first:
+                self.first.append(r.runtime_s)
+        self.left -= 1
+
+    def task_data(self, configs: pd.DataFrame, seeds: list[int], meta0: dict[str, Any]) -> TaskData:
+        meta = {
+            **meta0,
+            "shard": self.shard,
+            "config_range": [self.lo, self.lo + self.size],
+            # worker-seconds: the time the shard's runs took (its wall time with one worker)
+            "wall_s": float(self.runtimes.sum()),
+            "run_runtime_s": self.runtimes.tolist(),
+            "errors": self.errors,
+            "first_run_s": self.first,
+        }
+        ids = np.arange(self.lo, self.lo + self.size, dtype=np.int64)
+        return TaskData(configs=configs, returns=self.returns, seeds=seeds, config_ids=ids,
+                        meta=meta)
+
+
 def generate(
     task: str | ArlTask,
     out: str | Path,
@@ -291,62 +328,41 @@ def generate(
         request["n_total_timesteps"] = int(n_total_timesteps)
     meta0 = _base_meta(t, plan, versions or {})
 
-    written, skipped, runs = [], [], 0
+    # Every missing shard's configurations go to the workers as one stream (in order, a
+    # sliding window of n_workers): a slow configuration never idles the other workers, and
+    # each shard is written as soon as its last configuration is back.
+    sizes = {k: min(plan.n_configs, (k + 1) * plan.shard_size) - k * plan.shard_size
+             for k in range(plan.n_shards)}
+    skipped = [k for k in range(plan.n_shards) if _shard_path(d, k).exists()]
+    missing = sorted(set(range(plan.n_shards)) - set(skipped))
+    if max_shards is not None:
+        missing = missing[:max_shards]
+    done = sum(sizes[k] for k in skipped)
+    if progress and skipped:
+        progress(done, plan.n_configs, {"skipped_shards": len(skipped)})
+    jobs = [(k, i) for k in missing for i in range(k * plan.shard_size,
+                                                   k * plan.shard_size + sizes[k])]
+    open_shards = {k: _ShardBuffer(k, k * plan.shard_size, sizes[k], len(plan.seeds))
+                   for k in missing}
+    written: list[int] = []
+    runs = 0
     t_all = time.perf_counter()
-    done_before = 0
-    for k in range(plan.n_shards):
-        path = _shard_path(d, k)
-        lo, hi = k * plan.shard_size, min(plan.n_configs, (k + 1) * plan.shard_size)
-        if path.exists():
-            skipped.append(k)
-            done_before += hi - lo
-            if progress:
-                progress(done_before, plan.n_configs, {"skipped_shard": k})
-            continue
-        if max_shards is not None and len(written) >= max_shards:
-            break
-        t0 = time.perf_counter()
-        chunk = configs[lo:hi]
-        returns = np.full((hi - lo, len(plan.seeds)), np.nan)  # (configs, seeds)
-        runtimes = np.zeros_like(returns)
-        errors: dict[str, dict[str, str]] = {}
-        compile_s: list[float] = []
-        for j, res in client.train_many(request, chunk, list(plan.seeds)):
-            for s_idx, r in enumerate(res):
-                returns[j, s_idx] = r.return_ if r.status == "ok" else np.nan
-                runtimes[j, s_idx] = r.runtime_s
-                if r.status != "ok":
-                    errors.setdefault(str(lo + j), {})[str(plan.seeds[s_idx])] = str(r.error)
-                if r.first:
-                    compile_s.append(r.runtime_s)
-            runs += len(res)
-            done_before += 1
-            if progress:
-                progress(done_before, plan.n_configs, {"config": lo + j, "shard": k})
-        wall = time.perf_counter() - t0
-        df = pd.DataFrame([{n: c.get(n) for n in names} for c in chunk], columns=names)
-        meta = {
-            **meta0,
-            "shard": k,
-            "config_range": [lo, hi],
-            "wall_s": wall,
-            "run_runtime_s": runtimes.tolist(),
-            "errors": errors,
-            "first_run_s": compile_s,
-        }
-        write_task(
-            TaskData(
-                configs=df,
-                returns=returns,
-                seeds=list(plan.seeds),
-                config_ids=np.arange(lo, hi, dtype=np.int64),
-                meta=meta,
-            ),
-            path,
-        )
-        written.append(k)
+    for j, res in client.train_many(request, [configs[i] for _, i in jobs], list(plan.seeds)):
+        k, i = jobs[j]
+        buf = open_shards[k]
+        buf.add(i, res, plan.seeds)
+        runs += len(res)
+        done += 1
+        if progress:
+            progress(done, plan.n_configs, {"config": i, "shard": k})
+        if buf.left == 0:
+            df = pd.DataFrame([{n: c.get(n) for n in names}
+                               for c in configs[buf.lo : buf.lo + buf.size]], columns=names)
+            write_task(buf.task_data(df, list(plan.seeds), meta0), _shard_path(d, k))
+            written.append(k)
+            del open_shards[k]
     return {
-        "written": written,
+        "written": sorted(written),
         "skipped": skipped,
         "runs": runs,
         "wall_s": time.perf_counter() - t_all,

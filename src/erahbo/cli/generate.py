@@ -108,10 +108,11 @@ def generate(
         state = {"base": 0, "t": time.time()}
 
         def progress(done: int, total: int, info: dict[str, Any]) -> None:
-            bar.update(job, completed=done)
-            if "skipped_shard" in info:  # resumed: the rate counts new work only
+            if "skipped_shards" in info:  # resumed: the rate and ETA count new work only
+                bar.reset(job, total=total, completed=done)
                 state["base"], state["t"] = done, time.time()
                 return
+            bar.update(job, completed=done)
             if plain:
                 rate = (done - state["base"]) / max(time.time() - state["t"], 1e-9)
                 eta = (total - done) / rate if rate > 0 else float("nan")
