@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
@@ -68,9 +69,11 @@ class RoundSettings:
     rho_max2: float | None = None
 
 
-@dataclass(frozen=True)
-class InnerBounds:
-    """Posterior at ``x_t`` after its seeds so far, and the MV bounds with ``beta_stop``."""
+class InnerBounds(NamedTuple):
+    """Posterior at ``x_t`` after its seeds so far, and the MV bounds with ``beta_stop``.
+
+    A named tuple: one is built per extra seed of ERAHBO's inner loop (hot path).
+    """
 
     ucb_mv: float
     lcb_mv: float
