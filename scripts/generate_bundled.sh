@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Background generation of the bundled ARLBench tables (data/README.md), one core per queue,
-# with a committer that commits new shards every 10 minutes (a session can stop at any time;
-# finished shards are never lost, and the same command resumes from them).
+# Background generation of the bundled ARLBench tables (data/README.md), one table after the
+# other on all cores (`--workers`, default: every core), with a committer that commits new
+# shards every 10 minutes (a session can stop at any time; finished shards are never lost,
+# and the same command resumes from them).
 #
 #   scripts/generate_bundled.sh            # start (detached); logs in $LOGDIR
 #   scripts/generate_bundled.sh stop       # stop the queues and the committer
 #
-# Queue A: dqn_cc_cartpole 512 -> dqn_cc_acrobot 512; queue B: ppo_cc_cartpole 128 ->
-# ppo_cc_pendulum 128 (50 seeds each). Needs `erahbo arlbench setup` first.
+# Order: ppo_cc_cartpole 128, dqn_cc_cartpole 512, ppo_cc_pendulum 128, dqn_cc_acrobot 512
+# (50 seeds each): one table is finished before the next starts. Needs `erahbo arlbench setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOGDIR=${LOGDIR:-/tmp/erahbo-generate}
 PY=${PY:-.venv/bin/python}
+WORKERS=${WORKERS:-$(nproc)}
 mkdir -p "$LOGDIR"
 
 if [[ "${1:-}" == "stop" ]]; then
@@ -25,7 +27,7 @@ queue() {  # queue NAME TASK:CONFIGS ...
   local cmd="export PYTHONUNBUFFERED=1;"
   for spec in "$@"; do
     cmd+=" $PY -m erahbo dataset generate --task ${spec%%:*} --configs ${spec##*:} --seeds 50"
-    cmd+=" --out data/arlbench --workers 1;"
+    cmd+=" --out data/arlbench --workers $WORKERS;"
   done
   setsid nohup bash -c "$cmd" >"$LOGDIR/$name.log" 2>&1 </dev/null &
   echo $! >"$LOGDIR/$name.pid"
@@ -41,7 +43,6 @@ committer() {
   echo $! >"$LOGDIR/committer.pid"
 }
 
-queue A dqn_cc_cartpole:512 dqn_cc_acrobot:512
-queue B ppo_cc_cartpole:128 ppo_cc_pendulum:128
+queue generate ppo_cc_cartpole:128 dqn_cc_cartpole:512 ppo_cc_pendulum:128 dqn_cc_acrobot:512
 committer
-echo "started; logs: $LOGDIR/{A,B,committer}.log; stop: $0 stop"
+echo "started ($WORKERS workers); logs: $LOGDIR/{generate,committer}.log; stop: $0 stop"
