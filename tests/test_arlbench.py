@@ -238,6 +238,16 @@ def test_train_many_slides_past_a_slow_configuration(fake_cmd: list[str]) -> Non
         assert time.perf_counter() - t0 < 1.5
 
 
+def test_relative_cost_follows_gradient_work() -> None:
+    dqn, ppo = get_task("dqn_cc_cartpole"), get_task("ppo_cc_cartpole")
+    cheap = {"train_freq": 128, "gradient_steps": 1, "buffer_batch_size": 64}
+    heavy = {"train_freq": 1, "gradient_steps": 10, "buffer_batch_size": 256}
+    assert dqn.relative_cost(cheap) == pytest.approx(1.035)
+    assert dqn.relative_cost(heavy) / dqn.relative_cost(cheap) > 100
+    assert dqn.relative_cost({}) == pytest.approx(1 + 0.07 * 1 * 128 / 4)  # space defaults
+    assert ppo.relative_cost(heavy) == ppo.relative_cost({}) == 1.0
+
+
 class _ShuffledClient:
     """Duck-typed client: returns configurations in reverse order (as parallel workers may)."""
 
@@ -256,11 +266,14 @@ class _ShuffledClient:
 
 def test_generate_writes_shards_finished_out_of_order(tmp_path: Path) -> None:
     cl = _ShuffledClient()
-    seen: list[int] = []
+    seen: list[tuple[int, float, float]] = []
     res = generate("ppo_cc_cartpole", tmp_path, cl, n_configs=10, n_seeds=2, shard_size=4,
-                   progress=lambda done, total, info: seen.append(done))
+                   progress=lambda done, total, info: seen.append(
+                       (done, info["cost_done"], info["cost_total"])))
     assert res["written"] == [0, 1, 2] and cl.n_calls == 1  # one stream for every shard
-    assert seen == list(range(1, 11))
+    assert [d for d, _, _ in seen] == list(range(1, 11))
+    assert [c for _, c, _ in seen] == pytest.approx(range(1, 11))  # PPO: equal costs
+    assert seen[-1][2] == pytest.approx(10.0)
     task = read_task(merge_shards(tmp_path, "ppo_cc_cartpole"))
     lr = task.configs["learning_rate"].to_numpy()
     assert task.returns == pytest.approx(np.stack([100 * lr + 1, 100 * lr + 2], 1))
@@ -372,3 +385,30 @@ def test_every_registry_space_is_a_valid_search_space() -> None:
         if task.algorithm in ("dqn", "sac"):  # tau is conditional on the target network
             cfg = space.decode(space.sobol_unit(8, seed=0)[0])
             assert ("tau" in cfg) == bool(cfg["use_target_network"]), name
+
+
+def test_cli_generate_logs_progress_by_work_and_resumes(
+    fake_cmd: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    import erahbo.arlbench.client as client_mod
+    from erahbo.cli import app
+
+    real_client = client_mod.ArlClient
+
+    def fake_client(workers: int, **kw: object) -> ArlClient:
+        return real_client(workers, worker_cmd=fake_cmd)
+
+    monkeypatch.setattr(client_mod, "ArlClient", fake_client)
+    args = ["dataset", "generate", "--task", "dqn_cc_cartpole", "--configs", "6", "--seeds", "2",
+            "--out", str(tmp_path), "--workers", "2"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    # not a terminal: one plain line per configuration, the share of the expected work and ETA
+    lines = [ln for ln in res.output.splitlines() if "configs (" in ln]
+    assert len(lines) == 6 and "6/6 configs (100.0 % of the work)" in lines[-1]
+    assert "eta=" in lines[0] and "merged:" in res.output
+    assert read_task(tmp_path / "dqn_cc_cartpole.parquet").returns.shape == (6, 2)
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0 and "0 shards written, 2 already present" in res.output

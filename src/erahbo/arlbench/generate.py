@@ -283,7 +283,9 @@ def generate(
     versions : dict, optional
         Package versions of the worker (recorded in the metadata).
     progress : callable, optional
-        ``progress(configs_done, n_configs, info)`` after every finished configuration.
+        ``progress(configs_done, n_configs, info)`` after every finished configuration (and
+        once for the shards already present); ``info`` has ``cost_done`` and ``cost_total``,
+        the expected work in :meth:`ArlTask.relative_cost` units, for time estimates.
     max_shards : int, optional
         Stop after writing this many new shards (for smoke runs).
 
@@ -338,8 +340,12 @@ def generate(
     if max_shards is not None:
         missing = missing[:max_shards]
     done = sum(sizes[k] for k in skipped)
+    cost = [t.relative_cost(c) for c in configs]  # for the ETA: configurations differ 100-fold
+    cost_total = float(sum(cost))
+    cost_done = float(sum(cost[k * plan.shard_size + j] for k in skipped for j in range(sizes[k])))
     if progress and skipped:
-        progress(done, plan.n_configs, {"skipped_shards": len(skipped)})
+        progress(done, plan.n_configs, {"skipped_shards": len(skipped), "cost_done": cost_done,
+                                        "cost_total": cost_total})
     jobs = [(k, i) for k in missing for i in range(k * plan.shard_size,
                                                    k * plan.shard_size + sizes[k])]
     open_shards = {k: _ShardBuffer(k, k * plan.shard_size, sizes[k], len(plan.seeds))
@@ -353,8 +359,10 @@ def generate(
         buf.add(i, res, plan.seeds)
         runs += len(res)
         done += 1
+        cost_done += cost[i]
         if progress:
-            progress(done, plan.n_configs, {"config": i, "shard": k})
+            progress(done, plan.n_configs, {"config": i, "shard": k, "cost_done": cost_done,
+                                            "cost_total": cost_total})
         if buf.left == 0:
             df = pd.DataFrame([{n: c.get(n) for n in names}
                                for c in configs[buf.lo : buf.lo + buf.size]], columns=names)

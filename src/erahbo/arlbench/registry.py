@@ -167,6 +167,26 @@ class ArlTask:
     def space_source(self) -> str:
         return _SPACE_SOURCE[self.algorithm]
 
+    def relative_cost(self, config: dict[str, Any]) -> float:
+        """Expected training time of ``config`` relative to a cheap one (progress estimates).
+
+        Off-policy runs (DQN, SAC) cost about one unit plus their gradient work per
+        environment step, ``gradient_steps * batch / train_freq``: on dqn_cc_cartpole the
+        median run time of 172 configurations follows ``0.18 s + 0.0129 s * x`` (100-fold
+        spread). On-policy (PPO) runs cost about the same for every configuration.
+        """
+        if self.algorithm not in ("dqn", "sac"):
+            return 1.0
+        hps = _SPACES[self.algorithm]["hyperparameters"]
+        default = {hp["name"]: hp.get("default") for hp in hps}
+
+        def get(name: str) -> float:
+            v = config.get(name)
+            return float(v if v is not None else default[name])
+
+        x = get("gradient_steps") * get("buffer_batch_size") / max(get("train_freq"), 1.0)
+        return 1.0 + 0.07 * x
+
     def worker_request(self) -> dict[str, Any]:
         """The task-level fields of a worker ``train`` request."""
         return {

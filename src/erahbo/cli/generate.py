@@ -103,21 +103,26 @@ def generate(
     plain = not sys.stderr.isatty()
     t0 = time.time()
     # not a terminal: a plain line per configuration instead (logs, CI)
-    with client, run_progress(console, label=f"{t.name} configs", disable=plain) as bar:
-        job = bar.add_task("", total=configs)
-        state = {"base": 0, "t": time.time()}
+    # The bar and the ETA count expected work (ArlTask.relative_cost), not configurations:
+    # a DQN configuration can cost 100 times another.
+    with client, run_progress(console, label=t.name, disable=plain, percent=True) as bar:
+        job = bar.add_task("", total=None)
+        state = {"base": 0.0, "t": time.time()}
 
         def progress(done: int, total: int, info: dict[str, Any]) -> None:
+            c_done, c_total = info["cost_done"], info["cost_total"]
+            desc = f"{done}/{total} configs"
             if "skipped_shards" in info:  # resumed: the rate and ETA count new work only
-                bar.reset(job, total=total, completed=done)
-                state["base"], state["t"] = done, time.time()
+                bar.reset(job, total=c_total, completed=c_done, description=desc)
+                state["base"], state["t"] = c_done, time.time()
                 return
-            bar.update(job, completed=done)
+            bar.update(job, total=c_total, completed=c_done, description=desc)
             if plain:
-                rate = (done - state["base"]) / max(time.time() - state["t"], 1e-9)
-                eta = (total - done) / rate if rate > 0 else float("nan")
+                rate = (c_done - state["base"]) / max(time.time() - state["t"], 1e-9)
+                eta = (c_total - c_done) / rate if rate > 0 else float("nan")
                 print(
-                    f"{time.strftime('%H:%M:%S')} {t.name} {done}/{total} "
+                    f"{time.strftime('%H:%M:%S')} {t.name} {done}/{total} configs "
+                    f"({100 * c_done / c_total:.1f} % of the work) "
                     f"elapsed={time.time() - t0:.0f}s eta={eta / 60:.1f}min",
                     flush=True,
                 )
