@@ -515,3 +515,41 @@ def test_cli_tables_are_not_cut_when_piped(tmp_path):
     res = runner.invoke(app, ["dataset", "inspect", str(out)], env={"COLUMNS": ""})
     assert res.exit_code == 0, res.output
     assert "corr(m,s)" in res.output  # the last header, cut at 80 columns
+
+
+def test_directories_skip_generation_shards(tmp_path):
+    from erahbo.datasets.loaders import expand_paths
+
+    task = make_suite(1, seed=0, n_configs=8, n_seeds=3)[0]
+    write_task(task, tmp_path / "a.parquet")
+    shards = tmp_path / "shards" / "a"
+    shards.mkdir(parents=True)
+    (shards / "plan.json").write_text("{}")
+    write_task(task, shards / "shard-00000.parquet")
+    assert expand_paths(tmp_path) == [tmp_path / "a.parquet"]  # shards are parts of a task
+    with pytest.raises(ValueError, match="merge-shards"):
+        expand_paths(shards)
+
+
+def test_cli_inspect_shows_the_risk_tradeoff(tmp_path):
+    """The trade-off column: MV rank of the best-mean configuration, on the benchmark's scale."""
+    from erahbo.cli import app
+
+    rng = np.random.default_rng(0)
+    returns = np.stack([rng.normal(1.0, 0.01, 20), rng.normal(2.5, 1.5, 20),
+                        rng.normal(0.0, 0.01, 20)])  # (3, 20): best mean is the risky one
+    configs = pd.DataFrame({"lr": [0.1, 0.2, 0.3]})
+    write_task(TaskData(configs=configs, returns=returns, seeds=list(range(1, 21)),
+                        config_ids=np.arange(3), meta={"task": "risky"}),
+               tmp_path / "risky.parquet")
+    runner = CliRunner()
+    args = ["dataset", "inspect", str(tmp_path / "risky.parquet"), "--outcome-processing", "none"]
+    res = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    expected = tradeoff_stats(read_task(tmp_path / "risky.parquet"), outcome_processing="none")
+    assert expected.best_mean_rank == 2
+    assert f"2 ({expected.best_mean_regret:.2f})" in res.output
+    res = runner.invoke(app, [*args, "--alpha", "0"], env={"COLUMNS": "200"})
+    assert "1 (0.00)" in res.output  # risk-neutral: the best mean is MV-optimal
+    res = runner.invoke(app, [*args[:-1], "warped"])
+    assert res.exit_code == 1 and "--outcome-processing 'warped'" in res.output

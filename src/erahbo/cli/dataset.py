@@ -14,7 +14,7 @@ from erahbo.cli._console import make_console
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.inspect import plot_mean_std, summarize_task
 from erahbo.datasets.loaders import expand_paths, load_task
-from erahbo.datasets.synth import write_suite
+from erahbo.datasets.synth import tradeoff_stats, write_suite
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -62,10 +62,25 @@ def inspect(
         Path | None,
         typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here."),
     ] = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Risk aversion of the trade-off column.")
+    ] = 1.0,
+    outcome_processing: Annotated[
+        str,
+        typer.Option("--outcome-processing",
+                     help="vizier (the benchmark's default) or none, for the trade-off column."),
+    ] = "vizier",
 ) -> None:
-    """Print shape, NaN counts, degeneracy and the mean-vs-std spread of each task."""
+    """Print shape, NaN counts, degeneracy, the mean-vs-std spread and the risk trade-off.
+
+    The trade-off column is the MV rank of the configuration with the best mean return and
+    its normalized MV regret, on the benchmark's scale (``--outcome-processing``, ``--alpha``):
+    ``1 (0.00)`` means a risk-neutral choice is also MV-optimal on this task.
+    """
     console = make_console()
     try:
+        if outcome_processing not in ("vizier", "none"):
+            raise ValueError(f"--outcome-processing {outcome_processing!r}: use vizier or none")
         paths = expand_paths(files)
         tasks = [
             load_task(p, _split(hp_columns), fmt, return_columns=_split(return_columns))
@@ -86,8 +101,14 @@ def inspect(
         table.add_column(col, no_wrap=True)
     table.add_column("std min/med/max", overflow="fold")
     table.add_column("corr(m,s)", no_wrap=True)
+    table.add_column("best-mean MV rank (regret)", no_wrap=True)
     for task in tasks:
         s = summarize_task(task)
+        try:
+            tr = tradeoff_stats(task, alpha=alpha, outcome_processing=outcome_processing)
+            trade = f"{tr.best_mean_rank} ({tr.best_mean_regret:.2f})"
+        except ValueError:  # degenerate: nothing to trade off
+            trade = "-"
         table.add_row(
             s.task + ("*" if _synthetic(task) else ""),
             s.domain,
@@ -96,6 +117,7 @@ def inspect(
             "yes" if s.degenerate else "no",
             "/".join(_num(v) for v in (s.std_min, s.std_median, s.std_max)),
             f"{s.corr_mean_std:+.2f}",
+            trade,
         )
         if plot_dir is not None:
             plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png")

@@ -186,16 +186,27 @@ def load_tasks(
 
 
 def expand_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
-    """Files named in ``paths``, directories expanded to their task files (sorted)."""
+    """Files named in ``paths``, directories expanded to their task files (sorted).
+
+    Directories are searched recursively, except the shard folders of ``erahbo dataset
+    generate`` (a folder with ``plan.json``): their shards are parts of one task, which
+    ``erahbo dataset merge-shards`` turns into a task file.
+    """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
+            if (p / "plan.json").is_file():
+                raise ValueError(
+                    f"{p} holds generation shards (plan.json), parts of one task: merge them "
+                    "with `erahbo dataset merge-shards` and pass the merged file."
+                )
             found = sorted(
                 f
                 for f in p.rglob("*")
                 if f.is_file() and f.suffix.lower() in (*PARQUET_SUFFIXES, ".csv")
+                and not (f.parent / "plan.json").is_file()
             )
             if not found:
                 raise ValueError(f"{p}: directory holds no .parquet or .csv task files.")
