@@ -535,9 +535,9 @@ def test_cli_inspect_shows_the_risk_tradeoff(tmp_path):
     """The trade-off column: MV rank of the best-mean configuration, on the benchmark's scale."""
     from erahbo.cli import app
 
-    rng = np.random.default_rng(0)
-    returns = np.stack([rng.normal(1.0, 0.01, 20), rng.normal(2.5, 1.5, 20),
-                        rng.normal(0.0, 0.01, 20)])  # (3, 20): best mean is the risky one
+    sign = np.tile([1.0, -1.0], 10)  # (20,)
+    returns = np.stack([1.0 + 0.01 * sign, 2.0 + 2.0 * sign, 0.01 * sign])  # (3, 20)
+    # the best mean (2.0) is the risky configuration: its MV is 2 - 4.2 < 1
     configs = pd.DataFrame({"lr": [0.1, 0.2, 0.3]})
     write_task(TaskData(configs=configs, returns=returns, seeds=list(range(1, 21)),
                         config_ids=np.arange(3), meta={"task": "risky"}),
@@ -547,8 +547,8 @@ def test_cli_inspect_shows_the_risk_tradeoff(tmp_path):
     res = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     expected = tradeoff_stats(read_task(tmp_path / "risky.parquet"), outcome_processing="none")
-    assert expected.best_mean_rank == 2
-    assert f"2 ({expected.best_mean_regret:.2f})" in res.output
+    assert expected.best_mean_rank == 3  # below both safe configurations
+    assert f"3 ({expected.best_mean_regret:.2f})" in res.output
     res = runner.invoke(app, [*args, "--alpha", "0"], env={"COLUMNS": "200"})
     assert "1 (0.00)" in res.output  # risk-neutral: the best mean is MV-optimal
     res = runner.invoke(app, [*args[:-1], "warped"])
