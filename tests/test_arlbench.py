@@ -412,3 +412,30 @@ def test_cli_generate_logs_progress_by_work_and_resumes(
     assert read_task(tmp_path / "dqn_cc_cartpole.parquet").returns.shape == (6, 2)
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0 and "0 shards written, 2 already present" in res.output
+
+
+def test_status_reports_work_done_and_merged_stats(fake_cmd: list[str], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from erahbo.arlbench.status import generation_status, generation_tasks
+    from erahbo.cli import app
+
+    with ArlClient(1, worker_cmd=fake_cmd) as cl:
+        generate("dqn_cc_cartpole", tmp_path, cl, n_configs=12, n_seeds=3, shard_size=4,
+                 max_shards=2)
+    assert generation_tasks(tmp_path) == ["dqn_cc_cartpole"]
+    s = generation_status(tmp_path, "dqn_cc_cartpole")
+    assert (s.planned_configs, s.done_configs, s.merged_configs) == (12, 8, 0)
+    t = get_task("dqn_cc_cartpole")
+    cost = [t.relative_cost(c) for c in sobol_configs(t.search_space, 12, 0)]
+    assert s.work_done == pytest.approx(sum(cost[:8]) / sum(cost))
+    merge_shards(tmp_path, "dqn_cc_cartpole", allow_partial=True)
+    s = generation_status(tmp_path, "dqn_cc_cartpole")
+    assert s.merged_configs == 8 and s.partial and s.n_nan == 0
+    assert s.std[0] == pytest.approx(1.0)  # fake returns 100 x + seed: std of 1, 2, 3
+    res = CliRunner().invoke(app, ["dataset", "status", "--out", str(tmp_path), "--markdown"])
+    assert res.exit_code == 0, res.output
+    row = next(ln for ln in res.output.splitlines() if ln.startswith("| dqn_cc_cartpole"))
+    assert "| 12 x 3 |" in row and "| 8 x 3 (prefix) |" in row and "| 0 |" in row
+    res = CliRunner().invoke(app, ["dataset", "status", "--out", str(tmp_path / "none")])
+    assert res.exit_code == 2 and "no generation plan" in res.output

@@ -1,4 +1,4 @@
-"""``erahbo dataset generate`` and ``erahbo dataset tasks``: ARLBench data generation."""
+"""``erahbo dataset generate|merge-shards|status|tasks``: ARLBench data generation."""
 
 from __future__ import annotations
 
@@ -175,7 +175,73 @@ def merge_shards_cmd(
     console.print(f"merged {len(st['done'])}/{st['n_shards']} shards -> {path}")
 
 
+STATUS_COLUMNS = (
+    "task", "planned", "done (work)", "merged", "NaN runs", "per-config std min/med/max",
+    "mean return min/med/max", "corr(mean, std)", "worker time", "runs/s per core",
+    "median run / first run",
+)
+
+
+def _g(x: float, digits: int = 3) -> str:
+    return "" if x != x else f"{x:.{digits}g}"  # NaN -> empty cell
+
+
+def status_rows(out: Path) -> list[list[str]]:
+    """One row of :data:`STATUS_COLUMNS` per task with a generation plan under ``out``."""
+    from erahbo.arlbench.status import generation_status, generation_tasks
+
+    rows = []
+    for task in generation_tasks(out):
+        s = generation_status(out, task)
+        merged = ""
+        if s.merged_configs:
+            merged = f"{s.merged_configs} x {s.n_seeds}" + (" (prefix)" if s.partial else "")
+        has = bool(s.merged_configs)
+        rows.append([
+            task,
+            f"{s.planned_configs} x {s.n_seeds}",
+            f"{s.done_configs} ({100 * s.work_done:.0f} %)",
+            merged or "not merged",
+            str(s.n_nan) if has else "",
+            " / ".join(_g(v) for v in s.std) if has else "",
+            " / ".join(_g(v) for v in s.mean) if has else "",
+            f"{s.corr_mean_std:+.2f}" if has and s.corr_mean_std == s.corr_mean_std else "",
+            f"{s.wall_time_h:.2f} h" if has else "",
+            _g(s.runs_per_s) if has else "",
+            f"{_g(s.median_run_s, 2)} s / {_g(s.median_first_run_s, 2)} s" if has else "",
+        ])
+    return rows
+
+
+def status(
+    out: Annotated[Path, typer.Option("--out", help="Output root of the generation.")] = Path(
+        "data/arlbench"
+    ),
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print a Markdown table (for data/README.md).")
+    ] = False,
+) -> None:
+    """Where each table's generation stands: configurations and share of the work done, stats."""
+    rows = status_rows(out)
+    if not rows:
+        make_console(stderr=True).print(f"[red]error:[/red] no generation plan under {out}/shards")
+        raise typer.Exit(code=2)
+    if markdown:
+        typer.echo("| " + " | ".join(STATUS_COLUMNS) + " |")
+        typer.echo("|" + "---|" * len(STATUS_COLUMNS))
+        for r in rows:
+            typer.echo("| " + " | ".join(r) + " |")
+        return
+    table = Table(title=f"ARLBench generation under {out}")
+    for col in STATUS_COLUMNS:
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*r)
+    make_console().print(table)
+
+
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    groups["dataset"].command("status")(status)
     groups["dataset"].command("merge-shards")(merge_shards_cmd)
     groups["dataset"].command("generate")(generate)
     groups["dataset"].command("tasks")(tasks)
