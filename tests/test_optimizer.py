@@ -343,3 +343,39 @@ def test_penalized_configuration_is_never_the_incumbent():
     assert len(failed) > 0
     assert res.incumbent_id not in set(failed)
     assert res.incumbent["x"] <= 0.7
+
+
+def test_seed_batch_asks_several_seeds_in_the_inner_loop():
+    table = _table()
+    task = TableTask(table)
+    one = _run(table, task)  # seed_batch=1: the paper's rule, one seed at a time
+    res = _run(table, task, seed_batch=3)
+    for r in (one, res):
+        assert r.n_evals == 160
+    # every round: k_min seeds, then batches of 3 (fewer only at k_max or the budget's end)
+    rounds = res.rounds[res.rounds.phase == "bo"]
+    assert (rounds.k <= 10).all() and (rounds.k > 2).any()
+    extra = rounds.k - 2
+    ok = (extra % 3 == 0) | (rounds.k == 10) | (rounds.stop_reason == "budget")
+    assert ok.all(), rounds[~ok]
+    assert res.rounds.k.sum() == one.rounds.k.sum()  # both spend the budget
+    with pytest.raises(ValueError, match="seed_batch"):
+        Optimizer(table, "erahbo", seed_batch=0)
+
+
+def test_seed_batch_trials_and_settings():
+    table = _table()
+    task = TableTask(table)
+    opt = Optimizer(table, "erahbo", budget=200, seed=0, k_max=10, seed_batch=4)
+    sizes = []
+    while (t := opt.ask()) is not None:
+        if t.phase == "bo":
+            sizes.append(len(t.seeds))
+        opt.tell(t, [task(t.config, s) for s in t.seeds])
+    assert set(sizes) <= {1, 2, 3, 4} and 4 in sizes  # 2 = k_min, 4 = a batch, less at caps
+    assert opt.study_settings()["seed_batch"] == 4
+    from erahbo.loop import study_options  # what `erahbo resume` rebuilds the study with
+
+    again = Optimizer(table, **study_options(opt.study_settings()))
+    assert again.seed_batch == 4 and again.study_settings() == opt.study_settings()
+    assert "seed_batch" not in Optimizer(table, "erahbo").study_settings()  # old journals

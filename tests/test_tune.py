@@ -84,6 +84,23 @@ def test_tune_handles_failed_runs_and_resumes(fake_worker, tmp_path):
                                   hist.drop(columns="wall_time"))
 
 
+def test_tune_keeps_every_worker_busy_in_the_inner_loop(fake_worker, tmp_path):
+    sizes: list[int] = []
+    journal = tmp_path / "tune.db"
+
+    with ArlClient(3, worker_cmd=fake_worker) as client:
+        res = tune("ppo_cc_cartpole", client=client, budget=80, k_max=8, journal=journal,
+                   on_trial=lambda trial, results, opt: sizes.append(len(trial.seeds)))
+    assert res.n_evals == 80
+    assert 3 in sizes[5:]  # after the initial design: batches of 3 seeds (one per worker)
+    assert res.rounds[res.rounds.phase == "bo"].k.max() <= 8
+    # the journal keeps seed_batch: resuming with another worker count replays the same study
+    with ArlClient(1, worker_cmd=["false"]) as dead:
+        again = tune("ppo_cc_cartpole", client=dead, budget=80, k_max=8, journal=journal)
+    pd.testing.assert_frame_equal(again.history.drop(columns="wall_time"),
+                                  res.history.drop(columns="wall_time"))
+
+
 def test_tune_cli_writes_outputs(fake_worker, tmp_path):
     out = tmp_path / "t"
     res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "40",

@@ -119,6 +119,11 @@ class Optimizer:
         Parameters of the exponential and sigmoid schedules.
     k_min, k_max : int
         ERAHBO's seeds per round range.
+    seed_batch : int
+        Seeds ERAHBO asks for at once after the first ``k_min`` (default 1, the paper's
+        rule: one seed, then the stopping rule). With ``n`` parallel workers, ``seed_batch=n``
+        keeps them all busy: the rule is checked after each batch of up to ``n`` seeds, so a
+        round may overshoot its stopping point by up to ``n - 1`` seeds (pooled, counted).
     k : int
         Seeds per round of the fixed-k methods (paper: 20; RAHBO also 2).
     n_init : int
@@ -190,6 +195,7 @@ class Optimizer:
         slope: float = 10.0,
         k_min: int = 2,
         k_max: int = 20,
+        seed_batch: int = 1,
         k: int = 20,
         n_init: int = 5,
         k_init: int | None = None,
@@ -237,6 +243,12 @@ class Optimizer:
                 raise ValueError(f"{name}={v} must be a finite number >= 0")
         if rho_max2 is not None and not rho_max2 > 0:
             raise ValueError(f"rho_max2={rho_max2} must be > 0 or None (largest sample variance)")
+        if not isinstance(seed_batch, int | np.integer) or seed_batch < 1:
+            raise ValueError(
+                f"seed_batch={seed_batch!r} must be an int >= 1 (seeds asked at once after "
+                "k_min; the number of parallel workers, or 1 for the paper's rule)"
+            )
+        self.seed_batch = int(seed_batch)
         if int(refit_every) != refit_every or refit_every < 0:
             raise ValueError(f"refit_every={refit_every} must be an int >= 0 (0: never refit)")
         self.space = space if isinstance(space, SearchSpace) else SearchSpace(space)
@@ -315,6 +327,8 @@ class Optimizer:
             "initial_in_budget": self.initial_in_budget, "engine": engine,
             "hyperparameters": _hyper_json(hyperparameters),
         }
+        if self.seed_batch != 1:  # absent at the default: journals of older versions resume
+            self._options["seed_batch"] = self.seed_batch
         self._study: Any = None  # erahbo.journal.JournaledStudy in journal mode
         if journal is not None:
             self._open_journal(journal, journal_info, synchronous)
@@ -442,7 +456,7 @@ class Optimizer:
             ``method, budget, seed, alpha, beta, beta_stop, schedule, gamma, slope, k_min,
             k_max, k, n_init, k_init, kernel, refit_every, raw_samples, n_polish, rho_max2,
             initial_design, initial_in_budget, engine, hyperparameters, failures, retries,
-            space``.
+            space`` (and ``seed_batch`` when it is not 1).
         """
         out = dict(self._options)
         out["failures"] = None if self.failure_policy is None else self.failure_policy.mode
@@ -511,8 +525,10 @@ class Optimizer:
                 self._close("excluded")
             elif self.remaining < 1:
                 self._close("budget")
-            else:
-                return self._trial(r.config_id, r.u, 1, "bo", r.t)
+            else:  # the inner loop: one more seed, or a batch of them (seed_batch)
+                left = self.policy.k_max - r.k if isinstance(self.policy, AdaptiveK) else 1
+                n = min(self.seed_batch, self.remaining, max(left, 1))
+                return self._trial(r.config_id, r.u, int(n), "bo", r.t)
         if self.remaining < 2 or (self._allowed is not None and not self._allowed.any()):
             return None
         return self._start_round()

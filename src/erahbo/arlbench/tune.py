@@ -2,7 +2,8 @@
 
 The optimizer's ask/tell loop drives real training runs through the ARLBench worker pool
 (:class:`erahbo.arlbench.client.ArlClient`).  The seeds of one round run in parallel across the
-workers (ERAHBO's ``k_min`` seeds at once, then one more at a time as the stopping rule asks);
+workers (ERAHBO's ``k_min`` seeds at once, then ``seed_batch`` more at a time, one per worker by
+default, as long as the stopping rule asks for more);
 each worker compiles a configuration once and reuses it for all the seeds it is given.  A
 failed run (NaN return, exception, timeout, crashed worker) is handled by the optimizer's
 failure policy (default ``"penalize"``), and with a journal the study survives a crash of the
@@ -68,6 +69,19 @@ def run_seeds(
     return results
 
 
+def _journal_settings(journal: str | Path | None) -> dict[str, Any] | None:
+    """Settings of the study in an existing journal (None: no journal, or a new one)."""
+    if journal is None or not Path(journal).is_file():
+        return None
+    from erahbo.journal import Journal
+
+    j = Journal.open(journal)
+    try:
+        return dict(j.settings)
+    finally:
+        j.close()
+
+
 def tune(
     task: str | ArlTask,
     *,
@@ -113,8 +127,10 @@ def tune(
     scale : float, optional
         Return-range width; default :func:`return_scale` of the task.
     **options
-        Further :class:`erahbo.Optimizer` options (``alpha``, ``beta``, ``k_min``, ``k_max``,
-        ``k``, ``n_init``, ``k_init``, ...).
+        Further :class:`erahbo.Optimizer` options (``beta``, ``k_min``, ``k_max``, ``k``,
+        ``n_init``, ``k_init``, ``seed_batch``, ...). ERAHBO's ``seed_batch`` (seeds asked at
+        once after ``k_min``) defaults to the client's worker count, so every worker trains
+        during the inner loop too; a resumed study keeps the value in its journal.
 
     Returns
     -------
@@ -128,6 +144,11 @@ def tune(
         raise ValueError(f"scale={scale} must be > 0 (the width of the return range)")
     info = {"objective": f"arlbench:{t.name}", "extra": extra or {}, "alpha": alpha,
             "scale": scale}
+    if method == "erahbo" and "seed_batch" not in options:
+        stored = _journal_settings(journal)
+        options["seed_batch"] = (
+            int(stored.get("seed_batch", 1)) if stored is not None else client.n_workers
+        )
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha / scale,
                     failures=failures, journal=journal, journal_info=info, **options)
     try:

@@ -26,6 +26,8 @@ def tune(
                                 "environment's, e.g. 500 for CartPole)."),
     k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
     k_max: int = typer.Option(10, min=2, help="ERAHBO: most seeds per round."),
+    seed_batch: int = typer.Option(None, min=1, help="ERAHBO: seeds asked at once after "
+                                   "k_min (default: --workers; a resumed study keeps its own)."),
     k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
     n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
@@ -59,6 +61,8 @@ def tune(
     extra = {"n_total_timesteps": int(steps)} if steps else None
     options = dict(alpha=alpha, scale=scale, k_min=k_min, k_max=k_max, k=k, n_init=n_init,
                    k_init=k_init)
+    if seed_batch is not None:
+        options["seed_batch"] = seed_batch
     cmd = shlex.split(worker_cmd) if worker_cmd else None
     try:
         client = ArlClient(workers, venv=venv, worker_cmd=cmd, run_timeout_s=run_timeout,
