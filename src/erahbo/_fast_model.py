@@ -179,6 +179,7 @@ class FastRound(RoundModel):
         self.cv = M.cv.copy() if M.m else None
         self._cand = None
         self._others: dict = {}
+        self._last_inner: tuple | None = None  # (u, row, cand, posteriors): identity cache
 
     # ------------------------------------------------------------------ predictions
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -340,5 +341,10 @@ class FastRound(RoundModel):
         weight: float,
     ) -> InnerBounds:
         """Bounds at ``x_t`` after ``k_total`` pooled seeds (see ReferenceRound.inner)."""
-        fo, vo = self._others_posterior(row, np.asarray(u, dtype=float), cand)
+        last = self._last_inner  # the round asks for the same x_t seed after seed
+        if last is not None and last[0] is u and last[1] == row and last[2] == cand:
+            fo, vo = last[3]
+        else:
+            fo, vo = self._others_posterior(row, np.asarray(u, dtype=float), cand)
+            self._last_inner = (u, row, cand, (fo, vo))
         return self._inner_from(fo, vo, ybar, s2, k_total, beta_stop, weight)
