@@ -45,6 +45,10 @@ def test_parse_methods_grammar():
     assert specs[5].options == {"schedule": "exponential", "gamma": 50.0}
     assert specs[6].options == {"schedule": "sigmoid", "slope": 10.0}
     assert specs[3].label == "GP-UCB (k=20)"
+    batched = parse_method("erahbo-b4")
+    assert batched.method == "erahbo" and batched.options == {"seed_batch": 4}
+    with pytest.raises(ValueError, match="erahbo-b<N>"):
+        parse_method("erahbo-b0")
     with pytest.raises(ValueError, match="unknown method 'tpe'"):
         parse_method("tpe")
     with pytest.raises(ValueError, match="k must be >= 2"):
@@ -92,7 +96,7 @@ def test_seed_replay_draws_without_replacement(replay_task):
     assert again.draw(7, 5) == (vals, seeds)  # same draws for every method of a repetition
 
 
-@pytest.mark.parametrize("method", ["erahbo", "rahbo-k2", "gpucb-k20", "random-k4"])
+@pytest.mark.parametrize("method", ["erahbo", "erahbo-b4", "rahbo-k2", "gpucb-k20", "random-k4"])
 def test_run_repetition_trace(replay_task, method):
     settings = StudySettings(budget=60, k_init=4)
     trace, meta = run_repetition(replay_task, parse_method(method), 0, settings)

@@ -5,6 +5,8 @@ Grammar of a method name::
     erahbo                 ERAHBO, k_min=2, k_max=20, beta=2.5, beta_stop=1 (the paper)
     erahbo-exp<gamma>      ERAHBO with the exponential beta_stop schedule (paper appendix)
     erahbo-sig<s>          ERAHBO with the sigmoid beta_stop schedule
+    erahbo-b<N>            ERAHBO asking N seeds at a time after k_min (``seed_batch``: what
+                           N parallel workers cost in sample efficiency)
     rahbo-k<K>             RAHBO with K seeds per configuration (the paper: K = 2 and 20)
     gpucb-k<K>             GP-UCB (risk-neutral) with K seeds per configuration
     random-k<K>            uniform random search with K seeds per configuration
@@ -20,6 +22,7 @@ PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
 _FIXED_K = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
 _SCHEDULED = re.compile(r"^erahbo-(exp|sig)(\d+(?:\.\d+)?)$")
+_BATCHED = re.compile(r"^erahbo-b(\d+)$")
 
 _LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
 
@@ -68,6 +71,11 @@ def parse_method(name: str) -> MethodSpec:
             options = {"schedule": "sigmoid", "slope": value}
             label = f"ERAHBO (sigmoid, s={m.group(2)})"
         return MethodSpec(name=key, label=label, method="erahbo", options=options)
+    m = _BATCHED.match(key)
+    if m and int(m.group(1)) >= 1:
+        n = int(m.group(1))
+        return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",
+                          options={"seed_batch": n})
     m = _FIXED_K.match(key)
     if m:
         base, k = m.group(1), int(m.group(2))
@@ -80,6 +88,7 @@ def parse_method(name: str) -> MethodSpec:
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-exp<gamma>, erahbo-sig<s>, "
+        "erahbo-b<N>, "
         "rahbo-k<K>, gpucb-k<K>, random-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20')."
     )
 
