@@ -553,3 +553,17 @@ def test_cli_inspect_shows_the_risk_tradeoff(tmp_path):
     assert "1 (0.00)" in res.output  # risk-neutral: the best mean is MV-optimal
     res = runner.invoke(app, [*args[:-1], "warped"])
     assert res.exit_code == 1 and "--outcome-processing 'warped'" in res.output
+
+
+def test_benchmark_optima_are_on_the_benchmark_scale():
+    from erahbo.datasets.inspect import benchmark_optima
+
+    sign = np.tile([1.0, -1.0], 10)  # (20,)
+    returns = np.stack([1.0 + 0.01 * sign, 2.0 + 2.0 * sign, 0.01 * sign])  # (3, 20)
+    task = TaskData(configs=pd.DataFrame({"lr": [0.1, 0.2, 0.3]}), returns=returns,
+                    seeds=list(range(1, 21)), config_ids=np.arange(3), meta={"task": "t"})
+    (bm, bs), (mm, ms) = benchmark_optima(task, outcome_processing="none")
+    assert (bm, bs) == pytest.approx((2.0, returns[1].std(ddof=1)))  # best mean: the risky one
+    assert (mm, ms) == pytest.approx((1.0, returns[0].std(ddof=1)))  # MV optimum: the safe one
+    (_, _), (mm0, _) = benchmark_optima(task, alpha=0.0, outcome_processing="none")
+    assert mm0 == pytest.approx(2.0)

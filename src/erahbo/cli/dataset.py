@@ -120,7 +120,8 @@ def inspect(
             trade,
         )
         if plot_dir is not None:
-            plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png")
+            plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png", alpha=alpha,
+                          outcome_processing=outcome_processing)
     console.print(table)
     if plot_dir is not None:
         console.print(f"scatter plots written to {plot_dir}")

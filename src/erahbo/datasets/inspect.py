@@ -109,8 +109,43 @@ def summary_frame(summaries: list[TaskSummary]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot_mean_std(task: TaskData, path: str | Path, *, dpi: int = 120) -> Path:
+def benchmark_optima(
+    task: TaskData, *, alpha: float = 1.0, outcome_processing: str = "vizier"
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """Raw ``(mean, std)`` of the best-mean and of the MV-optimal configuration.
+
+    Both as the replay benchmark scores them: infeasible configurations filtered, outcomes
+    processed (``outcome_processing``; Vizier warping can change which configuration has the
+    best mean), ``MV = mean - alpha * var(ddof=1)``. None for a degenerate task.
+    """
+    from erahbo.datasets.validate import validate_task
+    from erahbo.datasets.warping import process_outcomes
+
+    clean, report = validate_task(task)
+    if report.degenerate or clean.n_configs < 1:
+        return None
+    r = np.asarray(process_outcomes(clean, outcome_processing).returns, dtype=float)  # (n, S)
+    mean = r.mean(axis=1)
+    raw = np.asarray(clean.returns, dtype=float)
+
+    def xy(i: int) -> tuple[float, float]:
+        return float(raw[i].mean()), float(raw[i].std(ddof=1))
+
+    return xy(int(np.argmax(mean))), xy(int(np.argmax(mean - alpha * r.var(axis=1, ddof=1))))
+
+
+def plot_mean_std(
+    task: TaskData,
+    path: str | Path,
+    *,
+    dpi: int = 120,
+    alpha: float = 1.0,
+    outcome_processing: str = "vizier",
+) -> Path:
     """Write the per-configuration mean-vs-std scatter of ``task`` as a PNG.
+
+    The configuration with the best mean and the MV-optimal one (as the benchmark scores them,
+    see :func:`benchmark_optima`) are marked: where they differ, the task rewards risk-aversion.
 
     Parameters
     ----------
@@ -120,6 +155,8 @@ def plot_mean_std(task: TaskData, path: str | Path, *, dpi: int = 120) -> Path:
         Output file (parent folders are created).
     dpi : int
         Resolution.
+    alpha, outcome_processing :
+        The MV objective of the marked optimum.
 
     Returns
     -------
@@ -136,6 +173,16 @@ def plot_mean_std(task: TaskData, path: str | Path, *, dpi: int = 120) -> Path:
     FigureCanvasAgg(fig)  # Agg canvas, no pyplot state
     ax = fig.add_subplot()
     ax.scatter(mean, std, s=8, alpha=0.6, linewidths=0)
+    if mean.size:
+        opt = benchmark_optima(task, alpha=alpha, outcome_processing=outcome_processing)
+        if opt is not None:
+            scale = "" if outcome_processing == "none" else f", {outcome_processing} scale"
+            (bx, by), (mx, my) = opt
+            ax.scatter([bx], [by], marker="^", s=70, facecolors="none", edgecolors="tab:orange",
+                       linewidths=1.5, label=f"best mean{scale}")
+            ax.scatter([mx], [my], marker="*", s=90, color="tab:red", zorder=3,
+                       label=f"MV optimum (alpha={alpha:g}{scale})")
+            ax.legend(fontsize=7, loc="best")
     ax.set_xlabel("mean return over seeds")
     ax.set_ylabel("std of return over seeds")
     tag = " (synthetic)" if task.meta.get("synthetic") else ""
