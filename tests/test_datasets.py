@@ -567,3 +567,23 @@ def test_benchmark_optima_are_on_the_benchmark_scale():
     assert (mm, ms) == pytest.approx((1.0, returns[0].std(ddof=1)))  # MV optimum: the safe one
     (_, _), (mm0, _) = benchmark_optima(task, alpha=0.0, outcome_processing="none")
     assert mm0 == pytest.approx(2.0)
+
+
+def test_minmax_outcome_processing_is_linear_onto_unit_interval():
+    returns = np.array([[10.0, 20.0, np.nan], [30.0, 50.0, 40.0]])
+    task = TaskData(configs=pd.DataFrame({"lr": [0.1, 0.2]}), returns=returns,
+                    seeds=[1, 2, 3], config_ids=np.arange(2), meta={"task": "t"})
+    out = process_outcomes(task, "minmax")
+    np.testing.assert_allclose(out.returns, [[0.0, 0.25, np.nan], [0.5, 1.0, 0.75]])
+    assert out.meta["outcome_processing"] == {"method": "minmax", "low": 10.0, "high": 50.0,
+                                              "fitted_on": "all per-seed returns of the task"}
+    flat = replace(task, returns=np.full((2, 3), 7.0))
+    np.testing.assert_array_equal(process_outcomes(flat, "minmax").returns, 0.0)
+    with pytest.raises(ValueError, match="already processed"):
+        process_outcomes(out, "vizier")
+    # the replay benchmark takes it like the other processings
+    from erahbo.experiments.replay import prepare_task
+
+    rt = prepare_task(replace(task, returns=np.nan_to_num(returns, nan=25.0)),
+                      outcome_processing="minmax")
+    assert rt.returns.min() == 0.0 and rt.returns.max() == 1.0

@@ -60,7 +60,8 @@ def benchmark(
     k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
     k_max: int = typer.Option(20, min=2, help="ERAHBO: most seeds per round."),
     seed: int = typer.Option(0, min=0, help="Base seed of the study."),
-    outcome_processing: str = typer.Option("vizier", help="none | vizier (paper)."),
+    outcome_processing: str = typer.Option(
+        "vizier", help="vizier (paper) | minmax (linear onto [0, 1]) | none (raw returns)."),
     hp_columns: str = typer.Option(None, help="Comma-separated hyperparameter columns "
                                    "(overrides the guess for CSV files)."),
     report: bool = typer.Option(True, help="Write the report when the study is done."),

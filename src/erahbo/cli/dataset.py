@@ -15,6 +15,7 @@ from erahbo.datasets.format import TaskData
 from erahbo.datasets.inspect import plot_mean_std, summarize_task
 from erahbo.datasets.loaders import expand_paths, load_task
 from erahbo.datasets.synth import tradeoff_stats, write_suite
+from erahbo.datasets.warping import METHODS
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -68,7 +69,8 @@ def inspect(
     outcome_processing: Annotated[
         str,
         typer.Option("--outcome-processing",
-                     help="vizier (the benchmark's default) or none, for the trade-off column."),
+                     help="vizier (the benchmark's default), minmax or none: the scale of the "
+                     "trade-off column."),
     ] = "vizier",
 ) -> None:
     """Print shape, NaN counts, degeneracy, the mean-vs-std spread and the risk trade-off.
@@ -79,8 +81,10 @@ def inspect(
     """
     console = make_console()
     try:
-        if outcome_processing not in ("vizier", "none"):
-            raise ValueError(f"--outcome-processing {outcome_processing!r}: use vizier or none")
+        if outcome_processing not in METHODS:
+            raise ValueError(
+                f"--outcome-processing {outcome_processing!r}: use one of {', '.join(METHODS)}"
+            )
         paths = expand_paths(files)
         tasks = [
             load_task(p, _split(hp_columns), fmt, return_columns=_split(return_columns))

@@ -43,7 +43,7 @@ from scipy import stats
 from erahbo.datasets.format import TaskData
 
 LOG_WARP_OFFSET = 1.5
-METHODS = ("none", "vizier")
+METHODS = ("none", "vizier", "minmax")
 
 
 @dataclass
@@ -175,16 +175,21 @@ def vizier_warp(y: np.ndarray) -> np.ndarray:
     return VizierWarper().fit_transform(y)
 
 
-def process_outcomes(task: TaskData, method: Literal["none", "vizier"] | str = "none") -> TaskData:
+def process_outcomes(
+    task: TaskData, method: Literal["none", "vizier", "minmax"] | str = "none"
+) -> TaskData:
     """Return ``task`` with its returns processed by ``method``.
 
     Parameters
     ----------
     task : TaskData
         Usually already filtered by :func:`erahbo.datasets.validate.validate_task`.
-    method : {"none", "vizier"}
+    method : {"none", "vizier", "minmax"}
         ``"none"`` keeps the raw returns; ``"vizier"`` fits one :class:`VizierWarper` on
-        all ``N * S`` returns of the task and applies it (the paper, with alpha = 1).
+        all ``N * S`` returns of the task and applies it (the paper, with alpha = 1);
+        ``"minmax"`` maps the task's finite returns linearly onto [0, 1] (beyond the paper:
+        scale-free like Vizier's, but it keeps the distances between returns, so it does not
+        stretch the top of a capped range the way the log warp does; see data/README.md).
 
     Returns
     -------
@@ -205,6 +210,13 @@ def process_outcomes(task: TaskData, method: Literal["none", "vizier"] | str = "
         meta["outcome_processing"] = {"method": "none"}
         return replace(task, meta=meta)
     returns = np.asarray(task.returns, dtype=float)  # (n, S)
+    if method == "minmax":
+        finite = returns[np.isfinite(returns)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        width = hi - lo if hi > lo else 1.0  # constant returns: all 0
+        meta["outcome_processing"] = {"method": "minmax", "low": lo, "high": hi,
+                                      "fitted_on": "all per-seed returns of the task"}
+        return replace(task, returns=(returns - lo) / width, meta=meta)
     warper = VizierWarper().fit(returns)
     meta["outcome_processing"] = {
         "method": "vizier",
