@@ -7,7 +7,7 @@
 #   scripts/generate_bundled.sh            # start (detached); logs in $LOGDIR
 #   scripts/generate_bundled.sh stop       # stop the queues and the committer
 #
-# Order: ppo_cc_cartpole 128, dqn_cc_cartpole 512, ppo_cc_pendulum 128, dqn_cc_acrobot 512
+# Order: ppo_cc_cartpole 128, ppo_cc_pendulum 128, dqn_cc_cartpole 512, dqn_cc_acrobot 512
 # (50 seeds each): one table is finished before the next starts. Needs `erahbo arlbench setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +43,6 @@ committer() {
   echo $! >"$LOGDIR/committer.pid"
 }
 
-queue generate ppo_cc_cartpole:128 dqn_cc_cartpole:512 ppo_cc_pendulum:128 dqn_cc_acrobot:512
+queue generate ppo_cc_cartpole:128 ppo_cc_pendulum:128 dqn_cc_cartpole:512 dqn_cc_acrobot:512
 committer
 echo "started ($WORKERS workers); logs: $LOGDIR/{generate,committer}.log; stop: $0 stop"
