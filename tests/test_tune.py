@@ -105,8 +105,9 @@ def test_tune_cli_writes_outputs(fake_worker, tmp_path):
     out = tmp_path / "t"
     res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "40",
                                    "--k-max", "4", "--workers", "2", "--out", str(out),
-                                   "--worker-cmd", shlex.join(fake_worker)])
+                                   "--verify", "6", "--worker-cmd", shlex.join(fake_worker)])
     assert res.exit_code == 0, res.output
+    assert "on 6 fresh seeds: mean" in res.output
     for name in ("history.csv", "rounds.csv", "configs.csv", "summary.json", "configs.png",
                  "tune.md", "study.db"):
         assert (out / name).exists(), name
@@ -117,6 +118,29 @@ def test_tune_cli_writes_outputs(fake_worker, tmp_path):
     off = hist["use_target_network"].astype(str) == "False"
     assert hist.loc[off, "tau"].isna().all()
     assert np.isfinite(summary["incumbent_mv"])
+    v = summary["verification"]
+    assert len(v["seeds"]) == 6 and len(v["returns"]) == 6
+    used = set(hist.loc[hist["config_id"] == summary["incumbent_id"], "seed"])
+    assert not used & set(v["seeds"])  # fresh seeds only
+    assert "out of sample, 6 fresh seeds" in (out / "tune.md").read_text()
+
+
+def test_verify_measures_mv_on_fresh_seeds(fake_worker):
+    from erahbo.arlbench.tune import verify
+
+    cfg = {"learning_rate": 1e-3}
+    with ArlClient(2, worker_cmd=fake_worker) as client:
+        v = verify("ppo_cc_cartpole", cfg, client=client, n_seeds=8, alpha=2.0, exclude=[5])
+        again = verify("ppo_cc_cartpole", cfg, client=client, n_seeds=8, alpha=2.0, exclude=[5])
+        bad = verify("ppo_cc_cartpole", {"learning_rate": 0.1}, client=client, n_seeds=3)
+    assert v == again  # seeded: the same fresh seeds and returns
+    assert len(set(v.seeds)) == 8 and 5 not in v.seeds
+    r = np.array(v.returns)
+    assert v.mean == pytest.approx(r.mean()) and v.std == pytest.approx(r.std(ddof=1))
+    assert v.mv == pytest.approx(r.mean() - 2.0 / 500.0 * r.var(ddof=1))  # CartPole: scale 500
+    assert bad.n_failed == 3 and np.isnan(bad.mv)  # diverging runs are failures, not numbers
+    with pytest.raises(ValueError, match="n_seeds"):
+        verify("ppo_cc_cartpole", cfg, client=client, n_seeds=1)
 
 
 def test_tune_cli_unknown_task(tmp_path):

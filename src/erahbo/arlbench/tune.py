@@ -19,9 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from erahbo._data import SEED_HIGH
 from erahbo.arlbench.client import ArlClient, RunResult
 from erahbo.arlbench.registry import ArlTask, get_task
 from erahbo.optimizer import Optimizer, Result, Trial
@@ -162,3 +166,77 @@ def tune(
     finally:
         if journal is not None:
             opt.close()
+
+
+@dataclass
+class Verification:
+    """Out-of-sample check of a configuration: fresh training seeds, raw-scale statistics.
+
+    ``mv = mean - alpha / scale * var`` is the tuned objective on the raw return scale (the
+    optimizer's ``incumbent_mv`` estimates the same quantity), over the finite returns.
+    """
+
+    seeds: list[int]
+    returns: list[float]
+    n_failed: int
+    mean: float
+    std: float
+    mv: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def verify(
+    task: str | ArlTask,
+    config: dict[str, Any],
+    *,
+    client: ArlClient,
+    n_seeds: int = 50,
+    alpha: float = 1.0,
+    scale: float | None = None,
+    seed: int = 0,
+    exclude: Sequence[int] = (),
+    extra: dict[str, Any] | None = None,
+) -> Verification:
+    """Train ``config`` with ``n_seeds`` fresh seeds and measure its MV out of sample.
+
+    The tuning loop's estimate of the incumbent's MV comes from the seeds it chose to run;
+    this re-measures it on seeds it never saw (drawn from ``seed``, none in ``exclude``).
+
+    Parameters
+    ----------
+    task : str or ArlTask
+    config : dict
+        The configuration, e.g. ``tune(...).incumbent``.
+    client : ArlClient
+        Worker pool (seeds spread over its workers).
+    n_seeds : int
+        Fresh training seeds (>= 2).
+    alpha, scale : float
+        As in :func:`tune` (``scale`` default: :func:`return_scale` of the task).
+    seed : int
+        Seed of the draw of the fresh seeds.
+    exclude : sequence of int
+        Seeds not to use (those the tuning already ran for this configuration).
+    extra : dict, optional
+        Worker request overrides, as in :func:`tune`.
+    """
+    t = get_task(task) if isinstance(task, str) else task
+    if int(n_seeds) != n_seeds or n_seeds < 2:
+        raise ValueError(f"n_seeds={n_seeds} must be an int >= 2 (a sample variance)")
+    scale = return_scale(t) if scale is None else float(scale)
+    rng = np.random.default_rng([int(seed), 0xF5E5])  # a stream apart from the optimizer's
+    used, seeds = {int(x) for x in exclude}, []
+    while len(seeds) < n_seeds:
+        s = int(rng.integers(1, SEED_HIGH))
+        if s not in used:
+            used.add(s)
+            seeds.append(s)
+    results = run_seeds(client, t, config, seeds, extra)
+    returns = [r.return_ if r.status == "ok" else math.nan for r in results]
+    ok = np.array([v for v in returns if math.isfinite(v)], dtype=float)
+    mean = float(ok.mean()) if ok.size else math.nan
+    var = float(ok.var(ddof=1)) if ok.size >= 2 else math.nan
+    return Verification(seeds, returns, int(len(returns) - ok.size), mean, math.sqrt(var),
+                        mean - alpha / scale * var)

@@ -35,6 +35,8 @@ def tune(
     steps: int = typer.Option(None, min=1, help="Override the training budget "
                               "(n_total_timesteps) of every run, e.g. for a smoke test."),
     failures: str = typer.Option("penalize", help="penalize | retry | exclude"),
+    verify: int = typer.Option(0, min=0, help="Then train the recommended configuration with "
+                               "this many fresh seeds and report its measured MV (0: skip)."),
     run_timeout: float = typer.Option(1800.0, min=1.0, help="Seconds one training run may take."),
     venv: Path = typer.Option(None, help="ARLBench venv (default: `erahbo arlbench setup`'s)."),
     worker_cmd: str = typer.Option(None, hidden=True, help="Command starting a worker "
@@ -47,6 +49,7 @@ def tune(
     from erahbo.arlbench.registry import get_task
     from erahbo.arlbench.tune import return_scale
     from erahbo.arlbench.tune import tune as run_tune
+    from erahbo.arlbench.tune import verify as run_verify
     from erahbo.cli._progress import run_progress
 
     console = make_console()
@@ -93,18 +96,28 @@ def tune(
         except ValueError as e:
             console.print(f"[red]error[/]: {e}")
             raise typer.Exit(1) from None
+        check = None
+        if verify and result.incumbent is not None:
+            bar.update(tid, description=f"verifying the incumbent on {verify} fresh seeds")
+            used = result.history.loc[result.history["config_id"] == result.incumbent_id, "seed"]
+            check = run_verify(t, result.incumbent, client=client, n_seeds=verify, alpha=alpha,
+                               scale=scale, seed=seed, exclude=used.tolist(), extra=extra)
     result.history.to_csv(out / "history.csv", index=False)
     result.rounds.to_csv(out / "rounds.csv", index=False)
     result.configs.to_csv(out / "configs.csv", index=False)
     summary = {"task": t.name, "method": method, "budget": budget, "n_evals": result.n_evals,
                "incumbent_id": result.incumbent_id, "incumbent": result.incumbent,
                "incumbent_mv": result.incumbent_mv, "alpha": alpha, "scale": width,
-               "failed_runs": int((result.history["status"] != "ok").sum())}
+               "failed_runs": int((result.history["status"] != "ok").sum()),
+               "verification": None if check is None else check.to_dict()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
     _write_markdown(out, summary, result)
     console.print(f"recommended configuration (estimated MV {result.incumbent_mv:.4g}):")
     console.print(result.incumbent)
+    if check is not None:
+        console.print(f"on {verify} fresh seeds: mean {check.mean:.4g}, std {check.std:.4g}, "
+                      f"MV {check.mv:.4g} ({check.n_failed} failed)")
     console.print(f"history, rounds, summary, {png.name} and tune.md written to {out}")
 
 
@@ -121,6 +134,10 @@ def _write_markdown(out: Path, summary: dict, result) -> None:
         r = row.iloc[0]
         lines.append(f"- its sample mean {r['mean']:.4g}, sample std {max(r['var'], 0) ** 0.5:.4g}"
                      f" over k = {int(r['k'])} seeds")
+    v = summary.get("verification")
+    if v:
+        lines.append(f"- out of sample, {len(v['seeds'])} fresh seeds: mean {v['mean']:.4g}, "
+                     f"std {v['std']:.4g}, MV {v['mv']:.4g} ({v['n_failed']} failed runs)")
     lines += ["", "![evaluated configurations](configs.png)", "",
               "Seeds per round: see `rounds.csv`; every run: `history.csv`."]
     (out / "tune.md").write_text("\n".join(lines) + "\n")
