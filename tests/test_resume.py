@@ -471,3 +471,20 @@ def test_cli_optimize_creates_out_and_journal_folders(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "new" / "dir" / "study.db").exists()
     assert (tmp_path / "new" / "out" / "history.csv").exists()
+
+
+def test_cli_seed_batch_is_a_journaled_setting(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    base = ["optimize", "--objective", "figure1", "--budget", "60", "--k-max", "6",
+            "--n-init", "3", "--journal", "s.db", "--no-progress"]
+    args = [*base, "--seed-batch", "2"]
+    runner = CliRunner()
+    res = runner.invoke(app, [*args, "--out", "a"])
+    assert res.exit_code == 0, res.output
+    rounds = pd.read_csv(tmp_path / "a" / "rounds.csv")
+    bo = rounds[rounds.phase == "bo"]
+    assert ((bo.k % 2 == 0) | (bo.stop_reason == "budget")).all()  # 2, then pairs of seeds
+    res = runner.invoke(app, ["resume", "s.db", "--no-progress"])  # same settings: resumes
+    assert res.exit_code == 0, res.output
+    bad = runner.invoke(app, [*base, "--seed-batch", "3", "--out", "c"])
+    assert bad.exit_code != 0 and "seed_batch" in bad.output
