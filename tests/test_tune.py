@@ -108,6 +108,8 @@ def test_tune_cli_writes_outputs(fake_worker, tmp_path):
                                    "--verify", "6", "--worker-cmd", shlex.join(fake_worker)])
     assert res.exit_code == 0, res.output
     assert "on 6 fresh seeds: mean" in res.output
+    # not a terminal: one plain progress line per trial (for logs)
+    assert sum("runs " in ln and "| round" in ln for ln in res.output.splitlines()) >= 5
     for name in ("history.csv", "rounds.csv", "configs.csv", "summary.json", "configs.png",
                  "tune.md", "study.db"):
         assert (out / name).exists(), name

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
+import time
 from pathlib import Path
 
 import typer
@@ -77,17 +79,21 @@ def tune(
     console.print(f"tuning {t.name} ({t.algorithm}, {t.environment}) with {method}, budget "
                   f"{budget} runs, {workers} worker(s); alpha {alpha} on returns / {width:g}; "
                   f"journal {out / 'study.db'}")
-    with client, run_progress(console) as bar:
+    plain = not sys.stderr.isatty()  # logs (nohup, CI): one plain line per trial instead
+    with client, run_progress(console, disable=plain) as bar:
         tid = bar.add_task("", total=budget)
 
         def on_trial(trial, results, opt) -> None:
             failed = sum(r.status != "ok" for r in results)
             inc = opt.incumbent_id
             mv = opt.result().incumbent_mv if inc is not None else float("nan")
-            bar.update(tid, completed=opt.n_evals,
-                       description=f"round {trial.round:3d} | config {trial.config_id:3d} | "
-                       f"k {len(results)}{f' ({failed} failed)' if failed else ''} | "
-                       f"incumbent {inc} MV {mv:.4g}")
+            desc = (f"round {trial.round:3d} | config {trial.config_id:3d} | "
+                    f"k {len(results)}{f' ({failed} failed)' if failed else ''} | "
+                    f"incumbent {inc} MV {mv:.4g}")
+            bar.update(tid, completed=opt.n_evals, description=desc)
+            if plain:
+                print(f"{time.strftime('%H:%M:%S')} runs {opt.n_evals}/{budget} | {desc}",
+                      flush=True)
 
         try:
             result = run_tune(t, client=client, method=method, budget=budget, seed=seed,
