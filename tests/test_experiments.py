@@ -179,6 +179,7 @@ def test_benchmark_cli_end_to_end(tmp_path, small_task):
                                    "--repetitions", "2", "--budget", "30", "--k-init", "4",
                                    "--out", str(out), "--workers", "1"])
     assert res.exit_code == 0, res.output
+    assert "runs 120/120 (100.0 %)" in res.output  # not a terminal: plain progress lines
     assert (out / "report" / "report.md").exists()
     ranks = pd.read_csv(out / "report" / "ranks.csv")
     assert set(ranks["method"]) == {"erahbo", "rahbo-k2"}
@@ -186,3 +187,15 @@ def test_benchmark_cli_end_to_end(tmp_path, small_task):
                                    str(tmp_path / "x")])
     assert bad.exit_code != 0
     assert "unknown method 'tpe'" in bad.output
+
+
+def test_plain_ticker_throttles_lines(capsys):
+    from erahbo.cli._progress import PlainTicker
+
+    tick = PlainTicker("runs", every_s=1e9)
+    tick(1, 10)
+    tick(5, 10)
+    assert capsys.readouterr().out == ""  # throttled
+    tick(10, 10)  # the last one always prints
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "runs 10/10 (100.0 %)" in out

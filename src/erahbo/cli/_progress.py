@@ -28,3 +28,29 @@ def run_progress(
     return Progress(TextColumn(f"[bold]{label}"), BarColumn(), count,
                     TimeElapsedColumn(), TimeRemainingColumn(),
                     TextColumn("{task.description}"), console=console, disable=disable)
+
+
+class PlainTicker:
+    """Progress as plain log lines, at most one per ``every_s`` seconds (not a terminal)."""
+
+    def __init__(self, label: str, every_s: float = 30.0) -> None:
+        import time
+
+        self.label, self.every_s = label, float(every_s)
+        self._clock = time.monotonic
+        self.t0 = self._last = self._clock()
+
+    def __call__(self, done: int, total: int | None) -> None:
+        import time
+
+        now = self._clock()
+        if now - self._last < self.every_s and not (total and done >= total):
+            return
+        self._last = now
+        elapsed = now - self.t0
+        tail = ""
+        if total:
+            eta = elapsed * (total - done) / done if done else float("nan")
+            tail = f" ({100 * done / total:.1f} %) eta={eta / 60:.1f}min"
+        print(f"{time.strftime('%H:%M:%S')} {self.label} {done}/{total or '?'}{tail} "
+              f"elapsed={elapsed:.0f}s", flush=True)

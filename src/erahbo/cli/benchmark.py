@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -68,7 +69,7 @@ def benchmark(
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
 
-    from erahbo.cli._progress import run_progress
+    from erahbo.cli._progress import PlainTicker, run_progress
     from erahbo.experiments import StudySettings, parse_methods, run_study
 
     console = make_console(stderr=True)
@@ -89,11 +90,15 @@ def benchmark(
                   f"budget {budget} runs -> {out}"
                   + (f" [executor: ray{' @ ' + address if address else ''}]"
                      if executor == "ray" else ""))
-    with run_progress(console) as bar:
+    plain = not sys.stderr.isatty()  # logs: a plain line every 30 s instead of the bar
+    ticker = PlainTicker("runs")
+    with run_progress(console, disable=plain) as bar:
         tid = bar.add_task("", total=None)
 
         def on_progress(done: int, total: int) -> None:
             bar.update(tid, completed=done, total=total)
+            if plain:
+                ticker(done, total)
 
         summary = run_study(tasks, specs, repetitions, settings, out, workers=workers,
                             on_progress=on_progress,
