@@ -118,20 +118,18 @@ def benchmark_optima(
     processed (``outcome_processing``; Vizier warping can change which configuration has the
     best mean), ``MV = mean - alpha * var(ddof=1)``. None for a degenerate task.
     """
-    from erahbo.datasets.validate import validate_task
-    from erahbo.datasets.warping import process_outcomes
+    from erahbo.datasets.groundtruth import ground_truth
 
-    clean, report = validate_task(task)
-    if report.degenerate or clean.n_configs < 1:
+    try:
+        truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing)
+    except ValueError:  # degenerate: no optimum to mark
         return None
-    r = np.asarray(process_outcomes(clean, outcome_processing).returns, dtype=float)  # (n, S)
-    mean = r.mean(axis=1)
-    raw = np.asarray(clean.returns, dtype=float)
+    raw = np.asarray(truth.clean.returns, dtype=float)  # (n, S), the same rows
 
     def xy(i: int) -> tuple[float, float]:
         return float(raw[i].mean()), float(raw[i].std(ddof=1))
 
-    return xy(int(np.argmax(mean))), xy(int(np.argmax(mean - alpha * r.var(axis=1, ddof=1))))
+    return xy(int(np.argmax(truth.mean))), xy(int(np.argmax(truth.mv)))
 
 
 def plot_mean_std(

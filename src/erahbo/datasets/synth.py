@@ -402,17 +402,15 @@ def tradeoff_stats(
     -------
     TradeoffStats
     """
-    from erahbo.datasets.validate import validate_task
-    from erahbo.datasets.warping import process_outcomes
+    from erahbo.datasets.groundtruth import ground_truth
     from erahbo.space import SearchSpace
 
-    clean, report = validate_task(task)
-    if report.degenerate or clean.n_configs < 2:
-        raise ValueError(f"{task.name}: degenerate task, no trade-off to measure.")
-    proc = process_outcomes(clean, outcome_processing)
-    r = np.asarray(proc.returns, dtype=float)  # (n, S)
-    mean, std = r.mean(axis=1), r.std(axis=1, ddof=1)  # (n,)
-    mv = mean - alpha * std**2  # (n,)
+    truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing)
+    clean, report, proc = truth.clean, truth.report, truth.processed
+    if clean.n_configs < 2:
+        raise ValueError(f"{task.name}: fewer than 2 feasible configurations, no trade-off.")
+    mean, mv = truth.mean, truth.mv  # (n,) on the benchmark's scale
+    std = np.asarray(proc.returns, dtype=float).std(axis=1, ddof=1)  # (n,)
     mv_star = float(mv.max())
     spread = max(mv_star - float(np.median(mv)), 1e-12)
     best_mean = int(np.argmax(mean))

@@ -1,7 +1,8 @@
 """The offline benchmark: replay of tabular RL outcomes, the study runner and its traces."""
 
+from erahbo.datasets.groundtruth import true_mv
 from erahbo.experiments.methods import PAPER_METHODS, MethodSpec, parse_method, parse_methods
-from erahbo.experiments.replay import ReplayTask, SeedReplay, prepare_task, true_mv
+from erahbo.experiments.replay import ReplayTask, SeedReplay, prepare_task
 from erahbo.experiments.runner import StudySettings, run_repetition, trace_path
 from erahbo.experiments.study import run_study
 

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from erahbo.datasets.format import TaskData
-from erahbo.datasets.validate import ValidationReport, validate_task
-from erahbo.datasets.warping import process_outcomes
+from erahbo.datasets.groundtruth import ground_truth
+from erahbo.datasets.validate import ValidationReport
 from erahbo.space import SearchSpace
 
 
@@ -79,12 +79,6 @@ class ReplayTask:
         return zlib.crc32(self.name.encode())
 
 
-def true_mv(returns: np.ndarray, alpha: float) -> np.ndarray:
-    """``MV = mean - alpha * var(ddof=1)`` per row of ``returns`` ``(N, S)`` -> ``(N,)``."""
-    returns = np.asarray(returns, dtype=float)
-    return returns.mean(axis=1) - alpha * returns.var(axis=1, ddof=1)
-
-
 def prepare_task(
     task: TaskData, *, alpha: float = 1.0, outcome_processing: str = "vizier"
 ) -> ReplayTask:
@@ -96,12 +90,8 @@ def prepare_task(
         If the task is degenerate (all configurations score the same): the paper skips such
         tasks (``dqn_xland_doorkey``); the message says so.
     """
-    if not np.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha={alpha} must be a finite number >= 0")
-    clean, report = validate_task(task)
-    if report.degenerate:
-        raise ValueError(f"{task.name}: degenerate task skipped: " + " ".join(report.messages))
-    processed = process_outcomes(clean, outcome_processing)
+    truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing)
+    processed = truth.processed
     meta = dict(processed.meta)
     domain = str(meta.get("domain", "unknown"))
     if domain == "synthetic":
@@ -110,18 +100,17 @@ def prepare_task(
     space = SearchSpace.from_table(processed.configs, spec) if spec else SearchSpace(
         processed.configs
     )
-    returns = np.asarray(processed.returns, dtype=float)
     return ReplayTask(
         name=processed.name,
         domain=domain,
         configs=processed.configs,
-        returns=returns,
+        returns=np.asarray(processed.returns, dtype=float),
         seeds=list(processed.seeds),
-        mv=true_mv(returns, alpha),
+        mv=truth.mv,
         alpha=float(alpha),
         space=space,
         meta=meta,
-        report=report,
+        report=truth.report,
     )
 
 
