@@ -429,6 +429,8 @@ def test_status_reports_work_done_and_merged_stats(fake_cmd: list[str], tmp_path
     t = get_task("dqn_cc_cartpole")
     cost = [t.relative_cost(c) for c in sobol_configs(t.search_space, 12, 0)]
     assert s.work_done == pytest.approx(sum(cost[:8]) / sum(cost))
+    assert s.worker_hours == pytest.approx(8 * 3 * 0.01 / 3600)  # the fake runs take 0.01 s
+    assert s.hours_left == pytest.approx(s.worker_hours * (1 - s.work_done) / s.work_done)
     merge_shards(tmp_path, "dqn_cc_cartpole", allow_partial=True)
     s = generation_status(tmp_path, "dqn_cc_cartpole")
     assert s.merged_configs == 8 and s.partial and s.n_nan == 0

@@ -41,6 +41,7 @@ __all__ = [
     "generate",
     "merge_shards",
     "shard_dir",
+    "shard_path",
     "shard_status",
     "sobol_configs",
 ]
@@ -155,7 +156,8 @@ def shard_dir(out: str | Path, task: str) -> Path:
     return Path(out) / "shards" / task
 
 
-def _shard_path(d: Path, k: int) -> Path:
+def shard_path(d: Path, k: int) -> Path:
+    """File of shard ``k`` in the shard folder ``d``."""
     return d / f"shard-{k:05d}.parquet"
 
 
@@ -335,7 +337,7 @@ def generate(
     # each shard is written as soon as its last configuration is back.
     sizes = {k: min(plan.n_configs, (k + 1) * plan.shard_size) - k * plan.shard_size
              for k in range(plan.n_shards)}
-    skipped = [k for k in range(plan.n_shards) if _shard_path(d, k).exists()]
+    skipped = [k for k in range(plan.n_shards) if shard_path(d, k).exists()]
     missing = sorted(set(range(plan.n_shards)) - set(skipped))
     if max_shards is not None:
         missing = missing[:max_shards]
@@ -366,7 +368,7 @@ def generate(
         if buf.left == 0:
             df = pd.DataFrame([{n: c.get(n) for n in names}
                                for c in configs[buf.lo : buf.lo + buf.size]], columns=names)
-            write_task(buf.task_data(df, list(plan.seeds), meta0), _shard_path(d, k))
+            write_task(buf.task_data(df, list(plan.seeds), meta0), shard_path(d, k))
             written.append(k)
             del open_shards[k]
     return {
@@ -403,7 +405,7 @@ def merge_shards(
     if prefix == 0:
         raise ValueError(f"{task}: shard 0 missing; nothing to merge")
     d = shard_dir(out, task)
-    parts = [read_task(_shard_path(d, k)) for k in range(prefix)]
+    parts = [read_task(shard_path(d, k)) for k in range(prefix)]
     configs = pd.concat([p.configs for p in parts], ignore_index=True)
     returns = np.vstack([p.returns for p in parts])  # (N, S)
     ids = np.concatenate([p.config_ids for p in parts])

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from erahbo.arlbench.generate import shard_status, sobol_configs
+from erahbo.arlbench.generate import shard_dir, shard_path, shard_status, sobol_configs
 from erahbo.arlbench.registry import get_task
-from erahbo.datasets.format import read_task
+from erahbo.datasets.format import read_meta, read_task
 from erahbo.datasets.inspect import config_stats
 
 __all__ = ["GenerationStatus", "generation_status", "generation_tasks"]
@@ -35,6 +35,9 @@ class GenerationStatus:
         Configurations in finished shards (any shard, not only the prefix).
     work_done : float
         Share of the expected work those configurations represent (0..1).
+    worker_hours, hours_left : float
+        Worker time of the finished shards, and the time the rest should take on one core
+        (``worker_hours * (1 - work_done) / work_done``).
     merged_configs : int
         Rows of ``<task>.parquet`` (0 when not merged yet); ``partial`` when it is a prefix.
     n_nan, std, mean, corr_mean_std :
@@ -48,6 +51,8 @@ class GenerationStatus:
     n_seeds: int
     done_configs: int
     work_done: float
+    worker_hours: float = np.nan
+    hours_left: float = np.nan
     merged_configs: int = 0
     partial: bool = True
     n_nan: int = 0
@@ -90,6 +95,12 @@ def generation_status(out: str | Path, task: str) -> GenerationStatus:
         done[k * size : (k + 1) * size] = True
     status = GenerationStatus(task, n, len(plan["seeds"]), int(done.sum()),
                               float(cost[done].sum() / cost.sum()))
+    d = shard_dir(out, task)
+    worker_s = sum(float(read_meta(shard_path(d, k)).get("wall_s", 0.0))
+                   for k in st["done"])
+    if worker_s > 0 and status.work_done > 0:
+        status.worker_hours = worker_s / 3600
+        status.hours_left = status.worker_hours * (1 - status.work_done) / status.work_done
     merged = Path(out) / f"{task}.parquet"
     if not merged.is_file():
         return status

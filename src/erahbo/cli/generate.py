@@ -176,8 +176,9 @@ def merge_shards_cmd(
 
 
 STATUS_COLUMNS = (
-    "task", "planned", "done (work)", "merged", "NaN runs", "per-config std min/med/max",
-    "mean return min/med/max", "corr(mean, std)", "worker time", "runs/s per core",
+    "task", "planned", "done (work)", "worker time (left)", "merged", "NaN runs",
+    "per-config std min/med/max",
+    "mean return min/med/max", "corr(mean, std)", "runs/s per core",
     "median run / first run",
 )
 
@@ -201,12 +202,13 @@ def status_rows(out: Path) -> list[list[str]]:
             task,
             f"{s.planned_configs} x {s.n_seeds}",
             f"{s.done_configs} ({100 * s.work_done:.0f} %)",
+            f"{s.worker_hours:.2f} h ({s.hours_left:.1f} h)" if s.worker_hours == s.worker_hours
+            else "",
             merged or "not merged",
             str(s.n_nan) if has else "",
             " / ".join(_g(v) for v in s.std) if has else "",
             " / ".join(_g(v) for v in s.mean) if has else "",
             f"{s.corr_mean_std:+.2f}" if has and s.corr_mean_std == s.corr_mean_std else "",
-            f"{s.wall_time_h:.2f} h" if has else "",
             _g(s.runs_per_s) if has else "",
             f"{_g(s.median_run_s, 2)} s / {_g(s.median_first_run_s, 2)} s" if has else "",
         ])
