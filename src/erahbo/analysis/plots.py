@@ -76,26 +76,55 @@ def _grid_shape(n: int, max_cols: int = 4) -> tuple[int, int]:
     return int(np.ceil(n / cols)), cols
 
 
+# Rough widths (inches) of a character of the figure title and of a legend label at the
+# report's font sizes, and of a legend entry's handle: enough to wrap before the figure edge.
+_TITLE_CHAR_IN = 0.085
+_LEGEND_CHAR_IN = 0.075
+_LEGEND_HANDLE_IN = 0.6
+
+
 def _legend_below(fig: Any, methods: Sequence[str], colors: Mapping[str, str],
                   extra: Sequence[Any] = ()) -> None:
+    """Legend under the panels, in as many rows as the figure's width needs."""
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=colors[m], lw=2, label=method_label(m)) for m in methods]
     handles.extend(extra)
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 8),
-               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    w = fig.get_size_inches()[0]
+    entry = max(_LEGEND_HANDLE_IN + _LEGEND_CHAR_IN * len(str(h.get_label())) for h in handles)
+    ncol = max(1, min(len(handles), 8, int((w - 0.3) // entry)))
+    rows = -(-len(handles) // ncol)
+    fig._erahbo_extra_bottom = 0.25 * (rows - 1)  # read by _adjust
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
 
 
 def _suptitle(fig: Any, text: str) -> None:
-    """Figure title at a fixed distance (inches) from the top edge."""
-    h = fig.get_size_inches()[1]
-    fig.suptitle(text, y=1 - 0.1 / h, va="top")
+    """Figure title at a fixed distance (inches) from the top edge, wrapped to the width."""
+    import textwrap
+
+    w, h = fig.get_size_inches()
+    lines = textwrap.wrap(text, max(20, int((w - 0.3) / _TITLE_CHAR_IN))) or [text]
+    fig._erahbo_extra_top = 0.22 * (len(lines) - 1)  # read by _adjust
+    fig.suptitle("\n".join(lines), y=1 - 0.1 / h, va="top")
 
 
 def _adjust(fig: Any, *, left: float = 0.75, right: float = 0.2, top: float = 0.75,
             bottom: float = 0.95, wspace: float = 0.25, hspace: float = 0.55) -> None:
-    """Fixed margins in inches (much cheaper than ``tight_layout`` on grids of log axes)."""
+    """Fixed margins in inches (much cheaper than ``tight_layout`` on grids of log axes).
+
+    A wrapped title or a legend of several rows adds its height to the figure, so the
+    panels keep their size.
+    """
     w, h = fig.get_size_inches()
+    extra_top = getattr(fig, "_erahbo_extra_top", 0.0)
+    extra_bottom = getattr(fig, "_erahbo_extra_bottom", 0.0)
+    if extra_top or extra_bottom:
+        h += extra_top + extra_bottom
+        fig.set_size_inches(w, h)
+        if fig._suptitle is not None:
+            fig._suptitle.set_y(1 - 0.1 / h)
+    top, bottom = top + extra_top, bottom + extra_bottom
     fig.subplots_adjust(left=left / w, right=1 - right / w, top=1 - top / h,
                         bottom=bottom / h, wspace=wspace, hspace=hspace)
 
