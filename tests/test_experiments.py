@@ -181,6 +181,8 @@ def test_benchmark_cli_end_to_end(tmp_path, small_task):
     assert res.exit_code == 0, res.output
     assert "runs 120/120 (100.0 %)" in res.output  # not a terminal: plain progress lines
     assert (out / "report" / "report.md").exists()
+    assert "alpha = 1.0, on returns processed with `vizier`" in (
+        out / "report" / "report.md").read_text()
     ranks = pd.read_csv(out / "report" / "ranks.csv")
     assert set(ranks["method"]) == {"erahbo", "rahbo-k2"}
     bad = CliRunner().invoke(app, ["benchmark", str(data), "--methods", "tpe", "--out",

@@ -593,12 +593,27 @@ def _header(ts: TraceSet, backend: str, reps: int, seed: int, unit: str,
         f"- Methods: {', '.join(method_label(m) for m in ts.methods)}",
         f"- Repetitions per task: {reps_txt}; budget: {ts.budget} training runs after the "
         "initial design",
+        *_objective_line(ts.results_dir),
         f"- Ranking unit: {unit}; bootstrap: {reps} resamples, seed {seed}, {backend} "
         "backend", "",
     ]
     if notes_placeholder:
         lines += ["<!-- notes -->", ""]
     return lines
+
+
+def _objective_line(results_dir: Any) -> list[str]:
+    """The study's objective from its ``study.json`` (none when the file is absent)."""
+    import json
+
+    path = Path(results_dir) / "study.json"
+    if not path.is_file():
+        return []
+    st = json.loads(path.read_text()).get("settings", {})
+    return [f"- Objective: MV = mean - alpha * variance, alpha = {st.get('alpha', '?')}, on "
+            f"returns processed with `{st.get('outcome_processing', '?')}`; beta = "
+            f"{st.get('beta', '?')}, beta_stop = {st.get('beta_stop', '?')}, ERAHBO k in "
+            f"[{st.get('k_min', '?')}, {st.get('k_max', '?')}]"]
 
 
 def format_rank_summary(ranks: pd.DataFrame) -> list[dict[str, str]]:
