@@ -361,6 +361,8 @@ def test_seed_batch_asks_several_seeds_in_the_inner_loop():
     assert res.rounds.k.sum() == one.rounds.k.sum()  # both spend the budget
     with pytest.raises(ValueError, match="seed_batch"):
         Optimizer(table, "erahbo", seed_batch=0)
+    with pytest.raises(ValueError, match="ERAHBO's inner loop only"):
+        Optimizer(table, "rahbo", seed_batch=4)
 
 
 def test_seed_batch_trials_and_settings():

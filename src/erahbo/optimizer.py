@@ -248,6 +248,11 @@ class Optimizer:
                 f"seed_batch={seed_batch!r} must be an int >= 1 (seeds asked at once after "
                 "k_min; the number of parallel workers, or 1 for the paper's rule)"
             )
+        if seed_batch != 1 and method != "erahbo":
+            raise ValueError(
+                f"seed_batch={seed_batch} applies to ERAHBO's inner loop only; method "
+                f"{method!r} asks its k={k} seeds at once already (drop seed_batch)"
+            )
         self.seed_batch = int(seed_batch)
         if int(refit_every) != refit_every or refit_every < 0:
             raise ValueError(f"refit_every={refit_every} must be an int >= 0 (0: never refit)")
