@@ -234,8 +234,8 @@ def test_train_many_slides_past_a_slow_configuration(fake_cmd: list[str]) -> Non
         assert k != 0 and [r.return_ for r in res] == pytest.approx([10 * k - 9, 10 * k - 8,
                                                                       10 * k - 7])
         t0 = time.perf_counter()
-        it.close()  # waits for the configurations in flight only, not the whole list
-        assert time.perf_counter() - t0 < 1.5
+        it.close()  # cancels the rest; does not wait for the slow configuration in flight
+        assert time.perf_counter() - t0 < 0.5
 
 
 def test_relative_cost_follows_gradient_work() -> None:

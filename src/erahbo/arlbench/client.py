@@ -428,8 +428,9 @@ class ArlClient:
         Yields ``(index into configs, results)`` as configurations finish (any order).
         Configurations start in their order, at most ``n_workers`` at a time (a sliding
         window: a worker takes the next configuration as soon as it is free, so one slow
-        configuration never idles the others; closing the iterator early waits only for the
-        configurations in flight).
+        configuration never idles the others). Closing the iterator early (an exception in
+        the caller, Ctrl-C) cancels the configurations not started and does not wait for
+        those in flight: they end when the client is closed (its workers stopped).
         """
         if self.n_workers == 1:
             for k, cfg in enumerate(configs):
@@ -447,6 +448,7 @@ class ArlClient:
                 running[ex.submit(self.train, task, cfg, seeds, extra=extra)] = k
                 return
 
+        done = False
         try:
             for _ in range(self.n_workers):
                 submit_next()
@@ -459,8 +461,9 @@ class ArlClient:
                     if on_result:
                         on_result(k, res)
                     yield k, res
+            done = True
         finally:
-            ex.shutdown(wait=True, cancel_futures=True)
+            ex.shutdown(wait=done, cancel_futures=True)
 
     def close(self) -> None:
         """Shut all workers down."""
