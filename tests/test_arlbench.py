@@ -282,6 +282,20 @@ def test_generate_writes_shards_finished_out_of_order(tmp_path: Path) -> None:
     assert again["written"] == [] and again["skipped"] == [0, 1, 2]
 
 
+def test_generate_refuses_a_second_concurrent_run(tmp_path: Path) -> None:
+    from erahbo._lockfile import acquire
+
+    d = tmp_path / "shards" / "ppo_cc_cartpole"
+    d.mkdir(parents=True)
+    held = acquire(d / "generate.lock", RuntimeError)  # another generation holds the folder
+    cl = _ShuffledClient()
+    with pytest.raises(RuntimeError, match=r"another generation into .* is running"):
+        generate("ppo_cc_cartpole", tmp_path, cl, n_configs=4, n_seeds=2)
+    assert cl.n_calls == 0  # nothing trained, nothing written
+    held.close()
+    assert generate("ppo_cc_cartpole", tmp_path, cl, n_configs=4, n_seeds=2)["written"] == [0]
+
+
 def test_generate_conditional_inactive_is_null(fake_cmd: list[str], tmp_path: Path) -> None:
     with ArlClient(1, worker_cmd=fake_cmd) as cl:
         generate("dqn_cc_cartpole", tmp_path, cl, n_configs=8, n_seeds=1, shard_size=8)

@@ -360,26 +360,12 @@ def _validate_existing(path: str) -> None:
 
 def _lock(path: str) -> Any:
     """Exclusive advisory lock on PATH.lock; None where fcntl is unavailable."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no lock
-        return None
-    fh = open(path + ".lock", "a+")  # held for the journal lifetime
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        fh.seek(0)
-        holder = fh.read().strip() or "another process"
-        fh.close()
-        raise JournalLockedError(
-            f"journal {path} is in use by {holder}; wait for that study to finish or stop it "
-            "(a killed study releases the lock at once)"
-        ) from None
-    fh.seek(0)
-    fh.truncate()
-    fh.write(f"pid {os.getpid()}")
-    fh.flush()
-    return fh
+    from erahbo._lockfile import acquire
+
+    return acquire(path + ".lock", lambda holder: JournalLockedError(
+        f"journal {path} is in use by {holder}; wait for that study to finish or stop it "
+        "(a killed study releases the lock at once)"
+    ))
 
 
 # --------------------------------------------------------------------------------------------

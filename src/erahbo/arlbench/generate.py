@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo._lockfile import acquire
 from erahbo.arlbench.registry import ArlTask, get_task
 from erahbo.datasets.format import TaskData, read_task, write_task
 
@@ -310,6 +311,29 @@ def generate(
     )
     d = shard_dir(out, t.name)
     d.mkdir(parents=True, exist_ok=True)
+    lock = acquire(d / "generate.lock", lambda holder: RuntimeError(
+        f"{t.name}: another generation into {d} is running ({holder}); two would train the "
+        "same configurations twice. Wait for it, or stop it (its finished shards are kept)"
+    ))
+    try:
+        return _generate(t, d, client, plan, versions=versions, progress=progress,
+                         max_shards=max_shards)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _generate(
+    t: ArlTask,
+    d: Path,
+    client: Any,
+    plan: GenerationPlan,
+    *,
+    versions: dict[str, Any] | None,
+    progress: Callable[[int, int, dict[str, Any]], None] | None,
+    max_shards: int | None,
+) -> dict[str, Any]:
+    """The body of :func:`generate`, with the shard folder ``d`` locked."""
     plan_path = d / "plan.json"
     if plan_path.exists():
         stored = json.loads(plan_path.read_text())
@@ -328,8 +352,8 @@ def generate(
     names = [hp["name"] for hp in space["hyperparameters"]]
     request = t.worker_request()
     request["n_eval_episodes"] = plan.n_eval_episodes
-    if n_total_timesteps:
-        request["n_total_timesteps"] = int(n_total_timesteps)
+    if plan.n_total_timesteps:
+        request["n_total_timesteps"] = int(plan.n_total_timesteps)
     meta0 = _base_meta(t, plan, versions or {})
 
     # Every missing shard's configurations go to the workers as one stream (in order, a
