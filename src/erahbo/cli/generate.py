@@ -140,7 +140,7 @@ def generate(
                 versions=versions,
                 progress=progress,
             )
-        except ValueError as err:
+        except (ValueError, RuntimeError) as err:  # other settings, or a run already going
             console.print(f"[red]error:[/red] {err}")
             raise typer.Exit(code=2) from None
     console.print(
