@@ -184,7 +184,9 @@ STATUS_COLUMNS = (
 
 
 def _g(x: float, digits: int = 3) -> str:
-    return "" if x != x else f"{x:.{digits}g}"  # NaN -> empty cell
+    if x != x:  # NaN -> empty cell
+        return ""
+    return f"{x:.0f}" if abs(x) >= 10**digits else f"{x:.{digits}g}"  # no exponents
 
 
 def status_rows(out: Path) -> list[list[str]]:
