@@ -8,9 +8,8 @@ differ up to 100-fold in cost), and, from the merged table, the statistics that
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -63,9 +62,6 @@ class GenerationStatus:
     runs_per_s: float = np.nan
     median_run_s: float = np.nan
     median_first_run_s: float = np.nan
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def generation_tasks(out: str | Path) -> list[str]:

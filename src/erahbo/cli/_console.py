@@ -1,4 +1,4 @@
-"""The rich console every command prints through."""
+"""The rich console every command prints through, and its compact number format."""
 
 from __future__ import annotations
 
@@ -19,3 +19,11 @@ def make_console(*, stderr: bool = False) -> Any:
     tty = getattr(stream, "isatty", lambda: False)()
     width = None if tty or os.environ.get("COLUMNS") else PIPE_WIDTH
     return Console(stderr=stderr, width=width)
+
+
+def compact(x: float, digits: int = 3, *, nan: str = "nan") -> str:
+    """``digits`` significant digits, but whole numbers from ``10**digits`` up to 1e6 (no
+    exponent there); ``nan`` for NaN."""
+    if x != x:
+        return nan
+    return f"{x:.{digits}g}" if abs(x) < 10**digits or not abs(x) < 1e6 else f"{x:.0f}"

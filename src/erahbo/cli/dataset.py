@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from erahbo.cli._console import make_console
+from erahbo.cli._console import compact, make_console
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.inspect import plot_mean_std, summarize_task
 from erahbo.datasets.loaders import expand_paths, load_task
@@ -20,11 +20,6 @@ from erahbo.datasets.warping import METHODS
 
 def _split(text: str | None) -> list[str] | None:
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
-
-
-def _num(x: float) -> str:
-    """Compact number: 3 significant digits, no exponent below 1e6."""
-    return f"{x:.3g}" if abs(x) < 1000 or not abs(x) < 1e6 else f"{x:.0f}"
 
 
 def _synthetic(task: TaskData) -> bool:
@@ -119,7 +114,7 @@ def inspect(
             f"{s.n_configs}x{s.n_seeds}",
             f"{s.n_nan_values} ({s.n_infeasible})",
             "yes" if s.degenerate else "no",
-            "/".join(_num(v) for v in (s.std_min, s.std_median, s.std_max)),
+            "/".join(compact(v) for v in (s.std_min, s.std_median, s.std_max)),
             f"{s.corr_mean_std:+.2f}",
             trade,
         )

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from erahbo.arlbench.registry import TASKS, get_task
 from erahbo.arlbench.venv import default_venv_path
-from erahbo.cli._console import make_console
+from erahbo.cli._console import compact, make_console
 from erahbo.cli._progress import run_progress
 
 
@@ -184,9 +184,7 @@ STATUS_COLUMNS = (
 
 
 def _g(x: float, digits: int = 3) -> str:
-    if x != x:  # NaN -> empty cell
-        return ""
-    return f"{x:.0f}" if abs(x) >= 10**digits else f"{x:.{digits}g}"  # no exponents
+    return compact(x, digits, nan="")  # an empty cell for NaN
 
 
 def status_rows(out: Path) -> list[list[str]]:
