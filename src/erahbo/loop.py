@@ -14,6 +14,7 @@ import importlib
 import os
 import pickle
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -101,7 +102,9 @@ def optimize(
         Where runs execute (:mod:`erahbo.executors`); one executor serves the whole study and
         the seeds of a round run concurrently on it (ERAHBO: ``k_min`` at once, then one more
         at a time as the stopping rule decides). Default: ``"serial"``, or ``"process"`` when
-        ``workers > 1``. An Executor instance is used as is and left running.
+        ``workers > 1``. An Executor instance is used as is and left running. With the
+        :class:`Optimizer` option ``n_parallel=q`` (in ``**options``), ``q`` configurations are
+        trained at once and all their seeds share the executor (give it ``workers`` for them).
     workers : int, optional
         Concurrent runs (process pool size; Ray: default the cluster's CPUs).
     address : str, optional
@@ -133,27 +136,33 @@ def optimize(
                     k_min=k_min, k_max=k_max, k=k, journal=journal, failures=failures,
                     retries=retries, journal_info=journal_info, **options)
     try:
+        from erahbo._parallel import drive
         from erahbo.executors import Executor as _Executor
         from erahbo.executors import make_executor
 
         own = not isinstance(executor, _Executor)
         ex = None if own else executor  # started on the first trial (none for a done study)
+
+        start = threading.Lock()
+
+        def evaluate(trial: Trial) -> TrialOutcome:  # in a worker thread when n_parallel > 1
+            nonlocal ex
+            with start:
+                if ex is None:
+                    ex = make_executor(kind, max_workers=workers, address=address)
+            return opt._evaluate(trial, objective, executor=ex, run_timeout=run_timeout,
+                                 batch=batch)
+
+        def tell(trial: Trial, outcome: TrialOutcome) -> None:
+            opt._tell_evaluated(trial, outcome)
+            if callback is not None:
+                callback(opt, trial, outcome)
+
         ok = False
         try:
             if callback is not None:
                 callback(opt, None, None)
-            while True:
-                opt._check_alive()
-                trial = opt.ask()
-                if trial is None:
-                    break
-                if ex is None:
-                    ex = make_executor(kind, max_workers=workers, address=address)
-                outcome = opt._evaluate(trial, objective, executor=ex, run_timeout=run_timeout,
-                                        batch=batch)
-                opt._tell_evaluated(trial, outcome)
-                if callback is not None:
-                    callback(opt, trial, outcome)
+            drive(opt, evaluate, tell, before_ask=opt._check_alive)
             ok = True
         finally:
             if own and ex is not None:

@@ -124,6 +124,15 @@ class Optimizer:
         rule: one seed, then the stopping rule). With ``n`` parallel workers, ``seed_batch=n``
         keeps them all busy: the rule is checked after each batch of up to ``n`` seeds, so a
         round may overshoot its stopping point by up to ``n - 1`` seeds (pooled, counted).
+    n_parallel : int
+        Trials that may be pending at once: :meth:`ask` may be called again before the
+        earlier trials are told, up to ``n_parallel`` of them, each at a different
+        configuration (default 1: the paper's sequential loop). New configurations are chosen
+        with the pending ones believed at their posterior mean (kriging believer,
+        :mod:`erahbo._parallel`); ``B_t``, ERAHBO's stopping rule and the recommendation use
+        the real data only. :meth:`ask` returns None while the next decision needs the
+        pending results (the initial design must be told before the first model fit);
+        :attr:`n_pending` tells this apart from the end of the budget.
     k : int
         Seeds per round of the fixed-k methods (paper: 20; RAHBO also 2).
     n_init : int
@@ -196,6 +205,7 @@ class Optimizer:
         k_min: int = 2,
         k_max: int = 20,
         seed_batch: int = 1,
+        n_parallel: int = 1,
         k: int = 20,
         n_init: int = 5,
         k_init: int | None = None,
@@ -254,6 +264,12 @@ class Optimizer:
                 f"{method!r} asks its k={k} seeds at once already (drop seed_batch)"
             )
         self.seed_batch = int(seed_batch)
+        if not isinstance(n_parallel, int | np.integer) or n_parallel < 1:
+            raise ValueError(
+                f"n_parallel={n_parallel!r} must be an int >= 1 (trials pending at once: the "
+                "number of configurations trained in parallel, or 1 for the paper's loop)"
+            )
+        self.n_parallel = int(n_parallel)
         if int(refit_every) != refit_every or refit_every < 0:
             raise ValueError(f"refit_every={refit_every} must be an int >= 0 (0: never refit)")
         self.space = space if isinstance(space, SearchSpace) else SearchSpace(space)
@@ -297,8 +313,8 @@ class Optimizer:
         self._init_pos = 0
         self._n_rounds = 0
         self._rounds_since_fit = 0
-        self._pending: Trial | None = None
-        self._open: _Round | None = None
+        self._pending: dict[int, Trial] = {}  # trial id -> asked, not yet told
+        self._open: dict[int, _Round] = {}  # round t -> open BO round
         self._settings: RoundSettings | None = None
         self._fast = None
         if hyperparameters is not None:
@@ -334,6 +350,8 @@ class Optimizer:
         }
         if self.seed_batch != 1:  # absent at the default: journals of older versions resume
             self._options["seed_batch"] = self.seed_batch
+        if self.n_parallel != 1:
+            self._options["n_parallel"] = self.n_parallel
         self._study: Any = None  # erahbo.journal.JournaledStudy in journal mode
         if journal is not None:
             self._open_journal(journal, journal_info, synchronous)
@@ -397,8 +415,9 @@ class Optimizer:
         if self._config_cache[0] != cid:
             self._config_cache = (cid, self._config(cid, u))
         cfg = dict(self._config_cache[1])
-        self._pending = Trial(cfg, seeds, cid, t, phase, self._n_trials, u)
-        return self._pending
+        trial = Trial(cfg, seeds, cid, t, phase, self._n_trials, u)
+        self._pending[trial.trial_id] = trial
+        return trial
 
     def _new_id(self, u: np.ndarray) -> int:
         same = np.flatnonzero((self.data.U == u).all(1))  # a repeat pools with the evaluated point
@@ -513,10 +532,22 @@ class Optimizer:
             return self._study.ask()
         return self._ask()
 
+    @property
+    def n_pending(self) -> int:
+        """Trials asked and not yet told."""
+        return len(self._pending)
+
+    def _pending_seeds(self) -> int:
+        """Seeds of the pending trials that will count in the budget."""
+        return sum(len(t.seeds) for t in self._pending.values()
+                   if t.phase != "init" or self.initial_in_budget)
+
     def _ask(self) -> Trial | None:
-        if self._pending is not None:
+        if len(self._pending) >= self.n_parallel:
+            ids = ", ".join(str(i) for i in self._pending)
             raise RuntimeError(
-                f"trial {self._pending.trial_id} is still pending: tell its returns first"
+                f"trial(s) {ids} still pending (n_parallel={self.n_parallel}): tell their "
+                "returns first, or build the Optimizer with a larger n_parallel"
             )
         if self._init_pos < len(self._init):
             cid, u = self._init[self._init_pos]
@@ -524,21 +555,30 @@ class Optimizer:
             cid = self._new_id(u) if cid is None else cid
             self._n_rounds += 1
             return self._trial(cid, u, self.k_init, "init", self._n_rounds)
-        r = self._open
-        if r is not None:
+        free = self.remaining - self._pending_seeds()
+        busy = {t.round for t in self._pending.values()}
+        for r in list(self._open.values()):  # open rounds first, oldest first
+            if r.t in busy:
+                continue
             if self._allowed is not None and not self._allowed[r.config_id]:
-                self._close("excluded")
-            elif self.remaining < 1:
-                self._close("budget")
+                self._close(r, "excluded")
+            elif free < 1:
+                self._close(r, "budget")
             else:  # the inner loop: one more seed, or a batch of them (seed_batch)
                 left = self.policy.k_max - r.k if isinstance(self.policy, AdaptiveK) else 1
-                n = min(self.seed_batch, self.remaining, max(left, 1))
+                n = min(self.seed_batch, free, max(left, 1))
                 return self._trial(r.config_id, r.u, int(n), "bo", r.t)
-        if self.remaining < 2 or (self._allowed is not None and not self._allowed.any()):
+        if any(t.phase == "init" for t in self._pending.values()):
+            return None  # the first model fit waits for the whole initial design
+        allowed = self._allowed
+        if allowed is not None and self._pending:  # pending configurations are not proposed
+            allowed = allowed.copy()
+            allowed[[t.config_id for t in self._pending.values()]] = False
+        if free < 2 or (allowed is not None and not allowed.any()):
             return None
-        return self._start_round()
+        return self._start_round(int(min(self.policy.first, free)), allowed)
 
-    def _start_round(self) -> Trial:
+    def _start_round(self, n: int, allowed: np.ndarray | None) -> Trial:
         no_data = self.data.n == 0  # every initial configuration was infeasible
         if not no_data and (
             self._settings is None
@@ -552,9 +592,9 @@ class Optimizer:
         rm, B_t, acq, cand = None, np.nan, np.nan, None
         if self.method == "random" or no_data:
             if self._C is not None:
-                free = self._allowed.copy()
+                free = allowed.copy()
                 free[[c for c in self.data.config_ids]] = False
-                pool = np.flatnonzero(free if free.any() else self._allowed)
+                pool = np.flatnonzero(free if free.any() else allowed)
                 cand = int(self._rng.choice(pool))
                 u, cid = self._C[cand], cand
             else:
@@ -562,21 +602,33 @@ class Optimizer:
                 cid = self._new_id(u)
         else:
             rm = self._round_model()
+            choose = self._believer_model(rm)  # rm itself when nothing new is pending
             if self._C is not None:
-                cand, acq = rm.select(self._allowed, self.weight)
+                cand, acq = choose.select(allowed, self.weight)
                 u, cid = self._C[cand], cand
             else:
-                forbidden = np.asarray(self._forbidden) if self._forbidden else None
-                u, acq = continuous_argmax(rm, self.space, self.weight, self.data.U,
+                avoid = self._forbidden + [t.u for t in self._pending.values()]
+                u, acq = continuous_argmax(choose, self.space, self.weight, self.data.U,
                                            seed=self.seed * 100003 + self._n_rounds,
                                            raw_samples=self.raw_samples, n_polish=self.n_polish,
-                                           forbidden=forbidden)
+                                           forbidden=np.asarray(avoid) if avoid else None)
                 cid = self._new_id(u)
             B_t, _ = rm.best_lcb_mv(self.weight, bs, self._row_mask())
-        n = int(min(self.policy.first, self.remaining))
-        self._open = _Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
-                            self.data.row_of(cid), rm, float(B_t), bs, float(acq))
-        return self._trial(cid, self._open.u, n, "bo", self._n_rounds)
+        r = _Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
+                   self.data.row_of(cid), rm, float(B_t), bs, float(acq))
+        self._open[r.t] = r
+        return self._trial(cid, r.u, n, "bo", r.t)
+
+    def _believer_model(self, rm: RoundModel) -> RoundModel:
+        """Model that chooses the next configuration: ``rm`` plus believed pending points."""
+        new = [t for t in self._pending.values() if self.data.row_of(t.config_id) is None]
+        if not new:
+            return rm
+        from erahbo._parallel import believer_round
+
+        d = self.data
+        return believer_round(rm, d.U, d.ybar, d.s2, d.k, np.array([t.u for t in new]),
+                              np.array([len(t.seeds) for t in new]), self._settings, self._C)
 
     def tell(self, trial: Trial, returns: Sequence[float], *, infeasible: bool = False) -> None:
         """Report the returns of ``trial`` (one per seed, in order; fewer if cut short).
@@ -584,7 +636,7 @@ class Optimizer:
         Parameters
         ----------
         trial : Trial
-            The pending trial (from the last :meth:`ask`).
+            A pending trial (from :meth:`ask`; with ``n_parallel > 1`` in any order).
         returns : sequence of float
             One return per seed; fewer when the last runs were cut short (a new configuration
             needs at least 2). Non-finite returns (NaN, inf: failed runs) go through the
@@ -616,10 +668,16 @@ class Optimizer:
         )
         self._tell_evaluated(trial, outcome, record_runs=True)
 
+    def _check_pending(self, trial: Trial) -> None:
+        if self._pending.get(getattr(trial, "trial_id", None)) is not trial:
+            raise ValueError(
+                "tell: this trial is not the pending one (or one of the pending ones): it was "
+                "not asked by this optimizer, or was told already; tell each asked trial once"
+            )
+
     def _check_tell(self, trial: Trial, returns: Any, infeasible: bool) -> list[float]:
         """Validate a tell before anything is journaled; the returns as floats."""
-        if self._pending is None or trial is not self._pending:
-            raise ValueError("tell: this trial is not the pending one; tell each asked trial once")
+        self._check_pending(trial)
         if isinstance(returns, list | tuple):
             vals = [float(v) for v in returns]
         else:
@@ -671,7 +729,7 @@ class Optimizer:
 
     def _check_alive(self) -> None:
         """Refuse to go on when every run of the complete initial design failed."""
-        if (self._init_pos >= len(self._init) and self._pending is None and self._n_ok == 0
+        if (self._init_pos >= len(self._init) and not self._pending and self._n_ok == 0
                 and self._first_error is not None):
             raise ValueError(
                 f"optimize: every run of the initial design failed ({self._first_error}). The "
@@ -697,8 +755,7 @@ class Optimizer:
         runs: Sequence[Any] | None = None,
     ) -> None:
         """Inner tell: update the data, the history and the open round (no journal)."""
-        if self._pending is None or trial is not self._pending:
-            raise ValueError("tell: this trial is not the pending one; tell each asked trial once")
+        self._check_pending(trial)
         vals = [float(v) for v in returns]
         seeds = trial.seeds[: len(vals)]
         if infeasible:
@@ -719,9 +776,10 @@ class Optimizer:
             k_cfg0 = len(self.data.returns[row]) - len(kept)
         if runs is not None and any(getattr(r, "status", "ok") == "penalized" for r in runs):
             self._penalized.add(trial.config_id)
-        self._pending = None
+        del self._pending[trial.trial_id]
         self._rec_cache = None
-        k_round0 = 0 if is_init else self._open.k
+        r = None if is_init else self._open[trial.round]
+        k_round0 = 0 if r is None else r.k
         self._record(trial, vals, seeds, kept, runs, k_cfg0, k_round0)
         vals = kept
         if not is_init or self.initial_in_budget:
@@ -731,10 +789,9 @@ class Optimizer:
             self._log_round(trial.round, "init", trial.config_id, len(vals), row, None, np.nan,
                             np.nan, np.nan, reason)
             return
-        r = self._open
         r.k += len(vals)
         if infeasible:
-            self._close("infeasible")
+            self._close(r, "infeasible")
             return
         ib = None
         if r.rm is not None:
@@ -748,7 +805,7 @@ class Optimizer:
             reason = "budget" if len(trial.seeds) < self.policy.first else "fixed_k"
         r.ib = ib
         if reason is not None:
-            self._close(reason)
+            self._close(r, reason)
 
     def _record(
         self,
@@ -783,11 +840,10 @@ class Optimizer:
                                r.error, int(r.attempt), r.worker, bool(r.rerun)))
         self._n_counted += kc
 
-    def _close(self, reason: str) -> None:
-        r = self._open
+    def _close(self, r: _Round, reason: str) -> None:
         row = self.data.row_of(r.config_id)
         self._log_round(r.t, "bo", r.config_id, r.k, row, r.ib, r.B_t, r.beta_stop, r.acq, reason)
-        self._open = None
+        del self._open[r.t]
 
     def _log_round(self, t, phase, cid, k, row, ib, B_t, bs, acq, reason) -> None:
         d = self.data
@@ -863,7 +919,8 @@ class Optimizer:
             incumbent_id=None if rec is None else d.config_ids[rec[0]],
             incumbent_mv=np.nan if rec is None else rec[1],
             history=history_frame(self._hist, names),
-            rounds=pd.DataFrame(self._rounds, columns=list(ROUND_COLUMNS)),
+            rounds=pd.DataFrame(sorted(self._rounds, key=lambda r: r["iteration"]),
+                                columns=list(ROUND_COLUMNS)),
             configs=configs_frame(d, cfgs, names),
             method=self.method,
             n_evals=self.n_evals,
