@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import erahbo
+import erahbo.journal
 from erahbo._parallel import believer_round
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer import Optimizer
@@ -141,3 +143,26 @@ def test_parallel_journal_resumes_with_trials_in_flight(tmp_path):
     again = Optimizer(table(), "erahbo", journal=path, n_parallel=3, **KW)  # replays it all
     assert again.result().history.seed.tolist() == opt.result().history.seed.tolist()
     again.close()
+
+
+def test_cli_optimize_parallel_and_resume(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    space = tmp_path / "space.json"
+    space.write_text('{"x0": ["float", 0, 1], "x1": ["float", 0, 1], "x2": ["float", 0, 1]}')
+    res = CliRunner().invoke(app, [
+        "optimize", "--objective", "fault_injection:table_objective", "--space", str(space),
+        "--method", "rahbo", "--k", "2", "--budget", "30", "--n-init", "3", "--parallel", "3",
+        "--journal", "p.db", "--out", "p", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    hist = pd.read_csv(tmp_path / "p" / "history.csv")
+    assert len(hist) == 30
+    with erahbo.journal.Journal.open("p.db") as j:
+        assert j.settings["n_parallel"] == 3
+    again = CliRunner().invoke(app, ["resume", "p.db", "--no-progress"])  # replays, runs nothing
+    assert again.exit_code == 0, again.output
+    same = pd.read_csv(tmp_path / "p" / "history.csv")
+    assert same[["config_id", "seed", "return"]].equals(hist[["config_id", "seed", "return"]])

@@ -101,6 +101,24 @@ def test_tune_keeps_every_worker_busy_in_the_inner_loop(fake_worker, tmp_path):
                                   res.history.drop(columns="wall_time"))
 
 
+def test_tune_trains_several_configurations_at_once_and_resumes(fake_worker, tmp_path):
+    journal = tmp_path / "tune.db"
+    in_flight: list[int] = []
+    with ArlClient(4, worker_cmd=fake_worker) as client:
+        res = tune("ppo_cc_cartpole", client=client, method="rahbo", k=2, budget=60,
+                   n_parallel=3, journal=journal,
+                   on_trial=lambda trial, results, opt: in_flight.append(opt.n_pending))
+    assert res.n_evals == 60
+    assert max(in_flight) == 2  # told while two other configurations were still training
+    assert res.history.groupby("config_id").seed.apply(lambda s: s.is_unique).all()
+    # the journal keeps n_parallel and the order of the tells: the resume replays it exactly
+    with ArlClient(1, worker_cmd=["false"]) as dead:
+        again = tune("ppo_cc_cartpole", client=dead, method="rahbo", k=2, budget=60,
+                     journal=journal)
+    pd.testing.assert_frame_equal(again.history.drop(columns="wall_time"),
+                                  res.history.drop(columns="wall_time"))
+
+
 def test_tune_cli_writes_outputs(fake_worker, tmp_path):
     out = tmp_path / "t"
     res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "40",

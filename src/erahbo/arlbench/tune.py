@@ -3,11 +3,11 @@
 The optimizer's ask/tell loop drives real training runs through the ARLBench worker pool
 (:class:`erahbo.arlbench.client.ArlClient`).  The seeds of one round run in parallel across the
 workers (ERAHBO's ``k_min`` seeds at once, then ``seed_batch`` more at a time, one per worker by
-default, as long as the stopping rule asks for more);
-each worker compiles a configuration once and reuses it for all the seeds it is given.  A
-failed run (NaN return, exception, timeout, crashed worker) is handled by the optimizer's
-failure policy (default ``"penalize"``), and with a journal the study survives a crash of the
-tuning process: running it again continues where it stopped.
+default, as long as the stopping rule asks for more), and with ``n_parallel=q`` the seeds of
+``q`` configurations share them; each worker compiles a configuration once and reuses it for
+all the seeds it is given.  A failed run (NaN return, exception, timeout, crashed worker) is
+handled by the optimizer's failure policy (default ``"penalize"``), and with a journal the study
+survives a crash of the tuning process: running it again continues where it stopped.
 
 >>> from erahbo.arlbench.client import ArlClient
 >>> with ArlClient(n_workers=2) as client:                       # doctest: +SKIP
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from erahbo._data import SEED_HIGH
+from erahbo._parallel import drive
 from erahbo.arlbench.client import ArlClient, RunResult
 from erahbo.arlbench.registry import ArlTask, get_task
 from erahbo.optimizer import Optimizer, Result, Trial
@@ -132,9 +133,11 @@ def tune(
         Return-range width; default :func:`return_scale` of the task.
     **options
         Further :class:`erahbo.Optimizer` options (``beta``, ``k_min``, ``k_max``, ``k``,
-        ``n_init``, ``k_init``, ``seed_batch``, ...). ERAHBO's ``seed_batch`` (seeds asked at
-        once after ``k_min``) defaults to the client's worker count, so every worker trains
-        during the inner loop too; a resumed study keeps the value in its journal.
+        ``n_init``, ``k_init``, ``seed_batch``, ``n_parallel``, ...). ERAHBO's
+        ``seed_batch`` (seeds asked at once after ``k_min``) defaults to the client's worker
+        count, so every worker trains during the inner loop too; ``n_parallel=q`` trains ``q``
+        configurations at once (their seeds share the workers). A resumed study keeps the
+        values in its journal.
 
     Returns
     -------
@@ -148,20 +151,23 @@ def tune(
         raise ValueError(f"scale={scale} must be > 0 (the width of the return range)")
     info = {"objective": f"arlbench:{t.name}", "extra": extra or {}, "alpha": alpha,
             "scale": scale}
+    stored = _journal_settings(journal)
     if method == "erahbo" and "seed_batch" not in options:
-        stored = _journal_settings(journal)
         options["seed_batch"] = (
             int(stored.get("seed_batch", 1)) if stored is not None else client.n_workers
         )
+    if "n_parallel" not in options and stored is not None:
+        options["n_parallel"] = int(stored.get("n_parallel", 1))
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha / scale,
                     failures=failures, journal=journal, journal_info=info, **options)
+
+    def tell(trial: Trial, results: list[RunResult]) -> None:
+        opt.tell(trial, [r.return_ if r.status == "ok" else math.nan for r in results])
+        if on_trial is not None:
+            on_trial(trial, results, opt)
+
     try:
-        while (trial := opt.ask()) is not None:
-            results = run_seeds(client, t, trial.config, trial.seeds, extra)
-            returns = [r.return_ if r.status == "ok" else math.nan for r in results]
-            opt.tell(trial, returns)
-            if on_trial is not None:
-                on_trial(trial, results, opt)
+        drive(opt, lambda trial: run_seeds(client, t, trial.config, trial.seeds, extra), tell)
         return opt.result()
     finally:
         if journal is not None:

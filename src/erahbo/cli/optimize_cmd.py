@@ -128,6 +128,8 @@ def optimize(
     k: int = typer.Option(20, help="Seeds per round of the fixed-k methods."),
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
+    parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "
+                                 "the workers; 1: the paper's sequential loop)."),
     n_init: int = typer.Option(5, help="Initial Sobol configurations."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration (default: k_max "
                                "for erahbo, k otherwise)."),
@@ -173,7 +175,7 @@ def optimize(
             result = erahbo.optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, beta=beta,
                 k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
-                seed_batch=seed_batch,
+                seed_batch=seed_batch, n_parallel=parallel,
                 journal=journal, failures=failures, retries=retries, run_timeout=run_timeout,
                 executor=executor, workers=workers, address=address, callback=callback,
                 journal_info=info if journal is not None else None,

@@ -30,6 +30,9 @@ def tune(
     k_max: int = typer.Option(10, min=2, help="ERAHBO: most seeds per round."),
     seed_batch: int = typer.Option(None, min=1, help="ERAHBO: seeds asked at once after "
                                    "k_min (default: --workers; a resumed study keeps its own)."),
+    parallel: int = typer.Option(None, min=1, help="Configurations trained at once, their "
+                                 "seeds sharing the workers (default 1; a resumed study keeps "
+                                 "its own)."),
     k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
     n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
@@ -68,6 +71,8 @@ def tune(
                    k_init=k_init)
     if seed_batch is not None:
         options["seed_batch"] = seed_batch
+    if parallel is not None:
+        options["n_parallel"] = parallel
     cmd = shlex.split(worker_cmd) if worker_cmd else None
     try:
         client = ArlClient(workers, venv=venv, worker_cmd=cmd, run_timeout_s=run_timeout,
