@@ -49,6 +49,12 @@ def test_parse_methods_grammar():
     assert batched.method == "erahbo" and batched.options == {"seed_batch": 4}
     with pytest.raises(ValueError, match="erahbo-b<N>"):
         parse_method("erahbo-b0")
+    par = parse_method("rahbo-k2-p4")
+    assert (par.method, par.options, par.label) == ("rahbo", {"k": 2, "n_parallel": 4},
+                                                    "RAHBO (k=2, 4 in parallel)")
+    assert parse_method("erahbo-b2-p3").options == {"seed_batch": 2, "n_parallel": 3}
+    with pytest.raises(ValueError, match="unknown method 'tpe-p2'"):
+        parse_method("tpe-p2")
     with pytest.raises(ValueError, match="unknown method 'tpe'"):
         parse_method("tpe")
     with pytest.raises(ValueError, match="k must be >= 2"):
@@ -96,7 +102,8 @@ def test_seed_replay_draws_without_replacement(replay_task):
     assert again.draw(7, 5) == (vals, seeds)  # same draws for every method of a repetition
 
 
-@pytest.mark.parametrize("method", ["erahbo", "erahbo-b4", "rahbo-k2", "gpucb-k20", "random-k4"])
+@pytest.mark.parametrize("method", ["erahbo", "erahbo-b4", "rahbo-k2", "gpucb-k20", "random-k4",
+                                    "erahbo-p3", "rahbo-k2-p4"])
 def test_run_repetition_trace(replay_task, method):
     settings = StudySettings(budget=60, k_init=4)
     trace, meta = run_repetition(replay_task, parse_method(method), 0, settings)

@@ -10,6 +10,9 @@ Grammar of a method name::
     rahbo-k<K>             RAHBO with K seeds per configuration (the paper: K = 2 and 20)
     gpucb-k<K>             GP-UCB (risk-neutral) with K seeds per configuration
     random-k<K>            uniform random search with K seeds per configuration
+    <method>-p<Q>          any of the above with Q configurations in flight (``n_parallel``:
+                           each new one is chosen while Q - 1 others still train; in the
+                           replay they finish in the order they were asked)
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 _FIXED_K = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
 _SCHEDULED = re.compile(r"^erahbo-(exp|sig)(\d+(?:\.\d+)?)$")
 _BATCHED = re.compile(r"^erahbo-b(\d+)$")
+_PARALLEL = re.compile(r"^(.+)-p(\d+)$")
 
 _LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
 
@@ -59,6 +63,19 @@ def parse_method(name: str) -> MethodSpec:
         If the name does not follow the grammar; the message lists the valid forms.
     """
     key = name.strip().lower()
+    m = _PARALLEL.match(key)
+    if m:
+        q = int(m.group(2))
+        if q < 1:
+            raise ValueError(f"method {name!r}: use -p<Q> with Q >= 1 configurations in flight")
+        try:
+            base = parse_method(m.group(1))
+        except ValueError as e:
+            raise ValueError(str(e).replace(repr(m.group(1)), repr(name), 1)) from None
+        label = (f"{base.label[:-1]}, {q} in parallel)" if base.label.endswith(")")
+                 else f"{base.label} ({q} in parallel)")
+        return MethodSpec(name=key, label=label, method=base.method,
+                          options={**base.options, "n_parallel": q})
     if key == "erahbo":
         return MethodSpec(name=key, label="ERAHBO", method="erahbo")
     m = _SCHEDULED.match(key)
@@ -89,7 +106,8 @@ def parse_method(name: str) -> MethodSpec:
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-exp<gamma>, erahbo-sig<s>, "
         "erahbo-b<N>, "
-        "rahbo-k<K>, gpucb-k<K>, random-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20')."
+        "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in "
+        "flight) (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
 

@@ -10,6 +10,7 @@ after the initial design.  The trace layout is documented in ``docs/benchmark.md
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ import pandas as pd
 from erahbo.analysis.traces import TRACE_COLUMNS
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
-from erahbo.optimizer import Optimizer
+from erahbo.optimizer import Optimizer, Trial
 
 
 @dataclass(frozen=True)
@@ -139,10 +140,16 @@ def run_repetition(
     run = 0
     cum = 0.0
     init_inc: int | None = None  # incumbent after the initial design, before run 1
-    while (trial := opt.ask()) is not None:
+    in_flight: deque[Trial] = deque()  # n_parallel > 1: trials finish in the order asked
+    while True:
+        while opt.n_pending < opt.n_parallel and (asked := opt.ask()) is not None:
+            if asked.phase != "init" and init_inc is None:
+                init_inc = _incumbent_id(opt)
+            in_flight.append(asked)
+        if not in_flight:
+            break
+        trial = in_flight.popleft()
         cid = int(trial.config_id)
-        if trial.phase != "init" and init_inc is None:
-            init_inc = _incumbent_id(opt)
         vals, seeds = replay.draw(cid, len(trial.seeds))
         opt.tell(trial, vals)
         if replay.remaining(cid) == 0:
