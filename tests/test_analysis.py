@@ -208,6 +208,10 @@ def test_method_labels_and_order() -> None:
     assert method_label("erahbo-exp50") == "ERAHBO (exp50)"
     assert sort_methods(["gpucb-k20", "rahbo-k2", "rahbo-k5", "erahbo", "rahbo-k20"]) == [
         "erahbo", "rahbo-k20", "rahbo-k5", "rahbo-k2", "gpucb-k20"]
+    assert method_label("rahbo-k2-p4") == "RAHBO (k=2, 4 in parallel)"
+    assert method_label("erahbo-p8") == "ERAHBO (8 in parallel)"
+    assert sort_methods(["rahbo-k2-p8", "erahbo-p4", "rahbo-k2", "erahbo", "rahbo-k2-p4"]) == [
+        "erahbo", "erahbo-p4", "rahbo-k2", "rahbo-k2-p4", "rahbo-k2-p8"]
 
 
 def test_load_errors_are_clear(tmp_path: Path) -> None:

@@ -208,3 +208,20 @@ def test_plain_ticker_throttles_lines(capsys):
     tick(10, 10)  # the last one always prints
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "runs 10/10 (100.0 %)" in out
+
+
+def test_parallel_replay_interleaves_rounds_and_the_report_counts_them(tmp_path, replay_task):
+    from erahbo.analysis.traces import load_traces
+
+    settings = StudySettings(budget=120, k_init=4)
+    methods = parse_methods("erahbo,erahbo-p3")
+    run_study([replay_task], methods, 1, settings, tmp_path, workers=1)
+    trace = pd.read_parquet(trace_path(tmp_path, replay_task.name, "erahbo-p3", 0))
+    rnd = trace["round"].to_numpy()
+    assert (np.diff(rnd) < 0).any()  # another round's seeds came in while a round was open
+    rounds = load_traces(tmp_path).rounds
+    for m in ("erahbo", "erahbo-p3"):
+        r = rounds[rounds.method == m]
+        assert r["round"].is_unique
+        assert (r["n_runs"] == r["k"]).all()  # every round counted once, with all its seeds
+        assert r["n_runs"].sum() == settings.budget

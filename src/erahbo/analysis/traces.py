@@ -72,6 +72,7 @@ _DOMAIN_LABELS = {"cc": "CC", "brax": "Brax", "xland": "XLand", "synthetic": "Sy
                   "all": "All tasks"}
 _RAHBO_RE = re.compile(r"^rahbo-k(\d+)$")
 _FIXED_RE = re.compile(r"^(gpucb|random)-k(\d+)$")
+_PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
 
 
 def method_label(method: str) -> str:
@@ -79,8 +80,15 @@ def method_label(method: str) -> str:
 
     ``erahbo`` -> ``ERAHBO``, ``erahbo-exp50`` -> ``ERAHBO (exp50)``, ``rahbo-k2`` ->
     ``RAHBO (k=2)``, ``gpucb-k20`` -> ``GP-UCB (k=20)``, ``random-k20`` -> ``Random (k=20)``;
-    any other name is returned unchanged.
+    a ``-p<Q>`` suffix (Q configurations in flight) adds ``Q in parallel``:
+    ``rahbo-k2-p4`` -> ``RAHBO (k=2, 4 in parallel)``; any other name is returned unchanged.
     """
+    m = _PARALLEL_RE.match(method)
+    if m:
+        base, q = method_label(m.group(1)), int(m.group(2))
+        if base.endswith(")"):
+            return f"{base[:-1]}, {q} in parallel)"
+        return f"{base} ({q} in parallel)"
     if method == "erahbo":
         return "ERAHBO"
     if method.startswith("erahbo-"):
@@ -95,9 +103,18 @@ def method_label(method: str) -> str:
     return method
 
 
-def method_sort_key(method: str) -> tuple[int, float, str]:
+def method_sort_key(method: str) -> tuple[int, float, int, str]:
     """Order of methods in tables and legends: the paper's (ERAHBO, RAHBO k=20, RAHBO k=2,
-    GP-UCB), then ERAHBO schedules, other RAHBO k (descending), random, anything else."""
+    GP-UCB), then ERAHBO schedules, other RAHBO k (descending), random, anything else; a
+    ``-p<Q>`` variant right after its sequential method (ascending Q)."""
+    m = _PARALLEL_RE.match(method)
+    if m:
+        group, value, _, _ = method_sort_key(m.group(1))
+        return (group, value, int(m.group(2)), method)
+    return (*_base_sort_key(method)[:2], 1, method)
+
+
+def _base_sort_key(method: str) -> tuple[int, float, str]:
     if method == "erahbo":
         return (0, 0.0, method)
     m = _RAHBO_RE.match(method)
@@ -523,8 +540,8 @@ def _rounds_table(
     kept_tasks: set[str],
     reps_of: dict[str, np.ndarray],
 ) -> pd.DataFrame:
-    """One row per BO round (see :class:`TraceSet`); the rows of a round are contiguous
-    in ``run`` order."""
+    """One row per BO round (see :class:`TraceSet`), in the order the rounds started; the
+    rows of a round interleave with other rounds' when configurations ran in parallel."""
     cols: dict[str, list[np.ndarray]] = {c: [] for c in (
         "task", "domain", "method", "repetition", "round", "config_id", "k", "n_runs",
         "config_mv", "stop_reason", "config_norm_regret")}
@@ -534,9 +551,11 @@ def _rounds_table(
         if task not in kept_tasks or rec["repetition"] not in keep_reps[task] or not len(f):
             continue
         rnd = f["round"].to_numpy()  # (n,)
-        change = np.flatnonzero(rnd[1:] != rnd[:-1])
-        starts = np.concatenate([[0], change + 1])  # (n_rounds,) first row of each round
-        ends = np.concatenate([change, [rnd.size - 1]])  # (n_rounds,) last row
+        _, first, counts = np.unique(rnd, return_index=True, return_counts=True)
+        _, last_rev = np.unique(rnd[::-1], return_index=True)
+        order = np.argsort(first)
+        starts = first[order]  # (n_rounds,) first row of each round
+        ends = (rnd.size - 1 - last_rev)[order]  # (n_rounds,) its last row
         if "stop_reason" in f.columns:
             reason = f["stop_reason"].fillna("").astype(str).to_numpy(dtype=object)[ends]
         else:
@@ -551,7 +570,7 @@ def _rounds_table(
         cols["round"].append(rnd[starts].astype(np.int64))
         cols["config_id"].append(f["config_id"].to_numpy()[starts].astype(np.int64))
         cols["k"].append(f["k_round"].to_numpy()[starts].astype(np.int64))
-        cols["n_runs"].append((ends - starts + 1).astype(np.int64))
+        cols["n_runs"].append(counts[order].astype(np.int64))
         cols["config_mv"].append(mv)
         cols["stop_reason"].append(reason)
         cols["config_norm_regret"].append((rec["mv_star"] - mv) / denom if denom > 0
