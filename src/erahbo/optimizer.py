@@ -525,8 +525,13 @@ class Optimizer:
     def ask(self) -> Trial | None:
         """Next trial to run, or None when the budget is spent (or no candidate is left).
 
-        With a journal, the trial is committed to it first; after a resume, a trial that was
-        asked but not told before the crash is handed out again (same configuration, seeds).
+        With ``n_parallel > 1`` it may be called again before the earlier trials are told (up
+        to ``n_parallel`` pending); it then also returns None while the next choice needs a
+        pending result (:attr:`n_pending` > 0): tell one and ask again.
+
+        With a journal, the trial is committed to it first; after a resume, the trials that
+        were asked but not told before the crash are handed out again (same configurations,
+        seeds).
         """
         if self._study is not None:
             return self._study.ask()
