@@ -61,6 +61,16 @@ def test_run_seeds_spreads_over_workers_and_keeps_order(fake_worker):
     assert all(r.status == "ok" for r in res)
 
 
+def test_run_seeds_can_keep_a_configuration_on_fewer_workers(fake_worker):
+    """One compile per worker used: with max_workers=1 a single run pays for it."""
+    with ArlClient(2, worker_cmd=fake_worker) as client:
+        spread = run_seeds(client, "ppo_cc_cartpole", {"learning_rate": 1e-3}, [5, 1, 9, 4])
+        one = run_seeds(client, "ppo_cc_cartpole", {"learning_rate": 1e-3}, [5, 1, 9, 4],
+                        max_workers=1)
+    assert sum(r.first for r in spread) == 2 and sum(r.first for r in one) == 1
+    assert [r.return_ for r in one] == [r.return_ for r in spread]
+
+
 def test_tune_handles_failed_runs_and_resumes(fake_worker, tmp_path):
     journal = tmp_path / "tune.db"
     with ArlClient(2, worker_cmd=fake_worker) as client:

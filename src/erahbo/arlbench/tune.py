@@ -56,13 +56,17 @@ def run_seeds(
     config: dict[str, Any],
     seeds: Sequence[int],
     extra: dict[str, Any] | None = None,
+    max_workers: int | None = None,
 ) -> list[RunResult]:
     """Train ``config`` once per seed, the seeds spread over the client's workers.
+
+    Each worker given seeds compiles the configuration once, so ``max_workers`` (default: all)
+    caps the spread when other configurations train at the same time (``n_parallel``).
 
     Returns one :class:`RunResult` per seed, in the order of ``seeds``.
     """
     seeds = [int(s) for s in seeds]
-    n = max(1, min(client.n_workers, len(seeds)))
+    n = max(1, min(client.n_workers, len(seeds), max_workers or client.n_workers))
     chunks = [seeds[i::n] for i in range(n)]  # (n,) lists: one per worker, compiled once each
     if n == 1:
         results = client.train(task, config, seeds, extra=extra)
@@ -133,11 +137,11 @@ def tune(
         Return-range width; default :func:`return_scale` of the task.
     **options
         Further :class:`erahbo.Optimizer` options (``beta``, ``k_min``, ``k_max``, ``k``,
-        ``n_init``, ``k_init``, ``seed_batch``, ``n_parallel``, ...). ERAHBO's
-        ``seed_batch`` (seeds asked at once after ``k_min``) defaults to the client's worker
-        count, so every worker trains during the inner loop too; ``n_parallel=q`` trains ``q``
-        configurations at once (their seeds share the workers). A resumed study keeps the
-        values in its journal.
+        ``n_init``, ``k_init``, ``seed_batch``, ``n_parallel``, ...). ``n_parallel=q`` trains
+        ``q`` configurations at once, each on ``workers // q`` workers (a worker compiles each
+        configuration it trains once). ERAHBO's ``seed_batch`` (seeds asked at once after
+        ``k_min``) defaults to that share, so every worker trains during the inner loop too. A
+        resumed study keeps the values in its journal.
 
     Returns
     -------
@@ -152,12 +156,11 @@ def tune(
     info = {"objective": f"arlbench:{t.name}", "extra": extra or {}, "alpha": alpha,
             "scale": scale}
     stored = _journal_settings(journal)
-    if method == "erahbo" and "seed_batch" not in options:
-        options["seed_batch"] = (
-            int(stored.get("seed_batch", 1)) if stored is not None else client.n_workers
-        )
     if "n_parallel" not in options and stored is not None:
         options["n_parallel"] = int(stored.get("n_parallel", 1))
+    spread = max(1, client.n_workers // int(options.get("n_parallel", 1)))  # per configuration
+    if method == "erahbo" and "seed_batch" not in options:
+        options["seed_batch"] = int(stored.get("seed_batch", 1)) if stored is not None else spread
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha / scale,
                     failures=failures, journal=journal, journal_info=info, **options)
 
@@ -167,7 +170,8 @@ def tune(
             on_trial(trial, results, opt)
 
     try:
-        drive(opt, lambda trial: run_seeds(client, t, trial.config, trial.seeds, extra), tell)
+        drive(opt, lambda trial: run_seeds(client, t, trial.config, trial.seeds, extra, spread),
+              tell)
         return opt.result()
     finally:
         if journal is not None:

@@ -29,10 +29,11 @@ def tune(
     k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
     k_max: int = typer.Option(10, min=2, help="ERAHBO: most seeds per round."),
     seed_batch: int = typer.Option(None, min=1, help="ERAHBO: seeds asked at once after "
-                                   "k_min (default: --workers; a resumed study keeps its own)."),
-    parallel: int = typer.Option(None, min=1, help="Configurations trained at once, their "
-                                 "seeds sharing the workers (default 1; a resumed study keeps "
-                                 "its own)."),
+                                   "k_min (default: the workers of one configuration; a "
+                                   "resumed study keeps its own)."),
+    parallel: int = typer.Option(None, min=1, help="Configurations trained at once, each on "
+                                 "--workers / --parallel workers (default 1; a resumed study "
+                                 "keeps its own)."),
     k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
     n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
