@@ -455,3 +455,18 @@ def test_status_reports_work_done_and_merged_stats(fake_cmd: list[str], tmp_path
     assert "| 12 x 3 |" in row and "| 8 x 3 (prefix) |" in row and "| 0 |" in row
     res = CliRunner().invoke(app, ["dataset", "status", "--out", str(tmp_path / "none")])
     assert res.exit_code == 2 and "no generation plan" in res.output
+    # --update writes the same table between the markers of a README, the rest untouched
+    readme = tmp_path / "README.md"
+    readme.write_text("# Data\n\n<!-- status -->\nold table\n<!-- /status -->\n\nFindings.\n")
+    res = CliRunner().invoke(app, ["dataset", "status", "--out", str(tmp_path), "--update",
+                                   str(readme)])
+    assert res.exit_code == 0, res.output
+    text = readme.read_text()
+    assert "old table" not in text and row in text
+    assert text.startswith("# Data\n\n<!-- status -->\n| task |")
+    assert text.endswith("|\n<!-- /status -->\n\nFindings.\n")
+    readme.write_text("no markers\n")
+    res = CliRunner().invoke(app, ["dataset", "status", "--out", str(tmp_path), "--update",
+                                   str(readme)])
+    assert res.exit_code == 2 and "no <!-- status -->" in res.output
+    assert readme.read_text() == "no markers\n"  # nothing lost

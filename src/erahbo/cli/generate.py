@@ -215,6 +215,24 @@ def status_rows(out: Path) -> list[list[str]]:
     return rows
 
 
+STATUS_MARKERS = ("<!-- status -->", "<!-- /status -->")
+
+
+def replace_between_markers(path: Path, lines: list[str]) -> None:
+    """Replace the lines between :data:`STATUS_MARKERS` in ``path`` (markers kept)."""
+    text = Path(path).read_text().splitlines()
+    try:
+        lo, hi = text.index(STATUS_MARKERS[0]), text.index(STATUS_MARKERS[1])
+    except ValueError:
+        raise ValueError(
+            f"no {STATUS_MARKERS[0]} ... {STATUS_MARKERS[1]} lines to write between; add them "
+            "where the table belongs"
+        ) from None
+    if hi < lo:
+        raise ValueError(f"{STATUS_MARKERS[1]} comes before {STATUS_MARKERS[0]}")
+    Path(path).write_text("\n".join([*text[: lo + 1], *lines, *text[hi:]]) + "\n")
+
+
 def status(
     out: Annotated[Path, typer.Option("--out", help="Output root of the generation.")] = Path(
         "data/arlbench"
@@ -222,17 +240,29 @@ def status(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print a Markdown table (for data/README.md).")
     ] = False,
+    update: Annotated[
+        Path | None,
+        typer.Option("--update", help="Write the Markdown table into this file, between its "
+                     f"{STATUS_MARKERS[0]} and {STATUS_MARKERS[1]} lines (e.g. data/README.md)."),
+    ] = None,
 ) -> None:
     """Where each table's generation stands: configurations and share of the work done, stats."""
     rows = status_rows(out)
     if not rows:
         make_console(stderr=True).print(f"[red]error:[/red] no generation plan under {out}/shards")
         raise typer.Exit(code=2)
+    lines = ["| " + " | ".join(STATUS_COLUMNS) + " |", "|" + "---|" * len(STATUS_COLUMNS)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    if update is not None:
+        try:
+            replace_between_markers(update, lines)
+        except (OSError, ValueError) as e:
+            make_console(stderr=True).print(f"[red]error:[/red] --update {update}: {e}")
+            raise typer.Exit(code=2) from None
+        typer.echo(f"status table written into {update}")
+        return
     if markdown:
-        typer.echo("| " + " | ".join(STATUS_COLUMNS) + " |")
-        typer.echo("|" + "---|" * len(STATUS_COLUMNS))
-        for r in rows:
-            typer.echo("| " + " | ".join(r) + " |")
+        typer.echo("\n".join(lines))
         return
     table = Table(title=f"ARLBench generation under {out}")
     for col in STATUS_COLUMNS:
