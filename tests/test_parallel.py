@@ -166,3 +166,19 @@ def test_cli_optimize_parallel_and_resume(tmp_path, monkeypatch):
     assert again.exit_code == 0, again.output
     same = pd.read_csv(tmp_path / "p" / "history.csv")
     assert same[["config_id", "seed", "return"]].equals(hist[["config_id", "seed", "return"]])
+
+
+def test_drive_propagates_an_evaluation_error_without_hanging():
+    from erahbo._parallel import drive
+
+    opt = Optimizer(table(), "rahbo", k=2, n_parallel=3, **KW)
+    told: list[int] = []
+
+    def evaluate(trial):
+        if trial.trial_id == 5:
+            raise KeyError("worker lost")
+        return returns(trial)
+
+    with pytest.raises(KeyError, match="worker lost"):
+        drive(opt, evaluate, lambda t, r: (opt.tell(t, r), told.append(t.trial_id)))
+    assert 5 not in told and len(told) >= 3  # the initial design was told before
