@@ -290,6 +290,13 @@ def test_outcomes_from_returns_ask_tell_mode():
     assert ex.excluded and ex.runs[1].status == "failed"
     with pytest.raises(ValueError, match="2 returns for a trial with 3 seeds"):
         outcomes_from_returns([1, 2, 3], [1.0, 2.0])
+    # the user's reasons replace the generic message of the failed runs only
+    why = outcomes_from_returns([1, 2, 3], [1.0, float("nan"), None],
+                                errors=["ignored", "CUDA out of memory", None])
+    assert [r.error for r in why] == [None, "CUDA out of memory", why.runs[2].error]
+    assert "expected a float" in why.runs[2].error
+    with pytest.raises(ValueError, match="2 errors for 3 returns"):
+        outcomes_from_returns([1, 2, 3], [1.0, 2.0, 3.0], errors=[None, None])
 
 
 def test_policy_validation():

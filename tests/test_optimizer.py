@@ -381,3 +381,12 @@ def test_seed_batch_trials_and_settings():
     again = Optimizer(table, **study_options(opt.study_settings()))
     assert again.seed_batch == 4 and again.study_settings() == opt.study_settings()
     assert "seed_batch" not in Optimizer(table, "erahbo").study_settings()  # old journals
+
+
+def test_tell_records_the_users_reason_for_a_failed_run():
+    opt = Optimizer(_table(), "rahbo", k=2, budget=40, n_init=2, failures="penalize")
+    t = opt.ask()
+    opt.tell(t, [1.0, float("nan")], errors=[None, "trainer: loss diverged at step 912"])
+    h = opt.result().history
+    assert h["status"].tolist() == ["ok", "penalized"]
+    assert h["error"].tolist()[1] == "trainer: loss diverged at step 912"

@@ -84,6 +84,7 @@ def test_tune_handles_failed_runs_and_resumes(fake_worker, tmp_path):
     # feasible return seen before them
     assert (failed == (lrs > 0.05)).all()
     assert failed.any()
+    assert hist.loc[failed, "error"].str.startswith("non-finite return").all()  # the worker's
     ok_before = hist["return"].where(~failed).cummin().ffill().shift()
     assert (hist.loc[failed, "return"] < ok_before[failed]).all()
     assert res.incumbent["learning_rate"] <= 0.05

@@ -633,6 +633,7 @@ def outcomes_from_returns(
     penalizer: Penalizer | None = None,
     worker: str | None = None,
     infeasible: bool = False,
+    errors: Sequence[str | None] | None = None,
 ) -> TrialOutcome:
     """Outcome of a trial whose seeds the user ran (ask/tell mode): non-finite returns fail.
 
@@ -654,12 +655,20 @@ def outcomes_from_returns(
         The user declares the configuration infeasible (``tell(..., infeasible=True)``):
         whatever the policy, the trial is excluded, finite returns are ``ok`` runs and
         non-finite ones ``failed``.
+    errors : sequence of str or None, optional
+        (k,) why each failed run failed (e.g. the trainer's message), recorded instead of
+        "objective returned NaN"; ignored for finite returns.
     """
     pol = FailurePolicy.coerce(policy)
     if len(returns) != len(seeds):
         raise ValueError(
             f"tell got {len(returns)} returns for a trial with {len(seeds)} seeds; "
             "pass one return per seed of trial.seeds, in order"
+        )
+    if errors is not None and len(errors) != len(returns):
+        raise ValueError(
+            f"tell got {len(errors)} errors for {len(returns)} returns; give one per return "
+            "(None for the runs that did not fail)"
         )
     now = time.time()
     runs: list[RunOutcome] = []
@@ -669,6 +678,8 @@ def outcomes_from_returns(
             status = "ok"
         else:
             status = "failed" if pol.mode == "exclude" or infeasible else "penalized"
+            if errors is not None and errors[slot]:
+                error = str(errors[slot])
         runs.append(
             RunOutcome(
                 slot,

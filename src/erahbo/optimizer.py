@@ -635,7 +635,14 @@ class Optimizer:
         return believer_round(rm, d.U, d.ybar, d.s2, d.k, np.array([t.u for t in new]),
                               np.array([len(t.seeds) for t in new]), self._settings, self._C)
 
-    def tell(self, trial: Trial, returns: Sequence[float], *, infeasible: bool = False) -> None:
+    def tell(
+        self,
+        trial: Trial,
+        returns: Sequence[float],
+        *,
+        infeasible: bool = False,
+        errors: Sequence[str | None] | None = None,
+    ) -> None:
         """Report the returns of ``trial`` (one per seed, in order; fewer if cut short).
 
         Parameters
@@ -651,6 +658,9 @@ class Optimizer:
             (``stop_reason="infeasible"``), ``returns`` may hold NaN for failed runs (only the
             finite ones are recorded and counted in the budget), none of them enter the models,
             and it is no longer recommended nor used for ``B_t``.
+        errors : sequence of str or None, optional
+            Why each failed run failed (one entry per return, None for the others): shown in
+            the history's ``error`` column instead of "objective returned NaN".
 
         Notes
         -----
@@ -669,7 +679,8 @@ class Optimizer:
             return
         pz = self._study.penalizer if self._study is not None else self._penalizer
         outcome = outcomes_from_returns(
-            trial.seeds[: len(vals)], vals, self.failure_policy, penalizer=pz, infeasible=infeasible
+            trial.seeds[: len(vals)], vals, self.failure_policy, penalizer=pz,
+            infeasible=infeasible, errors=errors,
         )
         self._tell_evaluated(trial, outcome, record_runs=True)
 

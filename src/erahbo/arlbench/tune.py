@@ -165,7 +165,8 @@ def tune(
                     failures=failures, journal=journal, journal_info=info, **options)
 
     def tell(trial: Trial, results: list[RunResult]) -> None:
-        opt.tell(trial, [r.return_ if r.status == "ok" else math.nan for r in results])
+        opt.tell(trial, [r.return_ if r.status == "ok" else math.nan for r in results],
+                 errors=[r.error for r in results])
         if on_trial is not None:
             on_trial(trial, results, opt)
 
