@@ -93,9 +93,10 @@ def tune(
             failed = sum(r.status != "ok" for r in results)
             inc = opt.incumbent_id
             mv = opt.result().incumbent_mv if inc is not None else float("nan")
+            busy = f" | {opt.n_pending} more in flight" if opt.n_parallel > 1 else ""
             desc = (f"round {trial.round:3d} | config {trial.config_id:3d} | "
                     f"k {len(results)}{f' ({failed} failed)' if failed else ''} | "
-                    f"incumbent {inc} MV {mv:.4g}")
+                    f"incumbent {inc} MV {mv:.4g}{busy}")
             bar.update(tid, completed=opt.n_evals, description=desc)
             if plain:
                 print(f"{time.strftime('%H:%M:%S')} runs {opt.n_evals}/{budget} | {desc}",
