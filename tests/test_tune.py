@@ -193,3 +193,14 @@ def test_alpha_is_scale_free(fake_worker):
                                   b.history.drop(columns="wall_time"))
     with pytest.raises(ValueError, match="scale"):
         tune("ppo_cc_cartpole", client=client, budget=30, scale=0.0)
+
+
+def test_tune_cli_parallel_shows_configurations_in_flight(fake_worker, tmp_path):
+    out = tmp_path / "p"
+    res = CliRunner().invoke(app, ["tune", "--task", "ppo_cc_cartpole", "--method", "rahbo",
+                                   "--k", "2", "--budget", "24", "--workers", "2",
+                                   "--parallel", "2", "--out", str(out),
+                                   "--worker-cmd", shlex.join(fake_worker)])
+    assert res.exit_code == 0, res.output
+    assert any("more in flight" in ln for ln in res.output.splitlines())
+    assert json.loads((out / "summary.json").read_text())["n_evals"] == 24
