@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import typer
@@ -46,11 +47,19 @@ def demo(
     png = plot_1d_run(task, result, out / "figure1.png")
     console.print(f"plot: {png}")
     console.rule("[bold]2. Reduced offline study on the bundled synthetic suite")
+    study = out / "benchmark"
     args = ["benchmark", *map(str, bundled_tasks()),
             "--methods", "erahbo,rahbo-k2,rahbo-k20,gpucb-k20",
             "--repetitions", str(repetitions), "--budget", str(budget), "--workers", str(workers),
-            "--seed", str(seed), "--out", str(out / "benchmark")]
-    typer.main.get_command(app).main(args, standalone_mode=False)
+            "--seed", str(seed), "--out", str(study)]
+    try:
+        typer.main.get_command(app).main(args, standalone_mode=False)
+    except ValueError as e:  # an earlier demo with other settings: the demo's own output
+        if "holds a study with other settings" not in str(e):
+            raise
+        console.print(f"{study} holds an earlier demo study with other settings: replacing it")
+        shutil.rmtree(study)
+        typer.main.get_command(app).main(args, standalone_mode=False)
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
