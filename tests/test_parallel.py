@@ -203,3 +203,33 @@ def test_fast_and_reference_engines_agree_with_rounds_interleaved():
         stops = res.rounds.stop_reason.tolist()
         hist.append(pd.Series(stops))
     assert hist[0].equals(hist[2]) and hist[1].equals(hist[3])
+
+
+class Crash(BaseException):
+    """Stands for a crash of the study process."""
+
+
+def test_optimize_parallel_crash_then_resume_finishes_the_study(tmp_path):
+    from erahbo.loop import resume
+
+    sp = {"x0": ("float", 0, 1), "x1": ("float", 0, 1), "x2": ("float", 0, 1)}
+    path = tmp_path / "c.db"
+    told: list[tuple[int, int, float]] = []  # (config_id, seed, return) told before the crash
+
+    def crash(opt, trial, outcome):
+        if trial is not None:
+            told.extend(zip([trial.config_id] * len(trial.seeds), trial.seeds, outcome.returns,
+                            strict=True))
+            if len(told) >= 12:
+                raise Crash
+
+    with pytest.raises(Crash):
+        erahbo.optimize(table_objective, sp, method="rahbo", k=2, budget=40, n_init=3,
+                        n_parallel=3, journal=path, callback=crash, raw_samples=64, n_polish=1,
+                        journal_info={"objective": "fault_injection:table_objective"})
+    res = resume(path)
+    assert res.n_evals == 40
+    h = res.history
+    assert not h.duplicated(["config_id", "seed"]).any()  # nothing counted twice
+    kept = set(zip(h.config_id, h.seed, h["return"], strict=True))
+    assert set(told) <= kept  # what was told before the crash stands, unchanged
