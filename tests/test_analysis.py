@@ -510,3 +510,16 @@ def test_rank_distribution_fractions_and_mode(trace_set, report) -> None:
     assert "figures/rank_distribution.png" in md
     tab2 = (report.out_dir / "tables/rank_over_time.tex").read_text()
     assert "Wilcoxon" in tab2 and "not statistically significantly" in tab2
+
+
+def test_parallel_variants_take_a_paler_shade_of_their_method() -> None:
+    from matplotlib.colors import to_rgb
+
+    from erahbo.analysis.plots import method_colors
+
+    c = method_colors(["erahbo", "erahbo-p2", "erahbo-p8", "rahbo-k2", "rahbo-k2-p4"])
+    assert len(set(c.values())) == 5
+    base, p2, p8 = (np.array(to_rgb(c[m])) for m in ("erahbo", "erahbo-p2", "erahbo-p8"))
+    assert (base <= p2 + 1e-9).all() and (p2 <= p8 + 1e-9).all() and p8.sum() > p2.sum()
+    # same hue family: the dominant channel of the base stays dominant
+    assert np.argmax(p8) == np.argmax(base)

@@ -58,6 +58,13 @@ def method_colors(methods: Sequence[str]) -> dict[str, str]:
                                                 for x in methods) if m)
     blues = mpl.colormaps["Blues"]
     for m in methods:
+        pm = re.match(r"^(.+)-p(\d+)$", m)
+        if pm:  # Q in flight: its sequential method's colour, paler with larger Q
+            qs = sorted(int(x.rsplit("-p", 1)[1]) for x in methods
+                        if x.startswith(pm.group(1) + "-p") and x[len(pm.group(1)) + 2:].isdigit())
+            base = method_colors([pm.group(1)])[pm.group(1)]
+            out[m] = _paler(base, 0.2 + 0.35 * qs.index(int(pm.group(2))) / max(len(qs) - 1, 1))
+            continue
         if m in _BASE_COLORS:
             out[m] = _BASE_COLORS[m]
             continue
@@ -69,6 +76,13 @@ def method_colors(methods: Sequence[str]) -> dict[str, str]:
             continue
         out[m] = next(extra)
     return out
+
+
+def _paler(color: str, frac: float) -> str:
+    """``color`` mixed with white (``frac`` of white), as ``#rrggbb``."""
+    r, g, b, _ = _mpl().colors.to_rgba(color)
+    r, g, b = (c + (1.0 - c) * frac for c in (r, g, b))
+    return f"#{int(255 * r):02x}{int(255 * g):02x}{int(255 * b):02x}"
 
 
 def _grid_shape(n: int, max_cols: int = 4) -> tuple[int, int]:
