@@ -7,6 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 from typer.testing import CliRunner
 
@@ -20,7 +22,14 @@ from erahbo.datasets.loaders import (
     load_tasks,
     scan_tasks,
 )
-from erahbo.datasets.synth import PAPER_LIKE, SynthSpec, make_suite, make_task, tradeoff_stats
+from erahbo.datasets.synth import (
+    PAPER_LIKE,
+    SynthSpec,
+    make_suite,
+    make_task,
+    tradeoff_alpha,
+    tradeoff_stats,
+)
 from erahbo.datasets.validate import check_task, is_degenerate, validate_task
 from erahbo.datasets.warping import VizierWarper, process_outcomes, vizier_warp
 
@@ -243,6 +252,25 @@ def test_tradeoff_stats_matches_replay_ground_truth():
     expected = (mv.max() - mv[best]) / (mv.max() - np.median(mv))
     assert np.isclose(s.best_mean_regret, expected)
     assert 0 <= s.init_regret and -1 <= s.corr_mean_std <= 1
+    # alpha*: below it the benchmark's MV optimum is the best-mean configuration, above not
+    var = rt.returns.var(axis=1, ddof=1)
+    for alpha, same in ((s.alpha_tradeoff * 0.999, True), (s.alpha_tradeoff * 1.001, False)):
+        assert (int(np.argmax(mean - alpha * var)) == best) is same
+
+
+@given(st.integers(2, 40), st.integers(0, 2**32 - 1))
+def test_tradeoff_alpha_is_the_switching_point(n, seed):
+    rng = np.random.default_rng(seed)
+    mean, var = rng.normal(size=n), rng.gamma(1.0, size=n)
+    a = tradeoff_alpha(mean, var)
+    best = int(np.argmax(mean))
+    if np.isinf(a):
+        assert var[best] == var.min()  # it is also the least variable: no alpha moves it
+        assert int(np.argmax(mean - 1e6 * var)) == best
+    else:
+        assert a > 0
+        assert int(np.argmax(mean - a * (1 - 1e-9) * var)) == best
+        assert int(np.argmax(mean - a * (1 + 1e-6) * var)) != best
 
 
 # -- validation -----------------------------------------------------------------------
@@ -514,7 +542,7 @@ def test_cli_tables_are_not_cut_when_piped(tmp_path):
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["dataset", "inspect", str(out)], env={"COLUMNS": ""})
     assert res.exit_code == 0, res.output
-    assert "corr(m,s)" in res.output  # the last header, cut at 80 columns
+    assert "corr(m,s)" in res.output and "alpha*" in res.output  # headers kept when piped
 
 
 def test_directories_skip_generation_shards(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -91,7 +92,8 @@ def inspect(
     table = Table(
         title="RL-outcome tasks (statistics over feasible configurations)",
         caption=("* synthetic (not real RL data). " if any(_synthetic(t) for t in tasks) else "")
-        + "NaN: values (configurations with a NaN).",
+        + "NaN: values (configurations with a NaN). alpha*: the smallest alpha at which the "
+        "best-mean configuration is no longer MV-optimal (processed scale).",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
@@ -101,13 +103,15 @@ def inspect(
     table.add_column("std min/med/max", overflow="fold")
     table.add_column("corr(m,s)", no_wrap=True)
     table.add_column("best-mean MV rank (regret)", no_wrap=True)
+    table.add_column("alpha*", no_wrap=True)
     for task in tasks:
         s = summarize_task(task)
         try:
             tr = tradeoff_stats(task, alpha=alpha, outcome_processing=outcome_processing)
             trade = f"{tr.best_mean_rank} ({tr.best_mean_regret:.2f})"
+            from_alpha = "never" if math.isinf(tr.alpha_tradeoff) else compact(tr.alpha_tradeoff)
         except ValueError:  # degenerate: nothing to trade off
-            trade = "-"
+            trade = from_alpha = "-"
         table.add_row(
             s.task + ("*" if _synthetic(task) else ""),
             s.domain,
@@ -117,6 +121,7 @@ def inspect(
             "/".join(compact(v) for v in (s.std_min, s.std_median, s.std_max)),
             f"{s.corr_mean_std:+.2f}",
             trade,
+            from_alpha,
         )
         if plot_dir is not None:
             plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png", alpha=alpha,

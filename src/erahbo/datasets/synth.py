@@ -51,6 +51,7 @@ for the bundled suite and the 19 templates.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -357,6 +358,11 @@ class TradeoffStats:
     init_regret : float
         Mean over ``n_designs`` Sobol initial designs of the normalized MV regret of the
         best configuration in the design (0 would mean the design already finds MV*).
+    alpha_tradeoff : float
+        The smallest risk aversion at which the best-mean configuration is no longer the MV
+        optimum (on the processed scale): ``min (m_b - m_j) / (v_b - v_j)`` over the
+        configurations ``j`` with a smaller variance than the best-mean one ``b``; inf when
+        none has (then no alpha trades mean for spread on this table).
     """
 
     task: str
@@ -366,6 +372,31 @@ class TradeoffStats:
     best_mean_regret: float
     corr_mean_std: float
     init_regret: float
+    alpha_tradeoff: float = math.inf
+
+
+def tradeoff_alpha(mean: np.ndarray, var: np.ndarray) -> float:
+    """Smallest ``alpha`` at which ``argmax mean - alpha var`` is not ``argmax mean``.
+
+    ``MV_j - MV_b = (m_j - m_b) + alpha (v_b - v_j)`` is positive exactly when
+    ``alpha > (m_b - m_j) / (v_b - v_j)`` for a configuration ``j`` with ``v_j < v_b``.
+
+    Parameters
+    ----------
+    mean, var : numpy.ndarray
+        ``(n,)`` per-configuration mean and variance.
+
+    Returns
+    -------
+    float
+        The threshold (``inf`` if the best-mean configuration has the smallest variance).
+    """
+    mean, var = np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
+    b = int(np.argmax(mean))
+    less = var < var[b]
+    if not less.any():
+        return math.inf
+    return float(np.min((mean[b] - mean[less]) / (var[b] - var[less])))
 
 
 def tradeoff_stats(
@@ -428,6 +459,7 @@ def tradeoff_stats(
         best_mean_regret=float((mv_star - mv[best_mean]) / spread),
         corr_mean_std=corr,
         init_regret=float(np.mean(init) / spread),
+        alpha_tradeoff=tradeoff_alpha(mean, std**2),
     )
 
 
@@ -670,6 +702,7 @@ __all__ = [
     "make_suite",
     "make_task",
     "sobol_configs",
+    "tradeoff_alpha",
     "tradeoff_stats",
     "write_suite",
 ]
