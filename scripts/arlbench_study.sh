@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The offline study on the real ARLBench tables (docs/results/arlbench_study): the paper's four
-# methods, 20 repetitions x 1000 runs, under Vizier processing (the paper's) and minmax; then
-# the reports are copied into docs/results/arlbench_study{,/minmax}. Resumable (finished traces
-# are kept): after new data, remove results/arlbench_study* first.
+# methods, 20 repetitions x 1000 runs, three ways: the paper's Vizier processing at alpha = 1,
+# linear minmax processing at alpha = 1, and Vizier at alpha = 20 (above every table's alpha*,
+# where the mean-variance trade-off exists: `erahbo dataset inspect data/arlbench`). The
+# reports are copied into docs/results/arlbench_study{,/minmax,/alpha20}. Resumable (finished
+# traces are kept): after new data, remove results/arlbench_study* first.
 #
 #   scripts/arlbench_study.sh [DATA...]     # default: data/arlbench (every merged table)
 set -euo pipefail
@@ -10,13 +12,15 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 DATA=("${@:-data/arlbench}")
 DOCS=docs/results/arlbench_study
-for proc in vizier minmax; do
-  out=results/arlbench_study$([[ $proc == minmax ]] && echo _minmax || true)
-  dest=$DOCS$([[ $proc == minmax ]] && echo /minmax || true)
+run() {  # run NAME PROCESSING ALPHA
+  local out=results/arlbench_study$1 dest=$DOCS${1/_//}
   "$PY" -m erahbo benchmark "${DATA[@]}" --repetitions 20 --budget 1000 \
-      --outcome-processing "$proc" --out "$out" --workers "${WORKERS:-1}"
+      --outcome-processing "$2" --alpha "$3" --out "$out" --workers "${WORKERS:-1}"
   mkdir -p "$dest"
   rm -rf "$dest/figures"
   cp -r "$out/report/report.md" "$out/report/ranks.csv" "$out/report/figures" "$dest/"
   echo "report: $dest/report.md"
-done
+}
+run "" vizier 1
+run _minmax minmax 1
+run _alpha20 vizier 20
