@@ -225,3 +225,23 @@ def test_parallel_replay_interleaves_rounds_and_the_report_counts_them(tmp_path,
         assert r["round"].is_unique
         assert (r["n_runs"] == r["k"]).all()  # every round counted once, with all its seeds
         assert r["n_runs"].sum() == settings.budget
+
+
+def test_in_process_study_runs_on_one_blas_thread(tmp_path, replay_task, monkeypatch):
+    """Small GP matrices: extra BLAS threads only contend (measured 40x slower on a busy box)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import erahbo.experiments.study as study_mod
+
+    seen: list[int] = []
+    real = study_mod.run_repetition
+
+    def spy(*args, **kwargs):
+        seen.extend(d["num_threads"] for d in threadpoolctl.threadpool_info()
+                    if d["user_api"] == "blas")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(study_mod, "run_repetition", spy)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):  # as on a 2-core machine
+        run_study([replay_task], parse_methods("rahbo-k2"), 1,
+                  StudySettings(budget=10, k_init=4), tmp_path, workers=1)
+    assert seen and set(seen) == {1}
