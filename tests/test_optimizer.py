@@ -390,3 +390,27 @@ def test_tell_records_the_users_reason_for_a_failed_run():
     h = opt.result().history
     assert h["status"].tolist() == ["ok", "penalized"]
     assert h["error"].tolist()[1] == "trainer: loss diverged at step 912"
+
+
+def test_ask_and_tell_run_on_one_blas_thread(monkeypatch):
+    """Busy cores: extra BLAS threads made ask + tell 100x slower (docstring of _threads)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen: list[int] = []
+    real_ask, real_tell = Optimizer._ask, Optimizer._tell
+
+    def blas_threads() -> None:
+        seen.extend(d["num_threads"] for d in threadpoolctl.threadpool_info()
+                    if d["user_api"] == "blas")
+
+    monkeypatch.setattr(Optimizer, "_ask", lambda self: (blas_threads(), real_ask(self))[1])
+    monkeypatch.setattr(Optimizer, "_tell", lambda self, *a, **k: (blas_threads(),
+                                                                   real_tell(self, *a, **k))[1])
+    table = _table()
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        opt = Optimizer(table, "rahbo", k=2, budget=20, n_init=2)
+        while (t := opt.ask()) is not None:
+            opt.tell(t, [float(sum(t.config.values())) + 0.01 * s % 1 for s in t.seeds])
+        after = {d["num_threads"] for d in threadpoolctl.threadpool_info()
+                 if d["user_api"] == "blas"}
+    assert seen and set(seen) == {1}
+    assert after == {2}  # the caller's own limit is restored

@@ -50,6 +50,7 @@ import pandas as pd
 from erahbo._data import Observations, config_seeds
 from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, configs_frame, history_frame
 from erahbo._search import continuous_argmax
+from erahbo._threads import single_blas_thread
 from erahbo.failures import (
     COUNTED,
     FailurePolicy,
@@ -522,6 +523,7 @@ class Optimizer:
         self.close()
 
     # ------------------------------------------------------------------ ask / tell
+    @single_blas_thread
     def ask(self) -> Trial | None:
         """Next trial to run, or None when the budget is spent (or no candidate is left).
 
@@ -635,6 +637,7 @@ class Optimizer:
         return believer_round(rm, d.U, d.ybar, d.s2, d.k, np.array([t.u for t in new]),
                               np.array([len(t.seeds) for t in new]), self._settings, self._C)
 
+    @single_blas_thread
     def tell(
         self,
         trial: Trial,

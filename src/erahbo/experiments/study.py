@@ -22,6 +22,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from erahbo._threads import one_blas_thread
 from erahbo.analysis.traces import TRACE_META_KEY
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask
@@ -71,31 +72,14 @@ def _run_job(job: Job, progress_queue: Any = None) -> tuple[str, int, int]:
             progress_queue.put(n)
             reported += n
 
-    with _one_blas_thread():
+    # the workers are the parallelism: process-pool workers also get one BLAS thread from the
+    # environment at start, a Ray worker has loaded BLAS already and is limited here
+    with one_blas_thread():
         trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings,
                                      progress)
     write_trace(trace, meta, job.path)
     return str(job.path), len(trace), reported
 
-
-class _one_blas_thread:
-    """One BLAS thread while a job runs: the workers are the parallelism.
-
-    Process-pool workers get it from the environment at start; a Ray worker has loaded BLAS
-    already, so its thread pools are limited here (threadpoolctl, when installed).
-    """
-
-    def __enter__(self) -> None:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-            self._limits = None
-        else:
-            self._limits = threadpool_limits(1)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._limits is not None:
-            self._limits.restore_original_limits()
 
 
 def plan_jobs(
@@ -217,7 +201,7 @@ def run_study(
     if executor is None:
         executor = "process" if workers > 1 and len(jobs) > 1 else None
     if executor is None or not jobs:
-        with _one_blas_thread():  # small matrices: threads only contend (40x slower when busy)
+        with one_blas_thread():  # small matrices: threads only contend (40x slower when busy)
             for job in jobs:
                 trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings,
                                              report)
