@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.analysis.traces import domain_label, method_label
+from erahbo.analysis.traces import PARALLEL_RE, domain_label, method_label
 
 _BASE_COLORS = {
     "erahbo": "#d62728",
@@ -58,10 +58,10 @@ def method_colors(methods: Sequence[str]) -> dict[str, str]:
                                                 for x in methods) if m)
     blues = mpl.colormaps["Blues"]
     for m in methods:
-        pm = re.match(r"^(.+)-p(\d+)$", m)
+        pm = PARALLEL_RE.match(m)
         if pm:  # Q in flight: its sequential method's colour, paler with larger Q
-            qs = sorted(int(x.rsplit("-p", 1)[1]) for x in methods
-                        if x.startswith(pm.group(1) + "-p") and x[len(pm.group(1)) + 2:].isdigit())
+            qs = sorted(int(x.group(2)) for x in map(PARALLEL_RE.match, methods)
+                        if x and x.group(1) == pm.group(1))
             base = method_colors([pm.group(1)])[pm.group(1)]
             out[m] = _paler(base, 0.2 + 0.35 * qs.index(int(pm.group(2))) / max(len(qs) - 1, 1))
             continue

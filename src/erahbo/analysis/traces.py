@@ -72,7 +72,15 @@ _DOMAIN_LABELS = {"cc": "CC", "brax": "Brax", "xland": "XLand", "synthetic": "Sy
                   "all": "All tasks"}
 _RAHBO_RE = re.compile(r"^rahbo-k(\d+)$")
 _FIXED_RE = re.compile(r"^(gpucb|random)-k(\d+)$")
-_PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
+PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")  # <method>-p<Q>: Q configurations in flight
+
+
+def parallel_label(label: str, q: int) -> str:
+    """``RAHBO (k=2)`` -> ``RAHBO (k=2, 4 in parallel)``, ``ERAHBO`` -> ``ERAHBO (4 in
+    parallel)``: the label of a method with ``q`` configurations in flight."""
+    if label.endswith(")"):
+        return f"{label[:-1]}, {q} in parallel)"
+    return f"{label} ({q} in parallel)"
 
 
 def method_label(method: str) -> str:
@@ -83,12 +91,9 @@ def method_label(method: str) -> str:
     a ``-p<Q>`` suffix (Q configurations in flight) adds ``Q in parallel``:
     ``rahbo-k2-p4`` -> ``RAHBO (k=2, 4 in parallel)``; any other name is returned unchanged.
     """
-    m = _PARALLEL_RE.match(method)
+    m = PARALLEL_RE.match(method)
     if m:
-        base, q = method_label(m.group(1)), int(m.group(2))
-        if base.endswith(")"):
-            return f"{base[:-1]}, {q} in parallel)"
-        return f"{base} ({q} in parallel)"
+        return parallel_label(method_label(m.group(1)), int(m.group(2)))
     if method == "erahbo":
         return "ERAHBO"
     if method.startswith("erahbo-"):
@@ -107,7 +112,7 @@ def method_sort_key(method: str) -> tuple[int, float, int, str]:
     """Order of methods in tables and legends: the paper's (ERAHBO, RAHBO k=20, RAHBO k=2,
     GP-UCB), then ERAHBO schedules, other RAHBO k (descending), random, anything else; a
     ``-p<Q>`` variant right after its sequential method (ascending Q)."""
-    m = _PARALLEL_RE.match(method)
+    m = PARALLEL_RE.match(method)
     if m:
         group, value, _, _ = method_sort_key(m.group(1))
         return (group, value, int(m.group(2)), method)

@@ -21,12 +21,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from erahbo.analysis.traces import PARALLEL_RE, parallel_label
+
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
 _FIXED_K = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
 _SCHEDULED = re.compile(r"^erahbo-(exp|sig)(\d+(?:\.\d+)?)$")
 _BATCHED = re.compile(r"^erahbo-b(\d+)$")
-_PARALLEL = re.compile(r"^(.+)-p(\d+)$")
 
 _LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
 
@@ -63,7 +64,7 @@ def parse_method(name: str) -> MethodSpec:
         If the name does not follow the grammar; the message lists the valid forms.
     """
     key = name.strip().lower()
-    m = _PARALLEL.match(key)
+    m = PARALLEL_RE.match(key)
     if m:
         q = int(m.group(2))
         if q < 1:
@@ -72,9 +73,7 @@ def parse_method(name: str) -> MethodSpec:
             base = parse_method(m.group(1))
         except ValueError as e:
             raise ValueError(str(e).replace(repr(m.group(1)), repr(name), 1)) from None
-        label = (f"{base.label[:-1]}, {q} in parallel)" if base.label.endswith(")")
-                 else f"{base.label} ({q} in parallel)")
-        return MethodSpec(name=key, label=label, method=base.method,
+        return MethodSpec(name=key, label=parallel_label(base.label, q), method=base.method,
                           options={**base.options, "n_parallel": q})
     if key == "erahbo":
         return MethodSpec(name=key, label="ERAHBO", method="erahbo")
