@@ -20,6 +20,20 @@ def returns(trial) -> list[float]:
     return [table_objective(trial.config, s) for s in trial.seeds]
 
 
+def run_out_of_order(opt, pick, check=None) -> None:
+    """Keep ``n_parallel`` trials pending; tell ``pending.pop(pick(pending))`` until done."""
+    pending: list = []
+    while True:
+        while opt.n_pending < opt.n_parallel and (t := opt.ask()) is not None:
+            pending.append(t)
+        if not pending:
+            return
+        t = pending.pop(pick(pending))
+        opt.tell(t, returns(t))
+        if check is not None:
+            check(pending)
+
+
 def test_n_parallel_is_validated_and_stored_only_when_not_1():
     with pytest.raises(ValueError, match="n_parallel=0 must be an int >= 1"):
         Optimizer(table(), "rahbo", n_parallel=0)
@@ -56,15 +70,11 @@ def test_pending_trials_are_distinct_configurations_and_capped(space):
 def test_parallel_study_spends_exactly_the_budget(method):
     opt = Optimizer(table(), method, k=3, n_parallel=3, **KW)
     rng = np.random.default_rng(0)
-    pending: list = []
-    while True:
-        while opt.n_pending < opt.n_parallel and (t := opt.ask()) is not None:
-            pending.append(t)
-        if not pending:
-            break
-        t = pending.pop(int(rng.integers(len(pending))))  # finish in a random order
-        opt.tell(t, returns(t))
+
+    def within_budget(pending) -> None:
         assert opt.n_evals + sum(len(p.seeds) for p in pending) <= KW["budget"]
+
+    run_out_of_order(opt, lambda p: int(rng.integers(len(p))), within_budget)  # random order
     res = opt.result()
     assert res.n_evals == KW["budget"] == len(res.history)
     bo = res.rounds[res.rounds.phase == "bo"]
@@ -189,14 +199,7 @@ def test_fast_and_reference_engines_agree_with_rounds_interleaved():
     hist = []
     for engine in ("fast", "reference"):
         opt = Optimizer(table(), "erahbo", n_parallel=3, engine=engine, **KW)
-        pending: list = []
-        while True:
-            while opt.n_pending < opt.n_parallel and (t := opt.ask()) is not None:
-                pending.append(t)
-            if not pending:
-                break
-            t = pending.pop(len(pending) // 2)  # a fixed, non-FIFO finishing order
-            opt.tell(t, returns(t))
+        run_out_of_order(opt, lambda p: len(p) // 2)  # a fixed, non-FIFO finishing order
         res = opt.result()
         assert (np.diff(res.history["iteration"]) < 0).any()  # rounds did interleave
         hist.append(res.history[["config_id", "seed"]])
