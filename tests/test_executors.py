@@ -310,6 +310,18 @@ def test_ray_optimize_same_decisions_as_serial(ray_ex):
     assert not on_ray.history.worker.str.endswith(f":{os.getpid()}").any()  # ran on Ray
 
 
+def test_ray_optimize_with_configurations_in_flight(ray_ex):
+    """n_parallel trials share the Ray executor; every run counted once, budget exact."""
+    import erahbo
+    from fault_injection import flaky_objective, table
+
+    res = erahbo.optimize(flaky_objective, table(), method="rahbo", k=2, budget=30, seed=2,
+                          n_init=3, failures="penalize", n_parallel=3, executor=ray_ex)
+    assert res.n_evals == 30
+    assert not res.history.duplicated(["config_id", "seed"]).any()
+    assert not res.history.worker.str.endswith(f":{os.getpid()}").any()  # ran on Ray
+
+
 def test_ray_benchmark_spreads_jobs_and_matches_the_process_pool(ray_ex, tmp_path):
     import pandas as pd
     from typer.testing import CliRunner
