@@ -236,3 +236,26 @@ def test_optimize_parallel_crash_then_resume_finishes_the_study(tmp_path):
     assert not h.duplicated(["config_id", "seed"]).any()  # nothing counted twice
     kept = set(zip(h.config_id, h.seed, h["return"], strict=True))
     assert set(told) <= kept  # what was told before the crash stands, unchanged
+
+
+def test_infeasible_and_excluded_configurations_with_trials_in_flight():
+    opt = Optimizer(table(), "erahbo", n_parallel=3, failures="exclude", **KW)
+    for _ in range(3):
+        t = opt.ask()
+        opt.tell(t, returns(t))
+    a, b, c = opt.ask(), opt.ask(), opt.ask()
+    opt.tell(b, [float("nan")] * len(b.seeds))  # a failed run: b's configuration is excluded
+    opt.exclude(a.config_id)  # a's stored seeds ran out (as the replay does): ends at next ask
+    opt.tell(a, returns(a))
+    nxt = [opt.ask(), opt.ask()]
+    assert {t.config_id for t in nxt}.isdisjoint({a.config_id, b.config_id, c.config_id})
+    reasons = dict(zip(opt.result().rounds.config_id, opt.result().rounds.stop_reason,
+                       strict=False))
+    assert reasons[b.config_id] == "infeasible"
+    assert reasons[a.config_id] in {"excluded", "dominated", "k_max"}  # its tell may end it first
+    for t in (c, *nxt):
+        opt.tell(t, returns(t))
+    while (t := opt.ask()) is not None:
+        assert t.config_id not in (a.config_id, b.config_id)
+        opt.tell(t, returns(t))
+    assert opt.incumbent_id != b.config_id
