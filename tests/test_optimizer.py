@@ -396,21 +396,28 @@ def test_ask_and_tell_run_on_one_blas_thread(monkeypatch):
     """Busy cores: extra BLAS threads made ask + tell 100x slower (docstring of _threads)."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
     seen: list[int] = []
-    real_ask, real_tell = Optimizer._ask, Optimizer._tell
+    real_start, real_record = Optimizer._start_round, Optimizer._record
 
     def blas_threads() -> None:
         seen.extend(d["num_threads"] for d in threadpoolctl.threadpool_info()
                     if d["user_api"] == "blas")
 
-    monkeypatch.setattr(Optimizer, "_ask", lambda self: (blas_threads(), real_ask(self))[1])
-    monkeypatch.setattr(Optimizer, "_tell", lambda self, *a, **k: (blas_threads(),
-                                                                   real_tell(self, *a, **k))[1])
+    # spies inside the numerical work of an ask (a new round) and of a tell
+    monkeypatch.setattr(Optimizer, "_start_round", lambda self, *a: (blas_threads(),
+                                                                     real_start(self, *a))[1])
+    monkeypatch.setattr(Optimizer, "_record", lambda self, *a: (blas_threads(),
+                                                                real_record(self, *a))[1])
     table = _table()
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         opt = Optimizer(table, "rahbo", k=2, budget=20, n_init=2)
         while (t := opt.ask()) is not None:
             opt.tell(t, [float(sum(t.config.values())) + 0.01 * s % 1 for s in t.seeds])
+        n_direct = len(seen)
+        # optimize() tells evaluated outcomes, not through tell(): limited as well
+        erahbo.optimize(lambda c, s: float(sum(c.values())) + 0.01 * s % 1, table,
+                        method="rahbo", k=2, budget=12, n_init=2)
         after = {d["num_threads"] for d in threadpoolctl.threadpool_info()
                  if d["user_api"] == "blas"}
+    assert len(seen) > n_direct
     assert seen and set(seen) == {1}
     assert after == {2}  # the caller's own limit is restored

@@ -523,7 +523,6 @@ class Optimizer:
         self.close()
 
     # ------------------------------------------------------------------ ask / tell
-    @single_blas_thread
     def ask(self) -> Trial | None:
         """Next trial to run, or None when the budget is spent (or no candidate is left).
 
@@ -549,6 +548,7 @@ class Optimizer:
         return sum(len(t.seeds) for t in self._pending.values()
                    if t.phase != "init" or self.initial_in_budget)
 
+    @single_blas_thread  # every path in: ask, the journal's ask, replay
     def _ask(self) -> Trial | None:
         if len(self._pending) >= self.n_parallel:
             ids = ", ".join(str(i) for i in self._pending)
@@ -637,7 +637,6 @@ class Optimizer:
         return believer_round(rm, d.U, d.ybar, d.s2, d.k, np.array([t.u for t in new]),
                               np.array([len(t.seeds) for t in new]), self._settings, self._C)
 
-    @single_blas_thread
     def tell(
         self,
         trial: Trial,
@@ -765,6 +764,7 @@ class Optimizer:
                 self._first_error = r.error.splitlines()[0]
         self._tell(trial, list(outcome.returns), infeasible=outcome.excluded, runs=outcome.runs)
 
+    @single_blas_thread  # every path in: tell, optimize's evaluated tells, replay
     def _tell(
         self,
         trial: Trial,
@@ -889,6 +889,7 @@ class Optimizer:
         self._allowed[int(config_id)] = False
 
     # ------------------------------------------------------------------ recommendation
+    @single_blas_thread
     def _recommend(self) -> tuple[int, float] | None:
         d = self.data
         if d.n == 0:
