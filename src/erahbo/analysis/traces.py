@@ -108,6 +108,10 @@ def method_label(method: str) -> str:
     return method
 
 
+_ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|b)(\d+(?:\.\d+)?)$")
+_VARIANT_OFFSET = {"exp": 0.0, "sig": 1e9, "b": 2e9}
+
+
 def method_sort_key(method: str) -> tuple[int, float, int, str]:
     """Order of methods in tables and legends: the paper's (ERAHBO, RAHBO k=20, RAHBO k=2,
     GP-UCB), then ERAHBO schedules, other RAHBO k (descending), random, anything else; a
@@ -125,8 +129,11 @@ def _base_sort_key(method: str) -> tuple[int, float, str]:
     m = _RAHBO_RE.match(method)
     if m:
         return (2, -float(m.group(1)), method)
+    m = _ERAHBO_VARIANT_RE.match(method)
+    if m:  # schedules, then seed batches; numerically within each (exp5 before exp20)
+        return (1, _VARIANT_OFFSET[m.group(1)] + float(m.group(2)), method)
     if method.startswith("erahbo-"):
-        return (1, 0.0, method)
+        return (1, 3e9, method)
     m = _FIXED_RE.match(method)
     if m:
         return (3 if m.group(1) == "gpucb" else 4, -float(m.group(2)), method)
