@@ -67,3 +67,23 @@ def test_beta_stop_schedules():
                 dict(kind="constant", beta_stop=-1.0)):
         with pytest.raises(ValueError):
             BetaStopSchedule(**bad)
+
+
+def test_cli_schedules_reach_the_optimizer(tmp_path, monkeypatch):
+    """`erahbo optimize --schedule ...`: beta_stop_t rises over the budget in rounds.csv."""
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "120",
+                              "--k-max", "6", "--schedule", "exponential", "--gamma", "5",
+                              "--beta-stop", "2", "--out", "o", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    bs = pd.read_csv(tmp_path / "o" / "rounds.csv").query("phase == 'bo'")["beta_stop"].to_numpy()
+    assert bs[0] < 0.2 and np.all(np.diff(bs) >= 0) and 0.5 < bs[-1] <= 2.0
+    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--schedule", "linear",
+                              "--out", "o2", "--no-progress"])
+    assert bad.exit_code != 0 and "schedule='linear' must be one of" in bad.output

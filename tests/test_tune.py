@@ -204,3 +204,24 @@ def test_tune_cli_parallel_shows_configurations_in_flight(fake_worker, tmp_path)
     assert res.exit_code == 0, res.output
     assert any("more in flight" in ln for ln in res.output.splitlines())
     assert json.loads((out / "summary.json").read_text())["n_evals"] == 24
+
+
+def test_tune_cli_passes_the_beta_stop_schedule(fake_worker, tmp_path):
+    out = tmp_path / "s"
+    res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "40",
+                                   "--k-max", "4", "--schedule", "sigmoid", "--slope", "8",
+                                   "--beta", "1.5", "--out", str(out),
+                                   "--worker-cmd", shlex.join(fake_worker)])
+    assert res.exit_code == 0, res.output
+    from erahbo.journal import Journal
+
+    with Journal.open(out / "study.db") as j:
+        s = j.settings
+    assert (s["schedule"], s["slope"], s["beta"]) == ("sigmoid", 8.0, 1.5)
+    bs = pd.read_csv(out / "rounds.csv").query("phase == 'bo'")["beta_stop"].to_numpy()
+    # the first BO round starts at half the budget (5 x 4 initial runs of 40): s(0.5) = 0.5
+    assert bs[0] == pytest.approx(0.5) and np.all(np.diff(bs) >= 0) and bs[-1] > 0.9
+    bad = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--schedule", "step",
+                                   "--out", str(tmp_path / "b"),
+                                   "--worker-cmd", shlex.join(fake_worker)])
+    assert bad.exit_code != 0 and "schedule='step' must be one of" in bad.output

@@ -122,7 +122,12 @@ def optimize(
     seed: int = typer.Option(0, help="Seed of the study."),
     alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2 (>= 0)."),
     beta: float = typer.Option(2.5, help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
-    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence."),
+    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence (the maximum of a "
+                                    "schedule)."),
+    schedule: str = typer.Option("constant", help="ERAHBO beta_stop schedule over the budget: "
+                                 "constant | exponential | sigmoid (paper appendix)."),
+    gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
+    slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
     k_min: int = typer.Option(2, help="ERAHBO: seeds before the stopping rule (>= 2)."),
     k_max: int = typer.Option(20, help="ERAHBO: most seeds per round."),
     k: int = typer.Option(20, help="Seeds per round of the fixed-k methods."),
@@ -176,6 +181,7 @@ def optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, beta=beta,
                 k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
                 seed_batch=seed_batch, n_parallel=parallel,
+                schedule=schedule, gamma=gamma, slope=slope,
                 journal=journal, failures=failures, retries=retries, run_timeout=run_timeout,
                 executor=executor, workers=workers, address=address, callback=callback,
                 journal_info=info if journal is not None else None,

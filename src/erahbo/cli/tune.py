@@ -34,6 +34,14 @@ def tune(
     parallel: int = typer.Option(None, min=1, help="Configurations trained at once, each on "
                                  "--workers / --parallel workers (default 1; a resumed study "
                                  "keeps its own)."),
+    beta: float = typer.Option(2.5, min=0.0, help="Acquisition confidence "
+                               "(mu +- sqrt(beta) sigma)."),
+    beta_stop: float = typer.Option(1.0, min=0.0, help="ERAHBO stopping confidence (the "
+                                    "maximum of a schedule)."),
+    schedule: str = typer.Option("constant", help="ERAHBO beta_stop schedule over the budget: "
+                                 "constant | exponential | sigmoid (paper appendix)."),
+    gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
+    slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
     k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
     n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
@@ -69,7 +77,8 @@ def tune(
     out.mkdir(parents=True, exist_ok=True)
     extra = {"n_total_timesteps": int(steps)} if steps else None
     options = dict(alpha=alpha, scale=scale, k_min=k_min, k_max=k_max, k=k, n_init=n_init,
-                   k_init=k_init)
+                   k_init=k_init, beta=beta, beta_stop=beta_stop, schedule=schedule,
+                   gamma=gamma, slope=slope)
     if seed_batch is not None:
         options["seed_batch"] = seed_batch
     if parallel is not None:
