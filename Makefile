@@ -9,7 +9,7 @@ $(BIN)/erahbo: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,ray]"
 	touch $(BIN)/erahbo
 
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench api
 setup: $(BIN)/erahbo
 
 demo: setup
@@ -21,3 +21,6 @@ test: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_iteration.py
+
+api: setup
+	$(BIN)/python -m erahbo._apidoc

@@ -28,3 +28,21 @@ def test_readme_starts_with_the_two_commands():
     assert first[1].startswith("make test")
     ci = (README.parent / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def test_api_reference_is_current():
+    """docs/api.md is rendered from the public names and docstrings: it must match the code."""
+    from erahbo._apidoc import MODULES, render
+
+    text = render()
+    api = README.parent / "docs" / "api.md"
+    assert api.read_text() == text, "docs/api.md is stale: run `python -m erahbo._apidoc`"
+    # every public name of the package appears, with a signature for the callables
+    import erahbo
+
+    for name in erahbo.__all__:
+        if not name.startswith("_"):
+            assert f"`erahbo.{name}`" in text, name
+    assert "Optimizer(\n    space: Any,\n    method: str = 'erahbo'," in text
+    assert "0x" not in text  # no memory addresses: the file is the same on every machine
+    assert all(f"## `{m}`" in text for m in MODULES)
