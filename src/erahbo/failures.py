@@ -267,6 +267,7 @@ class RunOutcome:
 
     @property
     def counted(self) -> bool:
+        """Whether the run counts as an observation (status ``ok`` or ``penalized``)."""
         return self.status in COUNTED
 
 
@@ -305,6 +306,7 @@ class TrialOutcome:
 
     @property
     def n_failed(self) -> int:
+        """Runs of the trial whose status is not ``ok`` (retried attempts included)."""
         return sum(r.status != "ok" for r in self.runs)
 
 

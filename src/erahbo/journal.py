@@ -253,6 +253,7 @@ class RunRecord:
 
     @property
     def counted(self) -> bool:
+        """Whether the run counts as an observation (status ``ok`` or ``penalized``)."""
         return self.status in COUNTED
 
 
@@ -273,6 +274,7 @@ class TrialRecord:
 
     @property
     def told(self) -> bool:
+        """Whether the trial's results were told to the optimizer."""
         return self.told_at is not None
 
 

@@ -165,6 +165,7 @@ class ArlTask:
 
     @property
     def space_source(self) -> str:
+        """Where the search space comes from (recorded in the dataset metadata)."""
         return _SPACE_SOURCE[self.algorithm]
 
     def relative_cost(self, config: dict[str, Any]) -> float:

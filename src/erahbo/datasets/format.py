@@ -74,10 +74,12 @@ class TaskData:
 
     @property
     def n_configs(self) -> int:
+        """Number of configurations (rows of ``returns``)."""
         return int(self.returns.shape[0])
 
     @property
     def n_seeds(self) -> int:
+        """Number of training seeds per configuration (columns of ``returns``)."""
         return int(self.returns.shape[1])
 
     def to_frame(self) -> pd.DataFrame:

@@ -168,6 +168,7 @@ class SynthSpec:
 
     @property
     def name(self) -> str:
+        """Task name, ``synth_<algorithm>_<domain>_<environment>``."""
         return f"synth_{self.algorithm}_{self.domain_like}_{self.env_like}"
 
 

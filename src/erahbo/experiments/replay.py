@@ -68,10 +68,12 @@ class ReplayTask:
 
     @property
     def n_configs(self) -> int:
+        """Number of feasible configurations in the replay."""
         return int(self.returns.shape[0])
 
     @property
     def n_seeds(self) -> int:
+        """Number of stored seeds per configuration."""
         return int(self.returns.shape[1])
 
     def stable_id(self) -> int:
