@@ -8,7 +8,9 @@
 #   scripts/generate_bundled.sh stop       # stop the queues and the committer
 #
 # Order: ppo_cc_cartpole 128, ppo_cc_pendulum 128, dqn_cc_cartpole 512, dqn_cc_acrobot 512
-# (50 seeds each): one table is finished before the next starts. Needs `erahbo arlbench setup`.
+# (the tables issue 4 asks for), then ppo_cc_acrobot 128 and ppo_cc_continuous_mountain_car
+# 128 (more real tasks for the study's statistics; about 3.5 core-hours each), 50 seeds each:
+# one table is finished before the next starts. Needs `erahbo arlbench setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOGDIR=${LOGDIR:-/tmp/erahbo-generate}
@@ -43,6 +45,7 @@ committer() {
   echo $! >"$LOGDIR/committer.pid"
 }
 
-queue generate ppo_cc_cartpole:128 ppo_cc_pendulum:128 dqn_cc_cartpole:512 dqn_cc_acrobot:512
+queue generate ppo_cc_cartpole:128 ppo_cc_pendulum:128 dqn_cc_cartpole:512 dqn_cc_acrobot:512 \
+  ppo_cc_acrobot:128 ppo_cc_continuous_mountain_car:128
 committer
 echo "started ($WORKERS workers); logs: $LOGDIR/{generate,committer}.log; stop: $0 stop"
