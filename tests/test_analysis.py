@@ -528,3 +528,26 @@ def test_parallel_variants_take_a_paler_shade_of_their_method() -> None:
     assert (base <= p2 + 1e-9).all() and (p2 <= p8 + 1e-9).all() and p8.sum() > p2.sum()
     # same hue family: the dominant channel of the base stays dominant
     assert np.argmax(p8) == np.argmax(base)
+
+
+def test_plot_rounds_draws_every_kind_of_run(tmp_path: Path) -> None:
+    import matplotlib.image as mpimg
+
+    import erahbo
+    from erahbo.analysis.run_plots import plot_rounds
+    from erahbo.objectives.synthetic import Figure1Task
+
+    task = Figure1Task()
+    runs = {
+        "erahbo": erahbo.optimize(task, task.space, budget=160, seed=1, k_max=8),
+        "rahbo": erahbo.optimize(task, task.space, method="rahbo", k=2, budget=60, seed=1),
+        # the initial design only: no BO round, so no B_t to draw
+        "init": erahbo.optimize(task, task.space, method="rahbo", k=2, budget=10, seed=1,
+                                k_init=2),
+    }
+    assert set(runs["erahbo"].rounds["stop_reason"]) >= {"initial", "dominated"}
+    assert runs["init"].rounds["B_t"].isna().all()
+    for name, result in runs.items():
+        png = plot_rounds(result, tmp_path / f"{name}.png")
+        img = mpimg.imread(png)
+        assert img.shape[0] > 400 and img.shape[1] > 600, name

@@ -84,6 +84,8 @@ def test_cli_schedules_reach_the_optimizer(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     bs = pd.read_csv(tmp_path / "o" / "rounds.csv").query("phase == 'bo'")["beta_stop"].to_numpy()
     assert bs[0] < 0.2 and np.all(np.diff(bs) >= 0) and 0.5 < bs[-1] <= 2.0
+    for fig in ("configs.png", "rounds.png"):  # the run's figures come with the tables
+        assert (tmp_path / "o" / fig).stat().st_size > 10_000, fig
     bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--schedule", "linear",
                               "--out", "o2", "--no-progress"])
     assert bad.exit_code != 0 and "schedule='linear' must be one of" in bad.output

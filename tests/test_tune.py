@@ -140,7 +140,7 @@ def test_tune_cli_writes_outputs(fake_worker, tmp_path):
     # not a terminal: one plain progress line per trial (for logs)
     assert sum("runs " in ln and "| round" in ln for ln in res.output.splitlines()) >= 5
     for name in ("history.csv", "rounds.csv", "configs.csv", "summary.json", "configs.png",
-                 "tune.md", "study.db"):
+                 "rounds.png", "tune.md", "study.db"):
         assert (out / name).exists(), name
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_evals"] == 40

@@ -117,3 +117,64 @@ def plot_configs(result: Any, path: str | Path, title: str = "") -> Path:
     ax.set_title(title or f"{result.method.upper()}: {len(c)} configurations, "
                  f"{result.n_evals} runs")
     return _save(fig, path)
+
+
+# one colour per stop reason (erahbo.policies.STOP_REASONS), the same in both panels
+_REASON_COLOURS = {"initial": "tab:gray", "dominated": "tab:blue", "k_max": "tab:red",
+                   "fixed_k": "tab:purple", "budget": "tab:olive", "excluded": "black"}
+
+
+def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
+    """The run round by round: the bounds of the stopping rule and the seeds spent.
+
+    Top: ``B_t = max LCB_MV`` over the configurations evaluated before round ``t`` (the
+    incumbent's pessimistic MV, as a step line) and, per round, ``[LCB_MV, UCB_MV]`` of the
+    chosen configuration after its seeds (an ERAHBO round stops early once ``UCB_MV`` falls
+    below ``B_t``). Bottom: seeds ``k`` per round, coloured by why the round ended. The
+    x-axis counts training runs.
+
+    Parameters
+    ----------
+    result : erahbo.Result
+    path : path
+        PNG to write.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    Path
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r = result.rounds
+    k = r["k"].to_numpy(dtype=float)
+    runs = np.cumsum(k)  # training runs spent when each round ended
+    reasons = r["stop_reason"].fillna("initial").astype(str).to_numpy()
+    colours = [_REASON_COLOURS.get(x, "tab:brown") for x in reasons]
+    fig, (ax, axk) = plt.subplots(2, 1, figsize=(7.5, 5.5), sharex=True,
+                                  gridspec_kw={"height_ratios": [3, 1.4]})
+    bo = r["phase"].to_numpy() == "bo"
+    lcb, ucb = r["lcb_mv"].to_numpy(dtype=float), r["ucb_mv"].to_numpy(dtype=float)
+    ok = bo & np.isfinite(lcb) & np.isfinite(ucb)
+    ax.vlines(runs[ok], lcb[ok], ucb[ok], colors=np.asarray(colours, dtype=object)[ok], lw=1.5,
+              alpha=0.7)
+    b_t = r["B_t"].to_numpy(dtype=float)
+    fin = bo & np.isfinite(b_t)
+    if fin.any():
+        ax.step(runs[fin] - k[fin], b_t[fin], where="post", color="black", lw=1.3,
+                label="B_t = max LCB_MV (incumbent bound)")
+    for reason in dict.fromkeys(reasons):  # one legend for both panels: the colours agree
+        ax.plot([], [], color=_REASON_COLOURS.get(reason, "tab:brown"), lw=4,
+                label=f"round ended: {reason}")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_ylabel("MV bounds of x_t")
+    ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")
+    axk.bar(runs - k / 2, k, width=np.maximum(k, 1.0), color=colours, edgecolor="white",
+            linewidth=0.3)
+    axk.set_ylabel("seeds k")
+    axk.set_xlabel("training runs")
+    return _save(fig, path)

@@ -1,8 +1,8 @@
 """``erahbo optimize``: run ERAHBO / RAHBO / GP-UCB on an objective, journaled and resumable.
 
 A thin layer over :func:`erahbo.optimize`: parse the options, load the objective and the space,
-show a progress bar, write ``history.csv``, ``rounds.csv``, ``configs.csv`` and
-``summary.json`` to ``--out`` and print the incumbent.
+show a progress bar, write ``history.csv``, ``rounds.csv``, ``configs.csv``, ``summary.json``
+and the figures ``configs.png`` and ``rounds.png`` to ``--out`` and print the incumbent.
 """
 
 from __future__ import annotations
@@ -68,11 +68,18 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
 
 
 def write_outputs(result: Any, out: Path, extra: dict[str, Any]) -> Path:
-    """``history.csv``, ``rounds.csv``, ``configs.csv`` and ``summary.json`` in ``out``."""
+    """``history.csv``, ``rounds.csv``, ``configs.csv``, ``summary.json`` and two figures
+    (``configs.png``: mean vs spread of every configuration; ``rounds.png``: the stopping
+    rule's bounds and the seeds of every round) in ``out``."""
+    from erahbo.analysis.run_plots import plot_configs, plot_rounds
+
     out.mkdir(parents=True, exist_ok=True)
     result.history.to_csv(out / "history.csv", index=False)
     result.rounds.to_csv(out / "rounds.csv", index=False)
     result.configs.to_csv(out / "configs.csv", index=False)
+    if len(result.configs):
+        plot_configs(result, out / "configs.png")
+        plot_rounds(result, out / "rounds.png")
     status = result.history["status"].value_counts().to_dict() if len(result.history) else {}
     summary = {
         "method": result.method,
@@ -152,7 +159,7 @@ def optimize(
     out: Path = typer.Option(Path("results/optimize"), help="Output folder."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
-    """Optimize an objective; write history.csv, rounds.csv, summary.json; print the incumbent."""
+    """Optimize an objective; write its tables, summary and figures; print the incumbent."""
     import erahbo
     from erahbo.optimizer import load_objective, load_space, objective_spec
 

@@ -58,7 +58,7 @@ def tune(
 ) -> None:
     """Tune an ARLBench task on live training, resumable from its journal."""
 
-    from erahbo.analysis.run_plots import plot_configs
+    from erahbo.analysis.run_plots import plot_configs, plot_rounds
     from erahbo.arlbench.client import ArlClient, WorkerError
     from erahbo.arlbench.registry import get_task
     from erahbo.arlbench.tune import return_scale
@@ -134,13 +134,14 @@ def tune(
                "verification": None if check is None else check.to_dict()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
+    plot_rounds(result, out / "rounds.png", title=f"{method.upper()} on {t.name}: rounds")
     _write_markdown(out, summary, result)
     console.print(f"recommended configuration (estimated MV {result.incumbent_mv:.4g}):")
     console.print(result.incumbent)
     if check is not None:
         console.print(f"on {verify} fresh seeds: mean {check.mean:.4g}, std {check.std:.4g}, "
                       f"MV {check.mv:.4g} ({check.n_failed} failed)")
-    console.print(f"history, rounds, summary, {png.name} and tune.md written to {out}")
+    console.print(f"history, rounds, summary, {png.name}, rounds.png and tune.md written to {out}")
 
 
 def _write_markdown(out: Path, summary: dict, result) -> None:
@@ -161,6 +162,7 @@ def _write_markdown(out: Path, summary: dict, result) -> None:
         lines.append(f"- out of sample, {len(v['seeds'])} fresh seeds: mean {v['mean']:.4g}, "
                      f"std {v['std']:.4g}, MV {v['mv']:.4g} ({v['n_failed']} failed runs)")
     lines += ["", "![evaluated configurations](configs.png)", "",
+              "![rounds: stopping-rule bounds and seeds](rounds.png)", "",
               "Seeds per round: see `rounds.csv`; every run: `history.csv`."]
     (out / "tune.md").write_text("\n".join(lines) + "\n")
 
