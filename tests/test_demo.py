@@ -13,7 +13,7 @@ def test_demo_writes_figure_and_report_and_replaces_an_older_demo(tmp_path):
     res = CliRunner().invoke(app, [*small, "--budget", "12"])
     assert res.exit_code == 0, res.output
     assert "recommended configuration" in res.output
-    assert (out / "figure1.png").is_file()
+    assert (out / "figure1.png").is_file() and (out / "figure1_rounds.png").is_file()
     assert (out / "benchmark" / "report" / "report.md").is_file()
     # a demo with other settings replaces the earlier demo study instead of refusing
     res = CliRunner().invoke(app, [*small, "--budget", "16"])

@@ -21,13 +21,13 @@ def demo(
     """Optimize the Figure-1 task, then run a reduced study on the bundled suite + report.
 
     1. ERAHBO on the paper's Figure-1 task (two maxima, the higher one noisy): prints the
-       recommended configuration and writes ``figure1.png``.
+       recommended configuration and writes ``figure1.png`` and ``figure1_rounds.png``.
     2. ERAHBO, RAHBO (k=2, 20) and GP-UCB replayed on the bundled synthetic suite
        (``repetitions`` x ``budget`` runs each), then ``report/report.md`` with its figures.
     """
 
     import erahbo
-    from erahbo.analysis.run_plots import plot_1d_run
+    from erahbo.analysis.run_plots import plot_1d_run, plot_rounds
     from erahbo.cli import app
     from erahbo.datasets.loaders import bundled_tasks
     from erahbo.objectives.synthetic import Figure1Task
@@ -45,7 +45,9 @@ def demo(
     console.print(f"{result.n_evals} training runs in {len(result.rounds)} rounds; "
                   f"seeds per BO round: {ks}")
     png = plot_1d_run(task, result, out / "figure1.png")
-    console.print(f"plot: {png}")
+    rounds = plot_rounds(result, out / "figure1_rounds.png",
+                         title="ERAHBO on the Figure-1 task: rounds")
+    console.print(f"plots: {png} (the task and the seeds spent), {rounds} (round by round)")
     console.rule("[bold]2. Reduced offline study on the bundled synthetic suite")
     study = out / "benchmark"
     args = ["benchmark", *map(str, bundled_tasks()),
