@@ -77,6 +77,7 @@ def test_incumbent_is_argmax_lcb_mv_over_evaluated():
     table = _table()
     opt = Optimizer(table, "rahbo", budget=100, seed=1, k=5, alpha=2.0)
     task = TableTask(table)
+    assert opt.incumbent_id is None and np.isnan(opt.incumbent_mv)  # no data yet
     while (t := opt.ask()) is not None:
         opt.tell(t, [task(t.config, s) for s in t.seeds])
     d = opt.data
@@ -87,6 +88,7 @@ def test_incumbent_is_argmax_lcb_mv_over_evaluated():
     assert res.incumbent_id == d.config_ids[int(np.argmax(lcb))]
     assert res.incumbent_mv == pytest.approx(mf[np.argmax(lcb)] - 2.0 * mv[np.argmax(lcb)])
     assert opt.recommend() == res.incumbent
+    assert opt.incumbent_mv == res.incumbent_mv and opt.incumbent_id == res.incumbent_id
 
 
 @pytest.mark.parametrize("method", ["erahbo", "rahbo", "gpucb"])

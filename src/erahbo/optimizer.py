@@ -918,6 +918,12 @@ class Optimizer:
         rec = self._recommend()
         return None if rec is None else self.data.config_ids[rec[0]]
 
+    @property
+    def incumbent_mv(self) -> float:
+        """Posterior mean MV of the incumbent (NaN before any data); cheap to poll."""
+        rec = self._recommend()
+        return float("nan") if rec is None else rec[1]
+
     def recommend(self) -> dict[str, Any] | None:
         """Incumbent: ``argmax LCB_MV`` (``beta``) over evaluated configurations (None if none).
 

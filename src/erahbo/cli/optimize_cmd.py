@@ -59,7 +59,12 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
             nonlocal failed
             if outcome is not None:
                 failed += sum(r.status != "ok" for r in outcome.runs)
-            desc = f"round {trial.round}" if trial is not None else "resumed"
+            if trial is None:
+                desc = "resumed"
+            else:
+                desc = (f"round {trial.round} | config {trial.config_id} | "
+                        f"+{len(trial.seeds)} seed(s) | "
+                        f"incumbent {opt.incumbent_id} MV {opt.incumbent_mv:.4g}")
             if failed:
                 desc += f", {failed} failed run(s)"
             bar.update(tid, completed=opt.n_evals, total=opt.budget, description=desc)

@@ -101,10 +101,10 @@ def tune(
         def on_trial(trial, results, opt) -> None:
             failed = sum(r.status != "ok" for r in results)
             inc = opt.incumbent_id
-            mv = opt.result().incumbent_mv if inc is not None else float("nan")
+            mv = opt.incumbent_mv
             busy = f" | {opt.n_pending} more in flight" if opt.n_parallel > 1 else ""
             desc = (f"round {trial.round:3d} | config {trial.config_id:3d} | "
-                    f"k {len(results)}{f' ({failed} failed)' if failed else ''} | "
+                    f"+{len(results)} seed(s){f' ({failed} failed)' if failed else ''} | "
                     f"incumbent {inc} MV {mv:.4g}{busy}")
             bar.update(tid, completed=opt.n_evals, description=desc)
             if plain:
