@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from erahbo.policies import AdaptiveK, BetaStopSchedule, FixedK, adaptive_rule, make_policy
 
@@ -67,6 +69,20 @@ def test_beta_stop_schedules():
                 dict(kind="constant", beta_stop=-1.0)):
         with pytest.raises(ValueError):
             BetaStopSchedule(**bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["exponential", "sigmoid"]),
+       rate=st.floats(0.01, 2000.0), beta_stop=st.floats(0.0, 50.0),
+       taus=st.lists(st.floats(-1.0, 2.0), min_size=2, max_size=20))
+def test_schedules_rise_from_zero_to_beta_stop(kind, rate, beta_stop, taus):
+    """For every rate: 0 at the start, beta_stop at the end, never decreasing, never above."""
+    sched = BetaStopSchedule(kind, beta_stop, gamma=rate, slope=rate)
+    assert sched(0.0) == pytest.approx(0.0, abs=1e-9 * max(beta_stop, 1.0))
+    assert sched(1.0) == pytest.approx(beta_stop)
+    vals = [sched(t) for t in sorted(taus)]
+    assert all(0.0 <= v <= beta_stop * (1 + 1e-12) + 1e-300 for v in vals)
+    assert np.all(np.diff(vals) >= -1e-12 * max(beta_stop, 1.0))
 
 
 def test_cli_schedules_reach_the_optimizer(tmp_path, monkeypatch):
