@@ -225,3 +225,25 @@ def test_tune_cli_passes_the_beta_stop_schedule(fake_worker, tmp_path):
                                    "--out", str(tmp_path / "b"),
                                    "--worker-cmd", shlex.join(fake_worker)])
     assert bad.exit_code != 0 and "schedule='step' must be one of" in bad.output
+
+
+def test_tune_cli_warm_starts_from_an_earlier_tuning(fake_worker, tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    cmd = ["tune", "--task", "dqn_cc_cartpole", "--k-max", "4", "--worker-cmd",
+           shlex.join(fake_worker)]
+    res = CliRunner().invoke(app, [*cmd, "--budget", "30", "--out", str(first)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, [*cmd, "--budget", "12", "--n-init", "0", "--out", str(second),
+                                   "--warm-start", str(first / "history.csv")])
+    assert res.exit_code == 0, res.output
+    hist = pd.read_csv(second / "history.csv")
+    before = pd.read_csv(first / "history.csv")
+    ok = before[before.status == "ok"]  # penalized runs (diverged) hold penalties: left out
+    ok = ok[ok.groupby("config_id").seed.transform("size") >= 2]
+    assert 0 < len(ok) < 30 and (hist.phase == "warm").sum() == len(ok)
+    n_evals = json.loads((second / "summary.json").read_text())["n_evals"]
+    assert (hist.phase == "bo").sum() == n_evals and 11 <= n_evals <= 12  # warm runs: no budget
+    # DQN's conditional hyperparameters survive the round trip through history.csv
+    warm = hist[hist.phase == "warm"]
+    off = warm["use_target_network"].astype(str) == "False"
+    assert warm.loc[off, "tau"].isna().all() and warm.loc[~off, "tau"].notna().all()

@@ -146,6 +146,14 @@ class Optimizer:
     initial_in_budget : bool
         Count the initial design's seeds in ``budget`` (default).  False for shared initial
         designs (offline benchmark: tell them once, only the BO seeds count).
+    warm_start : DataFrame, path, list of records or None
+        Training runs done before this study (an earlier study's ``history.csv``, manual
+        runs): one row per run with the hyperparameters and ``return`` (optionally ``seed``,
+        ``status``; finite tables: ``config_id``), or ``{"config", "returns", "seeds"}``
+        records (:mod:`erahbo._warm`). They join the data before the first round (history
+        and rounds phase ``"warm"``), are not counted in ``budget`` or ``n_evals``, and their
+        seeds are not handed out again; unknown seeds show as -1, -2, ... With a warm start,
+        ``n_init=0`` skips the initial design.
     kernel : {"rbf", "matern52"}
     rho_max2 : float or None
         ``rho_max^2`` of eq. Sigma_hat (raw scale); None: the largest sample variance observed
@@ -212,6 +220,7 @@ class Optimizer:
         k_init: int | None = None,
         initial_design: Sequence[Any] | np.ndarray | None = None,
         initial_in_budget: bool = True,
+        warm_start: Any = None,
         kernel: str = "rbf",
         rho_max2: float | None = None,
         refit_every: int = 0,
@@ -238,8 +247,10 @@ class Optimizer:
             None if failures is None else FailurePolicy.coerce(failures, retries)
         )
         n_design = len(initial_design) if initial_design is not None else n_init
+        no_design = warm_start is not None and initial_design is None and n_init == 0
         check_options(alpha=alpha, beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
-                      budget=budget if initial_in_budget else None, n_init=n_design,
+                      budget=budget if initial_in_budget else None,
+                      n_init=None if no_design else n_design,
                       k_init=(k_max if method == "erahbo" else k) if k_init is None else k_init)
         if budget is not None and not initial_in_budget:
             check_options(budget=budget)  # the initial design is not in the budget
@@ -296,7 +307,7 @@ class Optimizer:
                 raise ValueError("refit_every must be 0 when hyperparameters are given")
         self.raw_samples, self.n_polish, self.engine = int(raw_samples), int(n_polish), engine
         self.initial_in_budget = bool(initial_in_budget)
-        self._init = self._initial_design(initial_design, n_init)
+        self._init = [] if no_design else self._initial_design(initial_design, n_init)
         if budget is not None:
             if int(budget) != budget or budget < 0:
                 raise ValueError(f"budget={budget} must be a non-negative int (training runs)")
@@ -353,11 +364,59 @@ class Optimizer:
             self._options["seed_batch"] = self.seed_batch
         if self.n_parallel != 1:
             self._options["n_parallel"] = self.n_parallel
+        self._warm_seeds: dict[int, set[int]] = {}  # config id -> seeds run before the study
+        if warm_start is not None:
+            from erahbo._warm import warm_records
+
+            records = warm_records(warm_start, self.space)
+            if not records and not self._init:
+                raise ValueError(
+                    "warm_start holds no configuration with at least 2 finite returns, and "
+                    "n_init=0 leaves no initial design: give more runs or n_init >= 1"
+                )
+            self._options["warm_start"] = records  # in the settings: a resume replays it
+            self._apply_warm(records)
         self._study: Any = None  # erahbo.journal.JournaledStudy in journal mode
         if journal is not None:
             self._open_journal(journal, journal_info, synchronous)
 
     # ------------------------------------------------------------------ setup helpers
+    def _apply_warm(self, records: list[dict[str, Any]]) -> None:
+        """Add the warm-start runs to the data, the history and the rounds (not the budget)."""
+        for rec in records:
+            if self.space.is_finite:
+                cid = int(rec["row"])
+                u = self._C[cid]
+            else:
+                u = self.space.encode(rec["config"])
+                cid = self._new_id(u)
+            known = self._warm_seeds.setdefault(cid, set())
+            pairs = list(zip(rec["seeds"] or [None] * len(rec["returns"]), rec["returns"],
+                             strict=True))
+            vals, seeds = [], []
+            for sd, v in pairs:
+                if not math.isfinite(v):
+                    continue
+                if sd is None:  # unknown seed: a negative placeholder, distinct per config
+                    sd = -1 - len(known)
+                if sd in known:
+                    continue  # the same run twice
+                known.add(sd)
+                vals.append(float(v))
+                seeds.append(int(sd))
+            if not vals or (self.data.row_of(cid) is None and len(vals) < 2):
+                continue
+            k0 = self.data.n_seeds(cid)
+            row = self.data.add(cid, np.asarray(u, dtype=float), vals, seeds)
+            self._n_rounds += 1
+            head = (self._n_rounds, "warm", cid, self._config(cid, u))
+            for j, (sd, v) in enumerate(zip(seeds, vals, strict=True)):
+                self._hist.append((*head, sd, v, k0 + j + 1, j + 1, 0.0, "ok", None, 0, None,
+                                   False))
+            self._log_round(self._n_rounds, "warm", cid, len(vals), row, None, np.nan, np.nan,
+                            np.nan, "warm")
+        self._rec_cache = None
+
     def _initial_design(self, design: Any, n_init: int) -> list[tuple[int | None, np.ndarray]]:
         sp = self.space
         if design is None:
@@ -406,10 +465,12 @@ class Optimizer:
         return self.space.decode(u)
 
     def _trial(self, cid: int, u: np.ndarray, n: int, phase: str, t: int) -> Trial:
-        have = self.data.n_seeds(cid)
+        warm = self._warm_seeds.get(cid, set())
+        have = self.data.n_seeds(cid) - len(warm)  # seeds handed out by this study
         stream = self._seed_streams.get(cid)
         if stream is None or len(stream) < have + n:  # the configuration's seed stream, cached
-            stream = config_seeds(self.seed, cid, 0, max(2 * (have + n), 32))
+            stream = config_seeds(self.seed, cid, 0, max(2 * (have + n), 32) + len(warm))
+            stream = [sd for sd in stream if sd not in warm]  # warm-start seeds are used
             self._seed_streams[cid] = stream
         seeds = stream[have : have + n]
         self._n_trials += 1

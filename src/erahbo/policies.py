@@ -33,8 +33,10 @@ __all__ = [
 
 SCHEDULES = ("constant", "exponential", "sigmoid")
 # why a round ended: the stopping rule fired, k_max reached, a fixed-k round completed,
-# the budget ran out, the configuration was excluded (finite table), or the initial design.
-STOP_REASONS = ("dominated", "k_max", "fixed_k", "budget", "excluded", "initial")
+# the budget ran out, the configuration was excluded (finite table) or failed (infeasible),
+# the initial design, or runs given as a warm start.
+STOP_REASONS = ("dominated", "k_max", "fixed_k", "budget", "excluded", "infeasible", "initial",
+                "warm")
 
 
 def adaptive_rule(ucb_mv_k: float, B_t: float) -> bool:

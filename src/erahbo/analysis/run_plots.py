@@ -121,7 +121,8 @@ def plot_configs(result: Any, path: str | Path, title: str = "") -> Path:
 
 # one colour per stop reason (erahbo.policies.STOP_REASONS), the same in both panels
 _REASON_COLOURS = {"initial": "tab:gray", "dominated": "tab:blue", "k_max": "tab:red",
-                   "fixed_k": "tab:purple", "budget": "tab:olive", "excluded": "black"}
+                   "fixed_k": "tab:purple", "budget": "tab:olive", "excluded": "black",
+                   "infeasible": "tab:brown", "warm": "tab:cyan"}
 
 
 def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:

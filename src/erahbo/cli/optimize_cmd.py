@@ -147,9 +147,14 @@ def optimize(
                                    "--workers, to keep every worker busy; 1: the paper)."),
     parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "
                                  "the workers; 1: the paper's sequential loop)."),
-    n_init: int = typer.Option(5, help="Initial Sobol configurations."),
+    n_init: int = typer.Option(5, help="Initial Sobol configurations (0 with --warm-start: "
+                               "none)."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration (default: k_max "
                                "for erahbo, k otherwise)."),
+    warm_start: Path = typer.Option(None, help="Runs done before the study (CSV/Parquet, one "
+                                    "row per run: hyperparameters and 'return', e.g. an "
+                                    "earlier history.csv): data from the start, not in the "
+                                    "budget."),
     journal: Path = typer.Option(None, help="SQLite journal: the study is recorded as it runs "
                                  "and resumed if the file holds the same study."),
     failures: str = typer.Option("penalize", help="Failed runs: penalize | retry | exclude."),
@@ -194,6 +199,7 @@ def optimize(
                 k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
                 seed_batch=seed_batch, n_parallel=parallel,
                 schedule=schedule, gamma=gamma, slope=slope,
+                **({} if warm_start is None else {"warm_start": warm_start}),
                 journal=journal, failures=failures, retries=retries, run_timeout=run_timeout,
                 executor=executor, workers=workers, address=address, callback=callback,
                 journal_info=info if journal is not None else None,

@@ -43,7 +43,11 @@ def tune(
     gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
     slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
     k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
-    n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations."),
+    warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
+                                    "run: hyperparameters and 'return', e.g. an earlier "
+                                    "history.csv): data from the start, not in the budget."),
+    n_init: int = typer.Option(5, min=0, help="Initial Sobol configurations (0 with "
+                               "--warm-start: none)."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
                                "(default: k_max for ERAHBO, k otherwise)."),
     steps: int = typer.Option(None, min=1, help="Override the training budget "
@@ -81,6 +85,8 @@ def tune(
                    gamma=gamma, slope=slope)
     if seed_batch is not None:
         options["seed_batch"] = seed_batch
+    if warm_start is not None:
+        options["warm_start"] = warm_start
     if parallel is not None:
         options["n_parallel"] = parallel
     cmd = shlex.split(worker_cmd) if worker_cmd else None

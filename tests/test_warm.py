@@ -1,0 +1,116 @@
+"""Warm start: runs done before the study join the data, not the budget, and replay exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import erahbo
+from erahbo.cli import app
+from erahbo.objectives.synthetic import Figure1Task
+
+
+@pytest.fixture(scope="module")
+def earlier() -> erahbo.Result:
+    task = Figure1Task()
+    return erahbo.optimize(task, task.space, budget=150, seed=0)
+
+
+def test_warm_runs_are_data_not_budget(earlier):
+    task = Figure1Task()
+    h = earlier.history
+    # the same seed as the earlier study: its seed streams would repeat the warm seeds
+    res = erahbo.optimize(task, task.space, budget=80, seed=0, warm_start=h, n_init=0)
+    assert res.n_evals == 80  # the warm runs are not in the budget nor counted
+    hist = res.history
+    warm = hist[hist.phase == "warm"]
+    assert len(warm) == len(h) and set(hist.phase) == {"warm", "bo"}
+    assert sorted(warm["return"]) == sorted(h["return"])
+    for _, g in hist.groupby("config_id"):  # a warm configuration chosen again: new seeds
+        assert g.seed.is_unique
+    # one warm round per earlier configuration, before every BO round
+    r = res.rounds
+    assert (r.stop_reason == "warm").sum() == earlier.configs.shape[0]
+    assert r[r.phase == "warm"].iteration.max() < r[r.phase == "bo"].iteration.min()
+    # the warm data shape the very first choice: a warm-started optimizer recommends at once
+    opt = erahbo.Optimizer(task.space, budget=400, seed=3, warm_start=h, n_init=0)
+    assert opt.n_evals == 0 and opt.recommend() is not None
+    best = earlier.configs.sort_values("mean").iloc[-1]
+    assert opt.data.n == earlier.configs.shape[0]
+    assert best["mean"] in set(opt.data.ybar)
+
+
+def test_warm_start_forms_and_cleaning():
+    table = pd.DataFrame({"x": np.linspace(0, 1, 30)})
+    space = erahbo.SearchSpace.from_table(table)
+    runs = pd.DataFrame({
+        "config_id": [3, 3, 3, 7, 7, 9, 9, 9],
+        "return": [1.0, 1.2, np.nan, 0.1, 0.3, 2.0, 5.0, 2.5],
+        "status": ["ok", "ok", "failed", "ok", "ok", "ok", "penalized", "ok"],
+    })
+    opt = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, warm_start=runs,
+                           n_init=0)
+    hist = opt.result().history
+    assert set(hist.config_id) == {3, 7, 9}
+    assert 5.0 not in set(hist["return"])  # a penalized value is a penalty, not a return
+    assert sorted(hist[hist.config_id == 3].seed) == [-2, -1]  # unknown seeds: placeholders
+    # the same runs as records give the same study
+    recs = [{"row": 3, "returns": [1.0, 1.2]}, {"row": 7, "returns": [0.1, 0.3]},
+            {"row": 9, "returns": [2.0, 2.5]}]
+    again = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, warm_start=recs,
+                             n_init=0)
+    assert again.study_settings()["warm_start"] == opt.study_settings()["warm_start"]
+    # a configuration with fewer than 2 finite returns is left out
+    one = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, n_init=2,
+                           warm_start=[{"row": 1, "returns": [1.0, np.nan]}])
+    assert one.data.n == 0
+
+
+def test_warm_start_errors_name_the_field(earlier):
+    task = Figure1Task()
+    with pytest.raises(ValueError, match="no 'return' column"):
+        erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame({"x": [0.1]}))
+    with pytest.raises(ValueError, match=r"hyperparameter column\(s\) \['x'\] missing"):
+        erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame({"return": [0.1]}))
+    with pytest.raises(ValueError, match="no configuration with at least 2 finite returns"):
+        erahbo.Optimizer(task.space, budget=400, n_init=0,
+                         warm_start=[{"config": {"x": 0.5}, "returns": [1.0]}])
+    with pytest.raises(ValueError, match="n_init"):  # n_init=0 needs a warm start
+        erahbo.Optimizer(task.space, budget=400, n_init=0)
+    with pytest.raises(ValueError, match=r"warm_start: .*x=7.0 lies outside"):  # named
+        erahbo.Optimizer(task.space, budget=400,
+                         warm_start=[{"config": {"x": 7.0}, "returns": [1.0, 2.0]}])
+    with pytest.raises(ValueError, match="does not exist"):
+        erahbo.Optimizer(task.space, budget=400, warm_start="nope.csv")
+
+
+def test_warm_start_journal_resumes_exactly(earlier, tmp_path):
+    task = Figure1Task()
+    db = tmp_path / "w.db"
+    full = erahbo.optimize(task, task.space, budget=60, seed=2, warm_start=earlier.history,
+                           n_init=2, journal=db)
+    with erahbo.journal.Journal.open(db) as j:
+        assert len(j.settings["warm_start"]) == earlier.configs.shape[0]
+    # the resume rebuilds the warm start from the journal's settings alone
+    again = erahbo.resume(db, task)
+    cols = ["phase", "config_id", "seed", "return"]
+    pd.testing.assert_frame_equal(again.history[cols], full.history[cols])
+
+
+def test_cli_warm_start_from_an_earlier_history(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    first = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "120",
+                                "--out", "a", "--no-progress"])
+    assert first.exit_code == 0, first.output
+    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
+                              "--warm-start", "a/history.csv", "--n-init", "0", "--out", "b",
+                              "--no-progress"])
+    assert res.exit_code == 0, res.output
+    hist = pd.read_csv(tmp_path / "b" / "history.csv")
+    assert (hist.phase == "warm").sum() == 120 and (hist.phase == "bo").sum() == 40
+    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--warm-start", "a/rounds.csv",
+                              "--out", "c", "--no-progress"])
+    assert bad.exit_code != 0 and "no 'return' column" in bad.output
