@@ -114,3 +114,23 @@ def test_cli_warm_start_from_an_earlier_history(tmp_path, monkeypatch):
     bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--warm-start", "a/rounds.csv",
                               "--out", "c", "--no-progress"])
     assert bad.exit_code != 0 and "no 'return' column" in bad.output
+
+
+def _always_fails(config, seed):
+    raise RuntimeError("training diverged")
+
+
+@pytest.mark.parametrize("journaled", [False, True])
+def test_failed_runs_are_penalized_below_the_warm_returns(earlier, tmp_path, journaled):
+    from erahbo.failures import penalty_value
+
+    task = Figure1Task()
+    warm = earlier.history
+    res = erahbo.optimize(_always_fails, task.space, budget=6, seed=0, warm_start=warm,
+                          n_init=0, failures="penalize",
+                          journal=tmp_path / "p.db" if journaled else None)
+    bad = res.history[res.history.status == "penalized"]
+    assert len(bad) == 6
+    expected = penalty_value(warm["return"].min(), warm["return"].max())
+    assert np.allclose(bad["return"], expected)
+    assert res.incumbent_id not in set(bad.config_id)  # a failed configuration is never picked

@@ -365,6 +365,7 @@ class Optimizer:
         if self.n_parallel != 1:
             self._options["n_parallel"] = self.n_parallel
         self._warm_seeds: dict[int, set[int]] = {}  # config id -> seeds run before the study
+        self._warm_returns: list[float] = []
         if warm_start is not None:
             from erahbo._warm import warm_records
 
@@ -408,6 +409,8 @@ class Optimizer:
                 continue
             k0 = self.data.n_seeds(cid)
             row = self.data.add(cid, np.asarray(u, dtype=float), vals, seeds)
+            self._warm_returns += vals
+            self._penalizer.observe(vals)
             self._n_rounds += 1
             head = (self._n_rounds, "warm", cid, self._config(cid, u))
             for j, (sd, v) in enumerate(zip(seeds, vals, strict=True)):
@@ -563,6 +566,8 @@ class Optimizer:
                 ask=self._ask,
                 tell_outcome=lambda opt, trial, outcome: opt._tell_outcome(trial, outcome),
             )
+            # penalties of failed runs are set below the worst return seen, warm runs included
+            self._study.penalizer.observe(self._warm_returns)
         except BaseException:
             journal.close()
             raise
@@ -808,8 +813,9 @@ class Optimizer:
 
     def _check_alive(self) -> None:
         """Refuse to go on when every run of the complete initial design failed."""
-        if (self._init_pos >= len(self._init) and not self._pending and self._n_ok == 0
-                and self._first_error is not None):
+        # (without an initial design, a warm start: failures go through the policy instead)
+        if (self._init and self._init_pos >= len(self._init) and not self._pending
+                and self._n_ok == 0 and self._first_error is not None):
             raise ValueError(
                 f"optimize: every run of the initial design failed ({self._first_error}). The "
                 "objective must return a finite float for at least some configurations: call "
