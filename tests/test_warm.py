@@ -111,6 +111,7 @@ def test_cli_warm_start_from_an_earlier_history(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     hist = pd.read_csv(tmp_path / "b" / "history.csv")
     assert (hist.phase == "warm").sum() == 120 and (hist.phase == "bo").sum() == 40
+    assert "40 training runs counted in" in res.output and "120 warm-start runs" in res.output
     bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--warm-start", "a/rounds.csv",
                               "--out", "c", "--no-progress"])
     assert bad.exit_code != 0 and "no 'return' column" in bad.output
