@@ -105,3 +105,31 @@ def test_cli_schedules_reach_the_optimizer(tmp_path, monkeypatch):
     bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--schedule", "linear",
                               "--out", "o2", "--no-progress"])
     assert bad.exit_code != 0 and "schedule='linear' must be one of" in bad.output
+
+
+def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv():
+    """stopping="race": k_min, 2 k_min, 4 k_min, ... while x_t's sample MV keeps up."""
+    import erahbo
+    from erahbo.experiments import parse_method
+    from erahbo.objectives.synthetic import Figure1Task
+
+    task = Figure1Task()
+    res = erahbo.optimize(task, task.space, budget=400, seed=0, k_max=16, stopping="race")
+    bo = res.rounds[res.rounds.phase == "bo"]
+    assert set(bo.k) <= {2, 4, 8, 16} | set(bo.k[bo.stop_reason == "budget"])
+    assert {"dominated", "k_max"} <= set(bo.stop_reason)
+    # the rule: a round ends "dominated" exactly when the sample MV of x_t (all its seeds) is
+    # below the best sample MV of the other configurations evaluated then
+    hist = res.history
+    for _, r in bo[bo.stop_reason != "budget"].iterrows():
+        before = hist[hist.iteration <= r.iteration]
+        stats = before.groupby("config_id")["return"].agg(["mean", "var"])
+        mv = stats["mean"] - 1.0 * stats["var"]
+        beaten = mv.drop(r.config_id).max() > mv[r.config_id]
+        assert beaten == (r.stop_reason == "dominated"), r.iteration
+    spec = parse_method("erahbo-race")
+    assert spec.options == {"stopping": "race"} and spec.method == "erahbo"
+    with pytest.raises(ValueError, match="stopping='race' applies to ERAHBO only"):
+        erahbo.Optimizer(task.space, method="rahbo", stopping="race", budget=100)
+    with pytest.raises(ValueError, match="stopping='lucky' must be one of"):
+        erahbo.Optimizer(task.space, stopping="lucky", budget=100)

@@ -93,6 +93,7 @@ __all__ = [
 ]
 
 METHODS = ("erahbo", "rahbo", "gpucb", "random")
+STOPPING_RULES = ("ucb", "race")
 _FINAL = ("ok", "penalized", "retried", "failed")  # run statuses shown in the history
 
 
@@ -120,6 +121,12 @@ class Optimizer:
         Parameters of the exponential and sigmoid schedules.
     k_min, k_max : int
         ERAHBO's seeds per round range.
+    stopping : {"ucb", "race"}
+        ERAHBO's rule for more seeds: ``"ucb"`` (the paper: continue while
+        ``UCB_MV(x_t; k) > B_t``); ``"race"`` (an ablation after SMAC's intensifier, with
+        sample statistics instead of the GPs): double the seeds, ``k_min, 2 k_min, 4 k_min,
+        ... <= k_max``, while the sample MV of ``x_t`` is at least the best sample MV of the
+        other evaluated configurations; reject it as soon as it is below.
     seed_batch : int
         Seeds ERAHBO asks for at once after the first ``k_min`` (default 1, the paper's
         rule: one seed, then the stopping rule). With ``n`` parallel workers, ``seed_batch=n``
@@ -215,6 +222,7 @@ class Optimizer:
         k_max: int = 20,
         seed_batch: int = 1,
         n_parallel: int = 1,
+        stopping: str = "ucb",
         k: int = 20,
         n_init: int = 5,
         k_init: int | None = None,
@@ -276,6 +284,11 @@ class Optimizer:
                 f"{method!r} asks its k={k} seeds at once already (drop seed_batch)"
             )
         self.seed_batch = int(seed_batch)
+        if stopping not in STOPPING_RULES:
+            raise ValueError(f"stopping={stopping!r} must be one of {STOPPING_RULES}")
+        if stopping != "ucb" and method != "erahbo":
+            raise ValueError(f"stopping={stopping!r} applies to ERAHBO only (method={method!r})")
+        self.stopping = stopping
         if not isinstance(n_parallel, int | np.integer) or n_parallel < 1:
             raise ValueError(
                 f"n_parallel={n_parallel!r} must be an int >= 1 (trials pending at once: the "
@@ -364,6 +377,8 @@ class Optimizer:
             self._options["seed_batch"] = self.seed_batch
         if self.n_parallel != 1:
             self._options["n_parallel"] = self.n_parallel
+        if self.stopping != "ucb":
+            self._options["stopping"] = self.stopping
         self._warm_seeds: dict[int, set[int]] = {}  # config id -> seeds run before the study
         self._warm_returns: list[float] = []
         if warm_start is not None:
@@ -639,7 +654,8 @@ class Optimizer:
                 self._close(r, "budget")
             else:  # the inner loop: one more seed, or a batch of them (seed_batch)
                 left = self.policy.k_max - r.k if isinstance(self.policy, AdaptiveK) else 1
-                n = min(self.seed_batch, free, max(left, 1))
+                step = r.k if self.stopping == "race" else self.seed_batch  # race: double k
+                n = min(step, free, max(left, 1))
                 return self._trial(r.config_id, r.u, int(n), "bo", r.t)
         if any(t.phase == "init" for t in self._pending.values()):
             return None  # the first model fit waits for the whole initial design
@@ -883,7 +899,11 @@ class Optimizer:
         if r.rm is not None:
             d = self.data
             ib = r.rm.inner(r.row0, r.u, r.cand, *d.stats(row), r.beta_stop, self.weight)
-        if isinstance(self.policy, AdaptiveK) and ib is not None:
+        if isinstance(self.policy, AdaptiveK) and self.stopping == "race":
+            reason = self._race(r, row)
+            if reason is None and self.remaining < 1:
+                reason = "budget"
+        elif isinstance(self.policy, AdaptiveK) and ib is not None:
             reason = self.policy.decide(r.k, ib.ucb_mv, r.B_t)
             if reason is None and self.remaining < 1:
                 reason = "budget"
@@ -925,6 +945,17 @@ class Optimizer:
                                k_cfg0 + kc, k_round0 + kc, end - self._t_start, r.status,
                                r.error, int(r.attempt), r.worker, bool(r.rerun)))
         self._n_counted += kc
+
+    def _race(self, r: _Round, row: int) -> str | None:
+        """The racing ablation (``stopping="race"``): sample MV against the best other one."""
+        d = self.data
+        mv = d.ybar - self.weight * d.s2  # sample MV (GP-UCB: the sample mean)
+        mask = self._row_mask()
+        others = np.ones(d.n, dtype=bool) if mask is None else mask.copy()
+        others[row] = False
+        if others.any() and mv[row] < mv[others].max():
+            return "dominated"
+        return "k_max" if r.k >= self.policy.k_max else None
 
     def _close(self, r: _Round, reason: str) -> None:
         row = self.data.row_of(r.config_id)

@@ -41,8 +41,9 @@ def benchmark(
     data: list[Path] = typer.Argument(..., help="Task files (Parquet, CSV, runhistory.csv) "
                                       "or directories of them."),
     methods: str = typer.Option(",".join(PAPER_METHODS), help="Comma-separated methods: "
-                                "erahbo, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, rahbo-k<K>, "
-                                "gpucb-k<K>, random-k<K>."),
+                                "erahbo, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
+                                "erahbo-race, rahbo-k<K>, gpucb-k<K>, random-k<K> (any with "
+                                "-p<Q>)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
     budget: int = typer.Option(2000, min=1, help="Training runs after the initial design."),
     out: Path = typer.Option(Path("results/benchmark"), help="Results directory."),

@@ -7,6 +7,10 @@ Grammar of a method name::
     erahbo-sig<s>          ERAHBO with the sigmoid beta_stop schedule
     erahbo-b<N>            ERAHBO asking N seeds at a time after k_min (``seed_batch``: what
                            N parallel workers cost in sample efficiency)
+    erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
+                           confidence rule (``stopping="race"``: seeds double while the sample
+                           MV keeps up with the best other one, as SMAC's intensifier races a
+                           challenger; an ablation of the GP-based rule)
     rahbo-k<K>             RAHBO with K seeds per configuration (the paper: K = 2 and 20)
     gpucb-k<K>             GP-UCB (risk-neutral) with K seeds per configuration
     random-k<K>            uniform random search with K seeds per configuration
@@ -77,6 +81,9 @@ def parse_method(name: str) -> MethodSpec:
                           options={**base.options, "n_parallel": q})
     if key == "erahbo":
         return MethodSpec(name=key, label="ERAHBO", method="erahbo")
+    if key == "erahbo-race":
+        return MethodSpec(name=key, label="ERAHBO (racing rule)", method="erahbo",
+                          options={"stopping": "race"})
     m = _SCHEDULED.match(key)
     if m:
         kind, value = m.group(1), float(m.group(2))
@@ -104,7 +111,7 @@ def parse_method(name: str) -> MethodSpec:
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-exp<gamma>, erahbo-sig<s>, "
-        "erahbo-b<N>, "
+        "erahbo-b<N>, erahbo-race, "
         "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in "
         "flight) (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
