@@ -212,11 +212,14 @@ def test_method_labels_and_order() -> None:
     assert method_label("erahbo-p8") == "ERAHBO (8 in parallel)"
     assert sort_methods(["rahbo-k2-p8", "erahbo-p4", "rahbo-k2", "erahbo", "rahbo-k2-p4"]) == [
         "erahbo", "erahbo-p4", "rahbo-k2", "rahbo-k2-p4", "rahbo-k2-p8"]
-    # ERAHBO variants: exponential, then sigmoid schedules, then seed batches, each by its value
+    # ERAHBO variants: constant beta_stop, exponential, then sigmoid schedules, then seed
+    # batches, each by its value; other variants after them
     assert sort_methods(["erahbo-exp50", "erahbo-b4", "erahbo-sig20", "erahbo-exp5", "erahbo",
-                         "erahbo-sig10", "erahbo-exp20", "erahbo-exp5-p2"]) == [
-        "erahbo", "erahbo-exp5", "erahbo-exp5-p2", "erahbo-exp20", "erahbo-exp50",
-        "erahbo-sig10", "erahbo-sig20", "erahbo-b4"]
+                         "erahbo-sig10", "erahbo-exp20", "erahbo-exp5-p2", "erahbo-race",
+                         "erahbo-bs0.5", "erahbo-bs0"]) == [
+        "erahbo", "erahbo-bs0", "erahbo-bs0.5", "erahbo-exp5", "erahbo-exp5-p2",
+        "erahbo-exp20", "erahbo-exp50", "erahbo-sig10", "erahbo-sig20", "erahbo-b4",
+        "erahbo-race"]
 
 
 def test_load_errors_are_clear(tmp_path: Path) -> None:

@@ -49,6 +49,8 @@ def test_parse_methods_grammar():
     assert batched.method == "erahbo" and batched.options == {"seed_batch": 4}
     with pytest.raises(ValueError, match="erahbo-b<N>"):
         parse_method("erahbo-b0")
+    assert parse_method("erahbo-bs0.25").options == {"beta_stop": 0.25}
+    assert parse_method("erahbo-bs0").options == {"beta_stop": 0.0}
     par = parse_method("rahbo-k2-p4")
     assert (par.method, par.options, par.label) == ("rahbo", {"k": 2, "n_parallel": 4},
                                                     "RAHBO (k=2, 4 in parallel)")

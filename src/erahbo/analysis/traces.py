@@ -108,8 +108,8 @@ def method_label(method: str) -> str:
     return method
 
 
-_ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|b)(\d+(?:\.\d+)?)$")
-_VARIANT_OFFSET = {"exp": 0.0, "sig": 1e9, "b": 2e9}
+_ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|b)(\d+(?:\.\d+)?)$")
+_VARIANT_OFFSET = {"bs": -1e9, "exp": 0.0, "sig": 1e9, "b": 2e9}
 
 
 def method_sort_key(method: str) -> tuple[int, float, int, str]:

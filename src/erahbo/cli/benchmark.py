@@ -42,8 +42,8 @@ def benchmark(
                                       "or directories of them."),
     methods: str = typer.Option(",".join(PAPER_METHODS), help="Comma-separated methods: "
                                 "erahbo, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
-                                "erahbo-race, rahbo-k<K>, gpucb-k<K>, random-k<K> (any with "
-                                "-p<Q>)."),
+                                "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
+                                "random-k<K> (any with -p<Q>)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
     budget: int = typer.Option(2000, min=1, help="Training runs after the initial design."),
     out: Path = typer.Option(Path("results/benchmark"), help="Results directory."),

@@ -7,6 +7,7 @@ Grammar of a method name::
     erahbo-sig<s>          ERAHBO with the sigmoid beta_stop schedule
     erahbo-b<N>            ERAHBO asking N seeds at a time after k_min (``seed_batch``: what
                            N parallel workers cost in sample efficiency)
+    erahbo-bs<v>           ERAHBO with a constant beta_stop = v (the paper: 1)
     erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
                            confidence rule (``stopping="race"``: seeds double while the sample
                            MV keeps up with the best other one, as SMAC's intensifier races a
@@ -32,6 +33,7 @@ PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 _FIXED_K = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
 _SCHEDULED = re.compile(r"^erahbo-(exp|sig)(\d+(?:\.\d+)?)$")
 _BATCHED = re.compile(r"^erahbo-b(\d+)$")
+_BETA_STOP = re.compile(r"^erahbo-bs(\d+(?:\.\d+)?)$")
 
 _LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
 
@@ -94,6 +96,10 @@ def parse_method(name: str) -> MethodSpec:
             options = {"schedule": "sigmoid", "slope": value}
             label = f"ERAHBO (sigmoid, s={m.group(2)})"
         return MethodSpec(name=key, label=label, method="erahbo", options=options)
+    m = _BETA_STOP.match(key)
+    if m:
+        return MethodSpec(name=key, label=f"ERAHBO (beta_stop={m.group(1)})", method="erahbo",
+                          options={"beta_stop": float(m.group(1))})
     m = _BATCHED.match(key)
     if m and int(m.group(1)) >= 1:
         n = int(m.group(1))
@@ -111,7 +117,7 @@ def parse_method(name: str) -> MethodSpec:
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-exp<gamma>, erahbo-sig<s>, "
-        "erahbo-b<N>, erahbo-race, "
+        "erahbo-b<N>, erahbo-bs<v>, erahbo-race, "
         "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in "
         "flight) (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One ablation of ERAHBO, three studies: the three complete real ARLBench tables
+# (dqn_cc_cartpole 512 x 50, ppo_cc_cartpole and ppo_cc_pendulum 128 x 50) at alpha = 1 and
+# alpha = 20 (above every table's alpha*), 20 repetitions x 1000 runs; and the 19 synthetic
+# paper-shaped tasks of `erahbo dataset synth --tasks 19 --seed 0` at alpha = 1, 10
+# repetitions x 1000 runs. Reports are copied into docs/results/<NAME>/{real_alpha1,
+# real_alpha20,synthetic}. Resumable (finished traces are kept in results/<NAME>).
+#
+#   WORKERS=1 scripts/ablation_study.sh NAME METHODS
+#   e.g. scripts/ablation_study.sh schedule_study erahbo,erahbo-exp20,rahbo-k2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NAME=$1 METHODS=$2
+PY=${PY:-.venv/bin/python}
+DOCS=docs/results/$NAME
+REAL=(data/arlbench/dqn_cc_cartpole.parquet data/arlbench/ppo_cc_cartpole.parquet
+      data/arlbench/ppo_cc_pendulum.parquet)
+run() {  # run PASS REPETITIONS ALPHA DATA...
+  local pass=$1 reps=$2 alpha=$3 out=results/$NAME/$1
+  shift 3
+  "$PY" -m erahbo benchmark "$@" --methods "$METHODS" --repetitions "$reps" --budget 1000 \
+      --alpha "$alpha" --out "$out" --workers "${WORKERS:-1}"
+  mkdir -p "$DOCS/$pass"
+  rm -rf "$DOCS/$pass/figures"
+  cp -r "$out/report/report.md" "$out/report/ranks.csv" "$out/report/figures" "$DOCS/$pass/"
+  echo "report: $DOCS/$pass/report.md"
+}
+run real_alpha1 20 1 "${REAL[@]}"
+run real_alpha20 20 20 "${REAL[@]}"
+SYN=results/synthetic-19-tasks
+[ -d "$SYN" ] || "$PY" -m erahbo dataset synth --out "$SYN" --tasks 19 --seed 0
+run synthetic 10 1 "$SYN"
