@@ -107,7 +107,7 @@ def test_cli_schedules_reach_the_optimizer(tmp_path, monkeypatch):
     assert bad.exit_code != 0 and "schedule='linear' must be one of" in bad.output
 
 
-def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv():
+def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv(tmp_path):
     """stopping="race": k_min, 2 k_min, 4 k_min, ... while x_t's sample MV keeps up."""
     import erahbo
     from erahbo.experiments import parse_method
@@ -127,6 +127,13 @@ def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv():
         mv = stats["mean"] - 1.0 * stats["var"]
         beaten = mv.drop(r.config_id).max() > mv[r.config_id]
         assert beaten == (r.stop_reason == "dominated"), r.iteration
+    # a journaled race resumes exactly: the rule is a study setting
+    db = tmp_path / "race.db"
+    first = erahbo.optimize(task, task.space, budget=150, seed=1, k_max=8, stopping="race",
+                            journal=db)
+    again = erahbo.resume(db, task)
+    cols = ["config_id", "seed", "return"]
+    assert again.history[cols].equals(first.history[cols])
     spec = parse_method("erahbo-race")
     assert spec.options == {"stopping": "race"} and spec.method == "erahbo"
     with pytest.raises(ValueError, match="stopping='race' applies to ERAHBO only"):
