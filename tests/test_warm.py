@@ -135,3 +135,19 @@ def test_failed_runs_are_penalized_below_the_warm_returns(earlier, tmp_path, jou
     expected = penalty_value(warm["return"].min(), warm["return"].max())
     assert np.allclose(bad["return"], expected)
     assert res.incumbent_id not in set(bad.config_id)  # a failed configuration is never picked
+
+
+def test_a_dropped_warm_record_leaves_the_seed_streams_alone():
+    """A warm record too small to use must not shift the seeds handed out for its config."""
+    table = pd.DataFrame({"x": np.linspace(0, 1, 30)})
+    space = erahbo.SearchSpace.from_table(table)
+    plain = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, n_init=2)
+    warm = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, n_init=2,
+                            warm_start=[{"row": r, "returns": [1.0], "seeds": [7]}
+                                        for r in range(30)])
+    assert warm.data.n == 0 and warm._warm_seeds == {}
+    for _ in range(2):
+        a, b = plain.ask(), warm.ask()
+        assert (a.config_id, a.seeds) == (b.config_id, b.seeds)
+        plain.tell(a, [0.1, 0.2])
+        warm.tell(b, [0.1, 0.2])

@@ -406,7 +406,7 @@ class Optimizer:
             else:
                 u = self.space.encode(rec["config"])
                 cid = self._new_id(u)
-            known = self._warm_seeds.setdefault(cid, set())
+            known = self._warm_seeds.get(cid, set())
             pairs = list(zip(rec["seeds"] or [None] * len(rec["returns"]), rec["returns"],
                              strict=True))
             vals, seeds = [], []
@@ -414,14 +414,14 @@ class Optimizer:
                 if not math.isfinite(v):
                     continue
                 if sd is None:  # unknown seed: a negative placeholder, distinct per config
-                    sd = -1 - len(known)
-                if sd in known:
+                    sd = -1 - len(known) - len(seeds)
+                if sd in known or sd in seeds:
                     continue  # the same run twice
-                known.add(sd)
                 vals.append(float(v))
                 seeds.append(int(sd))
             if not vals or (self.data.row_of(cid) is None and len(vals) < 2):
-                continue
+                continue  # (a new configuration needs 2 returns: its sample variance)
+            self._warm_seeds[cid] = known | set(seeds)  # only seeds that are in the data
             k0 = self.data.n_seeds(cid)
             row = self.data.add(cid, np.asarray(u, dtype=float), vals, seeds)
             self._warm_returns += vals
