@@ -51,7 +51,7 @@ def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
                 "warm_start must be a DataFrame of runs (hyperparameter columns + 'return'), "
                 "a CSV/Parquet path, or a list of {'config': ..., 'returns': [...]} records"
             ) from None
-    return [r for r in records if sum(math.isfinite(v) for v in r["returns"]) >= 2]
+    return records  # the optimizer pools them and leaves out what cannot be used
 
 
 def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:

@@ -380,18 +380,17 @@ class Optimizer:
         if self.stopping != "ucb":
             self._options["stopping"] = self.stopping
         self._warm_seeds: dict[int, set[int]] = {}  # config id -> seeds run before the study
-        self._warm_returns: list[float] = []
         if warm_start is not None:
             from erahbo._warm import warm_records
 
             records = warm_records(warm_start, self.space)
-            if not records and not self._init:
+            self._options["warm_start"] = records  # in the settings: a resume replays it
+            self._apply_warm(records)
+            if self.data.n == 0 and not self._init:
                 raise ValueError(
                     "warm_start holds no configuration with at least 2 finite returns, and "
                     "n_init=0 leaves no initial design: give more runs or n_init >= 1"
                 )
-            self._options["warm_start"] = records  # in the settings: a resume replays it
-            self._apply_warm(records)
         self._study: Any = None  # erahbo.journal.JournaledStudy in journal mode
         if journal is not None:
             self._open_journal(journal, journal_info, synchronous)
@@ -424,7 +423,6 @@ class Optimizer:
             self._warm_seeds[cid] = known | set(seeds)  # only seeds that are in the data
             k0 = self.data.n_seeds(cid)
             row = self.data.add(cid, np.asarray(u, dtype=float), vals, seeds)
-            self._warm_returns += vals
             self._penalizer.observe(vals)
             self._n_rounds += 1
             head = (self._n_rounds, "warm", cid, self._config(cid, u))
@@ -572,6 +570,7 @@ class Optimizer:
         from erahbo.journal import Journal, JournaledStudy
 
         journal = Journal.open(path, self.study_settings(), info=info, synchronous=synchronous)
+        warm = [v for rets in self.data.returns for v in rets]  # before the replay: warm only
         try:
             self._t_start = journal.created_at
             self._study = JournaledStudy(
@@ -582,7 +581,7 @@ class Optimizer:
                 tell_outcome=lambda opt, trial, outcome: opt._tell_outcome(trial, outcome),
             )
             # penalties of failed runs are set below the worst return seen, warm runs included
-            self._study.penalizer.observe(self._warm_returns)
+            self._study.penalizer.observe(warm)
         except BaseException:
             journal.close()
             raise

@@ -155,7 +155,8 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     k = r["k"].to_numpy(dtype=float)
     runs = np.cumsum(k)  # training runs spent when each round ended
     reasons = r["stop_reason"].fillna("initial").astype(str).to_numpy()
-    colours = [_REASON_COLOURS.get(x, "tab:brown") for x in reasons]
+    colour_of = {x: _REASON_COLOURS.get(x, "tab:brown") for x in dict.fromkeys(reasons)}
+    colours = [colour_of[x] for x in reasons]
     fig, (ax, axk) = plt.subplots(2, 1, figsize=(7.5, 5.5), sharex=True,
                                   gridspec_kw={"height_ratios": [3, 1.4]})
     bo = r["phase"].to_numpy() == "bo"
@@ -168,9 +169,8 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     if fin.any():
         ax.step(runs[fin] - k[fin], b_t[fin], where="post", color="black", lw=1.3,
                 label="B_t = max LCB_MV (incumbent bound)")
-    for reason in dict.fromkeys(reasons):  # one legend for both panels: the colours agree
-        ax.plot([], [], color=_REASON_COLOURS.get(reason, "tab:brown"), lw=4,
-                label=f"round ended: {reason}")
+    for reason, colour in colour_of.items():  # one legend for both panels: colours agree
+        ax.plot([], [], color=colour, lw=4, label=f"round ended: {reason}")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_ylabel("MV bounds of x_t")
     ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")

@@ -117,12 +117,9 @@ def print_result(result: Any) -> None:
         table.add_row(name, f"{value:.6g}" if isinstance(value, float) else str(value))
     console.print(table)
     n_bad = int((result.history["status"] != "ok").sum()) if len(result.history) else 0
-    warm = result.rounds["phase"] == "warm" if len(result.rounds) else []
-    n_warm = int(sum(warm))
-    warm_note = ""
-    if n_warm:
-        n_warm_runs = int((result.history["phase"] == "warm").sum())
-        warm_note = f" (+ {n_warm_runs} warm-start runs of {n_warm} configurations)"
+    n_warm = int((result.rounds["phase"] == "warm").sum())
+    n_warm_runs = int((result.history["phase"] == "warm").sum())
+    warm_note = f" (+ {n_warm_runs} warm-start runs of {n_warm} configurations)" if n_warm else ""
     console.print(f"estimated MV of the incumbent: {result.incumbent_mv:.6g}; "
                   f"{result.n_evals} training runs counted in {len(result.rounds) - n_warm} "
                   f"rounds{warm_note}"
