@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.analysis.traces import PARALLEL_RE, domain_label, method_label
+from erahbo._names import PARALLEL_RE
+from erahbo.analysis.traces import domain_label, method_label
 
 _BASE_COLORS = {
     "erahbo": "#d62728",

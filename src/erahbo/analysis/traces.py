@@ -34,6 +34,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from erahbo._names import ERAHBO_VARIANT_RE, FIXED_K_LABELS, FIXED_K_RE, PARALLEL_RE
+
 TRACE_META_KEY = b"erahbo_trace"
 TRACES_SUBDIR = "traces"
 TRACE_COLUMNS: tuple[str, ...] = (
@@ -70,9 +72,6 @@ METRICS: tuple[str, ...] = ("simple", "cumulative", "normalized")
 DOMAIN_ORDER: tuple[str, ...] = ("cc", "brax", "xland", "synthetic")
 _DOMAIN_LABELS = {"cc": "CC", "brax": "Brax", "xland": "XLand", "synthetic": "Synthetic",
                   "all": "All tasks"}
-_RAHBO_RE = re.compile(r"^rahbo-k(\d+)$")
-_FIXED_RE = re.compile(r"^(gpucb|random)-k(\d+)$")
-PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")  # <method>-p<Q>: Q configurations in flight
 
 
 def parallel_label(label: str, q: int) -> str:
@@ -98,17 +97,13 @@ def method_label(method: str) -> str:
         return "ERAHBO"
     if method.startswith("erahbo-"):
         return f"ERAHBO ({method[len('erahbo-'):]})"
-    m = _RAHBO_RE.match(method)
+    m = FIXED_K_RE.match(method)
     if m:
-        return f"RAHBO (k={int(m.group(1))})"
-    m = _FIXED_RE.match(method)
-    if m:
-        name = {"gpucb": "GP-UCB", "random": "Random"}[m.group(1)]
-        return f"{name} (k={int(m.group(2))})"
+        return f"{FIXED_K_LABELS[m.group(1)]} (k={int(m.group(2))})"
     return method
 
 
-_ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|b)(\d+(?:\.\d+)?)$")
+_FIXED_K_GROUP = {"rahbo": 2, "gpucb": 3, "random": 4}
 _VARIANT_OFFSET = {"bs": -1e9, "exp": 0.0, "sig": 1e9, "b": 2e9}
 
 
@@ -126,17 +121,14 @@ def method_sort_key(method: str) -> tuple[int, float, int, str]:
 def _base_sort_key(method: str) -> tuple[int, float, str]:
     if method == "erahbo":
         return (0, 0.0, method)
-    m = _RAHBO_RE.match(method)
-    if m:
-        return (2, -float(m.group(1)), method)
-    m = _ERAHBO_VARIANT_RE.match(method)
+    m = ERAHBO_VARIANT_RE.match(method)
     if m:  # schedules, then seed batches; numerically within each (exp5 before exp20)
         return (1, _VARIANT_OFFSET[m.group(1)] + float(m.group(2)), method)
     if method.startswith("erahbo-"):
         return (1, 3e9, method)
-    m = _FIXED_RE.match(method)
-    if m:
-        return (3 if m.group(1) == "gpucb" else 4, -float(m.group(2)), method)
+    m = FIXED_K_RE.match(method)
+    if m:  # RAHBO, GP-UCB, random; larger k first within each
+        return (_FIXED_K_GROUP[m.group(1)], -float(m.group(2)), method)
     return (5, 0.0, method)
 
 

@@ -22,20 +22,14 @@ Grammar of a method name::
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from erahbo.analysis.traces import PARALLEL_RE, parallel_label
+from erahbo._names import ERAHBO_VARIANT_RE, FIXED_K_LABELS, FIXED_K_RE, PARALLEL_RE
+from erahbo.analysis.traces import parallel_label
 
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
-_FIXED_K = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
-_SCHEDULED = re.compile(r"^erahbo-(exp|sig)(\d+(?:\.\d+)?)$")
-_BATCHED = re.compile(r"^erahbo-b(\d+)$")
-_BETA_STOP = re.compile(r"^erahbo-bs(\d+(?:\.\d+)?)$")
-
-_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
 
 
 @dataclass(frozen=True)
@@ -86,26 +80,12 @@ def parse_method(name: str) -> MethodSpec:
     if key == "erahbo-race":
         return MethodSpec(name=key, label="ERAHBO (racing rule)", method="erahbo",
                           options={"stopping": "race"})
-    m = _SCHEDULED.match(key)
+    m = ERAHBO_VARIANT_RE.match(key)
     if m:
-        kind, value = m.group(1), float(m.group(2))
-        if kind == "exp":
-            options = {"schedule": "exponential", "gamma": value}
-            label = f"ERAHBO (exp, gamma={m.group(2)})"
-        else:
-            options = {"schedule": "sigmoid", "slope": value}
-            label = f"ERAHBO (sigmoid, s={m.group(2)})"
-        return MethodSpec(name=key, label=label, method="erahbo", options=options)
-    m = _BETA_STOP.match(key)
-    if m:
-        return MethodSpec(name=key, label=f"ERAHBO (beta_stop={m.group(1)})", method="erahbo",
-                          options={"beta_stop": float(m.group(1))})
-    m = _BATCHED.match(key)
-    if m and int(m.group(1)) >= 1:
-        n = int(m.group(1))
-        return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",
-                          options={"seed_batch": n})
-    m = _FIXED_K.match(key)
+        spec = _erahbo_variant(key, m.group(1), m.group(2))
+        if spec is not None:
+            return spec
+    m = FIXED_K_RE.match(key)
     if m:
         base, k = m.group(1), int(m.group(2))
         if k < 2:
@@ -113,7 +93,7 @@ def parse_method(name: str) -> MethodSpec:
                 f"method {name!r}: k must be >= 2 so that the sample variance is defined; "
                 f"use e.g. '{base}-k2'."
             )
-        return MethodSpec(name=key, label=f"{_LABELS[base]} (k={k})", method=base,
+        return MethodSpec(name=key, label=f"{FIXED_K_LABELS[base]} (k={k})", method=base,
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-exp<gamma>, erahbo-sig<s>, "
@@ -121,6 +101,25 @@ def parse_method(name: str) -> MethodSpec:
         "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in "
         "flight) (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
+
+
+def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
+    """``erahbo-<kind><value>``; None where the value is not valid for the kind."""
+    value = float(text)
+    if kind == "exp":
+        return MethodSpec(name=key, label=f"ERAHBO (exp, gamma={text})", method="erahbo",
+                          options={"schedule": "exponential", "gamma": value})
+    if kind == "sig":
+        return MethodSpec(name=key, label=f"ERAHBO (sigmoid, s={text})", method="erahbo",
+                          options={"schedule": "sigmoid", "slope": value})
+    if kind == "bs":
+        return MethodSpec(name=key, label=f"ERAHBO (beta_stop={text})", method="erahbo",
+                          options={"beta_stop": value})
+    if text.isdigit() and int(text) >= 1:  # "b": seeds asked at a time after k_min
+        n = int(text)
+        return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",
+                          options={"seed_batch": n})
+    return None
 
 
 def parse_methods(spec: str | list[str] | tuple[str, ...]) -> list[MethodSpec]:

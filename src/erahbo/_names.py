@@ -1,0 +1,16 @@
+"""The grammar of benchmark method names, shared by parsing and display.
+
+``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``b``), ``<base>-k<K>`` (fixed seeds
+per configuration) and a ``-p<Q>`` suffix (Q configurations in flight). The parser
+(:mod:`erahbo.experiments.methods`) and the labels and ordering of reports
+(:mod:`erahbo.analysis.traces`) read names with these patterns only.
+"""
+
+from __future__ import annotations
+
+import re
+
+ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|b)(\d+(?:\.\d+)?)$")
+FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
+PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
+FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
