@@ -42,30 +42,78 @@ def test_warm_runs_are_data_not_budget(earlier):
     assert best["mean"] in set(opt.data.ybar)
 
 
+def _table_space() -> erahbo.SearchSpace:
+    return erahbo.SearchSpace.from_table(pd.DataFrame({"x": np.linspace(0, 1, 30)}))
+
+
+# config 3 failed once, config 9's middle run failed and was penalized (5.0 is a penalty), the
+# retried row of config 7 was replaced by a retry: dropped
+_RUNS = pd.DataFrame({
+    "config_id": [3, 3, 3, 7, 7, 7, 9, 9, 9],
+    "return": [1.0, 1.2, np.nan, 0.1, np.nan, 0.3, 2.0, 5.0, 2.5],
+    "status": ["ok", "ok", "failed", "ok", "retried", "ok", "ok", "penalized", "ok"],
+})
+
+
 def test_warm_start_forms_and_cleaning():
-    table = pd.DataFrame({"x": np.linspace(0, 1, 30)})
-    space = erahbo.SearchSpace.from_table(table)
-    runs = pd.DataFrame({
-        "config_id": [3, 3, 3, 7, 7, 9, 9, 9],
-        "return": [1.0, 1.2, np.nan, 0.1, 0.3, 2.0, 5.0, 2.5],
-        "status": ["ok", "ok", "failed", "ok", "ok", "ok", "penalized", "ok"],
-    })
-    opt = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, warm_start=runs,
+    from erahbo.failures import penalty_value
+
+    space = _table_space()
+    opt = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, warm_start=_RUNS,
                            n_init=0)
     hist = opt.result().history
     assert set(hist.config_id) == {3, 7, 9}
     assert 5.0 not in set(hist["return"])  # a penalized value is a penalty, not a return
-    assert sorted(hist[hist.config_id == 3].seed) == [-2, -1]  # unknown seeds: placeholders
-    # the same runs as records give the same study
-    recs = [{"row": 3, "returns": [1.0, 1.2]}, {"row": 7, "returns": [0.1, 0.3]},
-            {"row": 9, "returns": [2.0, 2.5]}]
+    assert sorted(hist[hist.config_id == 3].seed) == [-3, -2, -1]  # unknown seeds: placeholders
+    assert sorted(hist[hist.config_id == 7].seed) == [-2, -1]  # the retried row is dropped
+    # failed runs count with the penalty below the worst warm return, as a study's own would
+    bad = hist[hist.status == "penalized"]
+    assert sorted(bad.config_id) == [3, 9]
+    assert np.allclose(bad["return"], penalty_value(0.1, 2.5))
+    assert (bad.error == "failed before the study (warm start)").all()
+    assert opt.incumbent_id == 7  # a configuration that failed is never recommended
+    # the same runs as records give the same study (None: a failed run)
+    recs = [{"row": 3, "returns": [1.0, 1.2, None]}, {"row": 7, "returns": [0.1, 0.3]},
+            {"row": 9, "returns": [2.0, float("nan"), 2.5]}]
     again = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, warm_start=recs,
                              n_init=0)
     assert again.study_settings()["warm_start"] == opt.study_settings()["warm_start"]
-    # a configuration with fewer than 2 finite returns is left out
+    # a configuration with fewer than 2 runs is left out
     one = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, n_init=2,
-                           warm_start=[{"row": 1, "returns": [1.0, np.nan]}])
+                           warm_start=[{"row": 1, "returns": [1.0]}])
     assert one.data.n == 0
+
+
+def test_warm_failures_under_exclude_mark_the_configuration_infeasible():
+    space = _table_space()
+    opt = erahbo.Optimizer(space, method="rahbo", k=2, budget=40, seed=0, warm_start=_RUNS,
+                           n_init=0, failures="exclude")
+    assert opt.data.config_ids == [7]  # 3 and 9 are infeasible: their runs are not data
+    hist = opt.result().history
+    assert sorted(hist[hist.status == "failed"].config_id) == [3, 9]
+    assert set(opt.result().rounds.query("phase == 'warm'").stop_reason) == {"warm",
+                                                                             "infeasible"}
+    asked = []
+    for _ in range(15):  # never proposed again
+        t = opt.ask()
+        asked.append(t.config_id)
+        opt.tell(t, [0.5 + 0.01 * t.config_id] * len(t.seeds))
+    assert not {3, 9} & set(asked)
+
+
+def test_warm_failures_resume_from_the_journal(tmp_path):
+    space = _table_space()
+    db = tmp_path / "f.db"
+
+    def objective(config, seed):
+        return float(config["x"]) + 0.01 * (seed % 7)
+
+    kw = dict(method="rahbo", k=2, budget=10, seed=1, warm_start=_RUNS, n_init=0)
+    full = erahbo.optimize(objective, space, journal=db, **kw)
+    again = erahbo.resume(db, objective, space=space)  # settings (None returns) compare equal
+    cols = ["phase", "config_id", "seed", "return", "status"]
+    pd.testing.assert_frame_equal(again.history[cols], full.history[cols])
+    assert (full.history.status == "penalized").sum() == 2
 
 
 def test_warm_start_errors_name_the_field(earlier):
@@ -74,7 +122,7 @@ def test_warm_start_errors_name_the_field(earlier):
         erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame({"x": [0.1]}))
     with pytest.raises(ValueError, match=r"hyperparameter column\(s\) \['x'\] missing"):
         erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame({"return": [0.1]}))
-    with pytest.raises(ValueError, match="no configuration with at least 2 finite returns"):
+    with pytest.raises(ValueError, match="no configuration with at least 2 usable runs"):
         erahbo.Optimizer(task.space, budget=400, n_init=0,
                          warm_start=[{"config": {"x": 0.5}, "returns": [1.0]}])
     with pytest.raises(ValueError, match="n_init"):  # n_init=0 needs a warm start
@@ -82,6 +130,15 @@ def test_warm_start_errors_name_the_field(earlier):
     with pytest.raises(ValueError, match=r"warm_start: .*x=7.0 lies outside"):  # named
         erahbo.Optimizer(task.space, budget=400,
                          warm_start=[{"config": {"x": 7.0}, "returns": [1.0, 2.0]}])
+    with pytest.raises(ValueError, match=r"unknown status \['done'\]"):
+        erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame(
+            {"x": [0.1, 0.1], "return": [1.0, 2.0], "status": ["ok", "done"]}))
+    with pytest.raises(ValueError, match="'return' column must hold numbers"):
+        erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame(
+            {"x": [0.1, 0.1], "return": [1.0, "high"]}))
+    with pytest.raises(ValueError, match="must be numbers"):
+        erahbo.Optimizer(task.space, budget=400,
+                         warm_start=[{"config": {"x": 0.5}, "returns": [1.0, "high"]}])
     with pytest.raises(ValueError, match="does not exist"):
         erahbo.Optimizer(task.space, budget=400, warm_start="nope.csv")
 

@@ -9,16 +9,20 @@ Two input forms, normalized to the second (stored in the study settings, so a jo
 replays with the same warm start):
 
 * a :class:`pandas.DataFrame` (or a CSV/Parquet path) with one row per run: a column per
-  hyperparameter (NaN where inactive), ``return``, optionally ``seed`` and ``status`` (only
-  ``ok`` rows are used: a penalized run's value is a penalty, not a return); on a finite
-  candidate table, ``config_id`` (the row index) instead of the hyperparameter columns;
+  hyperparameter (NaN where inactive), ``return``, optionally ``seed`` and ``status``; on a
+  finite candidate table, ``config_id`` (the row index) instead of the hyperparameter columns;
 * a list of records ``{"config": {...}, "returns": [...], "seeds": [...] or None}`` (finite
-  table: ``{"row": i, ...}`` instead of ``"config"``).
+  table: ``{"row": i, ...}`` instead of ``"config"``); a failed run's return is ``None``.
 
-Rows are grouped by configuration; non-finite returns and failed runs are dropped (so a
-configuration that failed before is not known to fail: it may be proposed again, and then
-the failure policy deals with it); a configuration needs at least 2 finite returns (its
-sample variance), otherwise it is left out.
+Failed runs are kept as failures (return ``None``): rows with status ``penalized`` or
+``failed`` (the final failures of an earlier study; their value is a penalty, not a return) and
+rows whose return is not finite. Rows with status ``retried`` (replaced by a retry, which has its
+own row), ``running`` or ``interrupted`` are dropped. The optimizer then treats a warm failure
+with its own ``failures`` policy: ``"exclude"`` marks the configuration infeasible (never
+proposed again), otherwise the run counts with the penalty below the worst warm return, and the
+configuration can no longer be the incumbent, as after a failure in the study itself. Rows are
+grouped by configuration; a configuration needs at least 2 runs (its sample variance),
+otherwise it is left out.
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ import numpy as np
 import pandas as pd
 
 from erahbo.space import SearchSpace
+
+_FAILED = ("penalized", "failed")  # final failures of an earlier study (erahbo.failures)
+_KEEP = ("ok", *_FAILED)
+_DROP = ("retried", "running", "interrupted")  # replaced by a retry, or cut by a crash
 
 
 def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
@@ -60,8 +68,25 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
             f"warm_start: no 'return' column (columns: {list(df.columns)}); give one row per "
             "training run with the hyperparameters and its 'return' (a history.csv works)"
         )
+    try:
+        returns = pd.to_numeric(df["return"]).astype(float)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"warm_start: the 'return' column must hold numbers (NaN or empty for a failed "
+            f"run): {e}"
+        ) from None
     if "status" in df.columns:
-        df = df[df["status"].astype(str) == "ok"]
+        status = df["status"].astype(str)
+        unknown = sorted(set(status) - set(_KEEP) - set(_DROP))
+        if unknown:
+            raise ValueError(
+                f"warm_start: unknown status {unknown} in the 'status' column; use 'ok' for a "
+                f"finished run, {_FAILED} for a failed one (or drop the column)"
+            )
+        returns = returns.where(status == "ok")  # a failure's value is a penalty: not a return
+        df = df.assign(**{"return": returns})[status.isin(_KEEP).to_numpy()]
+    else:
+        df = df.assign(**{"return": returns})
     if space.is_finite:
         if "config_id" not in df.columns:
             raise ValueError(
@@ -81,7 +106,7 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
     for _, g in df.groupby(keys, dropna=False, sort=False):
         first = g.iloc[0]
         rec: dict[str, Any] = {
-            "returns": [float(v) for v in g["return"]],
+            "returns": [_value(v) for v in g["return"]],
             "seeds": ([int(s) for s in g["seed"]] if "seed" in g.columns
                       and g["seed"].notna().all() else None),
         }
@@ -95,7 +120,13 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
 
 
 def _check_record(rec: dict[str, Any], space: SearchSpace) -> dict[str, Any]:
-    returns = [float(v) for v in rec.get("returns", [])]
+    try:
+        returns = [_value(v) for v in rec.get("returns", [])]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"warm_start: returns {rec.get('returns')!r} must be numbers (None or NaN for a "
+            "failed run)"
+        ) from None
     seeds = rec.get("seeds")
     if seeds is not None:
         seeds = [int(s) for s in seeds]
@@ -120,6 +151,14 @@ def _check_record(rec: dict[str, Any], space: SearchSpace) -> dict[str, Any]:
             raise ValueError(f"warm_start: {rec['config']}: {e}") from None
         out["config"] = {k: _native(v) for k, v in rec["config"].items()}
     return out
+
+
+def _value(v: Any) -> float | None:
+    """A run's return; None for a failed run (NaN is not JSON and never compares equal)."""
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
 
 
 def _native(v: Any) -> Any:

@@ -95,6 +95,7 @@ __all__ = [
 METHODS = ("erahbo", "rahbo", "gpucb", "random")
 STOPPING_RULES = ("ucb", "race")
 _FINAL = ("ok", "penalized", "retried", "failed")  # run statuses shown in the history
+_WARM_FAILED = "failed before the study (warm start)"
 
 
 class Optimizer:
@@ -159,8 +160,11 @@ class Optimizer:
         ``status``; finite tables: ``config_id``), or ``{"config", "returns", "seeds"}``
         records (:mod:`erahbo._warm`). They join the data before the first round (history
         and rounds phase ``"warm"``), are not counted in ``budget`` or ``n_evals``, and their
-        seeds are not handed out again; unknown seeds show as -1, -2, ... With a warm start,
-        ``n_init=0`` skips the initial design.
+        seeds are not handed out again; unknown seeds show as -1, -2, ... Failed warm runs
+        (status ``penalized``/``failed``, a NaN or None return) follow ``failures``:
+        ``"exclude"`` makes their configurations infeasible, otherwise they count with the
+        penalty below the worst warm return. With a warm start, ``n_init=0`` skips the
+        initial design.
     kernel : {"rbf", "matern52"}
     rho_max2 : float or None
         ``rho_max^2`` of eq. Sigma_hat (raw scale); None: the largest sample variance observed
@@ -380,6 +384,7 @@ class Optimizer:
         if self.stopping != "ucb":
             self._options["stopping"] = self.stopping
         self._warm_seeds: dict[int, set[int]] = {}  # config id -> seeds run before the study
+        self._warm_ok: list[float] = []  # finite warm returns (penalties are set below them)
         if warm_start is not None:
             from erahbo._warm import warm_records
 
@@ -388,7 +393,7 @@ class Optimizer:
             self._apply_warm(records)
             if self.data.n == 0 and not self._init:
                 raise ValueError(
-                    "warm_start holds no configuration with at least 2 finite returns, and "
+                    "warm_start holds no configuration with at least 2 usable runs, and "
                     "n_init=0 leaves no initial design: give more runs or n_init >= 1"
                 )
         self._study: Any = None  # erahbo.journal.JournaledStudy in journal mode
@@ -397,7 +402,17 @@ class Optimizer:
 
     # ------------------------------------------------------------------ setup helpers
     def _apply_warm(self, records: list[dict[str, Any]]) -> None:
-        """Add the warm-start runs to the data, the history and the rounds (not the budget)."""
+        """Add the warm-start runs to the data, the history and the rounds (not the budget).
+
+        A failed warm run (return None) follows the study's failure policy: ``"exclude"``
+        marks its configuration infeasible; otherwise it counts with the penalty below the worst
+        warm return and its configuration can no longer be the incumbent.
+        """
+        exclude = self.failure_policy is not None and self.failure_policy.mode == "exclude"
+        records = [{**rec, "returns": [None if v is None or not math.isfinite(v) else float(v)
+                                       for v in rec["returns"]]} for rec in records]
+        self._warm_ok = [v for rec in records for v in rec["returns"] if v is not None]
+        penalty = Penalizer(self._warm_ok).penalty()
         for rec in records:
             if self.space.is_finite:
                 cid = int(rec["row"])
@@ -405,33 +420,57 @@ class Optimizer:
             else:
                 u = self.space.encode(rec["config"])
                 cid = self._new_id(u)
+            if cid in self._infeasible:
+                continue
             known = self._warm_seeds.get(cid, set())
-            pairs = list(zip(rec["seeds"] or [None] * len(rec["returns"]), rec["returns"],
-                             strict=True))
-            vals, seeds = [], []
-            for sd, v in pairs:
-                if not math.isfinite(v):
-                    continue
+            runs: list[tuple[int, float | None]] = []  # (seed, return; None: failed)
+            for sd, v in zip(rec["seeds"] or [None] * len(rec["returns"]), rec["returns"],
+                             strict=True):
                 if sd is None:  # unknown seed: a negative placeholder, distinct per config
-                    sd = -1 - len(known) - len(seeds)
-                if sd in known or sd in seeds:
+                    sd = -1 - len(known) - len(runs)
+                if sd in known or any(sd == s for s, _ in runs):
                     continue  # the same run twice
-                vals.append(float(v))
-                seeds.append(int(sd))
+                runs.append((int(sd), v))
+            failed = sum(v is None for _, v in runs)
+            if exclude and failed:
+                self._exclude_warm(cid, u, runs)
+                continue
+            vals = [penalty if v is None else v for _, v in runs]
             if not vals or (self.data.row_of(cid) is None and len(vals) < 2):
                 continue  # (a new configuration needs 2 returns: its sample variance)
+            seeds = [sd for sd, _ in runs]
             self._warm_seeds[cid] = known | set(seeds)  # only seeds that are in the data
             k0 = self.data.n_seeds(cid)
             row = self.data.add(cid, np.asarray(u, dtype=float), vals, seeds)
-            self._penalizer.observe(vals)
+            self._penalizer.observe(v for _, v in runs if v is not None)
+            if failed:
+                self._penalized.add(cid)
             self._n_rounds += 1
             head = (self._n_rounds, "warm", cid, self._config(cid, u))
-            for j, (sd, v) in enumerate(zip(seeds, vals, strict=True)):
-                self._hist.append((*head, sd, v, k0 + j + 1, j + 1, 0.0, "ok", None, 0, None,
+            for j, ((sd, v), y) in enumerate(zip(runs, vals, strict=True)):
+                status, error = ("ok", None) if v is not None else ("penalized", _WARM_FAILED)
+                self._hist.append((*head, sd, y, k0 + j + 1, j + 1, 0.0, status, error, 0, None,
                                    False))
             self._log_round(self._n_rounds, "warm", cid, len(vals), row, None, np.nan, np.nan,
                             np.nan, "warm")
         self._rec_cache = None
+
+    def _exclude_warm(self, cid: int, u: np.ndarray, runs: list[tuple[int, float | None]]) -> None:
+        """A warm configuration with a failed run under ``failures="exclude"``: infeasible."""
+        self._infeasible.add(cid)
+        self._forbidden.append(np.asarray(u, dtype=float).copy())
+        if self._allowed is not None:
+            self._allowed[cid] = False
+        row = self.data.row_of(cid)
+        k0 = self.data.n_seeds(cid)
+        self._n_rounds += 1
+        head = (self._n_rounds, "warm", cid, self._config(cid, u))
+        for j, (sd, v) in enumerate(runs):
+            status, error = ("ok", None) if v is not None else ("failed", _WARM_FAILED)
+            self._hist.append((*head, sd, math.nan if v is None else v, k0, j + 1, 0.0, status,
+                               error, 0, None, False))
+        self._log_round(self._n_rounds, "warm", cid, 0, row, None, np.nan, np.nan, np.nan,
+                        "infeasible")
 
     def _initial_design(self, design: Any, n_init: int) -> list[tuple[int | None, np.ndarray]]:
         sp = self.space
@@ -570,7 +609,7 @@ class Optimizer:
         from erahbo.journal import Journal, JournaledStudy
 
         journal = Journal.open(path, self.study_settings(), info=info, synchronous=synchronous)
-        warm = [v for rets in self.data.returns for v in rets]  # before the replay: warm only
+        warm = self._warm_ok  # finite warm returns (not their penalties)
         try:
             self._t_start = journal.created_at
             self._study = JournaledStudy(
