@@ -265,8 +265,8 @@ def status(
         typer.echo("\n".join(lines))
         return
     table = Table(title=f"ARLBench generation under {out}")
-    for col in STATUS_COLUMNS:
-        table.add_column(col)
+    for i, col in enumerate(STATUS_COLUMNS):
+        table.add_column(col, no_wrap=i == 0)  # task names are never cut
     for r in rows:
         table.add_row(*r)
     make_console().print(table)
