@@ -238,9 +238,18 @@ def test_tune_cli_warm_starts_from_an_earlier_tuning(fake_worker, tmp_path):
     assert res.exit_code == 0, res.output
     hist = pd.read_csv(second / "history.csv")
     before = pd.read_csv(first / "history.csv")
-    ok = before[before.status == "ok"]  # penalized runs (diverged) hold penalties: left out
-    ok = ok[ok.groupby("config_id").seed.transform("size") >= 2]
-    assert 0 < len(ok) < 30 and (hist.phase == "warm").sum() == len(ok)
+    # diverged runs were penalized before and are penalized again (their values were penalties:
+    # recomputed below the warm returns), with their configurations never the incumbent
+    runs = before[before.status.isin(["ok", "penalized"])]
+    runs = runs[runs.groupby("config_id").seed.transform("size") >= 2]
+    warm = hist[hist.phase == "warm"]
+    assert len(warm) == len(runs) == 30
+    n_bad = (before.status == "penalized").sum()
+    assert 0 < n_bad == (warm.status == "penalized").sum()
+    assert warm.loc[warm.status == "penalized", "return"].max() < warm.loc[
+        warm.status == "ok", "return"].min()
+    bad_configs = set(warm.loc[warm.status == "penalized", "config_id"])
+    assert json.loads((second / "summary.json").read_text())["incumbent_id"] not in bad_configs
     n_evals = json.loads((second / "summary.json").read_text())["n_evals"]
     assert (hist.phase == "bo").sum() == n_evals and 11 <= n_evals <= 12  # warm runs: no budget
     # DQN's conditional hyperparameters survive the round trip through history.csv

@@ -27,6 +27,7 @@ MODULES = (
     "erahbo.policies",
     "erahbo.models",
     "erahbo.failures",
+    "erahbo.diagnostics",
     "erahbo.journal",
     "erahbo.executors",
     "erahbo.datasets",

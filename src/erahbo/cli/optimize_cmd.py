@@ -95,11 +95,27 @@ def write_outputs(result: Any, out: Path, extra: dict[str, Any]) -> Path:
         "incumbent_mv": None if not math.isfinite(result.incumbent_mv) else result.incumbent_mv,
         "failures": result.failures,
         "run_status": {str(k): int(v) for k, v in status.items()},
+        "findings": findings_json(result),
         **extra,
     }
     path = out / "summary.json"
     path.write_text(json.dumps(summary, indent=2, default=str))
     return path
+
+
+def findings_json(result: Any) -> list[dict[str, str]]:
+    """:func:`erahbo.diagnostics.diagnose` as JSON records (``summary.json``)."""
+    from erahbo.diagnostics import diagnose
+
+    return [{"code": f.code, "message": f.message} for f in diagnose(result)]
+
+
+def print_findings(result: Any, console: Any) -> None:
+    """The study's diagnostics, one yellow paragraph each (nothing when there are none)."""
+    from erahbo.diagnostics import diagnose
+
+    for f in diagnose(result):
+        console.print(f"[yellow]note ({f.code})[/]: {f.message}")
 
 
 def print_result(result: Any) -> None:
@@ -124,6 +140,7 @@ def print_result(result: Any) -> None:
                   f"{result.n_evals} training runs counted in {len(result.rounds) - n_warm} "
                   f"rounds{warm_note}"
                   + (f"; {n_bad} failed run(s) ({result.failures})" if n_bad else ""))
+    print_findings(result, console)
 
 
 def optimize(

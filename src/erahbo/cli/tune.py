@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from erahbo.cli._console import make_console
+from erahbo.cli.optimize_cmd import findings_json, print_findings
 
 
 def tune(
@@ -137,7 +138,8 @@ def tune(
                "incumbent_id": result.incumbent_id, "incumbent": result.incumbent,
                "incumbent_mv": result.incumbent_mv, "alpha": alpha, "scale": width,
                "failed_runs": int((result.history["status"] != "ok").sum()),
-               "verification": None if check is None else check.to_dict()}
+               "verification": None if check is None else check.to_dict(),
+               "findings": findings_json(result)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
     plot_rounds(result, out / "rounds.png", title=f"{method.upper()} on {t.name}: rounds")
@@ -147,6 +149,7 @@ def tune(
     if check is not None:
         console.print(f"on {verify} fresh seeds: mean {check.mean:.4g}, std {check.std:.4g}, "
                       f"MV {check.mv:.4g} ({check.n_failed} failed)")
+    print_findings(result, console)
     console.print(f"history, rounds, summary, {png.name}, rounds.png and tune.md written to {out}")
 
 
@@ -167,6 +170,8 @@ def _write_markdown(out: Path, summary: dict, result) -> None:
     if v:
         lines.append(f"- out of sample, {len(v['seeds'])} fresh seeds: mean {v['mean']:.4g}, "
                      f"std {v['std']:.4g}, MV {v['mv']:.4g} ({v['n_failed']} failed runs)")
+    for f in summary.get("findings", []):
+        lines.append(f"- **note ({f['code']})**: {f['message']}")
     lines += ["", "![evaluated configurations](configs.png)", "",
               "![rounds: stopping-rule bounds and seeds](rounds.png)", "",
               "Seeds per round: see `rounds.csv`; every run: `history.csv`."]

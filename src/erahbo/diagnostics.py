@@ -1,0 +1,153 @@
+"""Diagnostics of a finished study: patterns in its result that call for other settings.
+
+:func:`diagnose` reads a :class:`erahbo.optimizer.Result` (history, rounds, configurations)
+and returns :class:`Finding` objects, each with a stable ``code`` and a message that says
+what was seen, why it matters and what to change. The CLI prints them after ``optimize``,
+``resume`` and ``tune`` and stores them in ``summary.json``; nothing here prints.
+
+The checks come from patterns measured on real RL outcomes (``docs/results``):
+
+``k_max_rounds``
+    Most ERAHBO rounds ran to ``k_max``: the stopping rule rarely showed a configuration to be
+    worse than the incumbent bound ``B_t``. That happens when many configurations tie with
+    the incumbent, e.g. on DQN Acrobot, where most configurations never learn and return the
+    same value on every seed: each of them then costs ``k_max`` runs. A smaller
+    ``beta_stop`` narrows both bounds and stops such ties after ``k_min`` seeds.
+``zero_spread_incumbent``
+    The incumbent returned the same value on every seed while other configurations reached a
+    higher mean: with risk aversion, a configuration that reliably fails (never learns)
+    can have the best MV. That is the objective working as defined, but rarely what a user
+    wants.
+``many_failures``
+    A large share of the training runs failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from erahbo._records import Result
+
+__all__ = ["Finding", "diagnose"]
+
+# rounds whose end says something about the stopping rule (not the budget or the table)
+_RULE_ENDS = ("dominated", "k_max")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic of a study.
+
+    Attributes
+    ----------
+    code : str
+        Stable identifier: ``k_max_rounds``, ``zero_spread_incumbent``, ``many_failures``.
+    message : str
+        What was seen and what to change, in one paragraph.
+    """
+
+    code: str
+    message: str
+
+
+def diagnose(
+    result: Result,
+    *,
+    k_max_share: float = 0.5,
+    failure_share: float = 0.2,
+    min_rounds: int = 10,
+) -> list[Finding]:
+    """Findings about ``result`` that suggest other settings (empty when nothing stands out).
+
+    Parameters
+    ----------
+    result : Result
+        A study's result (:meth:`erahbo.Optimizer.result`, :func:`erahbo.optimize`).
+    k_max_share : float
+        ``k_max_rounds`` is reported when at least this share of the ERAHBO rounds that ended
+        by the stopping rule or by ``k_max`` ended by ``k_max``.
+    failure_share : float
+        ``many_failures`` is reported when at least this share of the training runs failed.
+    min_rounds : int
+        No ``k_max_rounds`` finding from fewer rounds than this.
+
+    Returns
+    -------
+    list of Finding
+    """
+    findings: list[Finding] = []
+    for check in (_k_max_rounds(result, k_max_share, min_rounds), _zero_spread(result),
+                  _failures(result, failure_share)):
+        if check is not None:
+            findings.append(check)
+    return findings
+
+
+def _k_max_rounds(result: Result, share: float, min_rounds: int) -> Finding | None:
+    r = result.rounds
+    if result.method != "erahbo" or r.empty:
+        return None
+    ended = r[(r["phase"] == "bo") & r["stop_reason"].isin(_RULE_ENDS)]
+    if len(ended) < min_rounds:
+        return None
+    at_max = ended[ended["stop_reason"] == "k_max"]
+    frac = len(at_max) / len(ended)
+    if frac < share:
+        return None
+    k_max = int(at_max["k"].max())
+    beta_stop = float(np.nanmedian(ended["beta_stop"]))
+    lower = "beta_stop=0.25 (or 0)" if beta_stop > 0.25 else "beta_stop=0"
+    return Finding(
+        "k_max_rounds",
+        f"{frac:.0%} of {len(ended)} ERAHBO rounds ran to k_max ({k_max} seeds): the stopping "
+        f"rule (beta_stop={beta_stop:g}) rarely showed a configuration to be worse than the "
+        "incumbent. This happens when many configurations tie with the incumbent (e.g. many "
+        "that never learn and return the same value on every seed), and each then costs "
+        f"k_max runs. Try {lower}, or a smaller k_max; docs/results/beta_stop_study measures "
+        "the trade-off.",
+    )
+
+
+def _zero_spread(result: Result) -> Finding | None:
+    c = result.configs
+    if result.incumbent_id is None or c.empty:
+        return None
+    inc = c[c["config_id"] == result.incumbent_id]
+    if inc.empty:
+        return None
+    mean, var, k = (float(inc["mean"].iloc[0]), float(inc["var"].iloc[0]),
+                    int(inc["k"].iloc[0]))
+    best_mean = float(c["mean"].max())
+    scale = max(abs(mean), abs(best_mean), 1e-12)
+    if k < 3 or var > 1e-12 * scale**2 or best_mean <= mean:
+        return None
+    return Finding(
+        "zero_spread_incumbent",
+        f"The incumbent (config {result.incumbent_id}) returned {mean:.6g} on all {k} seeds "
+        f"(no spread), while another configuration reached a mean of {best_mean:.6g}: under "
+        "the risk aversion alpha, a configuration that reliably fails (e.g. never learns) can "
+        "have the best MV. If that is not what you want, lower alpha or narrow the search "
+        "space.",
+    )
+
+
+def _failures(result: Result, share: float) -> Finding | None:
+    h = result.history
+    if h.empty:
+        return None
+    final = h[h["status"] != "retried"]
+    bad = final[final["status"] != "ok"]
+    if len(final) == 0 or len(bad) / len(final) < share:
+        return None
+    errors = bad["error"].dropna()
+    first = str(errors.iloc[0]).splitlines()[0] if len(errors) else "no message"
+    return Finding(
+        "many_failures",
+        f"{len(bad)} of {len(final)} training runs failed ({result.failures}); first error: "
+        f"{first}. Check the objective on one failing configuration and seed; "
+        "failures='exclude' stops proposing configurations that failed.",
+    )

@@ -1,0 +1,105 @@
+"""Diagnostics of finished studies: each finding on the pattern it names, none otherwise."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+import erahbo
+from erahbo.cli import app
+from erahbo.diagnostics import diagnose
+
+
+def _dead_or_learning(config: dict, seed: int) -> float:
+    """Most configurations never learn (the same return on every seed, as on DQN Acrobot);
+    those with x > 0.8 learn, with a spread between seeds."""
+    x = float(config["x"])
+    if x <= 0.8:
+        return -500.0
+    rng = np.random.default_rng([int(seed), int(1000 * x)])
+    return -500.0 + 400.0 * x + 60.0 * rng.standard_normal()
+
+
+def _codes(result: erahbo.Result) -> set[str]:
+    return {f.code for f in diagnose(result)}
+
+
+def test_ties_with_never_learning_configurations_are_reported():
+    space = erahbo.SearchSpace.from_table(pd.DataFrame({"x": np.linspace(0, 1, 60)}))
+    res = erahbo.optimize(_dead_or_learning, space, budget=300, seed=0, beta_stop=1.0)
+    r = res.rounds[(res.rounds.phase == "bo") & res.rounds.stop_reason.isin(["k_max",
+                                                                              "dominated"])]
+    share = (r.stop_reason == "k_max").mean()
+    found = {f.code: f.message for f in diagnose(res)}
+    assert share >= 0.5 and len(r) >= 10  # every dead configuration ties with the incumbent
+    assert f"{share:.0%} of {len(r)} ERAHBO rounds ran to k_max (20 seeds)" in found[
+        "k_max_rounds"]
+    assert "beta_stop=0.25" in found["k_max_rounds"]
+    # at alpha = 1 on this raw scale (spread 60 -> variance 3600) a dead configuration wins
+    assert res.incumbent["x"] <= 0.8 and "zero_spread_incumbent" in found
+    # the same task with fixed seeds: no stopping rule, nothing to say about it
+    fixed = erahbo.optimize(_dead_or_learning, space, method="rahbo", k=2, budget=60, seed=0)
+    assert "k_max_rounds" not in _codes(fixed)
+
+
+def _result(configs: pd.DataFrame, incumbent_id: int, history: pd.DataFrame | None = None,
+            rounds: pd.DataFrame | None = None, method: str = "erahbo") -> erahbo.Result:
+    from erahbo._records import HISTORY_COLUMNS, ROUND_COLUMNS
+
+    return erahbo.Result(
+        incumbent={"x": 0.0}, incumbent_id=incumbent_id, incumbent_mv=0.0,
+        history=history if history is not None else pd.DataFrame(columns=HISTORY_COLUMNS),
+        rounds=rounds if rounds is not None else pd.DataFrame(columns=ROUND_COLUMNS),
+        configs=configs, method=method, n_evals=0, failures="penalize")
+
+
+def test_zero_spread_incumbent():
+    configs = pd.DataFrame({"config_id": [0, 1], "x": [0.1, 0.9], "mean": [-500.0, 120.0],
+                            "var": [0.0, 900.0], "k": [20, 4]})
+    found = {f.code: f.message for f in diagnose(_result(configs, 0))}
+    assert "zero_spread_incumbent" in found
+    assert "returned -500 on all 20 seeds" in found["zero_spread_incumbent"]
+    assert "lower alpha" in found["zero_spread_incumbent"]
+    assert "zero_spread_incumbent" not in _codes(_result(configs, 1))  # spread: fine
+    best = configs.assign(mean=[130.0, 120.0])  # no spread and the best mean: fine
+    assert "zero_spread_incumbent" not in _codes(_result(best, 0))
+    few = configs.assign(k=[2, 4])  # two equal seeds say little
+    assert "zero_spread_incumbent" not in _codes(_result(few, 0))
+
+
+def test_many_failures():
+    configs = pd.DataFrame({"config_id": [0], "x": [0.1], "mean": [1.0], "var": [1.0],
+                            "k": [8]})
+    status = ["ok"] * 6 + ["penalized"] * 3 + ["retried"] * 5
+    hist = pd.DataFrame({"status": status,
+                         "error": [None] * 6 + ["RuntimeError: diverged\n  tb"] * 8})
+    found = {f.code: f.message for f in diagnose(_result(configs, 0, history=hist))}
+    # retried attempts are not final runs: 3 of 9 final runs failed
+    assert found["many_failures"].startswith("3 of 9 training runs failed (penalize); first "
+                                             "error: RuntimeError: diverged.")
+    few = hist.assign(status=["ok"] * 8 + ["penalized"] + ["retried"] * 5)
+    assert "many_failures" not in _codes(_result(configs, 0, history=few))
+
+
+def half_fails(config: dict, seed: int) -> float:
+    """Fails on half of the seeds (for the CLI test: importable as test_diagnostics:...)."""
+    if seed % 2:
+        raise RuntimeError("training diverged")
+    return math.sin(5 * float(config["x"])) + 0.01 * (seed % 7)
+
+
+def test_cli_prints_and_stores_findings(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "space.json").write_text(json.dumps({"x": ["float", 0.0, 1.0]}))
+    res = CliRunner().invoke(app, ["optimize", "--objective", "test_diagnostics:half_fails",
+                                   "--space", "space.json", "--budget", "30", "--out", "a",
+                                   "--k-init", "2", "--failures", "penalize", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    codes = [f["code"] for f in summary["findings"]]
+    assert "many_failures" in codes
+    assert "note (many_failures)" in res.output and "training diverged" in res.output
