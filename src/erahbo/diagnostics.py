@@ -105,9 +105,10 @@ def _k_max_rounds(result: Result, share: float, min_rounds: int) -> Finding | No
         "k_max_rounds",
         f"{frac:.0%} of {len(ended)} ERAHBO rounds ran to k_max ({k_max} seeds): the stopping "
         f"rule (beta_stop={beta_stop:g}) rarely showed a configuration to be worse than the "
-        "incumbent. This happens when many configurations tie with the incumbent (e.g. many "
-        "that never learn and return the same value on every seed), and each then costs "
-        f"k_max runs. Try {lower}, or a smaller k_max; docs/results/beta_stop_study measures "
+        "incumbent, so each chosen configuration cost k_max runs. That is expected when they "
+        "are close to the incumbent, and wasteful when many tie with it (e.g. many that never "
+        f"learn and return the same value on every seed). To spend fewer runs per "
+        f"configuration try {lower}, or a smaller k_max; docs/results/beta_stop_study measures "
         "the trade-off.",
     )
 
