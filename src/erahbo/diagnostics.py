@@ -100,7 +100,8 @@ def _k_max_rounds(result: Result, share: float, min_rounds: int) -> Finding | No
         return None
     k_max = int(at_max["k"].max())
     beta_stop = float(np.nanmedian(ended["beta_stop"]))
-    lower = "beta_stop=0.25 (or 0)" if beta_stop > 0.25 else "beta_stop=0"
+    lower = ("beta_stop=0.25, or 0 when many configurations tie" if beta_stop > 0.25
+             else "beta_stop=0")
     return Finding(
         "k_max_rounds",
         f"{frac:.0%} of {len(ended)} ERAHBO rounds ran to k_max ({k_max} seeds): the stopping "
