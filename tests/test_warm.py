@@ -208,3 +208,17 @@ def test_a_dropped_warm_record_leaves_the_seed_streams_alone():
         assert (a.config_id, a.seeds) == (b.config_id, b.seeds)
         plain.tell(a, [0.1, 0.2])
         warm.tell(b, [0.1, 0.2])
+
+
+def test_a_configuration_split_over_records_stays_excluded():
+    task = Figure1Task()
+    recs = [{"config": {"x": 0.3}, "returns": [1.0, None]},
+            {"config": {"x": 0.3}, "returns": [1.1, 1.2]},  # the same configuration again
+            {"config": {"x": 0.6}, "returns": [0.5, 0.7]}]
+    opt = erahbo.Optimizer(task.space, budget=40, seed=0, n_init=0, warm_start=recs,
+                           failures="exclude")
+    assert opt.data.n == 1 and opt.result().configs["x"].tolist() == [0.6]
+    hist = opt.result().history
+    assert (hist.status == "failed").sum() == 1
+    assert sorted(hist[hist.x == 0.3]["return"].dropna()) == [1.0, 1.1, 1.2]  # all kept
+    assert set(opt.result().rounds.stop_reason) == {"warm", "infeasible"}

@@ -413,15 +413,15 @@ class Optimizer:
                                        for v in rec["returns"]]} for rec in records]
         self._warm_ok = [v for rec in records for v in rec["returns"] if v is not None]
         penalty = Penalizer(self._warm_ok).penalty()
+        excluded: dict[bytes, int] = {}  # encodings of warm configurations made infeasible
         for rec in records:
             if self.space.is_finite:
                 cid = int(rec["row"])
                 u = self._C[cid]
             else:
                 u = self.space.encode(rec["config"])
-                cid = self._new_id(u)
-            if cid in self._infeasible:
-                continue
+                key = np.asarray(u, dtype=float).tobytes()  # excluded: not in the data
+                cid = excluded[key] if key in excluded else self._new_id(u)
             known = self._warm_seeds.get(cid, set())
             runs: list[tuple[int, float | None]] = []  # (seed, return; None: failed)
             for sd, v in zip(rec["seeds"] or [None] * len(rec["returns"]), rec["returns"],
@@ -432,8 +432,9 @@ class Optimizer:
                     continue  # the same run twice
                 runs.append((int(sd), v))
             failed = sum(v is None for _, v in runs)
-            if exclude and failed:
+            if cid in self._infeasible or (exclude and failed):
                 self._exclude_warm(cid, u, runs)
+                excluded[np.asarray(u, dtype=float).tobytes()] = cid
                 continue
             vals = [penalty if v is None else v for _, v in runs]
             if not vals or (self.data.row_of(cid) is None and len(vals) < 2):
@@ -456,11 +457,13 @@ class Optimizer:
         self._rec_cache = None
 
     def _exclude_warm(self, cid: int, u: np.ndarray, runs: list[tuple[int, float | None]]) -> None:
-        """A warm configuration with a failed run under ``failures="exclude"``: infeasible."""
-        self._infeasible.add(cid)
-        self._forbidden.append(np.asarray(u, dtype=float).copy())
-        if self._allowed is not None:
-            self._allowed[cid] = False
+        """A warm configuration with a failed run under ``failures="exclude"``: infeasible
+        (its runs go to the history only; further records of it join it there)."""
+        if cid not in self._infeasible:
+            self._infeasible.add(cid)
+            self._forbidden.append(np.asarray(u, dtype=float).copy())
+            if self._allowed is not None:
+                self._allowed[cid] = False
         row = self.data.row_of(cid)
         k0 = self.data.n_seeds(cid)
         self._n_rounds += 1
