@@ -423,6 +423,23 @@ def test_seed_count_distribution_and_k_vs_mv(trace_set) -> None:
     assert e["mean_k"].iloc[0] > e["mean_k"].iloc[-1]  # best bin gets more seeds
 
 
+def test_seed_count_by_task_reads_the_adaptive_methods(trace_set) -> None:
+    by = stats.seed_count_by_task(trace_set.rounds, trace_set.methods)
+    assert set(by["method"]) == {"erahbo"}  # fixed-k methods have nothing to read per task
+    assert sorted(by["task"]) == sorted(trace_set.rounds["task"].unique())
+    r = trace_set.rounds[trace_set.rounds["method"] == "erahbo"]
+    for row in by.itertuples():
+        g = r[r["task"] == row.task]
+        assert row.n_rounds == len(g) and row.mean_k == pytest.approx(g["k"].mean())
+        assert row.frac_k_max == pytest.approx((g["stop_reason"] == "k_max").mean())
+    hand = pd.DataFrame({"task": ["a", "a", "a", "b"], "method": ["erahbo"] * 4,
+                         "k": [20, 20, 2, 3], "stop_reason": ["k_max", "k_max", "dominated",
+                                                              "dominated"]})
+    by = stats.seed_count_by_task(hand).set_index("task")
+    assert by.at["a", "frac_k_max"] == pytest.approx(2 / 3) and by.at["a", "mean_k"] == 14
+    assert by.at["b", "frac_k_max"] == 0
+
+
 # --------------------------------------------------------------------------- report + CLI
 
 
@@ -447,6 +464,7 @@ def test_report_writes_all_files(report) -> None:
     for p in report.csvs:
         assert p.exists() and p.stat().st_size > 0
     assert "end before run" in md  # the short trace is reported
+    assert "**Table 5b.** Per task" in md and "seed_counts_by_task.csv" in md
 
 
 def test_ranks_csv_columns_exact(report) -> None:

@@ -32,6 +32,7 @@ _LAZY = {
     "threshold_aggregate": "erahbo.analysis.stats",
     "checkpoint_regret": "erahbo.analysis.stats",
     "seed_count_distribution": "erahbo.analysis.stats",
+    "seed_count_by_task": "erahbo.analysis.stats",
     "k_vs_mv": "erahbo.analysis.stats",
     "ReportResult": "erahbo.analysis.report",
     "write_report": "erahbo.analysis.report",

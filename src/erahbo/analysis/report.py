@@ -93,6 +93,25 @@ def _pm(mean: float, se: float, bold: bool, tex: bool, digits: int = 2) -> str:
     return f"**{txt}**" if bold else txt
 
 
+def _seed_counts_by_task_md(by_task: pd.DataFrame, methods: list[str], labels: list[str]
+                            ) -> list[str]:
+    """Table 5b: mean k and the share of rounds to k_max, per task (adaptive methods)."""
+    if by_task.empty:
+        return []
+    shown = [(m, lb) for m, lb in zip(methods, labels, strict=True)
+             if m in set(by_task["method"])]
+    cell = {(r.task, r.method): f"{r.mean_k:.2f} ({100 * r.frac_k_max:.0f} %)"
+            for r in by_task.itertuples()}
+    rows = [[t, *[cell.get((t, m), "—") for m, _ in shown]]
+            for t in sorted(set(by_task["task"]))]
+    return [
+        "**Table 5b.** Per task: mean seeds per round (share of rounds that ran to k_max) of "
+        "the adaptive methods. A high share means the stopping rule rarely fired there, e.g. "
+        "because many configurations tie with the incumbent.", "",
+        _md_table(["Task", *[lb for _, lb in shown]], rows), "",
+    ]
+
+
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
               align: str | None = None) -> str:
     align = align or ("l" + "r" * (len(header) - 1))
@@ -509,6 +528,8 @@ def write_report(
     csv(dist, "seed_counts.csv")
     csv(summ, "seed_count_summary.csv")
     csv(kmv, "k_vs_mv.csv")
+    by_task = stats.seed_count_by_task(ts.rounds, methods_l)
+    csv(by_task, "seed_counts_by_task.csv")
     f_seed = plots.plot_seed_counts(dist, ts.rounds, methods_l, fig_dir / "seed_counts.png")
     f_kmv = plots.plot_k_vs_mv(kmv, methods_l, fig_dir / "k_vs_mv.png")
     res.figures += [f_seed, f_kmv]
@@ -541,6 +562,7 @@ def write_report(
         "**Table 5.** Seeds per round.", "",
         _md_table(seed_hdr, seed_md), "",
     ]
+    md += _seed_counts_by_task_md(by_task, methods_l, labels)
 
     # ---- 6 checkpoints
     ckpt = stats.checkpoint_regret(ts, cps, reps=boot["reps"], confidence=confidence,

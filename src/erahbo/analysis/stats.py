@@ -758,6 +758,34 @@ def seed_count_summary(rounds: pd.DataFrame, methods: Sequence[str] | None = Non
     return pd.DataFrame(rows)
 
 
+def seed_count_by_task(rounds: pd.DataFrame, methods: Sequence[str] | None = None
+                       ) -> pd.DataFrame:
+    """Per task and adaptive method (its rounds end by the stopping rule or ``k_max``, not
+    a fixed k): mean k and the share of
+    rounds that ran to ``k_max`` (``stop_reason == "k_max"``), pooled over repetitions.
+
+    A task where most rounds run to ``k_max`` is one where the stopping rule rarely fires,
+    e.g. when many configurations tie with the incumbent (``docs/results/acrobot_beta_stop``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns task, method, n_rounds, mean_k, frac_k_max; empty without adaptive methods.
+    """
+    cols = ["task", "method", "n_rounds", "mean_k", "frac_k_max"]
+    methods = list(methods) if methods is not None else sort_methods(rounds["method"])
+    rows = []
+    for m in methods:
+        r = rounds[rounds["method"] == m]
+        if not r["stop_reason"].isin(("dominated", "k_max")).any():
+            continue  # a fixed k: nothing to read per task
+        for task, g in r.groupby("task", sort=True):
+            rows.append({"task": task, "method": m, "n_rounds": len(g),
+                         "mean_k": float(g["k"].mean()),
+                         "frac_k_max": float((g["stop_reason"] == "k_max").mean())})
+    return pd.DataFrame(rows, columns=cols)
+
+
 def k_vs_mv(rounds: pd.DataFrame, methods: Sequence[str] | None = None, n_bins: int = 8
             ) -> pd.DataFrame:
     """Mean k per bin of the configuration's normalized MV regret
