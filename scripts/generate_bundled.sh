@@ -9,8 +9,10 @@
 #
 # Order: ppo_cc_cartpole 128, ppo_cc_pendulum 128, dqn_cc_cartpole 512, dqn_cc_acrobot 512
 # (the tables issue 4 asks for), then ppo_cc_acrobot 128 and ppo_cc_continuous_mountain_car
-# 128 (more real tasks for the study's statistics; about 3.5 core-hours each), 50 seeds each:
-# one table is finished before the next starts. Needs `erahbo arlbench setup`.
+# 128 (more real tasks for the study's statistics; about 3.5 core-hours each) with
+# dqn_cc_mountain_car 256 between them (sparse reward: most configurations should tie at -200,
+# a second test of the tie finding in docs/results/acrobot_beta_stop; about 3.5 core-hours),
+# 50 seeds each: one table is finished before the next starts. Needs `erahbo arlbench setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOGDIR=${LOGDIR:-/tmp/erahbo-generate}
@@ -46,6 +48,6 @@ committer() {
 }
 
 queue generate ppo_cc_cartpole:128 ppo_cc_pendulum:128 dqn_cc_cartpole:512 dqn_cc_acrobot:512 \
-  ppo_cc_acrobot:128 ppo_cc_continuous_mountain_car:128
+  ppo_cc_acrobot:128 dqn_cc_mountain_car:256 ppo_cc_continuous_mountain_car:128
 committer
 echo "started ($WORKERS workers); logs: $LOGDIR/{generate,committer}.log; stop: $0 stop"
