@@ -41,6 +41,10 @@ def test_ties_with_never_learning_configurations_are_reported():
     assert "beta_stop=0.25" in found["k_max_rounds"]
     # at alpha = 1 on this raw scale (spread 60 -> variance 3600) a dead configuration wins
     assert res.incumbent["x"] <= 0.8 and "zero_spread_incumbent" in found
+    assert res.settings["k_max"] == 20 and res.settings["alpha"] == 1.0
+    race = erahbo.optimize(_dead_or_learning, space, budget=300, seed=0, stopping="race")
+    msg = {f.code: f.message for f in diagnose(race)}["k_max_rounds"]
+    assert "the racing rule rarely" in msg and "beta_stop" not in msg.split(";")[0]
     # the same task with fixed seeds: no stopping rule, nothing to say about it
     fixed = erahbo.optimize(_dead_or_learning, space, method="rahbo", k=2, budget=60, seed=0)
     assert "k_max_rounds" not in _codes(fixed)

@@ -84,6 +84,10 @@ class Result:
         Counted training runs (``ok`` and ``penalized``; what the budget counts).
     failures : str or None
         The failure policy of the study (None: non-finite returns were refused).
+    settings : dict
+        The study's options (``alpha``, ``beta``, ``beta_stop``, ``schedule``, ``k_min``,
+        ``k_max``, ``stopping``, ...): :meth:`erahbo.Optimizer.study_settings` without the
+        space and the warm-start runs.
     """
 
     incumbent: dict[str, Any] | None
@@ -95,6 +99,7 @@ class Result:
     method: str
     n_evals: int
     failures: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

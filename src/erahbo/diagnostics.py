@@ -98,19 +98,24 @@ def _k_max_rounds(result: Result, share: float, min_rounds: int) -> Finding | No
     frac = len(at_max) / len(ended)
     if frac < share:
         return None
-    k_max = int(at_max["k"].max())
-    beta_stop = float(np.nanmedian(ended["beta_stop"]))
-    lower = ("beta_stop=0.25, or 0 when many configurations tie" if beta_stop > 0.25
-             else "beta_stop=0")
+    k_max = int(result.settings.get("k_max", at_max["k"].max()))
+    if result.settings.get("stopping", "ucb") == "race":
+        rule, advice = "racing rule", "a smaller k_max"
+    else:
+        bs = ended["beta_stop"].to_numpy(dtype=float)
+        beta_stop = float(np.median(bs[np.isfinite(bs)])) if np.isfinite(bs).any() else 1.0
+        rule = f"stopping rule (beta_stop={beta_stop:g})"
+        advice = ("beta_stop=0.25, or 0 when many configurations tie" if beta_stop > 0.25
+                  else "beta_stop=0") + ", or a smaller k_max"
     return Finding(
         "k_max_rounds",
-        f"{frac:.0%} of {len(ended)} ERAHBO rounds ran to k_max ({k_max} seeds): the stopping "
-        f"rule (beta_stop={beta_stop:g}) rarely showed a configuration to be worse than the "
-        "incumbent, so each chosen configuration cost k_max runs. That is expected when they "
-        "are close to the incumbent, and wasteful when many tie with it (e.g. many that never "
-        f"learn and return the same value on every seed). To spend fewer runs per "
-        f"configuration try {lower}, or a smaller k_max; docs/results/beta_stop_study measures "
-        "the trade-off.",
+        f"{frac:.0%} of {len(ended)} ERAHBO rounds ran to k_max ({k_max} seeds): the {rule} "
+        "rarely showed a configuration to be worse than the incumbent, so each chosen "
+        "configuration cost k_max runs. That is expected when they are close to the "
+        "incumbent, and wasteful when many tie with it (e.g. many that never learn and return "
+        f"the same value on every seed). To spend fewer runs per configuration try {advice}; "
+        "docs/results/beta_stop_study and docs/results/acrobot_beta_stop measure the "
+        "trade-off.",
     )
 
 

@@ -1090,6 +1090,7 @@ class Optimizer:
             method=self.method,
             n_evals=self.n_evals,
             failures=None if self.failure_policy is None else self.failure_policy.mode,
+            settings={k: v for k, v in self._options.items() if k != "warm_start"},
         )
 
 # ---------------------------------------------------------------------------- settings JSON
