@@ -73,6 +73,8 @@ def test_zero_spread_incumbent():
     assert "zero_spread_incumbent" not in _codes(_result(best, 0))
     few = configs.assign(k=[2, 4])  # two equal seeds say little
     assert "zero_spread_incumbent" not in _codes(_result(few, 0))
+    flat = configs.assign(var=[0.0, 0.0])  # the seed changes nothing: no risk to speak of
+    assert "zero_spread_incumbent" not in _codes(_result(flat, 0))
 
 
 def test_many_failures():

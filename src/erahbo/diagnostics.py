@@ -134,6 +134,8 @@ def _zero_spread(result: Result) -> Finding | None:
     scale = max(abs(mean), abs(best_mean), 1e-12)
     if k < 3 or var > 1e-12 * scale**2 or best_mean <= mean:
         return None
+    if not (c["var"] > 1e-12 * scale**2).any():
+        return None  # no configuration has a spread: a deterministic objective, not a risk
     return Finding(
         "zero_spread_incumbent",
         f"The incumbent (config {result.incumbent_id}) returned {mean:.6g} on all {k} seeds "
