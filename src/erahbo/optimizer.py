@@ -409,12 +409,12 @@ class Optimizer:
         warm return and its configuration can no longer be the incumbent.
         """
         exclude = self.failure_policy is not None and self.failure_policy.mode == "exclude"
-        records = [{**rec, "returns": [None if v is None or not math.isfinite(v) else float(v)
-                                       for v in rec["returns"]]} for rec in records]
+        # (records come from erahbo._warm.warm_records: a failed run's return is None)
         self._warm_ok = [v for rec in records for v in rec["returns"] if v is not None]
         penalty = Penalizer(self._warm_ok).penalty()
         excluded: dict[bytes, int] = {}  # encodings of warm configurations made infeasible
         for rec in records:
+            key = None
             if self.space.is_finite:
                 cid = int(rec["row"])
                 u = self._C[cid]
@@ -434,7 +434,8 @@ class Optimizer:
             failed = sum(v is None for _, v in runs)
             if cid in self._infeasible or (exclude and failed):
                 self._exclude_warm(cid, u, runs)
-                excluded[np.asarray(u, dtype=float).tobytes()] = cid
+                if key is not None:
+                    excluded[key] = cid
                 continue
             vals = [penalty if v is None else v for _, v in runs]
             if not vals or (self.data.row_of(cid) is None and len(vals) < 2):

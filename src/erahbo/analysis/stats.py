@@ -761,8 +761,8 @@ def seed_count_summary(rounds: pd.DataFrame, methods: Sequence[str] | None = Non
 def seed_count_by_task(rounds: pd.DataFrame, methods: Sequence[str] | None = None
                        ) -> pd.DataFrame:
     """Per task and adaptive method (its rounds end by the stopping rule or ``k_max``, not
-    a fixed k): mean k and the share of
-    rounds that ran to ``k_max`` (``stop_reason == "k_max"``), pooled over repetitions.
+    a fixed k): mean k and the share of rounds that ran to ``k_max``, pooled over
+    repetitions.
 
     A task where most rounds run to ``k_max`` is one where the stopping rule rarely fires,
     e.g. when many configurations tie with the incumbent (``docs/results/acrobot_beta_stop``).

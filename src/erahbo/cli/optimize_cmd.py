@@ -72,7 +72,7 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
         yield callback
 
 
-def write_outputs(result: Any, out: Path, extra: dict[str, Any]) -> Path:
+def write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[Any]) -> Path:
     """``history.csv``, ``rounds.csv``, ``configs.csv``, ``summary.json`` and two figures
     (``configs.png``: mean vs spread of every configuration; ``rounds.png``: the stopping
     rule's bounds and the seeds of every round) in ``out``."""
@@ -95,7 +95,7 @@ def write_outputs(result: Any, out: Path, extra: dict[str, Any]) -> Path:
         "incumbent_mv": None if not math.isfinite(result.incumbent_mv) else result.incumbent_mv,
         "failures": result.failures,
         "run_status": {str(k): int(v) for k, v in status.items()},
-        "findings": findings_json(result),
+        "findings": findings_json(findings),
         **extra,
     }
     path = out / "summary.json"
@@ -103,23 +103,19 @@ def write_outputs(result: Any, out: Path, extra: dict[str, Any]) -> Path:
     return path
 
 
-def findings_json(result: Any) -> list[dict[str, str]]:
-    """:func:`erahbo.diagnostics.diagnose` as JSON records (``summary.json``)."""
-    from erahbo.diagnostics import diagnose
-
-    return [{"code": f.code, "message": f.message} for f in diagnose(result)]
+def findings_json(findings: list[Any]) -> list[dict[str, str]]:
+    """:func:`erahbo.diagnostics.diagnose`'s findings as JSON records (``summary.json``)."""
+    return [{"code": f.code, "message": f.message} for f in findings]
 
 
-def print_findings(result: Any, console: Any) -> None:
+def print_findings(findings: list[Any], console: Any) -> None:
     """The study's diagnostics, one yellow paragraph each (nothing when there are none)."""
-    from erahbo.diagnostics import diagnose
-
-    for f in diagnose(result):
+    for f in findings:
         console.print(f"[yellow]note ({f.code})[/]: {f.message}")
 
 
-def print_result(result: Any) -> None:
-    """The incumbent as a table, with the study's counts."""
+def print_result(result: Any, findings: list[Any]) -> None:
+    """The incumbent as a table, with the study's counts and its diagnostics."""
     from rich.table import Table
 
     console = make_console()
@@ -140,7 +136,7 @@ def print_result(result: Any) -> None:
                   f"{result.n_evals} training runs counted in {len(result.rounds) - n_warm} "
                   f"rounds{warm_note}"
                   + (f"; {n_bad} failed run(s) ({result.failures})" if n_bad else ""))
-    print_findings(result, console)
+    print_findings(findings, console)
 
 
 def optimize(
@@ -231,9 +227,13 @@ def optimize(
         hint = f"; continue with `erahbo resume {journal}`" if journal is not None else ""
         typer.echo(f"interrupted{hint}", err=True)
         raise typer.Exit(130) from None
+    from erahbo.diagnostics import diagnose
+
+    findings = diagnose(result)
     path = write_outputs(result, out, {"objective": objective, "journal": None if journal is None
-                                       else str(journal), "wall_time_s": time.time() - t0})
-    print_result(result)
+                                       else str(journal), "wall_time_s": time.time() - t0},
+                         findings)
+    print_result(result, findings)
     typer.echo(f"history, rounds and summary: {path.parent}")
 
 

@@ -63,12 +63,16 @@ def resume(
     except KeyboardInterrupt:
         typer.echo(f"interrupted; continue with `erahbo resume {path}`", err=True)
         raise typer.Exit(130) from None
+    from erahbo.diagnostics import diagnose
+
+    findings = diagnose(result)
     folder = out if out is not None else (Path(info["out"]) if info.get("out") else None)
     if folder is not None:
         write_outputs(result, folder, {"objective": objective or info.get("objective"),
-                                       "journal": str(path), "wall_time_s": time.time() - t0})
+                                       "journal": str(path), "wall_time_s": time.time() - t0},
+                      findings)
         typer.echo(f"history, rounds and summary: {folder}")
-    print_result(result)
+    print_result(result, findings)
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:

@@ -131,6 +131,9 @@ def tune(
             used = result.history.loc[result.history["config_id"] == result.incumbent_id, "seed"]
             check = run_verify(t, result.incumbent, client=client, n_seeds=verify, alpha=alpha,
                                scale=scale, seed=seed, exclude=used.tolist(), extra=extra)
+    from erahbo.diagnostics import diagnose
+
+    findings = diagnose(result)
     result.history.to_csv(out / "history.csv", index=False)
     result.rounds.to_csv(out / "rounds.csv", index=False)
     result.configs.to_csv(out / "configs.csv", index=False)
@@ -139,7 +142,7 @@ def tune(
                "incumbent_mv": result.incumbent_mv, "alpha": alpha, "scale": width,
                "failed_runs": int((result.history["status"] != "ok").sum()),
                "verification": None if check is None else check.to_dict(),
-               "findings": findings_json(result)}
+               "findings": findings_json(findings)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
     plot_rounds(result, out / "rounds.png", title=f"{method.upper()} on {t.name}: rounds")
@@ -149,7 +152,7 @@ def tune(
     if check is not None:
         console.print(f"on {verify} fresh seeds: mean {check.mean:.4g}, std {check.std:.4g}, "
                       f"MV {check.mv:.4g} ({check.n_failed} failed)")
-    print_findings(result, console)
+    print_findings(findings, console)
     console.print(f"history, rounds, summary, {png.name}, rounds.png and tune.md written to {out}")
 
 
