@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Background generation of the bundled ARLBench tables (data/README.md), one table after the
-# other on all cores (`--workers`, default: every core), with a committer that commits new
+# other on one core (`WORKERS=N` for more), with a committer that commits new
 # shards every 10 minutes (a session can stop at any time; finished shards are never lost,
 # and the same command resumes from them).
 #
@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 LOGDIR=${LOGDIR:-/tmp/erahbo-generate}
 PY=${PY:-.venv/bin/python}
-WORKERS=${WORKERS:-$(nproc)}
+WORKERS=${WORKERS:-1}  # one core: the other stays free for the session's work
 mkdir -p "$LOGDIR"
 
 if [[ "${1:-}" == "stop" ]]; then
@@ -48,6 +48,6 @@ committer() {
 }
 
 queue generate ppo_cc_cartpole:128 ppo_cc_pendulum:128 dqn_cc_cartpole:512 dqn_cc_acrobot:512 \
-  ppo_cc_acrobot:128 dqn_cc_mountain_car:256 ppo_cc_continuous_mountain_car:128
+  ppo_cc_acrobot:128 ppo_cc_continuous_mountain_car:128 dqn_cc_mountain_car:256 ppo_cc_mountain_car:128
 committer
 echo "started ($WORKERS workers); logs: $LOGDIR/{generate,committer}.log; stop: $0 stop"
