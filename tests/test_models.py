@@ -9,7 +9,6 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
-from erahbo._fast_model import FastModel
 from erahbo.models import (
     LENGTHSCALE_MIN,
     MEAN_NOISE_FLOOR,
@@ -24,6 +23,7 @@ from erahbo.models import (
     standardize,
 )
 from erahbo.surrogate import ReferenceRound, RoundSettings, fit_hyperparameters, fixed_noise
+from erahbo.surrogate.fast import FastModel
 
 KINDS = ["rbf", "matern52"]
 

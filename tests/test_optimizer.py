@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 import erahbo
-from erahbo._fast_model import FastModel
 from erahbo.optimizer import Optimizer, optimize
 from erahbo.surrogate import ReferenceRound
+from erahbo.surrogate.fast import FastModel
 
 
 def _table(m=48, d=3, seed=0, dup=False):

@@ -18,58 +18,9 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
-import numpy as np
-
-from erahbo.surrogate import ReferenceRound, RoundModel, RoundSettings
-
-__all__ = ["believer_round", "drive"]
+__all__ = ["drive"]
 
 R = TypeVar("R")
-
-
-def believer_round(
-    rm: RoundModel,
-    X: np.ndarray,
-    ybar: np.ndarray,
-    s2: np.ndarray,
-    k: np.ndarray,
-    pending_u: np.ndarray,
-    pending_k: np.ndarray,
-    settings: RoundSettings,
-    candidates: np.ndarray | None = None,
-) -> RoundModel:
-    """Round model on the data plus believed observations at the pending configurations.
-
-    Parameters
-    ----------
-    rm : RoundModel
-        The round model on the real data (its posterior means give the believed values).
-    X, ybar, s2, k : numpy.ndarray
-        The real data: ``(n, dim)`` configurations and ``(n,)`` sample means, variances, seeds.
-    pending_u : numpy.ndarray
-        ``(p, dim)`` pending configurations not in ``X``.
-    pending_k : numpy.ndarray
-        ``(p,)`` their pending seeds.
-    settings : RoundSettings
-        The fixed hyperparameters (not refitted on the fantasies).
-    candidates : numpy.ndarray or None
-        ``(m, dim)`` finite candidate table.
-
-    Returns
-    -------
-    RoundModel
-        A :class:`erahbo.surrogate.ReferenceRound` on the ``n + p`` points.
-    """
-    P = np.atleast_2d(np.asarray(pending_u, dtype=float))
-    mu_f, _, mu_v, _ = rm.predict(P)
-    return ReferenceRound(
-        np.vstack([X, P]),
-        np.concatenate([ybar, mu_f]),
-        np.concatenate([s2, np.maximum(mu_v, 0.0)]),
-        np.concatenate([k, np.asarray(pending_k, dtype=float)]),
-        settings,
-        candidates,
-    )
 
 
 def drive(

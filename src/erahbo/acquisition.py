@@ -1,17 +1,39 @@
-"""Confidence bounds and acquisition functions (paper eqs. 6-10 and Appendix A).
+"""The paper's bounds, each written once: the code that both engines run.
+
+Equation numbers are those of the paper (``erahbo-paper.tex``, numbered as LaTeX numbers them):
+
+======  ==================================================  =====================================
+eq.     quantity                                            here
+======  ==================================================  =====================================
+(5)     ``MV(x) = f(x) - alpha rho^2(x)``                   :func:`mean_variance`
+(8)     RAHBO acquisition ``UCB^f - alpha LCB^var``         :func:`rahbo_acquisition` (+ ``_grad``)
+(9)     ``UCB^MV``, ``LCB^MV``                              :func:`ucb_mv`, :func:`lcb_mv`,
+                                                            :func:`mv_bounds_scalar`
+(10)    incumbent bound ``B_t = max_{D_{t-1}} LCB^MV``      :func:`incumbent_lcb`
+(12)    stopping rule ``UCB^MV(x_t; k) <= B_t``             :func:`adaptive_rule`
+(15-16) ``UCB^f``, ``LCB^f``                                :func:`ucb_f`, :func:`lcb_f`
+(17-18) ``UCB^var``, ``LCB^var``                            :func:`ucb_var`, :func:`lcb_var`,
+                                                            :func:`ucb_var_scalar`
+(19)    ``Sigma_hat = diag(min(UCB^var(x_s), rho_max^2)     :func:`sigma_hat`,
+        / k_s)``, the mean GP's noise                       :func:`sigma_hat_scalar`
+======  ==================================================  =====================================
+
+The array forms broadcast over candidates (shape ``(m,)``); the ``*_scalar`` forms take and
+return Python floats (ERAHBO's inner loop evaluates them once per extra seed).  The round models
+(:mod:`erahbo.surrogate`: the reference engine and the fast one) compute posteriors and call
+these functions for every bound they report; the stopping rule and the schedules of
+``beta_stop`` (eqs. 35-36) live with the replication policies (:mod:`erahbo.policies`).
 
 Convention for ``beta`` (as in BoTorch and the RAHBO reference code): a confidence bound is
 
     ``UCB(x) = mu(x) + sqrt(beta) * sigma(x)``,   ``LCB(x) = mu(x) - sqrt(beta) * sigma(x)``,
 
 so the paper's ``beta = 2.5`` means 1.58 posterior standard deviations and ``beta_stop = 1``
-means one.  The paper's ``beta_t`` multiplies ``sigma`` directly (Lemma 1); our ``beta`` is its
+means one.  The paper's ``beta_t`` multiplies ``sigma`` directly (eq. 14); our ``beta`` is its
 square.
 
 >>> round(ucb_mv(mu_f=1.0, sd_f=0.1, mu_var=0.2, sd_var=0.05, alpha=1.0, beta=1.0), 6)
 0.95
-
-All functions broadcast over arrays of candidates (shape ``(m,)``).
 """
 
 from __future__ import annotations
@@ -21,16 +43,23 @@ import math
 import numpy as np
 
 __all__ = [
+    "adaptive_rule",
     "incumbent_lcb",
     "lcb",
     "lcb_f",
     "lcb_mv",
     "lcb_var",
+    "mean_variance",
+    "mv_bounds_scalar",
     "rahbo_acquisition",
+    "rahbo_acquisition_grad",
+    "sigma_hat",
+    "sigma_hat_scalar",
     "ucb",
     "ucb_f",
     "ucb_mv",
     "ucb_var",
+    "ucb_var_scalar",
 ]
 
 ArrayLike = float | np.ndarray
@@ -53,26 +82,69 @@ def lcb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
     return mu - math.sqrt(_check_beta(beta)) * sd
 
 
+def mean_variance(f: ArrayLike, var: ArrayLike, alpha: float) -> ArrayLike:
+    """``MV = f - alpha * rho^2`` (eq. 5) of means ``f`` and variances ``var``, shapes ``(n,)``.
+
+    Applied to sample means and variances it is the sample MV (random search's recommendation
+    before any model fit, the racing ablation); to posterior means, the reported
+    ``incumbent_mv``.
+    """
+    return f - alpha * var
+
+
+# ---------------------------------------------------------------- eqs. (15)-(18)
 def ucb_f(mu_f: ArrayLike, sd_f: ArrayLike, beta: float) -> ArrayLike:
-    """``UCB_t^f(x)`` of the mean GP (eq. ucb_lcb_f); GP-UCB maximizes it."""
+    """``UCB_t^f(x)`` of the mean GP (eq. 15); GP-UCB maximizes it."""
     return ucb(mu_f, sd_f, beta)
 
 
 def lcb_f(mu_f: ArrayLike, sd_f: ArrayLike, beta: float) -> ArrayLike:
-    """``LCB_t^f(x)`` of the mean GP (eq. ucb_lcb_f)."""
+    """``LCB_t^f(x)`` of the mean GP (eq. 16)."""
     return lcb(mu_f, sd_f, beta)
 
 
 def ucb_var(mu_var: ArrayLike, sd_var: ArrayLike, beta: float) -> ArrayLike:
-    """``UCB_t^var(x)`` of the variance GP (eq. ucb_lcb_var)."""
+    """``UCB_t^var(x)`` of the variance GP (eq. 17)."""
     return ucb(mu_var, sd_var, beta)
 
 
 def lcb_var(mu_var: ArrayLike, sd_var: ArrayLike, beta: float) -> ArrayLike:
-    """``LCB_t^var(x)`` of the variance GP (eq. ucb_lcb_var); not clipped at 0, as in the paper."""
+    """``LCB_t^var(x)`` of the variance GP (eq. 18); not clipped at 0, as in the paper."""
     return lcb(mu_var, sd_var, beta)
 
 
+def ucb_var_scalar(mu_var: float, sd_var: float, beta: float) -> float:
+    """Scalar form of :func:`ucb_var` (eq. 17) for the inner loop."""
+    return mu_var + math.sqrt(beta) * sd_var
+
+
+# ---------------------------------------------------------------- eq. (19)
+def sigma_hat(ucb_var: np.ndarray, rho_max2: float, k: np.ndarray) -> np.ndarray:
+    """Diagonal of ``Sigma_hat`` (eq. 19): ``min(UCB^var(x_s), rho_max^2) / k_s``.
+
+    Parameters
+    ----------
+    ucb_var : numpy.ndarray
+        ``(n,)`` ``UCB^var`` at the evaluated points (raw scale of the returns, squared).
+    rho_max2 : float
+        ``rho_max^2``, the upper bound on the noise variance (raw scale).
+    k : numpy.ndarray
+        ``(n,)`` seed counts.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` noise variances of the sample means (raw scale).
+    """
+    return np.minimum(ucb_var, rho_max2) / k
+
+
+def sigma_hat_scalar(ucb_var: float, rho_max2: float, k: float) -> float:
+    """Scalar form of :func:`sigma_hat` (eq. 19): one point's ``min(UCB^var, rho_max^2) / k``."""
+    return min(ucb_var, rho_max2) / k
+
+
+# ---------------------------------------------------------------- eqs. (8), (9)
 def ucb_mv(
     mu_f: ArrayLike,
     sd_f: ArrayLike,
@@ -81,7 +153,7 @@ def ucb_mv(
     alpha: float,
     beta: float,
 ) -> ArrayLike:
-    """``UCB_t^MV(x) = UCB_t^f(x) - alpha * LCB_t^var(x)`` (Sec. 3.2).
+    """``UCB_t^MV(x) = UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 9).
 
     Parameters
     ----------
@@ -110,8 +182,18 @@ def lcb_mv(
     alpha: float,
     beta: float,
 ) -> ArrayLike:
-    """``LCB_t^MV(x) = LCB_t^f(x) - alpha * UCB_t^var(x)`` (Sec. 3.2); see :func:`ucb_mv`."""
+    """``LCB_t^MV(x) = LCB_t^f(x) - alpha * UCB_t^var(x)`` (eq. 9); see :func:`ucb_mv`."""
     return lcb_f(mu_f, sd_f, beta) - alpha * ucb_var(mu_var, sd_var, beta)
+
+
+def mv_bounds_scalar(
+    mu_f: float, sd_f: float, mu_var: float, sd_var: float, alpha: float, beta: float
+) -> tuple[float, float]:
+    """Scalar form of eq. 9: ``(UCB^MV, LCB^MV)`` at one point (ERAHBO's inner loop)."""
+    r = math.sqrt(beta)
+    return (mu_f + r * sd_f) - alpha * (mu_var - r * sd_var), (mu_f - r * sd_f) - alpha * (
+        mu_var + r * sd_var
+    )
 
 
 def rahbo_acquisition(
@@ -122,13 +204,51 @@ def rahbo_acquisition(
     alpha: float,
     beta: float,
 ) -> ArrayLike:
-    """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. rahbo_acq).
+    """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 8).
 
-    Identical to :func:`ucb_mv`; with ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.
+    Identical to :func:`ucb_mv` (eq. 9); with ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is
+    increasing in ``sd_f`` and in ``sd_var`` (for ``alpha >= 0``), so evaluated at upper bounds
+    of the standard deviations it bounds the acquisition from above (the fast engine's pruned
+    argmax).
     """
     return ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta)
 
 
+def rahbo_acquisition_grad(
+    mu_f: float,
+    sd_f: float,
+    dmu_f: np.ndarray,
+    dsd_f: np.ndarray,
+    mu_var: float,
+    sd_var: float,
+    dmu_var: np.ndarray,
+    dsd_var: np.ndarray,
+    alpha: float,
+    beta: float,
+) -> tuple[float, np.ndarray]:
+    """Eq. 8 at one point and its gradient (continuous spaces: L-BFGS-B polish).
+
+    Parameters
+    ----------
+    mu_f, sd_f, mu_var, sd_var : float
+        Raw-scale posterior means and standard deviations at the point.
+    dmu_f, dsd_f, dmu_var, dsd_var : numpy.ndarray
+        ``(dim,)`` their gradients with respect to the encoded point.
+    alpha, beta : float
+        Risk weight and confidence parameter.
+
+    Returns
+    -------
+    value : float
+    gradient : numpy.ndarray
+        ``(dim,)``.
+    """
+    r = math.sqrt(beta)
+    value = rahbo_acquisition(mu_f, sd_f, mu_var, sd_var, alpha, beta)
+    return float(value), (dmu_f + r * dsd_f) - alpha * (dmu_var - r * dsd_var)
+
+
+# ---------------------------------------------------------------- eqs. (10), (12)
 def incumbent_lcb(
     mu_f: np.ndarray,
     sd_f: np.ndarray,
@@ -136,8 +256,9 @@ def incumbent_lcb(
     sd_var: np.ndarray,
     alpha: float,
     beta_stop: float,
+    mask: np.ndarray | None = None,
 ) -> tuple[float, int]:
-    """Incumbent lower bound ``B_t = max_{x in D_{t-1}} LCB_t^MV(x)`` (eq. inc_lcb).
+    """Incumbent lower bound ``B_t = max_{x in D_{t-1}} LCB_t^MV(x)`` (eq. 10).
 
     Parameters
     ----------
@@ -147,16 +268,38 @@ def incumbent_lcb(
         Risk aversion.
     beta_stop : float
         Confidence parameter of the stopping rule (``sqrt(beta_stop)`` standard deviations).
+    mask : numpy.ndarray or None
+        ``(n,)`` bool, the rows that may be the incumbent (None: all).
 
     Returns
     -------
     B_t : float
-        The incumbent lower bound.
+        The incumbent lower bound (``-inf`` when ``mask`` leaves no row).
     index : int
-        Position of the maximizer in the arrays (lowest index on ties).
+        Position of the maximizer in the arrays (lowest index on ties; -1 when none is left).
     """
     values = np.atleast_1d(lcb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta_stop))
     if values.size == 0:
         raise ValueError("incumbent_lcb: no evaluated configurations yet")
+    if mask is not None:
+        values = np.where(mask, values, -np.inf)
     i = int(np.argmax(values))
-    return float(values[i]), i
+    return (float(values[i]), i) if np.isfinite(values[i]) else (-np.inf, -1)
+
+
+def adaptive_rule(ucb_mv_k: float, B_t: float) -> bool:
+    """ERAHBO's stopping rule (eq. 12): stop when ``UCB_t^MV(x_t; k) <= B_t``.
+
+    Parameters
+    ----------
+    ucb_mv_k : float
+        Upper bound of ``MV(x_t)`` after the ``k`` seeds seen so far (with ``beta_stop``).
+    B_t : float
+        Incumbent lower bound (eq. 10), fixed during the round.
+
+    Returns
+    -------
+    bool
+        True when ``x_t`` is certified worse than the incumbent: no more seeds.
+    """
+    return bool(ucb_mv_k <= B_t)

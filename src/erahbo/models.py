@@ -16,7 +16,7 @@ lengthscale ``LogNormal(sqrt(2) + 0.5 ln d, sqrt(3))`` with ``lengthscale >= 0.0
 ``LogNormal(-4, 1)`` with ``noise >= 1e-4``.
 
 Everything here is plain NumPy/SciPy; the incremental fast path lives in
-:mod:`erahbo._fast_model`.
+:mod:`erahbo.surrogate.fast`.
 """
 
 from __future__ import annotations

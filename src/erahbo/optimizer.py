@@ -62,7 +62,15 @@ from erahbo.failures import (
 from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
 from erahbo.space import SearchSpace
-from erahbo.surrogate import ENGINES, RoundModel, RoundSettings, fit_hyperparameters, make_round
+from erahbo.surrogate import (
+    ENGINES,
+    RoundModel,
+    RoundSettings,
+    fit_hyperparameters,
+    make_engine,
+    make_round,
+)
+from erahbo.surrogate.believer import believer_round
 from erahbo.validation import check_options
 
 if TYPE_CHECKING:
@@ -580,10 +588,7 @@ class Optimizer:
 
     def _use(self, settings: RoundSettings) -> None:
         self._settings = settings
-        if self.engine == "fast":
-            from erahbo._fast_model import FastModel
-
-            self._fast = FastModel(self._settings, self._C)
+        self._fast = make_engine(self.engine, settings, self._C)
         self._rounds_since_fit = 0
         self._rec_cache = None
         self._rm_cache = None
@@ -755,11 +760,10 @@ class Optimizer:
         new = [t for t in self._pending.values() if self.data.row_of(t.config_id) is None]
         if not new:
             return rm
-        from erahbo._parallel import believer_round
-
         d = self.data
         return believer_round(rm, d.U, d.ybar, d.s2, d.k, np.array([t.u for t in new]),
-                              np.array([len(t.seeds) for t in new]), self._settings, self._C)
+                              np.array([len(t.seeds) for t in new]), self._settings, self._C,
+                              fast=self._fast)
 
     def tell(
         self,

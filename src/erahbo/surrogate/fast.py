@@ -1,7 +1,8 @@
 """Fast exact round models: cached kernels, incremental variance GP, pruned argmax.
 
-Same numbers as :class:`erahbo.surrogate.ReferenceRound` (up to floating-point rounding), at a
-fraction of the cost.  With the hyperparameters fixed (the paper's default, refit_every=0):
+Same numbers as :class:`erahbo.surrogate.reference.ReferenceRound` (up to floating-point
+rounding), at a fraction of the cost; every bound is computed by :mod:`erahbo.acquisition`.
+With the hyperparameters fixed (the paper's default, refit_every=0):
 
 * **Kernel caches.**  ``k_f(X, X)``, ``k_f(X, C)`` and its square are kept and grow by one row
   per new configuration (``C`` = finite candidate table).
@@ -10,32 +11,35 @@ fraction of the cost.  With the hyperparameters fixed (the paper's default, refi
   ``W = Lv^{-1} k_v(X, C)`` with its column sums of squares are extended in ``O(n^2 + n m)``
   per configuration; pooling new seeds changes only ``y``.  Posterior variances at the
   evaluated points use ``var(x_s) = tau^2 - tau^4 (A_v^{-1})_ss``.
-* **Mean GP, refactored once per round.**  Its noise diagonal (eq. Sigma_hat) changes every
+* **Mean GP, refactored once per round.**  Its noise diagonal (eq. 19) changes every
   round, so ``k_f(X, X) + diag(noise)`` is factored with one LAPACK ``dpotrf``.  The posterior
   means at all candidates cost one matrix-vector product.  Posterior standard deviations are
   not computed at all candidates: conditioning on a subset of the data can only increase the
   posterior variance, so ``1 - max_j k(x_j, c)^2 / (1 + noise_j)`` (the variance given the
-  single most informative point) bounds ``var_f(c)`` from above.  Candidates are evaluated
-  exactly (``dtrsm`` on their kernel columns, in growing batches) in decreasing order of the
-  resulting upper bound of the acquisition, until the next bound cannot beat the best exact
-  value: the argmax is exact.  ``B_t = max LCB_MV`` over evaluated points is found the same
-  way, with ``sigma_f >= 0`` as the bound and ``var_f(x_s) = D_s - D_s^2 (A^{-1})_ss``.
+  single most informative point) bounds ``var_f(c)`` from above, and the acquisition (eq. 8)
+  evaluated there bounds it from above.  Candidates are evaluated exactly (``dtrsm`` on their
+  kernel columns, in growing batches) in decreasing order of that bound, until the next bound
+  cannot beat the best exact value: the argmax is exact.  ``B_t = max LCB^MV`` (eq. 10) over
+  evaluated points is found the same way, with ``sigma_f = 0`` giving the bound and
+  ``var_f(x_s) = D_s - D_s^2 (A^{-1})_ss`` the exact values.
 * **Inner loop.**  Only ``x_t``'s own observation changes, so the posterior of ``f(x_t)`` and
   ``rho^2(x_t)`` given the *other* points is computed once per round (a triangular solve, or
   leave-one-out formulas when ``x_t`` was evaluated before) and each extra seed is an ``O(1)``
-  Gaussian update (:func:`erahbo.surrogate.observe`), equal to a bordered Cholesky with
+  Gaussian update (:func:`erahbo.surrogate.base.observe`), equal to a bordered Cholesky with
   ``x_t`` as the last row.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 from scipy.linalg import blas, lapack
 
+from erahbo.acquisition import lcb_mv, rahbo_acquisition
 from erahbo.models import _k_of_d2, kernel, posterior_grad, robust_cholesky
-from erahbo.surrogate import InnerBounds, RoundModel, RoundSettings, fixed_noise
+from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["FastModel", "FastRound"]
 
@@ -142,6 +146,15 @@ class FastModel:
             self.cv += w * w
         self.n = n + 1
 
+    def copy(self) -> FastModel:
+        """An independent copy of the caches (the kriging believer extends one by fantasies)."""
+        new = copy.copy(self)
+        shared = ("C", "Cf", "Cv", "Cf2", "Cv2", "ls_f", "ls_v")  # never written after init
+        for name, value in self.__dict__.items():
+            if isinstance(value, np.ndarray) and name not in shared:
+                new.__dict__[name] = value.copy()
+        return new
+
     def sync(self, X: np.ndarray) -> None:
         """Append the rows of ``X (n, dim)`` not cached yet (earlier rows must be unchanged)."""
         if X.shape[0] < self.n or not np.array_equal(X[: self.n], self.X[: self.n]):
@@ -169,8 +182,7 @@ class FastRound(RoundModel):
         self.dAv = M.dAv[:n].copy()  # snapshot: later appends change it
         self.mu_vX = self.yv - tau2 * self.av  # (n,) standardized
         self.var_vX = np.maximum(tau2 - tau2 * tau2 * self.dAv, 0.0)
-        ucbv = self.mv + self.sv * (self.mu_vX + self.sqb * np.sqrt(self.var_vX))
-        self.D = fixed_noise(ucbv, self.rho2, self.k, self.sf)
+        self.D = self._noise(self.mu_vX, self.var_vX, self.k)  # (n,) eq. 19
         A = M.Kf[:n, :n].copy()
         A.flat[:: n + 1] += self.D
         self.L = _cholesky_f(A)  # (n, n) lower, Fortran order
@@ -207,19 +219,19 @@ class FastRound(RoundModel):
         return self._raw(self.mu_fX, var_f, self.mu_vX, self.var_vX)
 
     # ------------------------------------------------------------------ candidate search
-    def _candidate_parts(self, weight: float) -> np.ndarray:
-        """Exact part of the acquisition at all candidates (without ``sqrt(beta) sd_f``)."""
+    def _candidate_posteriors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Raw ``mu_f``, ``mu_var`` and ``sd_var`` at all candidates, each ``(m,)`` (cached)."""
         if self._cand is None:
             n, M = self.n, self.M
             mu_f = self.af @ M.KfC[:n]  # (m,)
             mu_v = self.zv @ M.WvC[:n]  # (m,)
-            sd_v = np.sqrt(np.maximum(1.0 - self.cv, 0.0))
-            self._cand = (self.mf + self.sf * mu_f, self.mv + self.sv * (mu_v - self.sqb * sd_v))
-        mu_f_raw, lcbv = self._cand
-        return mu_f_raw - weight * lcbv
+            var_v = np.maximum(1.0 - self.cv, 0.0)
+            self._cand = (self.mf + self.sf * mu_f, self.mv + self.sv * mu_v,
+                          self.sv * np.sqrt(var_v))
+        return self._cand
 
     def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
-        """Exact argmax of the acquisition over the candidates with ``mask`` True.
+        """Exact argmax of the acquisition (eq. 8) over the candidates with ``mask`` True.
 
         Parameters
         ----------
@@ -235,25 +247,27 @@ class FastRound(RoundModel):
         value : float
             Its acquisition value.
         """
-        n, M = self.n, self.M
-        base = self._candidate_parts(weight)  # (m,)
-        scale = self.sqb * self.sf
-        inv = 1.0 / (1.0 + self.D)  # (n,)
-        g = (M.KfC2[:n] * inv[:, None]).max(0)  # (m,) max_j k(x_j, c)^2 / (1 + D_j)
-        ub = base + scale * np.sqrt(np.maximum(1.0 - g, 0.0))  # (m,) upper bounds
+        n, M, beta, sf = self.n, self.M, self.beta, self.sf
+        mu_f, mu_v, sd_v = self._candidate_posteriors()
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             raise ValueError("select: no candidate left (all excluded)")
-        floor = base[idx].max()  # the best value is at least max(base) since sd_f >= 0
+        inv = 1.0 / (1.0 + self.D)  # (n,)
+        g = (M.KfC2[:n] * inv[:, None]).max(0)  # (m,) max_j k(x_j, c)^2 / (1 + D_j)
+        sd_up = sf * np.sqrt(np.maximum(1.0 - g, 0.0))  # (m,) upper bounds of sd_f
+        ub = rahbo_acquisition(mu_f, sd_up, mu_v, sd_v, weight, beta)  # (m,) upper bounds
+        # the best value is at least the acquisition with sd_f = 0 at any allowed candidate
+        floor = rahbo_acquisition(mu_f[idx], 0.0, mu_v[idx], sd_v[idx], weight, beta).max()
         idx = idx[ub[idx] >= floor]
         order = idx[np.argsort(-ub[idx], kind="stable")]
         best, best_i = -np.inf, -1
-        tol = 1e-12 * (abs(floor) + scale)
+        tol = 1e-12 * (abs(floor) + np.sqrt(beta) * sf)
         pos, b = 0, int(min(max(1e5 / max(n, 1) ** 2, 8), 64))  # ~1e5 flops per first batch
         while pos < order.size and ub[order[pos]] >= best - tol:
             cols = order[pos : pos + b]
             V = blas.dtrsm(1.0, self.L, M.KfC[:n, cols], lower=1)  # (n, b)
-            vals = base[cols] + scale * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
+            sd_f = sf * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
+            vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], weight, beta)
             v = float(vals.max())
             c = int(cols[vals == v].min())  # lowest index on ties
             if v > best or (v == best and c < best_i):
@@ -266,13 +280,14 @@ class FastRound(RoundModel):
     def best_lcb_mv(
         self, weight: float, beta: float, mask: np.ndarray | None = None
     ) -> tuple[float, int]:
-        """``max_s LCB_MV(x_s)`` over the evaluated rows (eq. inc_lcb) and its row.
+        """``B_t = max_s LCB^MV(x_s)`` over the evaluated rows (eq. 10) and its row.
 
         ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
         """
-        sq = math.sqrt(beta)
-        ucbv = self.mv + self.sv * (self.mu_vX + sq * np.sqrt(self.var_vX))
-        base = self.mf + self.sf * self.mu_fX - weight * ucbv  # upper bound (sd_f >= 0)
+        sf = self.sf
+        mu_f = self.mf + sf * self.mu_fX  # (n,) raw
+        mu_v, sd_v = self.mv + self.sv * self.mu_vX, self.sv * np.sqrt(self.var_vX)
+        base = lcb_mv(mu_f, 0.0, mu_v, sd_v, weight, beta)  # (n,) upper bounds (sd_f >= 0)
         order = np.argsort(-base, kind="stable")
         if mask is not None:
             order = order[np.asarray(mask, dtype=bool)[order]]
@@ -280,7 +295,7 @@ class FastRound(RoundModel):
         if n == 0:
             return -np.inf, -1
         best, best_i = -np.inf, -1
-        tol = 1e-12 * (abs(float(base[order[0]])) + sq * self.sf)
+        tol = 1e-12 * (abs(float(base[order[0]])) + np.sqrt(beta) * sf)
         pos, b = 0, 4
         while pos < n and base[order[pos]] >= best - tol:
             rows = order[pos : pos + b]
@@ -289,8 +304,8 @@ class FastRound(RoundModel):
             V = blas.dtrsm(1.0, self.L, E, lower=1)
             q = (V * V).sum(0)  # (A^{-1})_ss
             D = self.D[rows]
-            var_f = np.maximum(D - D * D * q, 0.0)
-            vals = base[rows] - sq * self.sf * np.sqrt(var_f)
+            sd_f = sf * np.sqrt(np.maximum(D - D * D * q, 0.0))
+            vals = lcb_mv(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], weight, beta)
             v = float(vals.max())
             r = int(rows[vals == v].min())  # lowest row on ties
             if v > best or (v == best and r < best_i):

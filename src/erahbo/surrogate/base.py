@@ -1,0 +1,232 @@
+"""The two GPs of one BO round and the quantities RAHBO/ERAHBO read from them.
+
+A round model is built from the data ``D_{t-1}`` at the start of a round with fixed
+hyperparameters and holds, for that round:
+
+* the output standardizations of both GPs (frozen for the round, like the hyperparameters);
+* the variance GP (homoscedastic, on sample variances) and ``UCB^var`` (eq. 17) at the
+  evaluated points;
+* the fixed noise of the mean GP, ``Sigma_hat`` (eq. 19,
+  :func:`erahbo.acquisition.sigma_hat`), divided by ``std_y^2`` of the mean GP's
+  standardization (floored at :data:`erahbo.models.MEAN_NOISE_FLOOR`): :func:`fixed_noise`;
+* the mean GP with that noise.
+
+It answers the acquisition argmax (eq. 8), the incumbent bound ``B_t`` (eq. 10) and, in
+ERAHBO's inner loop, ``UCB^MV(x_t; k)`` after ``k`` seeds at ``x_t`` (eq. 12).  In the inner
+loop only ``x_t``'s own observation changes: its pooled sample mean and variance, and its
+mean-GP noise ``min(UCB^var(x_t), rho_max^2) / k``, where ``UCB^var(x_t)`` comes from the
+variance GP updated with ``x_t``'s sample variance; the other points keep the noise computed
+at the round start (``Sigma_hat_{t-1}``).  Every bound is computed by
+:mod:`erahbo.acquisition`; the round models only supply posteriors.
+
+Two engines give the same numbers: :class:`erahbo.surrogate.reference.ReferenceRound`
+refactors plain GPs for every query (the test oracle);
+:class:`erahbo.surrogate.fast.FastRound` caches kernel matrices, keeps the variance GP
+incremental and prunes the candidate search with exact upper bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import minimize
+
+from erahbo.acquisition import (
+    mv_bounds_scalar,
+    rahbo_acquisition,
+    rahbo_acquisition_grad,
+    sigma_hat,
+    sigma_hat_scalar,
+    ucb_var,
+    ucb_var_scalar,
+)
+from erahbo.models import MEAN_NOISE_FLOOR, GPHyper, standardize
+
+__all__ = [
+    "InnerBounds",
+    "RoundModel",
+    "RoundSettings",
+    "fixed_noise",
+    "observe",
+]
+
+
+@dataclass(frozen=True)
+class RoundSettings:
+    """Fixed settings of the models.
+
+    Attributes
+    ----------
+    hyper_f, hyper_v : GPHyper
+        Hyperparameters of the mean GP (``noise`` None) and of the variance GP.
+    beta : float
+        Confidence parameter of the acquisition and of ``UCB_var`` in ``Sigma_hat``
+        (``sqrt(beta)`` standard deviations).
+    rho_max2 : float or None
+        ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``.
+    """
+
+    hyper_f: GPHyper
+    hyper_v: GPHyper
+    beta: float = 2.5
+    rho_max2: float | None = None
+
+
+class InnerBounds(NamedTuple):
+    """Posterior at ``x_t`` after its seeds so far, and the MV bounds with ``beta_stop``.
+
+    A named tuple: one is built per extra seed of ERAHBO's inner loop (hot path).
+    """
+
+    ucb_mv: float
+    lcb_mv: float
+    mu_f: float
+    sd_f: float
+    mu_var: float
+    sd_var: float
+
+
+def fixed_noise(ucb_v: np.ndarray, rho_max2: float, k: np.ndarray, std_y: float) -> np.ndarray:
+    """Standardized mean-GP noise: ``Sigma_hat`` (eq. 19) over ``std_y^2``, floored.
+
+    Parameters
+    ----------
+    ucb_v : numpy.ndarray
+        ``(n,)`` ``UCB^var`` at the points (raw scale of the returns, squared).
+    rho_max2 : float
+        Upper bound on the noise variance (raw scale).
+    k : numpy.ndarray
+        ``(n,)`` seed counts.
+    std_y : float
+        Scale of the mean GP's output standardization.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR``.
+    """
+    return np.maximum(sigma_hat(ucb_v, rho_max2, k) / (std_y * std_y), MEAN_NOISE_FLOOR)
+
+
+def observe(mu_o: float, v_o: float, y: float, noise: float) -> tuple[float, float]:
+    """Posterior of ``g(x)`` from prior ``N(mu_o, v_o)`` and one observation ``y`` with noise.
+
+    Used for ``x_t`` in the inner loop: ``(mu_o, v_o)`` is the posterior given the other
+    points, ``y`` the pooled statistic of ``x_t``.  Exact Gaussian conditioning, equal to
+    refactoring the GP with ``x_t`` as the last row (a bordered Cholesky).
+    """
+    v_o = max(v_o, 0.0)
+    gain = v_o / (v_o + noise)
+    return mu_o + gain * (y - mu_o), noise * gain
+
+
+class RoundModel:
+    """Shared state and helpers of a round (see the module docstring)."""
+
+    n: int
+    mf: float
+    sf: float
+    mv: float
+    sv: float
+    rho2: float
+    D: np.ndarray  # (n,) standardized fixed noise of the mean GP
+
+    def _setup_stats(
+        self, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray, s: RoundSettings
+    ) -> None:
+        self.settings = s
+        self.beta = float(s.beta)
+        self.tau2 = float(s.hyper_v.noise)
+        self.n = len(ybar)
+        self.k = np.array(k, dtype=float)  # (n,)
+        self.mf, self.sf = standardize(ybar)
+        self.mv, self.sv = standardize(s2)
+        self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
+        self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
+        self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.max(s2))
+
+    def _raw(self, mu_f, var_f, mu_v, var_v):  # standardized -> raw (mu_f, sd_f, mu_v, sd_v)
+        return (
+            self.mf + self.sf * mu_f,
+            self.sf * np.sqrt(np.maximum(var_f, 0.0)),
+            self.mv + self.sv * mu_v,
+            self.sv * np.sqrt(np.maximum(var_v, 0.0)),
+        )
+
+    def _noise(self, mu_v: np.ndarray, var_v: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior."""
+        ucbv = ucb_var(self.mv + self.sv * mu_v, self.sv * np.sqrt(var_v), self.beta)
+        return fixed_noise(ucbv, self.rho2, k, self.sf)
+
+    def _inner_from(
+        self,
+        fo: tuple[float, float],
+        vo: tuple[float, float],
+        ybar: float,
+        s2: float,
+        k_total: int,
+        beta_stop: float,
+        weight: float,
+    ) -> InnerBounds:
+        """Combine the posteriors given the other points with ``x_t``'s own observation.
+
+        Scalar arithmetic only (it runs once per extra seed): the scalar forms of eqs. 17, 19
+        and 9 in :mod:`erahbo.acquisition`.
+        """
+        mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
+        mv, sdv = self.mv + self.sv * mu_v, self.sv * math.sqrt(max(var_v, 0.0))
+        noise_t = sigma_hat_scalar(ucb_var_scalar(mv, sdv, self.beta), self.rho2, k_total)
+        noise_t = max(noise_t / (self.sf * self.sf), MEAN_NOISE_FLOOR)
+        mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
+        mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
+        up, lo = mv_bounds_scalar(mf, sdf, mv, sdv, weight, beta_stop)
+        return InnerBounds(ucb_mv=up, lcb_mv=lo, mu_f=mf, sd_f=sdf, mu_var=mv, sd_var=sdv)
+
+    # -- interface (implemented by the subclasses) ----------------------------------
+    def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
+        raise NotImplementedError
+
+    def acquisition(self, U: np.ndarray, weight: float) -> np.ndarray:
+        """Eq. 8, ``UCB^f - weight * LCB^var`` with ``beta``, at ``U (p, dim)``: ``(p,)``."""
+        mf, sdf, mv, sdv = self.predict(U)
+        return rahbo_acquisition(mf, sdf, mv, sdv, weight, self.beta)
+
+    def polish(
+        self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int = 50
+    ) -> np.ndarray:
+        """L-BFGS-B ascent of the acquisition from ``u0 (dim,)`` over the columns in ``mask``."""
+        free = np.flatnonzero(mask)
+        if free.size == 0:
+            return u0.copy()
+
+        def neg(z: np.ndarray) -> tuple[float, np.ndarray]:
+            u = u0.copy()
+            u[free] = z
+            val, grad = self.acquisition_grad(u, weight)
+            return -val, -grad[free]
+
+        res = minimize(neg, u0[free], jac=True, method="L-BFGS-B",
+                       bounds=[(0.0, 1.0)] * free.size, options={"maxiter": maxiter})
+        u = u0.copy()
+        if np.all(np.isfinite(res.x)):
+            u[free] = np.clip(res.x, 0.0, 1.0)
+        return u
+
+    def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
+        """Acquisition at one point ``u (dim,)`` and its gradient ``(dim,)``."""
+        (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
+        sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
+        sf, sv = self.sf, self.sv
+        return rahbo_acquisition_grad(
+            self.mf + sf * mf, sf * sdf, sf * dmf, sf * dvf / (2 * sdf),
+            self.mv + sv * mv, sv * sdv, sv * dmv, sv * dvv / (2 * sdv), weight, self.beta,
+        )
+
+    def _grads(self, u: np.ndarray):
+        raise NotImplementedError
+
+

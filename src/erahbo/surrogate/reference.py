@@ -1,0 +1,126 @@
+"""The reference engine: plain GPs refactored for every query (the test oracle).
+
+Same answers as the fast engine (:mod:`erahbo.surrogate.fast`), written the simplest way:
+every query builds :class:`erahbo.models.ExactGP` objects and every bound is an
+:mod:`erahbo.acquisition` function applied to their posteriors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from erahbo.acquisition import incumbent_lcb, lcb_mv, ucb_mv
+from erahbo.models import ExactGP
+from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
+
+__all__ = ["ReferenceRound"]
+
+
+class ReferenceRound(RoundModel):
+    """Plain implementation: builds :class:`erahbo.models.ExactGP` objects and predicts.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(n, dim)`` evaluated configurations ``D_{t-1}``.
+    ybar, s2, k : numpy.ndarray
+        ``(n,)`` pooled sample means, variances (ddof=1) and seed counts.
+    settings : RoundSettings
+    candidates : numpy.ndarray or None
+        ``(m, dim)`` finite candidate table.
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        ybar: np.ndarray,
+        s2: np.ndarray,
+        k: np.ndarray,
+        settings: RoundSettings,
+        candidates: np.ndarray | None = None,
+    ) -> None:
+        self._setup_stats(ybar, s2, k, settings)
+        self.X = np.array(X, dtype=float)  # (n, dim)
+        self.C = candidates
+        hv, hf = settings.hyper_v, settings.hyper_f
+        self.gp_v = ExactGP(self.X, self.yv, self.tau2, hv.lengthscales, hv.kind)
+        self.D = self._noise(*self.gp_v.predict(self.X), self.k)  # (n,) eq. 19
+        self.gp_f = ExactGP(self.X, self.yf, self.D, hf.lengthscales, hf.kind)
+
+    def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        mu_f, var_f = self.gp_f.predict(U)
+        mu_v, var_v = self.gp_v.predict(U)
+        return self._raw(mu_f, var_f, mu_v, var_v)
+
+    def _grads(self, u: np.ndarray):
+        return self.gp_f.predict_grad(u), self.gp_v.predict_grad(u)
+
+    def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
+        """Exact argmax of the acquisition over the finite candidates with ``mask`` True."""
+        vals = np.where(mask, self.acquisition(self.C, weight), -np.inf)  # eq. 8
+        i = int(np.argmax(vals))
+        return i, float(vals[i])
+
+    def best_lcb_mv(
+        self, weight: float, beta: float, mask: np.ndarray | None = None
+    ) -> tuple[float, int]:
+        """``B_t = max_s LCB^MV(x_s)`` over the evaluated rows (eq. 10) and its row.
+
+        ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
+        """
+        return incumbent_lcb(*self.predict(self.X), weight, beta, mask)
+
+    def inner(
+        self,
+        row: int | None,
+        u: np.ndarray,
+        cand: int | None,
+        ybar: float,
+        s2: float,
+        k_total: int,
+        beta_stop: float,
+        weight: float,
+    ) -> InnerBounds:
+        """Bounds at ``x_t`` after ``k_total`` pooled seeds (by refactoring both GPs).
+
+        Parameters
+        ----------
+        row : int or None
+            Row of ``x_t`` in ``D_{t-1}`` (None when new).
+        u : numpy.ndarray
+            ``(dim,)`` encoding of ``x_t``.
+        cand : int or None
+            Candidate index of ``x_t`` (finite tables; unused here).
+        ybar, s2 : float
+            Pooled sample mean and variance of ``x_t``.
+        k_total : int
+            Pooled seed count of ``x_t``.
+        beta_stop : float
+            Confidence parameter of the bounds.
+        weight : float
+            Risk weight (``alpha``; 0 for GP-UCB).
+        """
+        hv, hf = self.settings.hyper_v, self.settings.hyper_f
+        X, yv, yf, D = self.X, self.yv.copy(), self.yf.copy(), self.D.copy()
+        if row is None:
+            X = np.vstack([X, u])
+            yv, yf, D = np.append(yv, 0.0), np.append(yf, 0.0), np.append(D, 0.0)
+            row = self.n
+        yv[row] = (s2 - self.mv) / self.sv
+        gp_v = ExactGP(X, yv, self.tau2, hv.lengthscales, hv.kind)
+        mu_v, var_v = gp_v.predict(u[None, :])
+        D[row] = self._noise(mu_v, var_v, np.array([k_total]))[0]
+        yf[row] = (ybar - self.mf) / self.sf
+        gp_f = ExactGP(X, yf, D, hf.lengthscales, hf.kind)
+        mu_f, var_f = gp_f.predict(u[None, :])
+        mf, sdf, mv, sdv = (float(a[0]) for a in self._raw(mu_f, var_f, mu_v, var_v))
+        return InnerBounds(
+            ucb_mv=float(ucb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
+            lcb_mv=float(lcb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
+            mu_f=mf,
+            sd_f=sdf,
+            mu_var=mv,
+            sd_var=sdv,
+        )
+
+
