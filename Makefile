@@ -23,4 +23,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_iteration.py
 
 api: setup
-	$(BIN)/python -m erahbo._apidoc
+	$(BIN)/python scripts/apidoc.py

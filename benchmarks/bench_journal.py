@@ -1,11 +1,11 @@
 """Wall-time overhead of the study journal per training run, and the cost of resuming.
 
 Runs the same study three ways with an instantaneous objective (so that only bookkeeping is
-timed): a plain ask/evaluate/tell loop, and the journaled loop (:func:`erahbo.journal.run_study`)
-with ``synchronous=FULL`` (the default: fsync per commit) and ``NORMAL``. A trial asks 2 seeds
-(ERAHBO's k_min), then 1 more, alternately, so a run costs on average 1.33 trial records plus
-its own start and end records. Then it times a resume: open the journal and replay it into a
-fresh optimizer.
+timed): a plain ask/evaluate/tell loop, and the journaled loop
+(:func:`erahbo.optimizer.loop.run_study`) with ``synchronous=FULL`` (the default: fsync per
+commit) and ``NORMAL``. A trial asks 2 seeds (ERAHBO's k_min), then 1 more, alternately, so a
+run costs on average 1.33 trial records plus its own start and end records. Then it times a
+resume: open the journal and replay it into a fresh optimizer.
 
 Second part, the real optimizer: ``erahbo.optimize`` (ERAHBO, k_min=2, k_max=10) on a finite
 table of 200 configurations and on the Figure-1 task, with an instantaneous objective, without a
@@ -29,8 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from erahbo.failures import Penalizer, evaluate
-from erahbo.journal import Journal, JournaledStudy, replay, run_study
+from erahbo.optimizer.loop import run_study
+from erahbo.runtime.evaluate import evaluate
+from erahbo.runtime.failures import Penalizer
+from erahbo.runtime.journal import Journal
+from erahbo.runtime.replay import JournaledStudy, replay
 
 
 @dataclass

@@ -4,8 +4,8 @@ Two ways to choose the point:
 
 * ``kill_after_commits=N``: the journal of the study process SIGKILLs its own process right
   after its N-th commit (environment variable ``ERAHBO_JOURNAL_KILL_AFTER``, read by
-  :class:`erahbo.journal.Journal`). Deterministic; covers every commit boundary, including the
-  window between "run started" and "run finished".
+  :class:`erahbo.runtime.journal.Journal`). Deterministic; covers every commit boundary, including
+  the window between "run started" and "run finished".
 * ``kill_after_seconds=T`` / ``kill_when_runs=N``: this process SIGKILLs the study from outside,
   after T seconds or once the journal holds N runs (polled read-only). Not aligned with
   commits: the kill can land anywhere, inside a transaction or inside the objective.
@@ -400,8 +400,10 @@ def study_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from erahbo.executors import make_executor
-    from erahbo.journal import Journal, JournaledStudy, run_study
+    from erahbo.optimizer.loop import run_study
+    from erahbo.runtime.executors import make_executor
+    from erahbo.runtime.journal import Journal
+    from erahbo.runtime.replay import JournaledStudy
     from fault_injection import FakeOptimizer as Fake  # importable by spawned workers
     from fault_injection import fake_objective as objective
 

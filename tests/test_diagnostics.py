@@ -52,7 +52,7 @@ def test_ties_with_never_learning_configurations_are_reported():
 
 def _result(configs: pd.DataFrame, incumbent_id: int, history: pd.DataFrame | None = None,
             rounds: pd.DataFrame | None = None, method: str = "erahbo") -> erahbo.Result:
-    from erahbo._records import HISTORY_COLUMNS, ROUND_COLUMNS
+    from erahbo.optimizer.records import HISTORY_COLUMNS, ROUND_COLUMNS
 
     return erahbo.Result(
         incumbent={"x": 0.0}, incumbent_id=incumbent_id, incumbent_mv=0.0,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from erahbo.executors import (
+from erahbo.runtime.evaluate import evaluate
+from erahbo.runtime.executors import (
     Executor,
     ProcessExecutor,
     RemoteError,
@@ -22,7 +23,6 @@ from erahbo.executors import (
     WorkerCrashed,
     make_executor,
 )
-from erahbo.failures import evaluate
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -180,7 +180,7 @@ def test_workers_die_with_a_killed_study_process(tmp_path):
         f"""
         import sys, time
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from erahbo.executors import ProcessExecutor
+        from erahbo.runtime.executors import ProcessExecutor
         from test_executors import getpid, sleep_then
         if __name__ == "__main__":
             ex = ProcessExecutor(max_workers=1)
@@ -234,7 +234,7 @@ def ray_ex():
     pytest.importorskip(
         "ray", reason="Ray is not installed (pip install erahbo[ray]); Ray executor tests skipped"
     )
-    from erahbo.executors import RayExecutor
+    from erahbo.runtime.executors import RayExecutor
 
     ex = RayExecutor(address=None, num_cpus=2, init_kwargs={"log_to_driver": False})
     try:
@@ -271,7 +271,7 @@ def test_ray_errors_timeouts_and_evaluate(ray_ex):
 def test_ray_joins_an_initialized_session_without_owning_it(ray_ex):
     import ray
 
-    from erahbo.executors import RayExecutor
+    from erahbo.runtime.executors import RayExecutor
 
     inner = RayExecutor(address="auto")
     assert inner.submit(train, {"base": 1}, 1).result(timeout=60) == 2
@@ -282,7 +282,7 @@ def test_ray_joins_an_initialized_session_without_owning_it(ray_ex):
 def test_ray_missing_gives_install_hint(monkeypatch):
     import builtins
 
-    from erahbo import executors
+    from erahbo.runtime import executors
 
     real_import = builtins.__import__
 

@@ -1,4 +1,4 @@
-"""Failure handling around objective calls (erahbo.failures) and input validation."""
+"""Failure handling around objective calls (erahbo.runtime.failures) and input validation."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from erahbo.executors import ProcessExecutor, SerialExecutor
-from erahbo.failures import (
+from erahbo.runtime.evaluate import evaluate
+from erahbo.runtime.executors import ProcessExecutor, SerialExecutor
+from erahbo.runtime.failures import (
     FailurePolicy,
     Penalizer,
     RunOutcome,
     apply_penalty,
-    evaluate,
     outcomes_from_returns,
     penalty_value,
     retry_seed,
@@ -302,7 +302,7 @@ def test_outcomes_from_returns_ask_tell_mode():
 def test_policy_validation():
     with pytest.raises(ValueError, match="failures='skip' is not a policy"):
         FailurePolicy.coerce("skip")
-    with pytest.raises(ValueError, match="retries must be an int >= 0"):
+    with pytest.raises(ValueError, match="retries=-1 must be an int >= 0"):
         FailurePolicy("retry", -1)
     assert FailurePolicy.coerce("retry", 4) == FailurePolicy("retry", 4)
 

@@ -17,20 +17,20 @@ import sqlite3
 
 import pytest
 
-from erahbo.failures import RunOutcome, TrialOutcome, evaluate
-from erahbo.journal import (
+from erahbo.optimizer.loop import run_study
+from erahbo.runtime.evaluate import evaluate
+from erahbo.runtime.failures import RunOutcome, TrialOutcome
+from erahbo.runtime.journal import (
     Journal,
     JournalCorruptError,
-    JournaledStudy,
     JournalError,
     JournalLockedError,
     ReplayDivergenceError,
     SettingsMismatchError,
     canonical_json,
-    replay,
-    run_study,
     settings_hash,
 )
+from erahbo.runtime.replay import JournaledStudy, replay
 from fault_injection import (
     FakeOptimizer,
     check_no_loss_no_duplicates,
@@ -310,7 +310,7 @@ def test_journal_does_not_change_decisions(references):
     os.environ["FAKE_FAIL"] = str(rate)
     try:
         opt = FakeOptimizer(10, 0)
-        from erahbo.failures import Penalizer
+        from erahbo.runtime.failures import Penalizer
 
         pz, n = Penalizer(), 0
         while n < BUDGET:

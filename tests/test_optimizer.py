@@ -9,7 +9,7 @@ import pytest
 import erahbo
 from erahbo.optimizer import Optimizer, optimize
 from erahbo.surrogate import ReferenceRound
-from erahbo.surrogate.fast import FastModel
+from erahbo.surrogate.fast import FastModel, FastRound
 
 
 def _table(m=48, d=3, seed=0, dup=False):
@@ -81,7 +81,8 @@ def test_incumbent_is_argmax_lcb_mv_over_evaluated():
     while (t := opt.ask()) is not None:
         opt.tell(t, [task(t.config, s) for s in t.seeds])
     d = opt.data
-    ref = ReferenceRound(d.U, d.ybar, d.s2, d.k, opt._settings, opt._C)
+    ref = ReferenceRound(d.U, d.ybar, d.s2, d.k, opt.model_settings,
+                         opt.space.candidates_unit())
     mf, sf, mv, sv = ref.predict(d.U)
     lcb = mf - np.sqrt(2.5) * sf - 2.0 * (mv + np.sqrt(2.5) * sv)
     res = opt.result()
@@ -242,7 +243,7 @@ def test_refit_every_refits_and_schedule_rises():
                     schedule="exponential", gamma=5.0)
     seen = []
     while (t := opt.ask()) is not None:
-        seen.append(id(opt._settings))
+        seen.append(id(opt.model_settings))
         opt.tell(t, [task(t.config, s) for s in t.seeds])
     assert len(set(seen) - {id(None)}) >= 3
     bs = opt.result().rounds.query("phase == 'bo'").beta_stop.to_numpy()
@@ -280,13 +281,13 @@ def test_fixed_hyperparameters_and_fast_model_state_is_append_only():
     task = TableTask(table)
     while (t := opt.ask()) is not None:
         opt.tell(t, [task(t.config, s) for s in t.seeds])
-    st = opt._settings
+    st = opt.model_settings
     opt2 = Optimizer(table, "rahbo", budget=60, k=5, hyperparameters=(st.hyper_f, st.hyper_v))
     while (t := opt2.ask()) is not None:
         opt2.tell(t, [task(t.config, s) for s in t.seeds])
     assert opt2.result().incumbent == opt.result().incumbent
     with pytest.raises(RuntimeError, match="append-only"):
-        fm = FastModel(st, opt._C)
+        fm = FastModel(st, opt.space.candidates_unit())
         fm.sync(opt.data.U)
         fm.sync(opt.data.U[::-1])
 
@@ -378,7 +379,7 @@ def test_seed_batch_trials_and_settings():
         opt.tell(t, [task(t.config, s) for s in t.seeds])
     assert set(sizes) <= {1, 2, 3, 4} and 4 in sizes  # 2 = k_min, 4 = a batch, less at caps
     assert opt.study_settings()["seed_batch"] == 4
-    from erahbo.loop import study_options  # what `erahbo resume` rebuilds the study with
+    from erahbo.optimizer.study import study_options  # what `erahbo resume` rebuilds the study with
 
     again = Optimizer(table, **study_options(opt.study_settings()))
     assert again.seed_batch == 4 and again.study_settings() == opt.study_settings()
@@ -398,17 +399,18 @@ def test_ask_and_tell_run_on_one_blas_thread(monkeypatch):
     """Busy cores: extra BLAS threads made ask + tell 100x slower (docstring of _threads)."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
     seen: list[int] = []
-    real_start, real_record = Optimizer._start_round, Optimizer._record
+    real_select, real_inner = FastRound.select, FastRound.inner
 
     def blas_threads() -> None:
         seen.extend(d["num_threads"] for d in threadpoolctl.threadpool_info()
                     if d["user_api"] == "blas")
 
-    # spies inside the numerical work of an ask (a new round) and of a tell
-    monkeypatch.setattr(Optimizer, "_start_round", lambda self, *a: (blas_threads(),
-                                                                     real_start(self, *a))[1])
-    monkeypatch.setattr(Optimizer, "_record", lambda self, *a: (blas_threads(),
-                                                                real_record(self, *a))[1])
+    # spies inside the numerical work of an ask (a new round's argmax) and of a tell (the
+    # round's bounds after the seeds told), on the round model's public methods
+    monkeypatch.setattr(FastRound, "select", lambda self, *a: (blas_threads(),
+                                                               real_select(self, *a))[1])
+    monkeypatch.setattr(FastRound, "inner", lambda self, *a: (blas_threads(),
+                                                              real_inner(self, *a))[1])
     table = _table()
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         opt = Optimizer(table, "rahbo", k=2, budget=20, n_init=2)

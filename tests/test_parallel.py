@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 import erahbo
-import erahbo.journal
+import erahbo.runtime.journal
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer import Optimizer
 from erahbo.surrogate.believer import believer_round
+from erahbo.surrogate.fast import FastModel
 from fault_injection import table, table_objective
 
 KW = {"budget": 60, "seed": 3, "k_min": 2, "k_max": 6, "n_init": 3}
@@ -95,15 +96,15 @@ def test_believer_model_shrinks_uncertainty_at_pending_points_only():
         t = opt.ask()
         opt.tell(t, returns(t))
     first = opt.ask()  # pending, not yet in the data
-    rm = opt._round_model()
-    d = opt.data
+    rm = opt.round_model()
+    d, C = opt.data, opt.space.candidates_unit()
     bel = believer_round(rm, d.U, d.ybar, d.s2, d.k, first.u[None, :], np.array([2]),
-                         opt._settings, opt._C)
+                         opt.model_settings, C)
     mu0, sd0, _, _ = rm.predict(first.u[None, :])
     mu1, sd1, _, _ = bel.predict(first.u[None, :])
     assert sd1[0] < 0.8 * sd0[0]
     assert mu1[0] == pytest.approx(mu0[0], abs=0.1 * sd0[0] + 1e-9)
-    far = opt._C[np.argmax(np.linalg.norm(opt._C - first.u, axis=1))][None, :]
+    far = C[np.argmax(np.linalg.norm(C - first.u, axis=1))][None, :]
     shrink_far = 1 - bel.predict(far)[1][0] / rm.predict(far)[1][0]
     assert 0 <= shrink_far < 0.5 * (1 - sd1[0] / sd0[0])  # mostly local
     second = opt.ask()
@@ -170,7 +171,7 @@ def test_cli_optimize_parallel_and_resume(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     hist = pd.read_csv(tmp_path / "p" / "history.csv")
     assert len(hist) == 30
-    with erahbo.journal.Journal.open("p.db") as j:
+    with erahbo.runtime.journal.Journal.open("p.db") as j:
         assert j.settings["n_parallel"] == 3
     again = CliRunner().invoke(app, ["resume", "p.db", "--no-progress"])  # replays, runs nothing
     assert again.exit_code == 0, again.output
@@ -179,7 +180,7 @@ def test_cli_optimize_parallel_and_resume(tmp_path, monkeypatch):
 
 
 def test_drive_propagates_an_evaluation_error_without_hanging():
-    from erahbo._parallel import drive
+    from erahbo.optimizer.loop import drive
 
     opt = Optimizer(table(), "rahbo", k=2, n_parallel=3, **KW)
     told: list[int] = []
@@ -213,7 +214,7 @@ class Crash(BaseException):
 
 
 def test_optimize_parallel_crash_then_resume_finishes_the_study(tmp_path):
-    from erahbo.loop import resume
+    from erahbo.optimizer.loop import resume
 
     sp = {"x0": ("float", 0, 1), "x1": ("float", 0, 1), "x2": ("float", 0, 1)}
     path = tmp_path / "c.db"
@@ -259,3 +260,22 @@ def test_infeasible_and_excluded_configurations_with_trials_in_flight():
         assert t.config_id not in (a.config_id, b.config_id)
         opt.tell(t, returns(t))
     assert opt.incumbent_id != b.config_id
+
+
+def test_believer_model_of_the_fast_engine_matches_the_reference_one():
+    """n_parallel > 1 chooses on the fast engine's believer model: same posterior, same choice."""
+    opt = Optimizer(table(), "rahbo", k=2, n_parallel=2, **KW)
+    for _ in range(3):
+        t = opt.ask()
+        opt.tell(t, returns(t))
+    pending = [opt.ask()]
+    rm, d, C = opt.round_model(), opt.data, opt.space.candidates_unit()
+    args = (d.U, d.ybar, d.s2, d.k, np.array([t.u for t in pending]), np.array([2]),
+            opt.model_settings, C)
+    ref = believer_round(rm, *args)
+    fast = believer_round(rm, *args, fast=FastModel(opt.model_settings, C).copy())
+    assert type(fast).__name__ == "FastRound"
+    for a, b in zip(ref.predict(C), fast.predict(C), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+    allowed = np.ones(len(C), dtype=bool)
+    assert ref.select(allowed, 1.0) == pytest.approx(fast.select(allowed, 1.0))

@@ -21,9 +21,14 @@ from typer.testing import CliRunner
 
 import erahbo
 from erahbo.cli import app
-from erahbo.journal import Journal, JournalCorruptError, SettingsMismatchError, canonical_json
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer import Optimizer, load_objective, objective_spec, optimize, study_options
+from erahbo.runtime.journal import (
+    Journal,
+    JournalCorruptError,
+    SettingsMismatchError,
+    canonical_json,
+)
 from fault_injection import (
     FAIL_ENV,
     check_no_loss_no_duplicates,
@@ -283,7 +288,7 @@ def test_objective_failing_everywhere_stops_with_one_clear_message():
 
 
 def test_process_pool_same_decisions_concurrent_seeds_and_crashing_worker(failing):
-    from erahbo.executors import ProcessExecutor
+    from erahbo.runtime.executors import ProcessExecutor
 
     serial = optimize(table_objective, table(), method="rahbo", failures="retry", **KW)
     with ProcessExecutor(max_workers=2) as pool:

@@ -213,7 +213,7 @@ def test_tune_cli_passes_the_beta_stop_schedule(fake_worker, tmp_path):
                                    "--beta", "1.5", "--out", str(out),
                                    "--worker-cmd", shlex.join(fake_worker)])
     assert res.exit_code == 0, res.output
-    from erahbo.journal import Journal
+    from erahbo.runtime.journal import Journal
 
     with Journal.open(out / "study.db") as j:
         s = j.settings

@@ -56,7 +56,7 @@ _RUNS = pd.DataFrame({
 
 
 def test_warm_start_forms_and_cleaning():
-    from erahbo.failures import penalty_value
+    from erahbo.runtime.failures import penalty_value
 
     space = _table_space()
     opt = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, warm_start=_RUNS,
@@ -148,7 +148,7 @@ def test_warm_start_journal_resumes_exactly(earlier, tmp_path):
     db = tmp_path / "w.db"
     full = erahbo.optimize(task, task.space, budget=60, seed=2, warm_start=earlier.history,
                            n_init=2, journal=db)
-    with erahbo.journal.Journal.open(db) as j:
+    with erahbo.runtime.journal.Journal.open(db) as j:
         assert len(j.settings["warm_start"]) == earlier.configs.shape[0]
     # the resume rebuilds the warm start from the journal's settings alone
     again = erahbo.resume(db, task)
@@ -180,7 +180,7 @@ def _always_fails(config, seed):
 
 @pytest.mark.parametrize("journaled", [False, True])
 def test_failed_runs_are_penalized_below_the_warm_returns(earlier, tmp_path, journaled):
-    from erahbo.failures import penalty_value
+    from erahbo.runtime.failures import penalty_value
 
     task = Figure1Task()
     warm = earlier.history
@@ -202,7 +202,7 @@ def test_a_dropped_warm_record_leaves_the_seed_streams_alone():
     warm = erahbo.Optimizer(space, method="rahbo", k=2, budget=20, seed=0, n_init=2,
                             warm_start=[{"row": r, "returns": [1.0], "seeds": [7]}
                                         for r in range(30)])
-    assert warm.data.n == 0 and warm._warm_seeds == {}
+    assert warm.data.n == 0 and warm.result().history.empty  # no warm run was kept
     for _ in range(2):
         a, b = plain.ask(), warm.ask()
         assert (a.config_id, a.seeds) == (b.config_id, b.seeds)

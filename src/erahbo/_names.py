@@ -3,7 +3,8 @@
 ``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``b``), ``<base>-k<K>`` (fixed seeds
 per configuration) and a ``-p<Q>`` suffix (Q configurations in flight). The parser
 (:mod:`erahbo.experiments.methods`) and the labels and ordering of reports
-(:mod:`erahbo.analysis.traces`) read names with these patterns only.
+(:mod:`erahbo.analysis.traces`) read names with these patterns only; :func:`parallel_label`
+is the label of a method run ``q`` configurations at a time.
 """
 
 from __future__ import annotations
@@ -14,3 +15,11 @@ ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|b)(\d+(?:\.\d+)?)$")
 FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
 PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
 FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
+
+
+def parallel_label(label: str, q: int) -> str:
+    """``RAHBO (k=2)`` -> ``RAHBO (k=2, 4 in parallel)``, ``ERAHBO`` -> ``ERAHBO (4 in
+    parallel)``: the label of a method with ``q`` configurations in flight."""
+    if label.endswith(")"):
+        return f"{label[:-1]}, {q} in parallel)"
+    return f"{label} ({q} in parallel)"

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from erahbo._records import Result
+    from erahbo.optimizer.records import Result
 
 __all__ = ["Finding", "diagnose"]
 

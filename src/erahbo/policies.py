@@ -1,13 +1,20 @@
-"""Replication policies: how many seeds a BO round spends on its configuration.
+"""Replication policies: the whole per-seed decision of a BO round.
 
 * :class:`FixedK` — RAHBO and GP-UCB: ``k`` seeds per round.
 * :class:`AdaptiveK` — ERAHBO (Sec. 3.2.1): ``k_min`` seeds first, then one more at a time
-  until the stopping rule :func:`adaptive_rule` (eq. adaptive_rule),
-  ``UCB_t^MV(x_t; k) <= B_t``, holds or ``k = k_max``.
+  (``seed_batch`` at a time with parallel workers) until the stopping rule (eq. 12,
+  :func:`erahbo.acquisition.adaptive_rule`), ``UCB_t^MV(x_t; k) <= B_t``, holds, ``k = k_max``
+  or the budget is spent.
+* :class:`Race` — an ablation after SMAC's intensifier: double the seeds while ``x_t``'s sample
+  MV is at least the best other one.
 * :class:`BetaStopSchedule` — the confidence parameter ``beta_stop`` of the incumbent bound
   ``B_t`` and of the stopping UCB (appendix "Schedule beta_stop"): constant, exponential
-  (eq. exp_schedule) or sigmoid (eq. sig_schedule) in the normalized progress ``tau = t / T``
-  (seeds used over the budget).
+  (eq. 35) or sigmoid (eq. 36) in the normalized progress ``tau = t / T`` (seeds used over the
+  budget).
+
+A policy answers three questions of the optimizer: how many seeds open a round
+(:attr:`first`), how many the next trial of an open round asks for (:meth:`next_seeds`), and
+whether the round ends after a tell (:meth:`after_tell`).
 
 >>> policy = AdaptiveK(k_min=2, k_max=20)
 >>> policy.decide(k=2, ucb_mv=0.3, B_t=0.5)
@@ -21,17 +28,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from erahbo.acquisition import adaptive_rule
+from erahbo.validation import check_k_range, check_option
+
 __all__ = [
     "SCHEDULES",
+    "STOPPING_RULES",
     "STOP_REASONS",
     "AdaptiveK",
     "BetaStopSchedule",
     "FixedK",
+    "Policy",
+    "Race",
     "adaptive_rule",
     "make_policy",
 ]
 
 SCHEDULES = ("constant", "exponential", "sigmoid")
+STOPPING_RULES = ("ucb", "race")  # ERAHBO's rule for more seeds: the paper's, or racing
 # why a round ended: the stopping rule fired, k_max reached, a fixed-k round completed,
 # the budget ran out, the configuration was excluded (finite table) or failed (infeasible),
 # the initial design, or runs given as a warm start.
@@ -39,33 +53,15 @@ STOP_REASONS = ("dominated", "k_max", "fixed_k", "budget", "excluded", "infeasib
                 "warm")
 
 
-def adaptive_rule(ucb_mv_k: float, B_t: float) -> bool:
-    """ERAHBO's stopping rule (eq. adaptive_rule): stop when ``UCB_t^MV(x_t; k) <= B_t``.
-
-    Parameters
-    ----------
-    ucb_mv_k : float
-        Upper bound of ``MV(x_t)`` after the ``k`` seeds seen so far (with ``beta_stop``).
-    B_t : float
-        Incumbent lower bound (eq. inc_lcb), fixed during the round.
-
-    Returns
-    -------
-    bool
-        True when ``x_t`` is certified worse than the incumbent: no more seeds.
-    """
-    return bool(ucb_mv_k <= B_t)
-
-
 @dataclass(frozen=True)
 class FixedK:
     """``k`` seeds per round (RAHBO, GP-UCB, random search)."""
 
     k: int = 20
+    needs_models = False  # the decision reads no bound
 
     def __post_init__(self) -> None:
-        if int(self.k) != self.k or self.k < 2:
-            raise ValueError(f"k={self.k} must be an integer >= 2 (two seeds estimate a variance)")
+        check_option("k", self.k)
 
     @property
     def first(self) -> int:
@@ -76,6 +72,14 @@ class FixedK:
         """Always ends the round after its ``k`` seeds: returns ``"fixed_k"``."""
         return "fixed_k"
 
+    def next_seeds(self, k: int, free: float) -> int:
+        """A fixed-k round is one trial; never asked (kept for the common interface)."""
+        return 1
+
+    def after_tell(self, k: int, asked: int, remaining: float, **_: object) -> str:
+        """End of the round: ``"fixed_k"``, or ``"budget"`` when fewer seeds than ``k`` ran."""
+        return "budget" if asked < self.first else "fixed_k"
+
 
 @dataclass(frozen=True)
 class AdaptiveK:
@@ -83,12 +87,12 @@ class AdaptiveK:
 
     k_min: int = 2
     k_max: int = 20
+    seed_batch: int = 1
+    needs_models = True  # the stopping rule reads UCB^MV(x_t; k) and B_t
 
     def __post_init__(self) -> None:
-        if int(self.k_min) != self.k_min or self.k_min < 2:
-            raise ValueError(f"k_min={self.k_min} must be an integer >= 2 (sample variance)")
-        if int(self.k_max) != self.k_max or self.k_max < self.k_min:
-            raise ValueError(f"k_max={self.k_max} must be an integer >= k_min={self.k_min}")
+        check_k_range(self.k_min, self.k_max)
+        check_option("seed_batch", self.seed_batch)
 
     @property
     def first(self) -> int:
@@ -110,13 +114,91 @@ class AdaptiveK:
         Returns
         -------
         str or None
-            ``"dominated"`` (eq. adaptive_rule holds), ``"k_max"``, or None (continue).
+            ``"dominated"`` (eq. 12 holds), ``"k_max"``, or None (continue).
         """
         if adaptive_rule(ucb_mv, B_t):
             return "dominated"
         if k >= self.k_max:
             return "k_max"
         return None
+
+    def _step(self, k: int) -> int:
+        return self.seed_batch
+
+    def next_seeds(self, k: int, free: float) -> int:
+        """Seeds of the next trial of a round at ``k`` seeds, with ``free`` left in the budget.
+
+        ``seed_batch`` (one: the paper's rule), never past ``k_max`` nor the budget.
+        """
+        return int(min(self._step(k), free, max(self.k_max - k, 1)))
+
+    def after_tell(
+        self,
+        k: int,
+        asked: int,
+        remaining: float,
+        *,
+        ucb_mv: float | None = None,
+        B_t: float = math.nan,
+        sample_gap: float | None = None,
+    ) -> str | None:
+        """Stop reason after a tell, or None for more seeds.
+
+        Parameters
+        ----------
+        k : int
+            Seeds of the round so far.
+        asked : int
+            Seeds of the trial just told.
+        remaining : float
+            Seeds left in the budget.
+        ucb_mv : float or None
+            ``UCB_t^MV(x_t; k)``; None for a round without models (no data yet): it ends
+            after its first trial like a fixed-k round.
+        B_t : float
+            The round's incumbent bound.
+        sample_gap : float or None
+            Unused (see :class:`Race`).
+        """
+        if ucb_mv is None:
+            return "budget" if asked < self.first else "fixed_k"
+        reason = self.decide(k, ucb_mv, B_t)
+        return "budget" if reason is None and remaining < 1 else reason
+
+
+@dataclass(frozen=True)
+class Race(AdaptiveK):
+    """Racing ablation of ERAHBO (``stopping="race"``, after SMAC's intensifier).
+
+    Sample statistics instead of the GPs: double the seeds, ``k_min, 2 k_min, 4 k_min, ...
+    <= k_max``, while ``x_t``'s sample MV is at least the best sample MV of the other evaluated
+    configurations; reject it as soon as it is below.
+    """
+
+    needs_models = False
+
+    def _step(self, k: int) -> int:
+        return k  # double
+
+    def after_tell(
+        self,
+        k: int,
+        asked: int,
+        remaining: float,
+        *,
+        ucb_mv: float | None = None,
+        B_t: float = math.nan,
+        sample_gap: float | None = None,
+    ) -> str | None:
+        """``"dominated"`` when ``sample_gap`` (x_t's sample MV minus the best other) < 0."""
+        if sample_gap is not None and sample_gap < 0:
+            return "dominated"
+        if k >= self.k_max:
+            return "k_max"
+        return "budget" if remaining < 1 else None
+
+
+Policy = FixedK | AdaptiveK
 
 
 @dataclass(frozen=True)
@@ -125,9 +207,9 @@ class BetaStopSchedule:
 
     * ``constant``: ``beta_stop`` (paper default 1.0);
     * ``exponential``: ``beta_stop * (exp(gamma tau) - 1) / (exp(gamma) - 1)``
-      (eq. exp_schedule);
+      (eq. 35);
     * ``sigmoid``: ``beta_stop * (s(tau) - s(0)) / (s(1) - s(0))`` with
-      ``s(tau) = 1 / (1 + exp(slope (tau - 0.5)))`` (eq. sig_schedule).
+      ``s(tau) = 1 / (1 + exp(slope (tau - 0.5)))`` (eq. 36).
 
     Both schedules rise from 0 at ``tau = 0`` to ``beta_stop`` at ``tau = 1``.  The value is
     used as ``sqrt(beta_stop_t)`` standard deviations (see :mod:`erahbo.acquisition`).
@@ -151,12 +233,11 @@ class BetaStopSchedule:
     def __post_init__(self) -> None:
         if self.kind not in SCHEDULES:
             raise ValueError(f"schedule={self.kind!r} must be one of {SCHEDULES}")
-        if not self.beta_stop >= 0:
-            raise ValueError(f"beta_stop={self.beta_stop} must be >= 0")
-        if self.kind == "exponential" and not self.gamma > 0:
-            raise ValueError(f"gamma={self.gamma} must be > 0 for the exponential schedule")
-        if self.kind == "sigmoid" and not self.slope > 0:
-            raise ValueError(f"slope={self.slope} must be > 0 for the sigmoid schedule")
+        check_option("beta_stop", self.beta_stop)
+        if self.kind == "exponential":
+            check_option("gamma", self.gamma)
+        if self.kind == "sigmoid":
+            check_option("slope", self.slope)
 
     def __call__(self, tau: float) -> float:
         """``beta_stop_t`` at progress ``tau`` (clipped to ``[0, 1]``)."""
@@ -177,8 +258,18 @@ class BetaStopSchedule:
         return float(self.beta_stop * (sig(tau) - sig(0.0)) / (sig(1.0) - sig(0.0)))
 
 
-def make_policy(method: str, *, k: int = 20, k_min: int = 2, k_max: int = 20) -> FixedK | AdaptiveK:
-    """Replication policy of a method: ERAHBO adaptive, the others fixed ``k``."""
+def make_policy(
+    method: str,
+    *,
+    k: int = 20,
+    k_min: int = 2,
+    k_max: int = 20,
+    stopping: str = "ucb",
+    seed_batch: int = 1,
+) -> Policy:
+    """Replication policy of a method: ERAHBO adaptive (or racing), the others fixed ``k``."""
     if method == "erahbo":
-        return AdaptiveK(k_min=k_min, k_max=k_max)
+        if stopping == "race":
+            return Race(k_min=k_min, k_max=k_max)
+        return AdaptiveK(k_min=k_min, k_max=k_max, seed_batch=seed_batch)
     return FixedK(k=k)

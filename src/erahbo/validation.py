@@ -1,8 +1,9 @@
 """Validation of user input at the library boundary: one clear message per mistake.
 
 Every check raises ``ValueError`` (a bad value) or ``TypeError`` (a bad type) whose message names
-the option, the value given and the fix. The optimizer calls these once, in its constructor;
-the CLI gets the same messages by calling the library.
+the option, the value given and the fix. Each option has one rule (:data:`RULES`), used by
+:class:`erahbo.optimizer.options.Options` (the optimizer, :func:`erahbo.optimize`, the
+benchmark's settings and the CLI build one), the replication policies and the failure policy.
 
 >>> check_options(alpha=1.0, k_min=2, k_max=20, budget=400, n_init=5, k_init=20)
 >>> check_options(k_min=1)
@@ -17,12 +18,26 @@ import inspect
 import math
 import numbers
 import os
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["check_journal_path", "check_objective", "check_options"]
+from erahbo.objectives import is_batch_objective
+
+__all__ = [
+    "RULES",
+    "check_initial_budget",
+    "check_int",
+    "check_journal_path",
+    "check_k_range",
+    "check_objective",
+    "check_option",
+    "check_options",
+    "check_real",
+]
 
 
-def _int(name: str, value: Any) -> int:
+def check_int(name: str, value: Any) -> int:
+    """``value`` as an int, refusing floats (with the fix) and bools; errors name ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             raise TypeError(f"{name} must be an int, got the float {value!r}; write {int(value)}")
@@ -30,7 +45,8 @@ def _int(name: str, value: Any) -> int:
     return int(value)
 
 
-def _real(name: str, value: Any) -> float:
+def check_real(name: str, value: Any) -> float:
+    """``value`` as a finite float, refusing bools and non-numbers; errors name ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     v = float(value)
@@ -39,86 +55,149 @@ def _real(name: str, value: Any) -> float:
     return v
 
 
-def check_options(
-    *,
-    alpha: float | None = None,
-    beta: float | None = None,
-    beta_stop: float | None = None,
-    k_min: int | None = None,
-    k_max: int | None = None,
-    k: int | None = None,
-    budget: int | None = None,
-    n_init: int | None = None,
-    k_init: int | None = None,
-    run_timeout: float | None = None,
-    retries: int | None = None,
-) -> None:
-    """Check the optimizer's numeric options; arguments left at None are not checked.
+def _at_least(low: int, why: str = "") -> Callable[[str, Any], int]:
+    def rule(name: str, value: Any) -> int:
+        v = check_int(name, value)
+        if v < low:
+            raise ValueError(f"{name}={value!r} must be an int >= {low}{why}")
+        return v
+
+    return rule
+
+
+def _seeds(what: str) -> Callable[[str, Any], int]:
+    def rule(name: str, value: Any) -> int:
+        if check_int(name, value) < 2:
+            raise ValueError(
+                f"{name}={value!r} is too small: {what} needs at least 2 seeds; use {name} >= 2"
+            )
+        return int(value)
+
+    return rule
+
+
+def _alpha(name: str, value: Any) -> float:
+    if check_real(name, value) < 0:
+        raise ValueError(
+            f"alpha={value!r} is negative: alpha weighs the variance penalty of "
+            "MV = f - alpha * rho^2; use alpha >= 0 (0 = risk-neutral)"
+        )
+    return float(value)
+
+
+def _beta(name: str, value: Any) -> float:
+    if not check_real(name, value) > 0:
+        raise ValueError(f"beta={value!r} must be > 0: bounds are mu +- sqrt(beta) sigma "
+                         "(the paper uses beta = 2.5)")
+    return float(value)
+
+
+def _beta_stop(name: str, value: Any) -> float:
+    if check_real(name, value) < 0:
+        raise ValueError(f"beta_stop={value!r} must be >= 0 (the paper uses beta_stop = 1)")
+    return float(value)
+
+
+def _positive(hint: str) -> Callable[[str, Any], float]:
+    def rule(name: str, value: Any) -> float:
+        if not check_real(name, value) > 0:
+            raise ValueError(f"{name}={value!r} must be > 0 {hint}")
+        return float(value)
+
+    return rule
+
+
+def _budget(name: str, value: Any) -> int:
+    if check_int(name, value) < 1:
+        raise ValueError(f"budget={value!r} must be a positive number of training runs")
+    return int(value)
+
+
+# One rule per option, shared by erahbo.Optimizer (through erahbo.optimizer.options.Options),
+# the replication policies, the failure policy, erahbo.optimize, the benchmark and the CLI.
+RULES: dict[str, Callable[[str, Any], Any]] = {
+    "alpha": _alpha,
+    "beta": _beta,
+    "beta_stop": _beta_stop,
+    "gamma": _positive("(rate of the exponential beta_stop schedule)"),
+    "slope": _positive("(slope of the sigmoid beta_stop schedule)"),
+    "k_min": _seeds("the sample variance"),
+    "k_max": _seeds("the sample variance"),
+    "k": _seeds("a variance"),
+    "k_init": _seeds("the sample variance"),
+    "n_init": _at_least(0, " (0 only with a warm start)"),
+    "budget": _budget,
+    "seed": _at_least(0),
+    "seed_batch": _at_least(1, " (seeds asked at once after k_min; the number of parallel "
+                               "workers, or 1 for the paper's rule)"),
+    "n_parallel": _at_least(1, " (trials pending at once: the number of configurations "
+                               "trained in parallel, or 1 for the paper's loop)"),
+    "refit_every": _at_least(0, " (0: never refit)"),
+    "raw_samples": _at_least(1),
+    "n_polish": _at_least(0),
+    "retries": _at_least(0),
+    "rho_max2": _positive("or None (the largest sample variance)"),
+    "run_timeout": _positive("seconds, or None for no limit"),
+}
+
+
+def check_option(name: str, value: Any) -> Any:
+    """Check one option by its rule (:data:`RULES`); returns it as an int or float.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the option, the value given and the fix.
+    """
+    return RULES[name](name, value)
+
+
+def check_k_range(k_min: Any, k_max: Any) -> None:
+    """ERAHBO's seed range: ``2 <= k_min <= k_max``."""
+    check_option("k_min", k_min)
+    check_option("k_max", k_max)
+    if k_max < k_min:
+        raise ValueError(f"k_max={k_max!r} is smaller than k_min={k_min!r}; use k_max >= k_min")
+
+
+def check_initial_budget(budget: int | None, n_init: int, k_init: int) -> None:
+    """The budget must cover the initial design: ``budget >= n_init * k_init``."""
+    if budget is not None and budget < n_init * k_init:
+        raise ValueError(
+            f"budget={budget!r} is smaller than the initial design (n_init={n_init} "
+            f"configurations x k_init={k_init} seeds = {n_init * k_init} runs); raise budget "
+            f"to at least {n_init * k_init} or lower n_init / k_init"
+        )
+
+
+def check_options(**options: Any) -> None:
+    """Check options given by name (None: not checked), each by its rule in :data:`RULES`.
+
+    ``k_min``/``k_max`` are also checked as a range, and ``budget`` against the initial design
+    ``n_init * k_init`` when all three are given.
 
     Parameters
     ----------
-    alpha : float
-        Risk aversion of ``MV = f - alpha * rho^2``; must be >= 0 (0 is risk-neutral).
-    beta, beta_stop : float
-        Exploration / stopping confidence parameters (bounds are ``mu +- sqrt(beta) sigma``);
-        must be > 0 (beta_stop may be 0).
-    k_min, k_max : int
-        Seeds per configuration for ERAHBO: ``2 <= k_min <= k_max``.
-    k : int
-        Seeds per configuration for the fixed-k methods; >= 2 (a variance needs 2 seeds).
-    budget : int
-        Training runs in total; at least the initial design ``n_init * k_init``.
-    n_init, k_init : int
-        Initial design: configurations and seeds each.
-    run_timeout : float
-        Seconds per training run; > 0.
-    retries : int
-        Retries per failed seed; >= 0.
+    **options
+        Any of the names in :data:`RULES`, e.g. ``alpha`` (risk aversion, >= 0), ``beta``
+        (acquisition confidence, > 0), ``beta_stop`` (>= 0), ``k_min``, ``k_max``, ``k``,
+        ``k_init`` (seeds, >= 2), ``n_init``, ``budget`` (training runs, >= 1),
+        ``run_timeout`` (seconds, > 0), ``retries`` (>= 0).
 
     Raises
     ------
     ValueError, TypeError
         At the first bad option, naming it and the fix.
     """
-    if alpha is not None and _real("alpha", alpha) < 0:
-        raise ValueError(
-            f"alpha={alpha!r} is negative: alpha weighs the variance penalty of "
-            "MV = f - alpha * rho^2; use alpha >= 0 (0 = risk-neutral)"
-        )
-    if beta is not None and _real("beta", beta) <= 0:
-        raise ValueError(f"beta={beta!r} must be > 0 (the paper uses beta = 2.5)")
-    if beta_stop is not None and _real("beta_stop", beta_stop) < 0:
-        raise ValueError(f"beta_stop={beta_stop!r} must be >= 0 (the paper uses beta_stop = 1)")
-    if k_min is not None and _int("k_min", k_min) < 2:
-        raise ValueError(
-            f"k_min={k_min!r} is too small: the sample variance needs at least 2 seeds; "
-            "use k_min >= 2"
-        )
-    if k_max is not None:
-        _int("k_max", k_max)
-        if k_min is not None and k_max < k_min:
-            raise ValueError(f"k_max={k_max!r} is smaller than k_min={k_min!r}; use k_max >= k_min")
-        if k_max < 2:
-            raise ValueError(f"k_max={k_max!r} is too small; use k_max >= 2")
-    if k is not None and _int("k", k) < 2:
-        raise ValueError(f"k={k!r} is too small: a variance needs at least 2 seeds; use k >= 2")
-    if n_init is not None and _int("n_init", n_init) < 1:
-        raise ValueError(f"n_init={n_init!r} must be >= 1")
-    if k_init is not None and _int("k_init", k_init) < 2:
-        raise ValueError(f"k_init={k_init!r} is too small; use k_init >= 2")
-    if budget is not None:
-        if _int("budget", budget) < 1:
-            raise ValueError(f"budget={budget!r} must be a positive number of training runs")
-        if n_init is not None and k_init is not None and budget < n_init * k_init:
-            raise ValueError(
-                f"budget={budget!r} is smaller than the initial design (n_init={n_init} "
-                f"configurations x k_init={k_init} seeds = {n_init * k_init} runs); raise budget "
-                f"to at least {n_init * k_init} or lower n_init / k_init"
-            )
-    if run_timeout is not None and _real("run_timeout", run_timeout) <= 0:
-        raise ValueError(f"run_timeout={run_timeout!r} must be > 0 seconds, or None for no limit")
-    if retries is not None and _int("retries", retries) < 0:
-        raise ValueError(f"retries={retries!r} must be >= 0")
+    given = {k: v for k, v in options.items() if v is not None}
+    for name, value in given.items():
+        if name not in RULES:
+            raise TypeError(f"check_options: unknown option {name!r}")
+        check_option(name, value)
+    if "k_min" in given and "k_max" in given:
+        check_k_range(given["k_min"], given["k_max"])
+    if {"budget", "n_init", "k_init"} <= set(given):
+        check_initial_budget(given["budget"], given["n_init"], given["k_init"])
 
 
 def check_objective(objective: Any, *, batch: bool | None = None) -> bool:
@@ -137,8 +216,6 @@ def check_objective(objective: Any, *, batch: bool | None = None) -> bool:
     bool
         Whether it is a batch objective.
     """
-    from erahbo.failures import is_batch_objective
-
     if not callable(objective):
         raise TypeError(
             f"objective must be a function objective(config, seed) -> float, got "

@@ -1,6 +1,7 @@
 """Load the benchmark traces of a results directory into aligned arrays and tidy frames.
 
-Layout read here (written by :mod:`erahbo.experiments`, see the trace contract)::
+Layout read here (written by :mod:`erahbo.experiments`, whose :mod:`erahbo.experiments.traces`
+defines the format)::
 
     RESULTS/traces/<task>/<method>/rep-<NNN>.parquet
 
@@ -24,8 +25,6 @@ i.e. ``(MV* - MV(incumbent)) / (MV* - mean MV of the initial configurations)``.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,35 +33,18 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from erahbo._names import ERAHBO_VARIANT_RE, FIXED_K_LABELS, FIXED_K_RE, PARALLEL_RE
-
-TRACE_META_KEY = b"erahbo_trace"
-TRACES_SUBDIR = "traces"
-TRACE_COLUMNS: tuple[str, ...] = (
-    "run",
-    "round",
-    "config_id",
-    "seed",
-    "k_round",
-    "config_mv",
-    "incumbent_id",
-    "incumbent_mv",
-    "simple_regret",
-    "cumulative_regret",
-    "stop_reason",
+from erahbo._names import (
+    ERAHBO_VARIANT_RE,
+    FIXED_K_LABELS,
+    FIXED_K_RE,
+    PARALLEL_RE,
+    parallel_label,
 )
-# Columns the analysis needs; the others are kept when present.
-_NEEDED_COLUMNS: tuple[str, ...] = (
-    "run",
-    "round",
-    "config_id",
-    "k_round",
-    "config_mv",
-    "incumbent_mv",
-    "simple_regret",
-    "cumulative_regret",
+from erahbo.experiments.traces import (
+    REP_FILE_RE,
+    find_trace_files,
+    read_trace,
 )
-_REP_RE = re.compile(r"^rep-(\d+)\.parquet$")
 
 Metric = Literal["simple", "cumulative", "normalized"]
 METRICS: tuple[str, ...] = ("simple", "cumulative", "normalized")
@@ -72,14 +54,6 @@ METRICS: tuple[str, ...] = ("simple", "cumulative", "normalized")
 DOMAIN_ORDER: tuple[str, ...] = ("cc", "brax", "xland", "synthetic")
 _DOMAIN_LABELS = {"cc": "CC", "brax": "Brax", "xland": "XLand", "synthetic": "Synthetic",
                   "all": "All tasks"}
-
-
-def parallel_label(label: str, q: int) -> str:
-    """``RAHBO (k=2)`` -> ``RAHBO (k=2, 4 in parallel)``, ``ERAHBO`` -> ``ERAHBO (4 in
-    parallel)``: the label of a method with ``q`` configurations in flight."""
-    if label.endswith(")"):
-        return f"{label[:-1]}, {q} in parallel)"
-    return f"{label} ({q} in parallel)"
 
 
 def method_label(method: str) -> str:
@@ -192,61 +166,6 @@ def align_to_grid(
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read one trace file.
-
-    Parameters
-    ----------
-    path : str or Path
-        A ``rep-NNN.parquet`` file.
-
-    Returns
-    -------
-    frame : pandas.DataFrame
-        The rows, sorted by ``run``.
-    meta : dict
-        The JSON metadata stored under ``b"erahbo_trace"``.
-    """
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    try:
-        table = pq.ParquetFile(path).read()
-    except Exception as exc:  # pyarrow raises several types for unreadable files
-        raise ValueError(f"trace {path}: not a readable Parquet file ({exc})") from exc
-    raw = (table.schema.metadata or {}).get(TRACE_META_KEY)
-    if raw is None:
-        raise ValueError(f"trace {path}: missing file metadata key 'erahbo_trace'; write "
-                         "traces with erahbo.experiments (see the trace contract)")
-    try:
-        meta = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"trace {path}: metadata 'erahbo_trace' is not valid JSON") from exc
-    frame = table.to_pandas()
-    missing = [c for c in _NEEDED_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"trace {path}: missing column(s) {missing}; a trace needs "
-                         f"{list(_NEEDED_COLUMNS)}")
-    if not frame["run"].is_monotonic_increasing:
-        frame = frame.sort_values("run", kind="stable").reset_index(drop=True)
-    return frame, meta
-
-
-def find_trace_files(results_dir: str | Path) -> list[Path]:
-    """All ``traces/<task>/<method>/rep-NNN.parquet`` files under a results directory."""
-    root = Path(results_dir)
-    if not root.is_dir():
-        raise ValueError(f"results_dir {root}: not a directory; pass the --out directory of "
-                         "`erahbo benchmark`")
-    base = root / TRACES_SUBDIR if (root / TRACES_SUBDIR).is_dir() else root
-    files = sorted(p for p in base.glob("*/*/rep-*.parquet") if _REP_RE.match(p.name))
-    if not files:
-        raise ValueError(f"results_dir {root}: no traces found (expected "
-                         f"{TRACES_SUBDIR}/<task>/<method>/rep-<NNN>.parquet); run "
-                         "`erahbo benchmark DATA --out RESULTS` first")
-    return files
 
 
 def _meta_float(meta: dict[str, Any], key: str, path: Path) -> float:
@@ -412,7 +331,7 @@ def load_traces(
         if (want_m is not None and method not in want_m) or (
                 want_t is not None and task not in want_t):
             continue
-        rep_match = _REP_RE.match(path.name)
+        rep_match = REP_FILE_RE.match(path.name)
         rep = int(meta.get("repetition", int(rep_match.group(1)) if rep_match else 0))
         mv_star = _meta_float(meta, "mv_star", path)
         if "init_regret" in meta and meta["init_regret"] is not None:

@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 
 from erahbo._data import SEED_HIGH
-from erahbo._parallel import drive
 from erahbo.arlbench.client import ArlClient, RunResult
 from erahbo.arlbench.registry import ArlTask, get_task
 from erahbo.optimizer import Optimizer, Result, Trial
+from erahbo.optimizer.loop import drive
+from erahbo.runtime.journal import Journal
 from erahbo.space import SearchSpace
 
 # Width of the attainable return range per environment (episode-return bounds of the
@@ -82,8 +83,6 @@ def _journal_settings(journal: str | Path | None) -> dict[str, Any] | None:
     """Settings of the study in an existing journal (None: no journal, or a new one)."""
     if journal is None or not Path(journal).is_file():
         return None
-    from erahbo.journal import Journal
-
     j = Journal.open(journal)
     try:
         return dict(j.settings)
@@ -123,7 +122,7 @@ def tune(
     journal : path, optional
         SQLite journal; an existing one with the same settings is resumed.
     failures : {"penalize", "retry", "exclude"}
-        Policy for failed runs (see :mod:`erahbo.failures`).
+        Policy for failed runs (see :mod:`erahbo.runtime.failures`).
     extra : dict, optional
         Overrides of the worker request, e.g. ``{"n_total_timesteps": 4096}`` for smoke runs.
     on_trial : callable, optional

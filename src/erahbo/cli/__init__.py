@@ -7,9 +7,19 @@ Each command lives in its own module of this package and exposes
 
 from __future__ import annotations
 
-import importlib
-
 import typer
+
+from erahbo.cli import (
+    arlbench_cmd,
+    benchmark,
+    dataset,
+    demo,
+    generate,
+    optimize_cmd,
+    report,
+    resume,
+    tune,
+)
 
 app = typer.Typer(
     name="erahbo",
@@ -28,27 +38,10 @@ groups: dict[str, typer.Typer] = {
 for _name, _group in groups.items():
     app.add_typer(_group, name=_name)
 
-# Command modules, in --help order. A module that does not exist yet is skipped.
-_COMMAND_MODULES = (
-    "demo",
-    "optimize_cmd",
-    "benchmark",
-    "report",
-    "tune",
-    "resume",
-    "dataset",
-    "generate",
-    "arlbench_cmd",
-)
-
-for _mod in _COMMAND_MODULES:
-    try:
-        _m = importlib.import_module(f"{__name__}.{_mod}")
-    except ModuleNotFoundError as _e:
-        if _e.name == f"{__name__}.{_mod}":
-            continue
-        raise
-    _m.register(app, groups)
+# Command modules, in --help order: each adds its command(s) to the app or a group.
+for _module in (demo, optimize_cmd, benchmark, report, tune, resume, dataset, generate,
+                arlbench_cmd):
+    _module.register(app, groups)
 
 
 def main() -> None:

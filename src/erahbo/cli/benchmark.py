@@ -15,6 +15,7 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
                       hp_columns: str | None, console) -> list:
     """Load, validate and process every task file under ``data`` (degenerate ones skipped)."""
     from erahbo.datasets.loaders import expand_paths, load_task
+    from erahbo.datasets.validate import DegenerateTaskError
     from erahbo.experiments.replay import prepare_task
 
     cols = [c.strip() for c in hp_columns.split(",")] if hp_columns else None
@@ -23,9 +24,7 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
         try:
             task = prepare_task(load_task(path, hp_columns=cols), alpha=alpha,
                                 outcome_processing=outcome_processing)
-        except ValueError as e:
-            if "degenerate" not in str(e):
-                raise
+        except DegenerateTaskError as e:
             console.print(f"[yellow]skip[/] {e}")
             continue
         if task.report is not None and task.report.n_infeasible:
@@ -45,7 +44,7 @@ def benchmark(
                                 "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
                                 "random-k<K> (any with -p<Q>)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
-    budget: int = typer.Option(2000, min=1, help="Training runs after the initial design."),
+    budget: int = typer.Option(2000, help="Training runs after the initial design."),
     out: Path = typer.Option(Path("results/benchmark"), help="Results directory."),
     workers: int = typer.Option(2, min=1, help="Concurrent jobs (worker processes, or Ray "
                                 "CPUs of a local instance)."),
@@ -53,15 +52,15 @@ def benchmark(
                                  "ray."),
     address: str = typer.Option(None, help="Ray: 'auto' joins the cluster of this machine, "
                                 "'ray://host:10001' a remote one; unset starts a local one."),
-    n_init: int = typer.Option(5, min=1, help="Initial Sobol configurations per repetition."),
-    k_init: int = typer.Option(20, min=2, help="Stored seeds per initial configuration."),
-    alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2."),
-    beta: float = typer.Option(2.5, min=0.0,
+    n_init: int = typer.Option(5, help="Initial Sobol configurations per repetition."),
+    k_init: int = typer.Option(20, help="Stored seeds per initial configuration."),
+    alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2."),
+    beta: float = typer.Option(2.5,
                                help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
-    beta_stop: float = typer.Option(1.0, min=0.0, help="ERAHBO stopping confidence."),
-    k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
-    k_max: int = typer.Option(20, min=2, help="ERAHBO: most seeds per round."),
-    seed: int = typer.Option(0, min=0, help="Base seed of the study."),
+    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence."),
+    k_min: int = typer.Option(2, help="ERAHBO: seeds before the stopping rule."),
+    k_max: int = typer.Option(20, help="ERAHBO: most seeds per round."),
+    seed: int = typer.Option(0, help="Base seed of the study."),
     outcome_processing: str = typer.Option(
         "vizier", help="vizier (paper) | minmax (linear onto [0, 1]) | none (raw returns)."),
     hp_columns: str = typer.Option(None, help="Comma-separated hyperparameter columns "
@@ -83,7 +82,6 @@ def benchmark(
         settings = StudySettings(budget=budget, n_init=n_init, k_init=k_init, alpha=alpha,
                                  beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max,
                                  seed=seed, outcome_processing=outcome_processing)
-        settings.validate()
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None

@@ -26,15 +26,16 @@ def demo(
        (``repetitions`` x ``budget`` runs each), then ``report/report.md`` with its figures.
     """
 
-    import erahbo
     from erahbo.analysis.run_plots import plot_1d_run, plot_rounds
-    from erahbo.cli import app
+    from erahbo.cli.benchmark import register as register_benchmark
     from erahbo.datasets.loaders import bundled_tasks
+    from erahbo.experiments.study import StudySettingsMismatch
     from erahbo.objectives.synthetic import Figure1Task
+    from erahbo.optimizer.loop import optimize
 
     console = make_console()
     task = Figure1Task()
-    result = erahbo.optimize(task, task.space, method="erahbo", budget=300, seed=seed)
+    result = optimize(task, task.space, method="erahbo", budget=300, seed=seed)
     best = task.mv_argmax(1.0)
     console.rule("[bold]1. ERAHBO on the Figure-1 task (alpha = 1)")
     console.print(f"recommended configuration: {result.incumbent}  "
@@ -50,18 +51,18 @@ def demo(
     console.print(f"plots: {png} (the task and the seeds spent), {rounds} (round by round)")
     console.rule("[bold]2. Reduced offline study on the bundled synthetic suite")
     study = out / "benchmark"
-    args = ["benchmark", *map(str, bundled_tasks()),
+    bench = typer.Typer()  # the benchmark command alone (its own options and checks)
+    register_benchmark(bench, {})
+    args = [*map(str, bundled_tasks()),
             "--methods", "erahbo,rahbo-k2,rahbo-k20,gpucb-k20",
             "--repetitions", str(repetitions), "--budget", str(budget), "--workers", str(workers),
             "--seed", str(seed), "--out", str(study)]
     try:
-        typer.main.get_command(app).main(args, standalone_mode=False)
-    except ValueError as e:  # an earlier demo with other settings: the demo's own output
-        if "holds a study with other settings" not in str(e):
-            raise
+        typer.main.get_command(bench).main(args, standalone_mode=False)
+    except StudySettingsMismatch:  # an earlier demo with other settings: the demo's own output
         console.print(f"{study} holds an earlier demo study with other settings: replacing it")
         shutil.rmtree(study)
-        typer.main.get_command(app).main(args, standalone_mode=False)
+        typer.main.get_command(bench).main(args, standalone_mode=False)
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:

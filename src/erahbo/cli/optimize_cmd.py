@@ -36,7 +36,7 @@ def fail(message: str) -> typer.Exit:
 
 def library_errors() -> tuple[type[BaseException], ...]:
     """Errors of the library that are the user's to fix (reported without a traceback)."""
-    from erahbo.journal import JournalError
+    from erahbo.runtime.journal import JournalError
 
     return (*ERRORS, JournalError)
 
@@ -187,8 +187,8 @@ def optimize(
     progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
     """Optimize an objective; write its tables, summary and figures; print the incumbent."""
-    import erahbo
-    from erahbo.optimizer import load_objective, load_space, objective_spec
+    from erahbo.optimizer.loop import optimize
+    from erahbo.optimizer.study import load_objective, load_space, objective_spec
 
     errors = library_errors()
     try:
@@ -211,7 +211,7 @@ def optimize(
             journal.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
         with progress_display(progress) as callback:
-            result = erahbo.optimize(
+            result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, beta=beta,
                 k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
                 seed_batch=seed_batch, n_parallel=parallel,

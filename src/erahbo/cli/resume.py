@@ -35,9 +35,9 @@ def resume(
     progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
     """Reopen a journal and continue its study to the budget; print the incumbent."""
-    from erahbo.journal import Journal
     from erahbo.optimizer import load_objective
     from erahbo.optimizer import resume as resume_study
+    from erahbo.runtime.journal import Journal
 
     errors = library_errors()
     try:

@@ -18,36 +18,36 @@ def tune(
     task: str = typer.Option(..., help="Registry task, e.g. ppo_cc_cartpole "
                              "(see `erahbo dataset tasks`)."),
     method: str = typer.Option("erahbo", help="erahbo | rahbo | gpucb | random"),
-    budget: int = typer.Option(200, min=1, help="Training runs in all (initial design included)."),
+    budget: int = typer.Option(200, help="Training runs in all (initial design included)."),
     workers: int = typer.Option(1, min=1, help="ARLBench worker processes: the seeds of a "
                                 "round run in parallel across them."),
     out: Path = typer.Option(None, help="Output directory (default results/tune/<task>)."),
-    seed: int = typer.Option(0, min=0, help="Optimizer seed."),
-    alpha: float = typer.Option(1.0, min=0.0, help="Risk aversion in MV = f - alpha rho^2, "
+    seed: int = typer.Option(0, help="Optimizer seed."),
+    alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2, "
                                 "on returns divided by --scale."),
     scale: float = typer.Option(None, help="Width of the return range (default: the "
                                 "environment's, e.g. 500 for CartPole)."),
-    k_min: int = typer.Option(2, min=2, help="ERAHBO: seeds before the stopping rule."),
-    k_max: int = typer.Option(10, min=2, help="ERAHBO: most seeds per round."),
-    seed_batch: int = typer.Option(None, min=1, help="ERAHBO: seeds asked at once after "
+    k_min: int = typer.Option(2, help="ERAHBO: seeds before the stopping rule."),
+    k_max: int = typer.Option(10, help="ERAHBO: most seeds per round."),
+    seed_batch: int = typer.Option(None, help="ERAHBO: seeds asked at once after "
                                    "k_min (default: the workers of one configuration; a "
                                    "resumed study keeps its own)."),
     parallel: int = typer.Option(None, min=1, help="Configurations trained at once, each on "
                                  "--workers / --parallel workers (default 1; a resumed study "
                                  "keeps its own)."),
-    beta: float = typer.Option(2.5, min=0.0, help="Acquisition confidence "
+    beta: float = typer.Option(2.5, help="Acquisition confidence "
                                "(mu +- sqrt(beta) sigma)."),
-    beta_stop: float = typer.Option(1.0, min=0.0, help="ERAHBO stopping confidence (the "
+    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence (the "
                                     "maximum of a schedule)."),
     schedule: str = typer.Option("constant", help="ERAHBO beta_stop schedule over the budget: "
                                  "constant | exponential | sigmoid (paper appendix)."),
     gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
     slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
-    k: int = typer.Option(5, min=2, help="Seeds per round of the fixed-k methods."),
+    k: int = typer.Option(5, help="Seeds per round of the fixed-k methods."),
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
                                     "history.csv): data from the start, not in the budget."),
-    n_init: int = typer.Option(5, min=0, help="Initial Sobol configurations (0 with "
+    n_init: int = typer.Option(5, help="Initial Sobol configurations (0 with "
                                "--warm-start: none)."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
                                "(default: k_max for ERAHBO, k otherwise)."),
@@ -70,6 +70,7 @@ def tune(
     from erahbo.arlbench.tune import tune as run_tune
     from erahbo.arlbench.tune import verify as run_verify
     from erahbo.cli._progress import run_progress
+    from erahbo.optimizer.options import Options
 
     console = make_console()
     try:
@@ -90,6 +91,11 @@ def tune(
         options["warm_start"] = warm_start
     if parallel is not None:
         options["n_parallel"] = parallel
+    try:  # the optimizer's rules, before any worker starts
+        Options(method=method, budget=budget, seed=seed, failures=failures,
+                **{k: v for k, v in options.items() if k not in ("scale", "warm_start")})
+    except (ValueError, TypeError) as e:
+        raise typer.BadParameter(str(e)) from None
     cmd = shlex.split(worker_cmd) if worker_cmd else None
     try:
         client = ArlClient(workers, venv=venv, worker_cmd=cmd, run_timeout_s=run_timeout,

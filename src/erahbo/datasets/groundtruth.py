@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from erahbo.datasets.format import TaskData
-from erahbo.datasets.validate import ValidationReport, validate_task
+from erahbo.datasets.validate import DegenerateTaskError, ValidationReport, validate_task
 from erahbo.datasets.warping import process_outcomes
+from erahbo.validation import check_option
 
 __all__ = ["GroundTruth", "ground_truth", "true_mv"]
 
@@ -64,13 +65,14 @@ def ground_truth(
     ------
     ValueError
         For a negative or non-finite ``alpha``, an unknown processing, or a degenerate task
-        (all configurations score the same: the paper skips such tasks; the message says so).
+        (:class:`~erahbo.datasets.validate.DegenerateTaskError`: all configurations score the
+        same; the paper skips such tasks).
     """
-    if not np.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha={alpha} must be a finite number >= 0")
+    check_option("alpha", alpha)
     clean, report = validate_task(task)
     if report.degenerate:
-        raise ValueError(f"{task.name}: degenerate task skipped: " + " ".join(report.messages))
+        raise DegenerateTaskError(f"{task.name}: degenerate task skipped: "
+                                  + " ".join(report.messages))
     processed = process_outcomes(clean, outcome_processing)
     returns = np.asarray(processed.returns, dtype=float)  # (N, S)
     return GroundTruth(clean, processed, report, returns.mean(axis=1), true_mv(returns, alpha))

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from erahbo.datasets.format import TaskData
+from erahbo.datasets.groundtruth import ground_truth
 from erahbo.datasets.validate import is_degenerate
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -118,8 +119,6 @@ def benchmark_optima(
     processed (``outcome_processing``; Vizier warping can change which configuration has the
     best mean), ``MV = mean - alpha * var(ddof=1)``. None for a degenerate task.
     """
-    from erahbo.datasets.groundtruth import ground_truth
-
     try:
         truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing)
     except ValueError:  # degenerate: no optimum to mark

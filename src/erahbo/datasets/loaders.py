@@ -46,6 +46,7 @@ import pandas as pd
 
 from erahbo.datasets.format import CONFIG_ID, TaskData, read_task, seed_columns
 from erahbo.datasets.validate import ValidationReport, check_task, require_columns, validate_task
+from erahbo.space import SearchSpace
 
 FORMATS = ("parquet", "csv", "runhistory")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -230,8 +231,6 @@ def infer_space_json(configs: pd.DataFrame) -> dict[str, Any] | None:
     """The JSON search space (:meth:`erahbo.SearchSpace.to_json`) inferred from a candidate
     table by :meth:`erahbo.SearchSpace.from_table`; None when it cannot be inferred. A guess:
     the real bounds belong in the file's metadata."""
-    from erahbo.space import SearchSpace
-
     try:
         return SearchSpace.from_table(configs).to_json()
     except (ValueError, TypeError):

@@ -61,8 +61,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import qmc
 
+from erahbo import __version__
 from erahbo.datasets.format import TaskData, write_task
+from erahbo.datasets.groundtruth import ground_truth
 from erahbo.datasets.warping import VizierWarper
+from erahbo.space import SearchSpace
 
 GENERATOR = "erahbo.datasets.synth"
 
@@ -434,9 +437,6 @@ def tradeoff_stats(
     -------
     TradeoffStats
     """
-    from erahbo.datasets.groundtruth import ground_truth
-    from erahbo.space import SearchSpace
-
     truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing)
     clean, report, proc = truth.clean, truth.report, truth.processed
     if clean.n_configs < 2:
@@ -675,8 +675,6 @@ def _space(algorithm: str) -> dict[str, tuple]:
 
 
 def _space_json(algorithm: str) -> dict[str, Any]:
-    from erahbo.space import SearchSpace
-
     return SearchSpace(dict(_space(algorithm))).to_json()
 
 
@@ -690,8 +688,6 @@ def _spec(spec: SynthSpec | str) -> SynthSpec:
 
 
 def _version() -> str:
-    from erahbo import __version__
-
     return __version__
 
 

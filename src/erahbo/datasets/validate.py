@@ -24,6 +24,10 @@ import pandas as pd
 
 from erahbo.datasets.format import TaskData
 
+
+class DegenerateTaskError(ValueError):
+    """A task whose configurations all score the same: the paper skips such tasks."""
+
 MIN_SEEDS = 2
 
 

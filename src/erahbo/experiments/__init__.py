@@ -3,8 +3,9 @@
 from erahbo.datasets.groundtruth import true_mv
 from erahbo.experiments.methods import PAPER_METHODS, MethodSpec, parse_method, parse_methods
 from erahbo.experiments.replay import ReplayTask, SeedReplay, prepare_task
-from erahbo.experiments.runner import StudySettings, run_repetition, trace_path
+from erahbo.experiments.runner import StudySettings, run_repetition
 from erahbo.experiments.study import run_study
+from erahbo.experiments.traces import trace_path
 
 __all__ = [
     "PAPER_METHODS",

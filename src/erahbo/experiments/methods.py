@@ -25,8 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from erahbo._names import ERAHBO_VARIANT_RE, FIXED_K_LABELS, FIXED_K_RE, PARALLEL_RE
-from erahbo.analysis.traces import parallel_label
+from erahbo._names import ERAHBO_VARIANT_RE, FIXED_K_LABELS, FIXED_K_RE, PARALLEL_RE, parallel_label
 
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 

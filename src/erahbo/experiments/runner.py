@@ -10,19 +10,22 @@ after the initial design.  The trace layout is documented in ``docs/benchmark.md
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from erahbo.analysis.traces import TRACE_COLUMNS
+from erahbo import __version__
+from erahbo.datasets.warping import METHODS as PROCESSINGS
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
-from erahbo.optimizer import Optimizer, Trial
+from erahbo.experiments.traces import TRACE_COLUMNS
+from erahbo.optimizer.core import Optimizer
+from erahbo.optimizer.loop import drive
+from erahbo.optimizer.options import Options
+from erahbo.optimizer.records import Trial
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class StudySettings:
     seed : int
         Base seed; repetition ``r`` of a task derives its own seed from it.
     outcome_processing : str
-        ``"vizier"`` (paper) or ``"none"``.
+        ``"vizier"`` (paper), ``"minmax"`` or ``"none"``.
     """
 
     budget: int = 2000
@@ -56,31 +59,28 @@ class StudySettings:
     seed: int = 0
     outcome_processing: str = "vizier"
 
+    def __post_init__(self) -> None:
+        self.validate()
+
     def validate(self) -> None:
-        """Raise one clear ValueError for an invalid setting."""
-        if self.budget < 1:
-            raise ValueError(f"budget={self.budget} must be >= 1 training run")
-        if self.n_init < 1:
-            raise ValueError(f"n_init={self.n_init} must be >= 1")
-        if self.k_init < 2:
-            raise ValueError(f"k_init={self.k_init} must be >= 2 (the sample variance needs 2)")
-        if self.k_min < 2:
-            raise ValueError(f"k_min={self.k_min} must be >= 2 (the sample variance needs 2)")
-        if self.k_max < self.k_min:
-            raise ValueError(f"k_max={self.k_max} must be >= k_min={self.k_min}")
-        if self.alpha < 0:
-            raise ValueError(f"alpha={self.alpha} must be >= 0")
+        """Raise one clear error for an invalid setting (the optimizer's rules, once).
+
+        Every repetition builds an optimizer with these values, so they are checked by
+        :class:`erahbo.optimizer.options.Options` (e.g. ``beta > 0``) before any file is
+        written; ``outcome_processing`` by :data:`erahbo.datasets.warping.METHODS`.
+        """
+        Options(method="erahbo", budget=self.budget, n_init=self.n_init, k_init=self.k_init,
+                alpha=self.alpha, beta=self.beta, beta_stop=self.beta_stop, k_min=self.k_min,
+                k_max=self.k_max, seed=self.seed, initial_in_budget=False)
+        if self.outcome_processing not in PROCESSINGS:
+            raise ValueError(f"outcome_processing={self.outcome_processing!r} must be one of "
+                             f"{', '.join(PROCESSINGS)}")
 
 
 def repetition_seed(task: ReplayTask, seed: int, repetition: int) -> int:
     """Seed of one repetition of one task (same for every method)."""
     rng = np.random.default_rng([int(seed), int(repetition), task.stable_id()])
     return int(rng.integers(2**31))
-
-
-def trace_path(out: Path, task: str, method: str, repetition: int) -> Path:
-    """``OUT/traces/<task>/<method>/rep-<NNN>.parquet``."""
-    return Path(out) / "traces" / task / method / f"rep-{repetition:03d}.parquet"
 
 
 def _incumbent_id(opt: Optimizer) -> int:
@@ -137,35 +137,38 @@ def run_repetition(
     )
     mv_star = task.mv_star
     rows: list[list[Any]] = []
-    run = 0
     cum = 0.0
     init_inc: int | None = None  # incumbent after the initial design, before run 1
-    in_flight: deque[Trial] = deque()  # n_parallel > 1: trials finish in the order asked
-    while True:
-        while opt.n_pending < opt.n_parallel and (asked := opt.ask()) is not None:
-            if asked.phase != "init" and init_inc is None:
-                init_inc = _incumbent_id(opt)
-            in_flight.append(asked)
-        if not in_flight:
-            break
-        trial = in_flight.popleft()
+
+    def after_ask(trial: Trial) -> None:
+        nonlocal init_inc
+        if trial.phase != "init" and init_inc is None:
+            init_inc = _incumbent_id(opt)
+
+    def evaluate(trial: Trial) -> tuple[list[float], list[int]]:
+        return replay.draw(int(trial.config_id), len(trial.seeds))
+
+    def tell(trial: Trial, drawn: tuple[list[float], list[int]]) -> None:
+        nonlocal cum
         cid = int(trial.config_id)
-        vals, seeds = replay.draw(cid, len(trial.seeds))
+        vals, seeds = drawn
         opt.tell(trial, vals)
         if replay.remaining(cid) == 0:
             opt.exclude(cid)
         if trial.phase == "init":
-            continue
+            return
         prev = rows[-1][6] if rows else init_inc
         inc = _incumbent_id(opt)
         for j, s in enumerate(seeds):
-            run += 1
             cum += mv_star - task.mv[cid]
             inc_j = inc if j == len(seeds) - 1 else prev  # models update once per tell
-            rows.append([run, trial.round, cid, s, 0, task.mv[cid], inc_j, task.mv[inc_j],
-                         mv_star - task.mv[inc_j], cum, ""])
+            rows.append([len(rows) + 1, trial.round, cid, s, 0, task.mv[cid], inc_j,
+                         task.mv[inc_j], mv_star - task.mv[inc_j], cum, ""])
         if progress is not None:
             progress(len(seeds))
+
+    # n_parallel > 1: trials are told in the order asked (instant replays, reproducible)
+    drive(opt, evaluate, tell, after_ask=after_ask, threads=False)
     trace = pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
     _fill_rounds(trace, opt)
     init_mv = task.mv[init_ids]
@@ -207,6 +210,4 @@ def _fill_rounds(trace: pd.DataFrame, opt: Optimizer) -> None:
 
 
 def _version() -> str:
-    from erahbo import __version__
-
     return __version__

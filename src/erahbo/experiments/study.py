@@ -1,7 +1,7 @@
 """Run a whole benchmark study: tasks x methods x repetitions over an executor.
 
 Each (task, method, repetition) job replays one optimization and writes one trace.  Jobs are
-spread over an :class:`erahbo.executors.Executor`: the local process pool by default, or Ray
+spread over an :class:`erahbo.runtime.executors.Executor`: the local process pool by default, or Ray
 (``executor="ray"``, ``address="auto"`` to join a running cluster).  Finished traces are
 skipped, so re-running a study resumes it.  Each trace is written atomically (temporary file
 + rename) by the worker that made it: a killed study never leaves a half-written trace, and
@@ -20,22 +20,20 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from erahbo._threads import one_blas_thread
-from erahbo.analysis.traces import TRACE_META_KEY
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask
-from erahbo.experiments.runner import (
-    StudySettings,
-    run_repetition,
-    trace_path,
-)
-
-if TYPE_CHECKING:
-    from erahbo.executors import Executor
+from erahbo.experiments.runner import StudySettings, run_repetition
+from erahbo.experiments.traces import trace_path, write_trace
+from erahbo.runtime.executors import Executor, RayExecutor, make_executor
 
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class StudySettingsMismatch(ValueError):
+    """The output folder holds a study with other settings (a new folder is needed)."""
 
 
 @dataclass(frozen=True)
@@ -47,19 +45,6 @@ class Job:
     repetition: int
     settings: StudySettings
     path: Path
-
-
-def write_trace(trace: Any, meta: dict[str, Any], path: Path) -> None:
-    """Write a trace with its metadata atomically."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pandas(trace, preserve_index=False)
-    table = table.replace_schema_metadata({TRACE_META_KEY: json.dumps(meta).encode()})
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    pq.write_table(table, tmp)
-    tmp.replace(path)
 
 
 def _run_job(job: Job, progress_queue: Any = None) -> tuple[str, int, int]:
@@ -123,7 +108,7 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
         if old.get("settings") != info["settings"]:
             diff = sorted(k for k in info["settings"]
                           if old.get("settings", {}).get(k) != info["settings"][k])
-            raise ValueError(
+            raise StudySettingsMismatch(
                 f"{out} holds a study with other settings ({', '.join(diff)} differ); "
                 "use a new --out directory or the same settings to resume."
             )
@@ -166,7 +151,7 @@ def run_study(
         ``on_progress(runs_done_now, runs_total)`` after every few training runs (on Ray and
         custom executors: after every finished job).
     executor : {"process", "ray"} or Executor, optional
-        Where jobs run (:mod:`erahbo.executors`). Default: this process if ``workers == 1``,
+        Where jobs run (:mod:`erahbo.runtime.executors`). Default: this process if ``workers == 1``,
         else the local process pool (``"process"``). ``"ray"`` starts a local Ray instance
         with ``workers`` CPUs, or joins a cluster with ``address``; an Executor instance is
         used as is and left running.
@@ -178,7 +163,6 @@ def run_study(
     dict
         ``jobs_run``, ``jobs_skipped`` and ``runs``.
     """
-    settings.validate()
     if repetitions < 1:
         raise ValueError(f"repetitions={repetitions} must be >= 1")
     if workers < 1:
@@ -195,8 +179,6 @@ def run_study(
         if on_progress is not None:
             on_progress(runs, total)
 
-    from erahbo.executors import Executor as _Executor
-    from erahbo.executors import make_executor
 
     if executor is None:
         executor = "process" if workers > 1 and len(jobs) > 1 else None
@@ -207,21 +189,20 @@ def run_study(
                                              report)
                 write_trace(trace, meta, job.path)
         return {"jobs_run": len(jobs), "jobs_skipped": skipped, "runs": runs}
-    if not isinstance(executor, _Executor) and executor not in ("process", "ray"):
+    if not isinstance(executor, Executor) and executor not in ("process", "ray"):
         raise ValueError(
             f"executor={executor!r} is not known; use 'process', 'ray' or an "
-            "erahbo.executors.Executor"
+            "erahbo.runtime.executors.Executor"
         )
 
     saved = {v: os.environ.get(v) for v in _THREAD_VARS}
     for v in _THREAD_VARS:  # spawned workers inherit one BLAS thread each
         os.environ[v] = "1"
     try:
-        own = not isinstance(executor, _Executor)
+        own = not isinstance(executor, Executor)
         if executor == "ray":
-            from erahbo.executors import RayExecutor
 
-            ex: _Executor = RayExecutor(address=address, max_workers=None if address else workers,
+            ex: Executor = RayExecutor(address=address, max_workers=None if address else workers,
                                         num_cpus=None if address else workers)
         else:
             ex = make_executor(executor, max_workers=min(workers, len(jobs)))

@@ -19,7 +19,7 @@ from typing import Any
 
 __all__ = ["batch_objective", "call_objective", "is_batch_objective"]
 
-_BATCH_ATTR = "__erahbo_batch__"  # also read by erahbo.failures.is_batch_objective
+_BATCH_ATTR = "__erahbo_batch__"
 
 
 def batch_objective(func: Callable[[dict, list[int]], Sequence[float]]) -> Callable:

@@ -1,47 +1,162 @@
-"""The one-call BO loop and journaled-study helpers (paper Sec. 3, docs/robustness.md).
+"""The one ask/evaluate/tell driver, and the one-call loop (paper Sec. 3, docs/robustness.md).
 
-:func:`optimize` runs the loop of :class:`erahbo.optimizer.Optimizer` (ask, evaluate the seeds
-of the round on an executor, tell) until the budget of training runs is spent; with
-``journal=`` the study is recorded and resumed exactly. :func:`resume` reopens a journaled
-study with its settings (:func:`study_options`), its objective (:func:`objective_spec` /
-:func:`load_objective`) and its space (:func:`load_space`). Every name here is also
-importable from :mod:`erahbo.optimizer`.
+:func:`drive` is the loop every caller runs: :func:`optimize` and :func:`resume` (here), the
+live ARLBench tuning (:func:`erahbo.arlbench.tune.tune`), the offline benchmark's replay
+(:mod:`erahbo.experiments.runner`) and the generic journaled loop :func:`run_study`; hooks
+carry what differs.  :func:`optimize` runs :class:`erahbo.optimizer.core.Optimizer` on an
+objective (the seeds of a round on an executor) until the budget of training runs is spent;
+with ``journal=`` the study is recorded and resumed exactly.  :func:`resume` reopens a
+journaled study with its settings, objective and space (:mod:`erahbo.optimizer.study`).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import pickle
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
 
-import numpy as np
-import pandas as pd
+from erahbo.optimizer.core import Optimizer
+from erahbo.optimizer.records import Result, Trial
+from erahbo.optimizer.study import journaled_space, load_objective, objective_spec, study_options
+from erahbo.runtime.executors import Executor, make_executor
+from erahbo.runtime.failures import FailurePolicy, TrialOutcome
+from erahbo.runtime.journal import Journal
+from erahbo.runtime.replay import JournaledStudy
+from erahbo.validation import check_objective, check_option
 
-from erahbo.failures import FailurePolicy, TrialOutcome
-from erahbo.models import GPHyper
-from erahbo.optimizer import Optimizer, Result, Trial
-from erahbo.space import SearchSpace
-from erahbo.validation import check_objective, check_options
+__all__ = ["drive", "optimize", "resume", "run_study"]
 
-if TYPE_CHECKING:
-    from erahbo.executors import Executor
+R = TypeVar("R")
 
-__all__ = [
-    "SYNTHETIC_TASKS",
-    "load_objective",
-    "load_space",
-    "objective_spec",
-    "optimize",
-    "resume",
-    "study_options",
-]
 
-SYNTHETIC_TASKS = ("figure1", "branin")  # bundled tasks an objective spec may name
+def drive(
+    opt: Any,
+    evaluate: Callable[[Any], R],
+    tell: Callable[[Any, R], None],
+    *,
+    before_ask: Callable[[], bool | None] | None = None,
+    after_ask: Callable[[Any], None] | None = None,
+    threads: bool = True,
+) -> None:
+    """Ask, evaluate and tell until ``opt`` asks nothing more, ``opt.n_parallel`` trials at once.
+
+    Sequential (in the calling thread) when ``opt.n_parallel == 1``. Otherwise up to
+    ``n_parallel`` trials are pending at once. With ``threads`` they are evaluated at once in
+    threads (``evaluate`` typically hands the seeds to a process pool, Ray or ARLBench
+    workers); every finished trial is told at once, in the calling thread (results that finish
+    together: in the order they were asked), and the freed slots are asked again. The order of
+    the tells then depends on which trial finishes first, so parallel studies are not
+    reproducible run to run; a journal records that order and resumes exactly. Without
+    ``threads`` (instant evaluations, e.g. a replay of stored returns) the oldest pending trial
+    is evaluated and told first: reproducible.
+
+    Parameters
+    ----------
+    opt : Optimizer
+        Anything with ``ask()`` and optionally ``n_parallel`` (default 1).
+    evaluate : callable
+        ``evaluate(trial) -> result`` (runs in a worker thread when ``threads`` and
+        ``n_parallel > 1``).
+    tell : callable
+        ``tell(trial, result)``, called in the calling thread.
+    before_ask : callable, optional
+        Called before every ask: raise to abort (e.g. a check that the study can go on), or
+        return True to stop asking (e.g. a budget counted elsewhere).
+    after_ask : callable, optional
+        ``after_ask(trial)`` for every asked trial.
+    threads : bool
+        Evaluate pending trials concurrently in threads (see above).
+    """
+    n_parallel = int(getattr(opt, "n_parallel", 1))
+    pending: deque[Any] = deque()  # asked, not yet evaluated (FIFO, no threads)
+    pool = (ThreadPoolExecutor(max_workers=n_parallel, thread_name_prefix="erahbo-trial")
+            if threads and n_parallel > 1 else None)
+    running: dict[Future[R], Any] = {}
+    try:
+        while True:
+            while len(running) + len(pending) < n_parallel:
+                if before_ask is not None and before_ask():
+                    break
+                trial = opt.ask()
+                if trial is None:  # budget spent, or the next choice needs pending results
+                    break
+                if after_ask is not None:
+                    after_ask(trial)
+                if pool is None:
+                    pending.append(trial)
+                else:
+                    running[pool.submit(evaluate, trial)] = trial
+            if pool is None:
+                if not pending:
+                    return
+                trial = pending.popleft()
+                tell(trial, evaluate(trial))
+                continue
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=lambda f: running[f].trial_id):
+                trial = running.pop(fut)
+                tell(trial, fut.result())
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=not running, cancel_futures=True)
+
+
+def run_study(
+    study: JournaledStudy,
+    objective: Callable[..., Any],
+    *,
+    budget: int | None = None,
+    max_trials: int | None = None,
+    executor: Executor | None = None,
+    run_timeout: float | None = None,
+    batch: bool | None = None,
+) -> JournaledStudy:
+    """The journaled loop for any ask/tell optimizer: ask, evaluate, tell until done.
+
+    Parameters
+    ----------
+    study : JournaledStudy
+    objective : callable
+        ``objective(config, seed) -> float`` or a batch objective.
+    budget : int, optional
+        Stop before asking once this many runs are counted (told trials only).
+    max_trials : int, optional
+        Stop before asking once this many trials were told.
+    executor, run_timeout, batch
+        See :func:`erahbo.runtime.evaluate.evaluate`.
+
+    Returns
+    -------
+    JournaledStudy
+        The same study, for chaining.
+
+    Notes
+    -----
+    The stopping checks are skipped while trials from before a crash are pending: the original
+    run had passed them before asking those trials, and must finish them identically.
+    """
+    journal = study.journal
+
+    def done() -> bool:
+        if study.has_pending:
+            return False
+        return ((budget is not None and journal.n_counted() >= budget)
+                or (max_trials is not None and journal.n_trials(told=True) >= max_trials))
+
+    def evaluate(trial: Any) -> TrialOutcome:
+        return study.evaluate(trial, objective, executor=executor, run_timeout=run_timeout,
+                              batch=batch)
+
+    drive(study, evaluate, study.tell, before_ask=done, threads=False)
+    return study
 
 
 def optimize(
@@ -99,8 +214,8 @@ def optimize(
         Seconds per training run; a run past it is killed and counts as failed (runs then
         execute in worker processes, one isolated child with the serial executor).
     executor : {"serial", "process", "ray"} or Executor, optional
-        Where runs execute (:mod:`erahbo.executors`); one executor serves the whole study and
-        the seeds of a round run concurrently on it (ERAHBO: ``k_min`` at once, then one more
+        Where runs execute (:mod:`erahbo.runtime.executors`); one executor serves the whole study
+        and the seeds of a round run concurrently on it (ERAHBO: ``k_min`` at once, then one more
         at a time as the stopping rule decides). Default: ``"serial"``, or ``"process"`` when
         ``workers > 1``. An Executor instance is used as is and left running. With the
         :class:`Optimizer` option ``n_parallel=q`` (in ``**options``), ``q`` configurations are
@@ -126,7 +241,8 @@ def optimize(
     if budget is None:
         raise ValueError("optimize: budget must be an int (training runs)")
     batch = check_objective(objective)
-    check_options(run_timeout=run_timeout, retries=retries)
+    if run_timeout is not None:
+        check_option("run_timeout", run_timeout)
     kind = _executor_kind(executor, workers)
     if kind in ("process", "ray") or run_timeout is not None:
         _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
@@ -136,11 +252,7 @@ def optimize(
                     k_min=k_min, k_max=k_max, k=k, journal=journal, failures=failures,
                     retries=retries, journal_info=journal_info, **options)
     try:
-        from erahbo._parallel import drive
-        from erahbo.executors import Executor as _Executor
-        from erahbo.executors import make_executor
-
-        own = not isinstance(executor, _Executor)
+        own = not isinstance(executor, Executor)
         ex = None if own else executor  # started on the first trial (none for a done study)
 
         start = threading.Lock()
@@ -150,11 +262,11 @@ def optimize(
             with start:
                 if ex is None:
                     ex = make_executor(kind, max_workers=workers, address=address)
-            return opt._evaluate(trial, objective, executor=ex, run_timeout=run_timeout,
+            return opt.run_trial(trial, objective, executor=ex, run_timeout=run_timeout,
                                  batch=batch)
 
         def tell(trial: Trial, outcome: TrialOutcome) -> None:
-            opt._tell_evaluated(trial, outcome)
+            opt.tell_outcome(trial, outcome)
             if callback is not None:
                 callback(opt, trial, outcome)
 
@@ -162,7 +274,7 @@ def optimize(
         try:
             if callback is not None:
                 callback(opt, None, None)
-            drive(opt, evaluate, tell, before_ask=opt._check_alive)
+            drive(opt, evaluate, tell, before_ask=opt.check_alive, threads=True)
             ok = True
         finally:
             if own and ex is not None:
@@ -173,19 +285,17 @@ def optimize(
 
 
 def _executor_kind(executor: Any, workers: int | None) -> str:
-    from erahbo.executors import Executor as _Executor
-
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ValueError(f"workers={workers!r} must be an int >= 1 (concurrent training runs)")
-    if isinstance(executor, _Executor):
+    if isinstance(executor, Executor):
         return "custom"
     if executor is None:
         return "process" if workers is not None and workers > 1 else "serial"
     if executor not in ("serial", "process", "ray"):
         raise ValueError(
             f"executor={executor!r} is not known; use 'serial', 'process', 'ray' or an "
-            "erahbo.executors.Executor"
+            "erahbo.runtime.executors.Executor"
         )
     if executor == "serial" and workers is not None and workers > 1:
         raise ValueError(
@@ -212,111 +322,6 @@ def _default_info(objective: Any, kind: str, workers: int | None, address: str |
     return {"objective": objective_spec(objective), "workdir": os.getcwd(),
             "executor": kind, "workers": workers, "address": address,
             "run_timeout": run_timeout}
-
-
-def study_options(settings: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments of :func:`optimize` that reproduce journaled study settings.
-
-    Parameters
-    ----------
-    settings : dict
-        :meth:`Optimizer.study_settings` (e.g. ``Journal.open(path).settings``).
-
-    Returns
-    -------
-    dict
-        Everything but ``space`` (see :func:`resume` for rebuilding it).
-    """
-    out = {k: v for k, v in settings.items() if k not in ("space", "hyperparameters")}
-    if out.get("retries") is None:
-        out.pop("retries", None)
-    if out.get("failures") is None:
-        out.pop("failures", None)
-    hyper = settings.get("hyperparameters")
-    if hyper is not None:
-        out["hyperparameters"] = tuple(
-            GPHyper(h["kind"], np.asarray(h["lengthscales"], dtype=float), h["noise"])
-            for h in hyper
-        )
-    return out
-
-
-# ---------------------------------------------------------------------------- objectives
-def objective_spec(objective: Any) -> str | None:
-    """How to rebuild ``objective`` in another process, or None if it cannot be named.
-
-    Returns ``"figure1"`` / ``"branin"`` for the bundled synthetic tasks with default
-    parameters, ``"module:qualified.name"`` for an importable module-level callable.
-    """
-    from erahbo.objectives import synthetic
-
-    for name, cls in (("figure1", synthetic.Figure1Task),
-                      ("branin", synthetic.HeteroscedasticBranin)):
-        if type(objective) is cls:
-            skip = ("space", "_argmax_cache")
-            mine = {k: v for k, v in vars(objective).items() if k not in skip}
-            ref = {k: v for k, v in vars(cls()).items() if k not in skip}
-            return name if mine == ref else None
-    module = getattr(objective, "__module__", None)
-    qual = getattr(objective, "__qualname__", None)
-    if not module or not qual or module == "__main__" or "<" in qual:
-        return None
-    try:
-        found = load_objective(f"{module}:{qual}")[0]
-    except (ImportError, AttributeError, ValueError, TypeError):
-        return None
-    return f"{module}:{qual}" if found is objective else None
-
-
-def load_objective(spec: str) -> tuple[Callable[..., Any], SearchSpace | None]:
-    """The objective named by ``spec`` and, for a bundled task, its search space.
-
-    Parameters
-    ----------
-    spec : str
-        ``"figure1"`` or ``"branin"`` (bundled synthetic tasks, default parameters), or
-        ``"module:function"`` (an importable callable; ``module:Class`` is instantiated
-        without arguments). The current folder is importable.
-
-    Returns
-    -------
-    (callable, SearchSpace or None)
-    """
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(
-            f"objective {spec!r} must be 'module:function' or one of {', '.join(SYNTHETIC_TASKS)}"
-        )
-    spec = spec.strip()
-    if spec in SYNTHETIC_TASKS:
-        from erahbo.objectives import synthetic
-
-        task = (synthetic.Figure1Task() if spec == "figure1"
-                else synthetic.HeteroscedasticBranin())
-        return task, task.space
-    if ":" not in spec:
-        raise ValueError(
-            f"objective {spec!r} is neither a bundled task ({', '.join(SYNTHETIC_TASKS)}) nor "
-            "'module:function' (e.g. 'mytraining:train' for train() in mytraining.py)"
-        )
-    module, _, attr = spec.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"objective {spec!r}: cannot import module {module!r} ({exc}); run from the folder "
-            "that holds it or add that folder to PYTHONPATH"
-        ) from exc
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise AttributeError(f"objective {spec!r}: module {module!r} has no {attr!r}")
-        obj = getattr(obj, part)
-    if isinstance(obj, type):
-        obj = obj()
-    if not callable(obj):
-        raise TypeError(f"objective {spec!r} is a {type(obj).__name__}, not a callable")
-    return obj, None
 
 
 def resume(
@@ -351,8 +356,6 @@ def resume(
     -------
     Result
     """
-    from erahbo.journal import Journal
-
     with Journal.open(path) as j:
         settings, info = dict(j.settings), dict(j.info)
     if objective is None:
@@ -371,7 +374,7 @@ def resume(
         if space is None:
             space = task_space
     if space is None:
-        space = _journaled_space(str(path), settings, info)
+        space = journaled_space(str(path), settings, info)
     if executor is None and workers is None:
         kind = info.get("executor")
         executor = kind if kind in ("serial", "process", "ray") else None
@@ -385,76 +388,3 @@ def resume(
                     **study_options(settings))
 
 
-def _journaled_space(path: str, settings: dict[str, Any], info: dict[str, Any]) -> Any:
-    spec = settings.get("space") or {}
-    if "table" not in spec:
-        return SearchSpace.from_json(spec)
-    table_file = info.get("space_file")
-    if not table_file:
-        raise ValueError(
-            f"journal {path} holds a study on a candidate table, which the journal does not "
-            "store; pass the same table: erahbo.resume(path, objective, space=table)"
-        )
-    return load_space(table_file)
-
-
-def _typed_entry(entry: Any) -> Any:
-    """``["log", 1e-5, 0.1]`` -> ``("log", 1e-5, 0.1)``; other lists stay choices."""
-    if not isinstance(entry, list) or not entry or not isinstance(entry[0], str):
-        return entry
-    kind, n_args = entry[0], len(entry) - 1
-    bounds = all(isinstance(v, int | float) and not isinstance(v, bool) for v in entry[1:])
-    if ((kind in ("float", "log", "int", "logint") and n_args == 2 and bounds)
-            or (kind in ("cat", "ord", "const") and n_args == 1)
-            or (kind == "bool" and n_args == 0)):
-        return tuple(entry)
-    return entry
-
-
-def load_space(path: str | os.PathLike[str]) -> Any:
-    """Read a search space file: what ``erahbo optimize --space`` accepts.
-
-    Parameters
-    ----------
-    path : str or path-like
-        ``.json``: a ConfigSpace JSON file (``ConfigurationSpace.to_json``), the JSON of
-        :meth:`SearchSpace.to_json`, or a dict of :class:`SearchSpace` entries with lists for
-        tuples: ``{"lr": ["log", 1e-5, 0.1], "act": ["cat", ["tanh", "relu"]]}`` (a plain
-        list of values is a categorical);
-        ``.csv`` / ``.parquet``: a finite candidate table (one configuration per row).
-
-    Returns
-    -------
-    SearchSpace or pandas.DataFrame
-        A DataFrame for a table (the optimizer makes it a finite space).
-    """
-    import json
-
-    p = os.fspath(path)
-    if not os.path.isfile(p):
-        raise ValueError(f"space file {p} does not exist; give a .json, .csv or .parquet file")
-    ext = os.path.splitext(p)[1].lower()
-    if ext == ".csv":
-        return pd.read_csv(p)
-    if ext in (".parquet", ".pq"):
-        return pd.read_parquet(p)
-    if ext != ".json":
-        raise ValueError(f"space file {p}: unknown type {ext!r}; use .json, .csv or .parquet")
-    try:
-        with open(p) as fh:
-            d = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"space file {p} is not valid JSON: {exc}") from None
-    if not isinstance(d, dict):
-        raise ValueError(f"space file {p}: expected a JSON object, got {type(d).__name__}")
-    if any(key in d for key in ("python_module_version", "format_version",
-                                "json_format_version")):
-        from ConfigSpace import ConfigurationSpace
-
-        return SearchSpace(ConfigurationSpace.from_json(p))
-    if "hyperparameters" not in d:  # {name: [type, ...]}: JSON has lists, the spec tuples
-        d = {name: _typed_entry(entry) for name, entry in d.items()}
-    try:
-        return SearchSpace(d)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"space file {p}: {exc}") from None

@@ -45,18 +45,15 @@ whole history at once for optimizers that refit on the current range.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import math
 import numbers
 import time
-import traceback
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from erahbo.executors import Executor, RunTimeout, SerialExecutor, WorkerCrashed, worker_name
+from erahbo.validation import check_option
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,13 +61,14 @@ if TYPE_CHECKING:
 __all__ = [
     "COUNTED",
     "POLICIES",
+    "UNFINISHED",
     "FailurePolicy",
     "Penalizer",
     "RunOutcome",
     "RunRecorder",
     "TrialOutcome",
     "apply_penalty",
-    "evaluate",
+    "as_return",
     "outcomes_from_returns",
     "penalty_value",
     "retry_seed",
@@ -78,8 +76,7 @@ __all__ = [
 
 POLICIES = ("penalize", "retry", "exclude")
 COUNTED = ("ok", "penalized")
-_UNFINISHED = ("running", "interrupted")  # journal statuses of runs cut by a crash
-_ERROR_CHARS = 4000  # longest error text kept per run (the tail of the traceback)
+UNFINISHED = ("running", "interrupted")  # journal statuses of runs cut by a crash
 
 
 # --------------------------------------------------------------------------------------------
@@ -106,8 +103,7 @@ class FailurePolicy:
             raise ValueError(
                 f"failures={self.mode!r} is not a policy; use one of {', '.join(POLICIES)}"
             )
-        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
-            raise ValueError(f"retries must be an int >= 0, got {self.retries!r}")
+        check_option("retries", self.retries)
         if self.mode == "retry" and self.retries < 1:
             raise ValueError("failures='retry' needs retries >= 1; use failures='penalize'")
 
@@ -322,19 +318,7 @@ class RunRecorder(Protocol):
     def run_finished(self, token: Any, outcome: RunOutcome) -> None: ...
 
 
-# --------------------------------------------------------------------------------------------
-# Calling the objective (these run on the worker)
-# --------------------------------------------------------------------------------------------
-
-
-def _error_text(exc: BaseException) -> str:
-    head = f"{type(exc).__name__}: {exc}"
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    text = f"{head}\n{tb}" if tb else head
-    return text if len(text) <= _ERROR_CHARS else head + "\n..." + text[-_ERROR_CHARS:]
-
-
-def _as_return(value: Any) -> tuple[float, str | None]:
+def as_return(value: Any) -> tuple[float, str | None]:
     """Check a return value: (float, None) if usable, (nan, reason) if not."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         # numpy scalars are numbers.Real; 0-d arrays are accepted through float()
@@ -354,277 +338,6 @@ def _as_return(value: Any) -> tuple[float, str | None]:
         return math.nan, f"objective returned {v}"
     return v, None
 
-
-# One run's report from the worker: (raw, error, start, end, worker)
-_Report = tuple[float, "str | None", float, float, str]
-
-
-def _call_objective(objective: Callable[[Any, int], Any], config: Any, seed: int) -> _Report:
-    start = time.time()
-    try:
-        raw, error = _as_return(objective(config, seed))
-    except (Exception, SystemExit) as exc:
-        raw, error = math.nan, _error_text(exc)
-    return raw, error, start, time.time(), worker_name()
-
-
-def _call_batch(
-    objective: Callable[[Any, list[int]], Any], config: Any, seeds: list[int]
-) -> list[_Report]:
-    start = time.time()
-    try:
-        values = list(objective(config, list(seeds)))
-        if len(values) != len(seeds):
-            raise ValueError(
-                f"batch objective returned {len(values)} values for {len(seeds)} seeds"
-            )
-    except (Exception, SystemExit) as exc:
-        end, err = time.time(), _error_text(exc)
-        return [(math.nan, err, start, end, worker_name())] * len(seeds)
-    end = time.time()
-    return [(*_as_return(v), start, end, worker_name()) for v in values]
-
-
-def is_batch_objective(objective: Any) -> bool:
-    """True if the objective was declared with ``erahbo.batch_objective``.
-
-    The decorator marks the function with ``__erahbo_batch__ = True``.
-    """
-    return bool(getattr(objective, "__erahbo_batch__", False))
-
-
-# --------------------------------------------------------------------------------------------
-# evaluate
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Job:
-    slot: int
-    seed: int
-    attempt: int
-    rerun: bool
-    token: Any = None
-    submitted: float = field(default_factory=time.time)
-
-
-def evaluate(
-    objective: Callable[..., Any],
-    config: Any,
-    seeds: Sequence[int],
-    policy: str | FailurePolicy = "penalize",
-    *,
-    retries: int | None = None,
-    run_timeout: float | None = None,
-    executor: Executor | None = None,
-    penalizer: Penalizer | None = None,
-    recorder: RunRecorder | None = None,
-    batch: bool | None = None,
-    prior: Iterable[Any] = (),
-) -> TrialOutcome:
-    """Run ``objective(config, seed)`` for every seed of one trial, handling failures.
-
-    Up to ``executor.max_workers`` runs are in flight at once (all ``k_min`` seeds of an ERAHBO
-    round on a large enough pool); a retry is submitted as soon as its failure is seen.
-
-    Parameters
-    ----------
-    objective : callable
-        ``objective(config, seed) -> float``, or a batch objective
-        ``objective(config, seeds) -> list[float]`` (see ``batch``).
-    config : dict
-        The configuration (``trial.config``).
-    seeds : sequence of int
-        (k,) seeds of the trial (``trial.seeds``).
-    policy : {"penalize", "retry", "exclude"} or FailurePolicy
-        What to do with failed runs (module docstring).
-    retries : int, optional
-        Retries per seed under ``"retry"`` (default 2).
-    run_timeout : float, optional
-        Seconds per run. When set, runs execute in separate processes (a serial executor uses
-        one isolated child process) and a run past the limit is killed and counts as failed.
-    executor : Executor, optional
-        Where runs execute; default: inline (:class:`SerialExecutor`).
-    penalizer : Penalizer, optional
-        Feasible returns of earlier trials (not modified here); default: none.
-    recorder : RunRecorder, optional
-        Told of every run start and end, e.g. ``journal.recorder(trial_id)``.
-    batch : bool, optional
-        Whether ``objective`` takes a list of seeds; default: :func:`is_batch_objective`. A batch
-        call runs all pending seeds at once; ``run_timeout`` then limits the whole call.
-    prior : iterable of run records
-        Runs of this trial finished before a crash of the study (objects with the attributes of
-        :class:`RunOutcome`, e.g. the journal's records). Finished ones are kept, ones with
-        status ``interrupted`` or ``running`` are re-run with the same seed (``rerun=True``),
-        and the trial continues from there.
-
-    Returns
-    -------
-    TrialOutcome
-        Every run and the per-slot ``returns`` to tell the optimizer.
-    """
-    pol = FailurePolicy.coerce(policy, retries)
-    seeds = [int(s) for s in seeds]
-    k = len(seeds)
-    if k == 0:
-        raise ValueError("seeds is empty: a trial needs at least one seed")
-    if batch is None:
-        batch = is_batch_objective(objective)
-    own_executor = executor is None
-    ex: Executor = SerialExecutor() if executor is None else executor
-    done: list[RunOutcome] = []
-    final: dict[int, RunOutcome] = {}
-    next_attempt: dict[int, int] = {}
-    todo: deque[_Job] = deque()
-    excluded = False
-
-    # --- resume: take over what a crashed study already did for this trial --------------------
-    prior = list(prior)
-    finished_keys = {(r.slot, r.attempt) for r in prior if r.status not in _UNFINISHED}
-    reruns: dict[tuple[int, int], _Job] = {}
-    for rec in sorted(prior, key=lambda r: (r.slot, r.attempt)):
-        if rec.status in _UNFINISHED:
-            # in flight at a crash (maybe several crashes): re-run once, same seed
-            if (rec.slot, rec.attempt) not in finished_keys:
-                reruns.setdefault(
-                    (rec.slot, rec.attempt), _Job(rec.slot, int(rec.seed), rec.attempt, True)
-                )
-            continue
-        raw_prior = math.nan if rec.raw is None else float(rec.raw)
-        out = RunOutcome(
-            slot=rec.slot,
-            seed=int(rec.seed),
-            attempt=rec.attempt,
-            status=rec.status,
-            raw=raw_prior,
-            value_used=raw_prior if rec.status == "ok" else math.nan,
-            error=rec.error,
-            start=rec.start,
-            end=rec.end,
-            worker=rec.worker,
-            rerun=bool(getattr(rec, "rerun", False)),
-        )
-        done.append(out)
-        if rec.status == "retried":
-            next_attempt[rec.slot] = max(next_attempt.get(rec.slot, 0), rec.attempt + 1)
-        else:
-            final[rec.slot] = out
-            excluded |= rec.status == "failed"
-    reruns_l = [j for key, j in sorted(reruns.items()) if j.slot not in final]
-    rerun_slots = {j.slot for j in reruns_l}
-    todo.extend(reruns_l)
-    for slot in range(k):
-        if slot in final or slot in rerun_slots:
-            continue
-        a = next_attempt.get(slot, 0)
-        seed = seeds[slot] if a == 0 else retry_seed(seeds[slot], a, seeds)
-        todo.append(_Job(slot, seed, a, False))
-
-    # --- run ---------------------------------------------------------------------------------
-    inflight: dict[cf.Future, list[_Job]] = {}
-    width = max(1, int(getattr(ex, "max_workers", 1)))
-
-    def submit_ready() -> None:
-        while todo and len(inflight) < width:
-            if batch:
-                group = [todo.popleft() for _ in range(len(todo))]
-            else:
-                group = [todo.popleft()]
-            group = [j for j in group if j.rerun or not excluded]
-            if not group:
-                continue
-            for j in group:
-                j.token = (
-                    recorder.run_started(j.slot, j.seed, j.attempt, j.rerun) if recorder else None
-                )
-                j.submitted = time.time()
-            if batch:
-                fut = ex.submit(
-                    _call_batch, objective, config, [j.seed for j in group], timeout=run_timeout
-                )
-            else:
-                fut = ex.submit(
-                    _call_objective, objective, config, group[0].seed, timeout=run_timeout
-                )
-            inflight[fut] = group
-
-    def settle(job: _Job, report: _Report) -> None:
-        nonlocal excluded
-        raw, error, start, end, worker = report
-        if error is None:
-            status, value = "ok", raw
-        elif pol.mode == "retry" and job.attempt < pol.retries:
-            status, value = "retried", math.nan
-            nxt = job.attempt + 1
-            todo.append(_Job(job.slot, retry_seed(seeds[job.slot], nxt, seeds), nxt, False))
-        elif pol.mode == "exclude":
-            status, value = "failed", math.nan
-            excluded = True
-        else:
-            status, value = "penalized", math.nan  # value set once the trial is complete
-        out = RunOutcome(
-            job.slot,
-            job.seed,
-            job.attempt,
-            status,
-            raw,
-            value,
-            error,
-            start,
-            end,
-            worker,
-            job.rerun,
-        )
-        done.append(out)
-        if status != "retried":
-            final[job.slot] = out
-        if recorder is not None:
-            recorder.run_finished(job.token, out)
-
-    try:
-        submit_ready()
-        while inflight:
-            finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
-            for fut in sorted(finished, key=lambda f: inflight[f][0].slot):
-                group = inflight.pop(fut)
-                try:
-                    reports = fut.result()
-                    if not batch:
-                        reports = [reports]
-                except (RunTimeout, WorkerCrashed) as exc:
-                    now = time.time()
-                    who = exc.worker or "?"
-                    reports = [
-                        (math.nan, f"{type(exc).__name__}: {exc}", j.submitted, now, who)
-                        for j in group
-                    ]
-                except Exception as exc:  # e.g. the objective could not be sent to a worker
-                    now = time.time()
-                    reports = [(math.nan, _error_text(exc), j.submitted, now, "?") for j in group]
-                for j, rep in zip(group, reports, strict=True):
-                    settle(j, rep)
-            submit_ready()
-    finally:
-        if own_executor:
-            ex.shutdown(wait=False, cancel_futures=True)
-
-    # --- what to tell ------------------------------------------------------------------------
-    base = penalizer if penalizer is not None else Penalizer()
-    ok_raw = [r.raw for r in done if r.status == "ok"]
-    pen = base.penalty(ok_raw)
-    runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in done]
-    final = {
-        s: (replace(r, value_used=pen) if r.status == "penalized" else r) for s, r in final.items()
-    }
-    raw = [final[s].raw if s in final and final[s].status == "ok" else math.nan for s in range(k)]
-    if excluded:
-        returns = list(raw)
-    else:
-        missing = [s for s in range(k) if s not in final]
-        if missing:  # pragma: no cover - defensive: every slot ends ok or penalized
-            raise RuntimeError(f"internal error: seed slots {missing} have no final run")
-        returns = [final[s].value_used for s in range(k)]
-    return TrialOutcome(runs=runs, returns=returns, raw=raw, excluded=excluded)
 
 
 def outcomes_from_returns(
@@ -675,7 +388,7 @@ def outcomes_from_returns(
     now = time.time()
     runs: list[RunOutcome] = []
     for slot, (s, v) in enumerate(zip(seeds, returns, strict=True)):
-        raw, error = _as_return(v)
+        raw, error = as_return(v)
         if error is None:
             status = "ok"
         else:

@@ -34,9 +34,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo.optimizer.records import History
+from erahbo.optimizer.state import StudyState
+from erahbo.runtime.failures import Penalizer
 from erahbo.space import SearchSpace
 
-_FAILED = ("penalized", "failed")  # final failures of an earlier study (erahbo.failures)
+__all__ = ["add_warm_start", "warm_records"]
+
+_FAILED = ("penalized", "failed")  # final failures of an earlier study (erahbo.runtime.failures)
 _KEEP = ("ok", *_FAILED)
 _DROP = ("retried", "running", "interrupted")  # replaced by a retry, or cut by a crash
 
@@ -166,3 +171,101 @@ def _native(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+_WARM_FAILED = "failed before the study (warm start)"
+
+
+def add_warm_start(
+    records: list[dict[str, Any]],
+    state: StudyState,
+    history: History,
+    *,
+    exclude: bool,
+    penalizer: Penalizer,
+    n_rounds: int,
+) -> tuple[int, list[float]]:
+    """Add the warm-start runs to the data, the history and the rounds (not the budget).
+
+    A failed warm run (return None) follows the study's failure policy: ``exclude`` marks its
+    configuration infeasible; otherwise it counts with the penalty below the worst warm return
+    and its configuration can no longer be the incumbent.
+
+    Parameters
+    ----------
+    records : list of dict
+        From :func:`warm_records`.
+    state : StudyState
+    history : History
+    exclude : bool
+        The study's failure policy is ``"exclude"``.
+    penalizer : Penalizer
+        Observes the finite warm returns (penalties of later failures are set below them).
+    n_rounds : int
+        Rounds so far (each warm configuration is a round of phase ``"warm"``).
+
+    Returns
+    -------
+    n_rounds : int
+        Rounds after the warm start.
+    finite : list of float
+        The finite warm returns.
+    """
+    finite = [v for rec in records for v in rec["returns"] if v is not None]
+    penalty = Penalizer(finite).penalty()
+    excluded: dict[bytes, int] = {}  # encodings of warm configurations made infeasible
+    d = state.data
+    for rec in records:
+        key = None
+        if state.space.is_finite:
+            cid = int(rec["row"])
+            u = state.candidates[cid]
+        else:
+            u = state.space.encode(rec["config"])
+            key = np.asarray(u, dtype=float).tobytes()  # excluded: not in the data
+            cid = excluded[key] if key in excluded else state.new_id(u)
+        runs = _new_runs(rec, state.warm_seeds.get(cid, set()))
+        failed = sum(v is None for _, v in runs)
+        n_rounds += 1
+        head = (n_rounds, "warm", cid, state.config(cid, u))
+        if cid in state.infeasible or (exclude and failed):
+            state.mark_infeasible(cid, u)
+            if key is not None:
+                excluded[key] = cid
+            k0 = d.n_seeds(cid)
+            for j, (sd, v) in enumerate(runs):
+                status, error = ("ok", None) if v is not None else ("failed", _WARM_FAILED)
+                history.add_run(head, sd, math.nan if v is None else v, k0, j + 1, 0.0, status,
+                                error)
+            history.add_round(d, n_rounds, "warm", cid, 0, d.row_of(cid), None, np.nan, np.nan,
+                              np.nan, "infeasible")
+            continue
+        vals = [penalty if v is None else v for _, v in runs]
+        if not vals or (d.row_of(cid) is None and len(vals) < 2):
+            n_rounds -= 1  # (a new configuration needs 2 returns: its sample variance)
+            continue
+        seeds = [sd for sd, _ in runs]
+        state.warm_seeds[cid] = state.warm_seeds.get(cid, set()) | set(seeds)
+        k0 = d.n_seeds(cid)
+        row = d.add(cid, np.asarray(u, dtype=float), vals, seeds)
+        penalizer.observe(v for _, v in runs if v is not None)
+        if failed:
+            state.penalized.add(cid)
+        for j, ((sd, v), y) in enumerate(zip(runs, vals, strict=True)):
+            status, error = ("ok", None) if v is not None else ("penalized", _WARM_FAILED)
+            history.add_run(head, sd, y, k0 + j + 1, j + 1, 0.0, status, error)
+        history.add_round(d, n_rounds, "warm", cid, len(vals), row, None, np.nan, np.nan,
+                          np.nan, "warm")
+    return n_rounds, finite
+
+
+def _new_runs(rec: dict[str, Any], known: set[int]) -> list[tuple[int, float | None]]:
+    """``(seed, return or None)`` of a record's runs not seen before (unknown seeds: -1, ...)."""
+    runs: list[tuple[int, float | None]] = []
+    for sd, v in zip(rec["seeds"] or [None] * len(rec["returns"]), rec["returns"], strict=True):
+        if sd is None:  # unknown seed: a negative placeholder, distinct per config
+            sd = -1 - len(known) - len(runs)
+        if sd in known or any(sd == s for s, _ in runs):
+            continue  # the same run twice
+        runs.append((int(sd), v))
+    return runs

@@ -1,7 +1,7 @@
 """Journaled studies: exact resume by replay, and the journaled ask/evaluate/tell loop.
 
-This module drives an optimizer *through* a :class:`erahbo.journal.Journal`; the journal
-itself (SQLite storage, schema, writers, readers, errors) lives in :mod:`erahbo.journal`.
+This module drives an optimizer *through* a :class:`erahbo.runtime.journal.Journal`; the journal
+itself (SQLite storage, schema, writers, readers, errors) lives in :mod:`erahbo.runtime.journal`.
 
 Resume is *exact* by replay: the optimizer is deterministic given its settings and the
 sequence of results told to it, so a fresh optimizer built with the same settings is driven
@@ -15,14 +15,15 @@ Public API
 ----------
 :func:`replay`
     Drive a fresh optimizer through the journaled asks and tells (:class:`ReplayResult`);
-    raises :class:`erahbo.journal.ReplayDivergenceError` if it asks something else.
+    raises :class:`erahbo.runtime.journal.ReplayDivergenceError` if it asks something else.
 :class:`JournaledStudy`
     Wraps an ask/tell optimizer so that every trial, run and tell is journaled, and replays
     the journal on construction (resume).
-:func:`run_study`
-    The journaled optimization loop (ask, evaluate, tell until the budget is spent).
+:class:`Recorder`
+    What the journal needs from an optimizer that journals itself (its unjournaled ask and
+    whole-outcome tell).
 
-Every public name here is also importable from :mod:`erahbo.journal` (lazy re-export).
+The journaled loop for any ask/tell optimizer is :func:`erahbo.optimizer.loop.run_study`.
 """
 
 from __future__ import annotations
@@ -31,33 +32,33 @@ import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from erahbo.failures import (
+from erahbo import __version__
+from erahbo.runtime.evaluate import evaluate
+from erahbo.runtime.failures import (
     FailurePolicy,
     Penalizer,
     RunOutcome,
     TrialOutcome,
-    evaluate,
     outcomes_from_returns,
 )
-from erahbo.journal import (
-    Journal,
+from erahbo.runtime.journal import Journal, journal_version
+from erahbo.runtime.journal_format import (
     ReplayDivergenceError,
     TrialRecord,
-    _plain,
     canonical_json,
-    journal_version,
+    plain_json,
 )
 
 if TYPE_CHECKING:
-    from erahbo.executors import Executor
+    from erahbo.runtime.executors import Executor
 
 __all__ = [
     "JournaledStudy",
+    "Recorder",
     "ReplayResult",
     "replay",
-    "run_study",
 ]
 
 
@@ -82,6 +83,20 @@ class ReplayResult:
     n_asked: int = 0
     n_told: int = 0
     pending: list[tuple[Any, TrialRecord]] = field(default_factory=list)
+
+
+@runtime_checkable
+class Recorder(Protocol):
+    """What the journal needs from an optimizer that keeps a per-run history.
+
+    ``ask()`` hands out the next trial without journaling it, ``tell_outcome(trial, outcome)``
+    takes the whole :class:`~erahbo.runtime.failures.TrialOutcome` (runs with their statuses). The
+    journal calls nothing else, and nothing private.
+    """
+
+    def ask(self) -> Any: ...
+
+    def tell_outcome(self, trial: Any, outcome: TrialOutcome) -> None: ...
 
 
 def _outcome_of(rec: TrialRecord) -> TrialOutcome:
@@ -120,7 +135,7 @@ def _default_tell(opt: Any, trial: Any, returns: list[float], excluded: bool) ->
 
 def _trial_key(trial: Any) -> tuple[Any, list[int], str]:
     cid = getattr(trial, "config_id", None)
-    cid = None if cid is None else _plain(cid, "trial.config_id")
+    cid = None if cid is None else plain_json(cid, "trial.config_id")
     if isinstance(cid, list | dict):
         cid = canonical_json(cid)
     seeds = [int(s) for s in trial.seeds]
@@ -132,9 +147,7 @@ def replay(
     journal: Journal,
     *,
     tell: Callable[[Any, Any, list[float], bool], None] | None = None,
-    ask: Callable[[], Any] | None = None,
     check_config: bool = True,
-    tell_outcome: Callable[[Any, Any, TrialOutcome], None] | None = None,
 ) -> ReplayResult:
     """Drive a fresh optimizer through the journaled asks and tells, without running anything.
 
@@ -146,19 +159,17 @@ def replay(
     ----------
     opt : object
         Any object with ``ask() -> trial`` (``trial.config``, ``trial.seeds`` and optionally
-        ``trial.config_id``) and ``tell(trial, returns, infeasible=False)``.
+        ``trial.config_id``) and ``tell(trial, returns, infeasible=False)``; or a recorder
+        (:class:`Recorder`) whose ``tell_outcome(trial, outcome)`` receives the whole
+        journaled :class:`~erahbo.runtime.failures.TrialOutcome` (runs with their statuses, errors,
+        workers), for an optimizer that keeps a per-run history.
     journal : Journal
     tell : callable, optional
         ``tell(opt, trial, returns, excluded)``; default calls ``opt.tell(trial, returns)``, and
-        ``opt.tell(trial, returns, infeasible=True)`` for an excluded configuration.
-    ask : callable, optional
-        Replaces ``opt.ask`` (e.g. the optimizer's unjournaled inner ask).
+        ``opt.tell(trial, returns, infeasible=True)`` for an excluded configuration (not used
+        for a recorder).
     check_config : bool
         Also compare the configurations (exact canonical JSON).
-    tell_outcome : callable, optional
-        ``tell_outcome(opt, trial, outcome)``: replaces ``tell`` and receives the whole
-        journaled :class:`~erahbo.failures.TrialOutcome` (runs with their statuses, errors,
-        workers), for an optimizer that keeps a per-run history.
 
     Returns
     -------
@@ -169,8 +180,9 @@ def replay(
     ReplayDivergenceError
         The optimizer asked something else than the journal holds.
     """
-    do_ask = ask if ask is not None else opt.ask
+    do_ask = opt.ask
     do_tell = tell if tell is not None else _default_tell
+    tell_outcome = getattr(opt, "tell_outcome", None) if isinstance(opt, Recorder) else None
     records = {t.trial_id: t for t in journal.trials()}
     live: dict[int, Any] = {}
     result = ReplayResult()
@@ -185,7 +197,7 @@ def replay(
             trial = live.pop(tid)
             assert rec.returns is not None
             if tell_outcome is not None:
-                tell_outcome(opt, trial, _outcome_of(rec))
+                tell_outcome(trial, _outcome_of(rec))
             else:
                 do_tell(opt, trial, list(rec.returns), rec.excluded)
             result.n_told += 1
@@ -195,8 +207,6 @@ def replay(
 
 def _check_same(journal: Journal, rec: TrialRecord, trial: Any, check_config: bool, i: int) -> None:
     def fail(what: str) -> ReplayDivergenceError:
-        from erahbo import __version__
-
         return ReplayDivergenceError(
             f"replay of journal {journal.path} diverged at ask #{i} (trial {rec.trial_id}, "
             f"round {rec.round}): {what}. The optimizer must be deterministic given its "
@@ -235,18 +245,16 @@ class JournaledStudy:
     ----------
     optimizer : object
         Fresh optimizer with ``ask()`` and ``tell(trial, returns, infeasible=False)``, built
-        with the journal's settings.
+        with the journal's settings; or a :class:`Recorder` (an optimizer that journals
+        itself hands over its unjournaled ask and whole-outcome tell this way, e.g.
+        :class:`erahbo.optimizer.core.StudyRecorder`).
     journal : Journal
     failures : {"penalize", "retry", "exclude"} or FailurePolicy
     retries : int, optional
-    ask, tell : callable, optional
-        Replace ``optimizer.ask`` / the tell adapter ``tell(opt, trial, returns, excluded)``
-        (for an optimizer that journals itself: pass its inner, unjournaled methods).
+    tell : callable, optional
+        The tell adapter ``tell(opt, trial, returns, excluded)`` (not used for a recorder).
     check_config : bool
         See :func:`replay`.
-    tell_outcome : callable, optional
-        ``tell_outcome(opt, trial, outcome)`` replaces ``tell`` (during the replay and after),
-        handing over the whole :class:`~erahbo.failures.TrialOutcome` of each trial.
 
     Examples
     --------
@@ -262,26 +270,16 @@ class JournaledStudy:
         *,
         failures: str | FailurePolicy = "penalize",
         retries: int | None = None,
-        ask: Callable[[], Any] | None = None,
         tell: Callable[[Any, Any, list[float], bool], None] | None = None,
         check_config: bool = True,
-        tell_outcome: Callable[[Any, Any, TrialOutcome], None] | None = None,
     ) -> None:
         self.optimizer = optimizer
         self.journal = journal
         self.policy = FailurePolicy.coerce(failures, retries)
-        self._ask = ask if ask is not None else optimizer.ask
         self._tell = tell if tell is not None else _default_tell
-        self._tell_outcome = tell_outcome
+        self._recorder = optimizer if isinstance(optimizer, Recorder) else None
         self.interrupted = journal.mark_interrupted()
-        self.replayed = replay(
-            optimizer,
-            journal,
-            tell=self._tell,
-            ask=self._ask,
-            check_config=check_config,
-            tell_outcome=tell_outcome,
-        )
+        self.replayed = replay(optimizer, journal, tell=self._tell, check_config=check_config)
         self.penalizer = Penalizer(journal.feasible_returns())
         self._pending: deque[tuple[Any, TrialRecord]] = deque(self.replayed.pending)
         self._open: dict[int, tuple[Any, int]] = {}
@@ -308,7 +306,7 @@ class JournaledStudy:
             trial, rec = self._pending.popleft()
             self._open[id(trial)] = (trial, rec.trial_id)
             return trial
-        trial = self._ask()
+        trial = self.optimizer.ask()
         if trial is None:
             return None
         tid = self.journal.record_trial(
@@ -329,7 +327,7 @@ class JournaledStudy:
         run_timeout: float | None = None,
         batch: bool | None = None,
     ) -> TrialOutcome:
-        """Run the trial's seeds (:func:`erahbo.failures.evaluate`), journaling every run."""
+        """Run the trial's seeds (:func:`erahbo.runtime.evaluate.evaluate`), journaling each run."""
         tid = self._trial_id(trial)
         return evaluate(
             objective,
@@ -368,7 +366,7 @@ class JournaledStudy:
             True for a sequence.
         infeasible : bool
             Sequence form only: the user declares the configuration infeasible
-            (see :func:`erahbo.failures.outcomes_from_returns`).
+            (see :func:`erahbo.runtime.failures.outcomes_from_returns`).
 
         Returns
         -------
@@ -396,59 +394,8 @@ class JournaledStudy:
         self.journal.record_tell(tid, outcome, record_runs=record)
         self.penalizer.observe(r.raw for r in outcome.runs if r.status == "ok")
         del self._open[id(trial)]
-        if self._tell_outcome is not None:
-            self._tell_outcome(self.optimizer, trial, outcome)
+        if self._recorder is not None:
+            self._recorder.tell_outcome(trial, outcome)
         else:
             self._tell(self.optimizer, trial, list(outcome.returns), outcome.excluded)
         return outcome
-
-
-def run_study(
-    study: JournaledStudy,
-    objective: Callable[..., Any],
-    *,
-    budget: int | None = None,
-    max_trials: int | None = None,
-    executor: Executor | None = None,
-    run_timeout: float | None = None,
-    batch: bool | None = None,
-) -> JournaledStudy:
-    """The journaled optimization loop: ask, evaluate, tell until the budget is spent.
-
-    Parameters
-    ----------
-    study : JournaledStudy
-    objective : callable
-        ``objective(config, seed) -> float`` or a batch objective.
-    budget : int, optional
-        Stop before asking once this many runs are counted (told trials only).
-    max_trials : int, optional
-        Stop before asking once this many trials were told.
-    executor, run_timeout, batch
-        See :func:`erahbo.failures.evaluate`.
-
-    Returns
-    -------
-    JournaledStudy
-        The same study, for chaining.
-
-    Notes
-    -----
-    The stopping checks are skipped while trials from before a crash are pending: the original
-    run had passed them before asking those trials, and must finish them identically.
-    """
-    journal = study.journal
-    while True:
-        if not study.has_pending:
-            if budget is not None and journal.n_counted() >= budget:
-                break
-            if max_trials is not None and journal.n_trials(told=True) >= max_trials:
-                break
-        trial = study.ask()
-        if trial is None:
-            break
-        outcome = study.evaluate(
-            trial, objective, executor=executor, run_timeout=run_timeout, batch=batch
-        )
-        study.tell(trial, outcome)
-    return study

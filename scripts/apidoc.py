@@ -1,7 +1,9 @@
 """Render ``docs/api.md``, the API reference, from the public names and their docstrings.
 
-    python -m erahbo._apidoc            # rewrite docs/api.md
-    python -m erahbo._apidoc --check    # exit 1 if docs/api.md is stale
+    python scripts/apidoc.py            # rewrite docs/api.md
+    python scripts/apidoc.py --check    # exit 1 if docs/api.md is stale
+
+A documentation tool of the repository, not part of the installed package.
 
 Every module in :data:`MODULES` contributes the names in its ``__all__``: functions and
 classes with their signature and the first paragraph of their docstring (classes also list
@@ -23,13 +25,18 @@ MODULES = (
     "erahbo.space",
     "erahbo.objectives",
     "erahbo.objectives.synthetic",
+    "erahbo.optimizer",
     "erahbo.acquisition",
     "erahbo.policies",
+    "erahbo.surrogate",
     "erahbo.models",
-    "erahbo.failures",
+    "erahbo.validation",
+    "erahbo.runtime.failures",
+    "erahbo.runtime.evaluate",
     "erahbo.diagnostics",
-    "erahbo.journal",
-    "erahbo.executors",
+    "erahbo.runtime.journal",
+    "erahbo.runtime.replay",
+    "erahbo.runtime.executors",
     "erahbo.datasets",
     "erahbo.datasets.loaders",
     "erahbo.datasets.synth",
@@ -42,7 +49,7 @@ MODULES = (
 _WIDTH = 92
 HEADER = """# API reference
 
-Generated from the docstrings by `python -m erahbo._apidoc` (a test fails when this file is
+Generated from the docstrings by `python scripts/apidoc.py` (a test fails when this file is
 stale). One section per module: its public names (`__all__`) with signatures and the first
 paragraph of their docstrings; `help(erahbo.Optimizer)` and friends have the full text
 (parameters, returns, examples). The concepts behind the names: `docs/method.md`.
@@ -156,11 +163,11 @@ def render() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Write ``docs/api.md`` next to the package's repository root (``--check``: compare)."""
     args = sys.argv[1:] if argv is None else argv
-    path = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+    path = Path(__file__).resolve().parents[1] / "docs" / "api.md"
     text = render()
     if "--check" in args:
         if not path.exists() or path.read_text() != text:
-            sys.stderr.write(f"{path} is stale: run `python -m erahbo._apidoc`\n")
+            sys.stderr.write(f"{path} is stale: run `python scripts/apidoc.py`\n")
             return 1
         return 0
     path.write_text(text)

@@ -1,0 +1,336 @@
+"""The optimizer's options: defaults and validation, once.
+
+:class:`Options` is a frozen dataclass of every scalar option of :class:`erahbo.Optimizer`
+(method, budget, confidence parameters, seed counts, engine, failure policy, ...).  Building one
+validates every field with one rule per option, and the error names the option, the value and
+the fix.  The optimizer, :func:`erahbo.optimize`, the offline benchmark's study settings and the
+CLI all build an :class:`Options`, so the same value is accepted or refused everywhere (e.g.
+``beta > 0``: ``erahbo benchmark --beta 0`` fails before anything is written).
+
+>>> Options(method="erahbo", budget=400).k_init_value
+20
+>>> Options(beta=0)
+Traceback (most recent call last):
+...
+ValueError: beta=0 must be > 0: bounds are mu +- sqrt(beta) sigma (the paper uses beta = 2.5)
+
+The rule of each option is in :data:`erahbo.validation.RULES`.
+
+Options that are data rather than settings (the space, an initial design, a warm start, fixed
+hyperparameters, the journal) are checked where they are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from erahbo.models import KERNELS, GPHyper
+from erahbo.policies import STOPPING_RULES, BetaStopSchedule, Policy, make_policy
+from erahbo.runtime.failures import FailurePolicy
+from erahbo.runtime.journal import canonical_json
+from erahbo.space import SearchSpace
+from erahbo.surrogate import ENGINES
+from erahbo.validation import check_initial_budget, check_k_range, check_option, check_real
+
+__all__ = [
+    "METHODS",
+    "Options",
+    "check_hyperparameters",
+    "design_json",
+    "hyper_json",
+    "space_json",
+]
+
+METHODS = ("erahbo", "rahbo", "gpucb", "random")
+# the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
+_CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
+            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every",
+            "raw_samples", "n_polish", "retries")
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} must be one of {allowed}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every scalar option of the optimizer, validated on construction.
+
+    :class:`erahbo.Optimizer` and :func:`erahbo.optimize` take these as keyword arguments of
+    the same names. Each is checked by its rule in :data:`erahbo.validation.RULES` (integers
+    as integers: ``k=2.0`` is refused with the fix; reals as finite numbers), plus the rules
+    that tie options together (``k_min <= k_max``, ``seed_batch`` and ``stopping`` for ERAHBO
+    only, a schedule needs a budget).
+
+    Attributes
+    ----------
+    method : {"erahbo", "rahbo", "gpucb", "random"}
+    budget : int or None
+        Training runs (seeds) in all; None: unlimited (``ask`` never returns None).
+    seed : int
+        Seeds the initial design, the seeds handed to the objective, restarts and sampling.
+    alpha : float
+        Risk aversion in ``MV = f - alpha rho^2`` (GP-UCB ignores it when choosing).
+    beta : float
+        Acquisition confidence: bounds are ``mu +- sqrt(beta) sigma`` (paper: 2.5).
+    beta_stop : float
+        Confidence of ``B_t`` and of the stopping UCB (paper: 1.0); maximum of a schedule.
+    schedule : {"constant", "exponential", "sigmoid"}
+        ``beta_stop`` schedule over the progress ``t / T`` (seeds used over ``budget``).
+    gamma, slope : float
+        Parameters of the exponential and sigmoid schedules.
+    k_min, k_max : int
+        ERAHBO's seeds per round range.
+    stopping : {"ucb", "race"}
+        ERAHBO's rule for more seeds: ``"ucb"`` (the paper: continue while
+        ``UCB_MV(x_t; k) > B_t``); ``"race"`` (an ablation after SMAC's intensifier, with
+        sample statistics instead of the GPs): double the seeds, ``k_min, 2 k_min, 4 k_min,
+        ... <= k_max``, while the sample MV of ``x_t`` is at least the best sample MV of the
+        other evaluated configurations; reject it as soon as it is below.
+    seed_batch : int
+        Seeds ERAHBO asks for at once after the first ``k_min`` (default 1, the paper's
+        rule: one seed, then the stopping rule). With ``n`` parallel workers, ``seed_batch=n``
+        keeps them all busy: the rule is checked after each batch of up to ``n`` seeds, so a
+        round may overshoot its stopping point by up to ``n - 1`` seeds (pooled, counted).
+    n_parallel : int
+        Trials that may be pending at once: :meth:`ask` may be called again before the
+        earlier trials are told, up to ``n_parallel`` of them, each at a different
+        configuration (default 1: the paper's sequential loop). New configurations are chosen
+        with the pending ones believed at their posterior mean (kriging believer,
+        :mod:`erahbo.surrogate.believer`); ``B_t``, ERAHBO's stopping rule and the
+        recommendation use the real data only. :meth:`ask` returns None while the next
+        decision needs the pending results (the initial design must be told before the first
+        model fit); :attr:`n_pending` tells this apart from the end of the budget.
+    k : int
+        Seeds per round of the fixed-k methods (paper: 20; RAHBO also 2).
+    n_init : int
+        Size of the initial Sobol design.
+    k_init : int or None
+        Seeds per initial configuration; default ``k_max`` for ERAHBO, ``k`` otherwise.
+    initial_in_budget : bool
+        Count the initial design's seeds in ``budget`` (default).  False for shared initial
+        designs (offline benchmark: tell them once, only the BO seeds count).
+    kernel : {"rbf", "matern52"}
+    rho_max2 : float or None
+        ``rho_max^2`` of eq. Sigma_hat (raw scale); None: the largest sample variance observed
+        before the round (scale-equivariant; see docs/method.md).
+    refit_every : int
+        0: MAP hyperparameters once, after the initial design (paper); m: refit every m rounds.
+    raw_samples, n_polish : int
+        Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
+    engine : {"fast", "reference"}
+        Fast cached implementation or the plain reference (same decisions).
+    failures : {"penalize", "retry", "exclude"} or None
+        What :meth:`tell` does with non-finite returns (failed runs; see
+        :mod:`erahbo.runtime.failures`): ``"penalize"`` counts them with a return below the worst
+        feasible one, ``"exclude"`` marks the configuration infeasible; ``"retry"`` is for
+        :func:`optimize` (in ask/tell mode the user ran the seeds: failures are penalized).
+        Default None: a non-finite return raises ValueError, unless a journal is given (then
+        ``"penalize"``, so that a journaled study never stops on a failed run).
+    retries : int or None
+        Retries per failed seed under ``failures="retry"`` (default 2).
+    """
+
+    method: str = "erahbo"
+    budget: int | None = None
+    seed: int = 0
+    alpha: float = 1.0
+    beta: float = 2.5
+    beta_stop: float = 1.0
+    schedule: str = "constant"
+    gamma: float = 10.0
+    slope: float = 10.0
+    k_min: int = 2
+    k_max: int = 20
+    seed_batch: int = 1
+    n_parallel: int = 1
+    stopping: str = "ucb"
+    k: int = 20
+    n_init: int = 5
+    k_init: int | None = None
+    initial_in_budget: bool = True
+    kernel: str = "rbf"
+    rho_max2: float | None = None
+    refit_every: int = 0
+    raw_samples: int = 512
+    n_polish: int = 5
+    engine: str = "fast"
+    failures: str | None = None
+    retries: int | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: the normalized values are written once, here
+        method = _choice("method", self.method, METHODS)
+        for name in _CHECKED:
+            value = getattr(self, name)
+            if value is not None:
+                set_(self, name, check_option(name, value))
+        for name in ("gamma", "slope"):  # the schedule using one checks its sign
+            set_(self, name, check_real(name, getattr(self, name)))
+        check_k_range(self.k_min, self.k_max)
+        if self.seed_batch != 1 and method != "erahbo":
+            raise ValueError(
+                f"seed_batch={self.seed_batch} applies to ERAHBO's inner loop only; method "
+                f"{method!r} asks its k={self.k} seeds at once already (drop seed_batch)"
+            )
+        _choice("stopping", self.stopping, STOPPING_RULES)
+        if self.stopping != "ucb" and method != "erahbo":
+            raise ValueError(f"stopping={self.stopping!r} applies to ERAHBO only "
+                             f"(method={method!r})")
+        if self.schedule != "constant" and self.budget is None:
+            raise ValueError(f"schedule={self.schedule!r} needs a budget (progress is "
+                             "t / budget)")
+        self.beta_stop_schedule()  # the schedule's kind, gamma and slope
+        set_(self, "initial_in_budget", bool(self.initial_in_budget))
+        _choice("kernel", self.kernel, KERNELS)
+        _choice("engine", self.engine, ENGINES)
+        if self.failures is not None:
+            FailurePolicy.coerce(self.failures, self.retries)
+
+    @classmethod
+    def build(
+        cls,
+        options: Options | None,
+        method: str | None,
+        values: dict[str, Any],
+        *,
+        journaled: bool = False,
+    ) -> Options:
+        """Options of an optimizer call: an :class:`Options`, or ``method`` and named values.
+
+        ``journaled``: without a failure policy, a journaled study penalizes failed runs (it
+        never stops on one).
+        """
+        if options is not None:
+            if values or method is not None:
+                raise TypeError("give the options either as options=Options(...) or by name, "
+                                f"not both (got {sorted(values) or [method]} by name)")
+        else:
+            unknown = sorted(set(values) - set(cls.names()))
+            if unknown:
+                raise TypeError(f"unknown option(s) {', '.join(map(repr, unknown))}; the "
+                                f"options are {', '.join(cls.names())}")
+            options = cls(method="erahbo" if method is None else method, **values)
+        if journaled and options.failures is None:
+            options = replace(options, failures="penalize")
+        return options
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def k_init_value(self) -> int:
+        """Seeds per initial configuration: ``k_init``, default ``k_max`` (ERAHBO) or ``k``."""
+        if self.k_init is not None:
+            return int(self.k_init)
+        return self.k_max if self.method == "erahbo" else self.k
+
+    @property
+    def weight(self) -> float:
+        """Risk weight of the choices: ``alpha``, 0 for the risk-neutral GP-UCB."""
+        return 0.0 if self.method == "gpucb" else self.alpha
+
+    @property
+    def failure_policy(self) -> FailurePolicy | None:
+        """The failure policy (None: strict, a non-finite return raises)."""
+        if self.failures is None:
+            return None
+        return FailurePolicy.coerce(self.failures, self.retries)
+
+    def policy(self) -> Policy:
+        """The replication policy: how many seeds each round spends (:mod:`erahbo.policies`)."""
+        return make_policy(self.method, k=self.k, k_min=self.k_min, k_max=self.k_max,
+                           stopping=self.stopping, seed_batch=self.seed_batch)
+
+    def beta_stop_schedule(self) -> BetaStopSchedule:
+        """``beta_stop_t`` over the progress ``t / budget``."""
+        return BetaStopSchedule(self.schedule, self.beta_stop, self.gamma, self.slope)
+
+    def check_budget(self, n_design: int) -> None:
+        """The budget must cover an initial design of ``n_design`` configurations (when the
+        design counts in it)."""
+        if self.initial_in_budget:
+            check_initial_budget(self.budget, n_design, self.k_init_value)
+
+    def settings_json(self, initial_design: Any = None, hyperparameters: Any = None) -> dict:
+        """The decision-relevant options as plain JSON values (the study settings' core).
+
+        ``method, budget, seed, alpha, beta, beta_stop, schedule, gamma, slope, k_min, k_max,
+        k, n_init, k_init, kernel, refit_every, raw_samples, n_polish, rho_max2,
+        initial_design, initial_in_budget, engine, hyperparameters``, where
+        ``initial_design`` and ``hyperparameters`` are the optimizer's data arguments.
+        Options added after the first journals (``seed_batch``, ``n_parallel``, ``stopping``)
+        appear only away from their defaults, so older journals still resume.
+        """
+        out = {
+            "method": self.method, "budget": self.budget, "seed": self.seed,
+            "alpha": self.alpha, "beta": self.beta, "beta_stop": self.beta_stop,
+            "schedule": self.schedule, "gamma": self.gamma, "slope": self.slope,
+            "k_min": self.k_min, "k_max": self.k_max, "k": self.k, "n_init": self.n_init,
+            "k_init": self.k_init_value, "kernel": self.kernel,
+            "refit_every": self.refit_every, "raw_samples": self.raw_samples,
+            "n_polish": self.n_polish, "rho_max2": self.rho_max2,
+            "initial_design": design_json(initial_design),
+            "initial_in_budget": self.initial_in_budget, "engine": self.engine,
+            "hyperparameters": hyper_json(hyperparameters),
+        }
+        for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb")):
+            if getattr(self, name) != default:
+                out[name] = getattr(self, name)
+        return out
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """Names of all options."""
+        return tuple(f.name for f in fields(cls))
+
+
+def design_json(design: Any) -> Any:
+    """An initial design as plain JSON (row ids, config dicts or encodings)."""
+    if design is None:
+        return None
+    out = []
+    for it in design:
+        if isinstance(it, dict):
+            out.append({str(k): (v.item() if hasattr(v, "item") else v) for k, v in it.items()})
+        elif np.ndim(it) == 0:
+            out.append(int(it) if float(it) == int(it) else float(it))
+        else:
+            out.append(np.asarray(it, dtype=float).tolist())
+    return out
+
+
+def hyper_json(hyper: Any) -> Any:
+    """Fixed GP hyperparameters ``(hf, hv)`` as plain JSON."""
+    if hyper is None:
+        return None
+    return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
+             "noise": None if h.noise is None else float(h.noise)} for h in hyper]
+
+
+def check_hyperparameters(hyperparameters: Any, refit_every: int) -> None:
+    """Fixed hyperparameters must be ``(GPHyper, GPHyper with noise)`` and exclude refits."""
+    if hyperparameters is None:
+        return
+    hf, hv = hyperparameters
+    if not (isinstance(hf, GPHyper) and isinstance(hv, GPHyper)) or hv.noise is None:
+        raise TypeError(
+            "hyperparameters must be (GPHyper of the mean GP, GPHyper of the variance "
+            "GP with its noise), e.g. from erahbo.surrogate.fit_hyperparameters"
+        )
+    if refit_every:
+        raise ValueError("refit_every must be 0 when hyperparameters are given")
+
+
+def space_json(space: SearchSpace) -> dict[str, Any]:
+    """The space in the study settings: its JSON, plus a content hash of a candidate table."""
+    spec = space.to_json()
+    if not space.is_finite:
+        return spec
+    rows = [space.candidate_config(i) for i in range(int(space.n_candidates))]
+    digest = hashlib.sha256(canonical_json(rows, "table").encode()).hexdigest()
+    return {**spec, "table": {"rows": len(rows), "sha256": digest}}

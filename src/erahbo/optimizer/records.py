@@ -1,0 +1,221 @@
+"""Records of a study: the trial handed to the user, the result, and their tables.
+
+:class:`Trial` and :class:`Result` are public (``erahbo.Trial``, ``erahbo.Result``);
+:class:`History` keeps the per-run and per-round rows the optimizer appends as it goes and
+turns them into the result's tables.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo._data import Observations
+from erahbo.runtime.failures import COUNTED
+from erahbo.surrogate import InnerBounds, RoundModel
+
+__all__ = [
+    "FINAL",
+    "HISTORY_COLUMNS",
+    "ROUND_COLUMNS",
+    "History",
+    "Result",
+    "Round",
+    "Trial",
+    "configs_frame",
+]
+
+# history: one row per training run (config values go between config_id and seed)
+HISTORY_COLUMNS = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
+                   "wall_time", "status", "error", "attempt", "worker", "rerun")
+# run statuses shown in the history (a run still "running" or "interrupted" is not final)
+FINAL = ("ok", "penalized", "retried", "failed")
+# rounds: one row per round (initial-design configurations included)
+ROUND_COLUMNS = ("iteration", "phase", "config_id", "k", "k_total", "ucb_mv", "lcb_mv", "B_t",
+                 "beta_stop", "acquisition", "stop_reason", "mean", "var")
+
+
+@dataclass
+class Trial:
+    """What to run next: a configuration and the seeds to train it with.
+
+    Attributes
+    ----------
+    config : dict
+        Hyperparameter values (inactive conditionals left out); on a finite table, the row.
+    seeds : list of int
+        Distinct positive seeds, one training run each.
+    config_id : int
+        Id of the configuration (finite table: its row index; otherwise the order of first
+        evaluation).
+    round : int
+        Round number (initial-design configurations are rounds too).
+    phase : str
+        ``"init"`` or ``"bo"``.
+    trial_id : int
+        Running number of the trial.
+    """
+
+    config: dict[str, Any]
+    seeds: list[int]
+    config_id: int
+    round: int
+    phase: str
+    trial_id: int
+    u: np.ndarray = field(repr=False)
+
+
+@dataclass
+class Result:
+    """Outcome of an optimization run.
+
+    Attributes
+    ----------
+    incumbent : dict or None
+        Recommended configuration: ``argmax LCB_MV`` (``beta``) over evaluated configurations.
+    incumbent_id : int or None
+        Its configuration id.
+    incumbent_mv : float
+        Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var``.
+    history : pandas.DataFrame
+        One row per training run: ``iteration, phase, config_id, <hyperparameters>, seed,
+        return, k`` (counted seeds of the configuration so far), ``k_round, wall_time`` (s from
+        the start of the study to the end of the run), then how the run went: ``status``
+        (``ok``; ``penalized``: failed, counted with the penalty in ``return``; ``retried``:
+        failed, replaced by a retry with a new seed, not counted; ``failed``: failed under
+        ``failures="exclude"``, not counted), ``error`` (type, message and traceback tail of a
+        failed run, else None), ``attempt`` (0, or the retry number), ``worker`` (``host:pid``
+        or None when the user ran the seed) and ``rerun`` (True: the run repeats, with the same
+        seed, one cut by a crash of the study). ``return`` is NaN for runs not counted.
+    rounds : pandas.DataFrame
+        One row per round: ``iteration, phase, config_id, k`` (seeds used in the round),
+        ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
+        beta_stop, acquisition, stop_reason, mean, var``.
+    configs : pandas.DataFrame
+        One row per evaluated configuration: ``config_id``, hyperparameters, ``mean, var, k``.
+    method : str
+    n_evals : int
+        Counted training runs (``ok`` and ``penalized``; what the budget counts).
+    failures : str or None
+        The failure policy of the study (None: non-finite returns were refused).
+    settings : dict
+        The study's options (``alpha``, ``beta``, ``beta_stop``, ``schedule``, ``k_min``,
+        ``k_max``, ``stopping``, ...): :meth:`erahbo.Optimizer.study_settings` without the
+        space and the warm-start runs.
+    """
+
+    incumbent: dict[str, Any] | None
+    incumbent_id: int | None
+    incumbent_mv: float
+    history: pd.DataFrame
+    rounds: pd.DataFrame
+    configs: pd.DataFrame
+    method: str
+    n_evals: int
+    failures: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Round:
+    """State of an open BO round (the optimizer's bookkeeping)."""
+
+    t: int
+    config_id: int
+    u: np.ndarray
+    cand: int | None
+    row0: int | None  # row of x_t in D_{t-1}
+    rm: RoundModel | None
+    B_t: float
+    beta_stop: float
+    acq: float
+    k: int = 0
+    ib: InnerBounds | None = None
+
+
+class History:
+    """The rows of a study's history (one per training run) and rounds (one per round).
+
+    Runs are kept as tuples ``(iteration, phase, config_id, config, seed, return, k, k_round,
+    wall_time, status, error, attempt, worker, rerun)`` and turned into the result's tables by
+    :meth:`history_frame` and :meth:`rounds_frame`.
+    """
+
+    def __init__(self) -> None:
+        self.runs: list[tuple] = []
+        self.rounds: list[dict[str, Any]] = []
+        self.t_start = time.time()  # wall times count from here (journal: its creation)
+
+    def add_run(self, head: tuple, seed: int, value: float, k: int, k_round: int,
+                wall_time: float, status: str = "ok", error: str | None = None,
+                attempt: int = 0, worker: str | None = None, rerun: bool = False) -> None:
+        """One training run; ``head`` is ``(iteration, phase, config_id, config)``."""
+        self.runs.append((*head, seed, value, k, k_round, wall_time, status, error, attempt,
+                          worker, rerun))
+
+    def add_told(self, head: tuple, vals: list[float], seeds: list[int], kept: list[float],
+                 runs: Sequence[Any] | None, k_cfg0: int, k_round0: int) -> tuple[int, int]:
+        """The runs of a told trial (all attempts when ``runs`` is given).
+
+        Returns
+        -------
+        (int, int)
+            Runs counted in the budget, and runs that returned a finite value (user-run
+            returns without ``runs``; with ``runs`` the caller counts those from the statuses).
+        """
+        if runs is None:  # the user ran the seeds and reported finite returns
+            now = time.time() - self.t_start
+            for j, (sd, v) in enumerate(zip(seeds, kept, strict=True)):
+                self.add_run(head, sd, v, k_cfg0 + j + 1, k_round0 + j + 1, now)
+            return len(kept), len(kept)
+        kc = 0
+        for r in sorted(runs, key=lambda r: (r.slot, r.attempt)):
+            if r.status not in FINAL:
+                continue
+            counted = (r.status in COUNTED and r.slot < len(vals)
+                       and math.isfinite(vals[r.slot]))
+            kc += counted
+            end = r.end if r.end is not None and math.isfinite(r.end) else time.time()
+            self.add_run(head, int(r.seed), vals[r.slot] if counted else math.nan, k_cfg0 + kc,
+                         k_round0 + kc, end - self.t_start, r.status, r.error, int(r.attempt),
+                         r.worker, bool(r.rerun))
+        return kc, 0
+
+    def add_round(self, d: Observations, t: int, phase: str, cid: int, k: int,
+                  row: int | None, ib: InnerBounds | None, B_t: float, beta_stop: float,
+                  acq: float, reason: str) -> None:
+        """One round's row (``d``: the data, for the configuration's pooled statistics)."""
+        mean, var, k_total = d.stats(row) if row is not None else (np.nan, np.nan, 0)
+        self.rounds.append({
+            "iteration": t, "phase": phase, "config_id": cid, "k": k, "k_total": k_total,
+            "ucb_mv": ib.ucb_mv if ib else np.nan, "lcb_mv": ib.lcb_mv if ib else np.nan,
+            "B_t": B_t, "beta_stop": beta_stop, "acquisition": acq, "stop_reason": reason,
+            "mean": mean, "var": var,
+        })
+
+    def history_frame(self, names: list[str]) -> pd.DataFrame:
+        """History table (columns :data:`HISTORY_COLUMNS`, hyperparameters after config_id)."""
+        rows = [(t, ph, cid, *[cfg.get(nm) for nm in names], *rest)
+                for (t, ph, cid, cfg, *rest) in self.runs]
+        cols = [*HISTORY_COLUMNS[:3], *names, *HISTORY_COLUMNS[3:]]
+        df = pd.DataFrame(rows, columns=cols)
+        return df.astype({"attempt": np.int64, "rerun": bool, "k": np.int64,
+                          "k_round": np.int64})
+
+    def rounds_frame(self) -> pd.DataFrame:
+        """Rounds table (columns :data:`ROUND_COLUMNS`), in round order."""
+        return pd.DataFrame(sorted(self.rounds, key=lambda r: r["iteration"]),
+                            columns=list(ROUND_COLUMNS))
+
+
+def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:
+    """One row per evaluated configuration: id, hyperparameters, pooled mean, variance, k."""
+    return pd.DataFrame({"config_id": d.config_ids,
+                         **{nm: [c.get(nm) for c in cfgs] for nm in names},
+                         "mean": d.ybar, "var": d.s2, "k": d.k.astype(int)})

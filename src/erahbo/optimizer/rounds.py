@@ -1,0 +1,133 @@
+"""The models side of a study: fitting, the round model, the choice of ``x_t``, the incumbent.
+
+:class:`RoundModels` keeps the GP hyperparameters (MAP on the initial design, refit every
+``refit_every`` rounds if > 0, or fixed by hand), the engine's state across rounds and the round
+model of the current data, and answers the three model questions of a BO round: which
+configuration to evaluate (eq. 8, on the kriging believer model while trials are pending), the
+incumbent bound ``B_t`` (eq. 10) and the recommendation (``argmax LCB^MV``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from erahbo._search import continuous_argmax
+from erahbo.acquisition import mean_variance
+from erahbo.optimizer.options import Options
+from erahbo.optimizer.state import StudyState
+from erahbo.surrogate import (
+    RoundModel,
+    RoundSettings,
+    fit_hyperparameters,
+    make_engine,
+    make_round,
+)
+from erahbo.surrogate.believer import believer_round
+
+__all__ = ["RoundModels"]
+
+
+class RoundModels:
+    """Hyperparameters, engine state and the cached round model of a study.
+
+    Parameters
+    ----------
+    options : Options
+    state : StudyState
+        The study's data (read only here).
+    """
+
+    def __init__(self, options: Options, state: StudyState) -> None:
+        self.options = options
+        self.state = state
+        self.settings: RoundSettings | None = None
+        self._fast = None
+        self._rounds_since_fit = 0
+        self._cache: tuple[int, RoundModel] | None = None  # (data version, model)
+
+    def use(self, settings: RoundSettings) -> None:
+        """Fix the hyperparameters (and rebuild the engine's caches)."""
+        self.settings = settings
+        self._fast = make_engine(self.options.engine, settings, self.state.candidates)
+        self._rounds_since_fit = 0
+        self._cache = None
+
+    def start_round(self) -> None:
+        """A model-based round starts: fit (first round, or every ``refit_every`` rounds)."""
+        refit = self.options.refit_every
+        if self.settings is None or (refit and self._rounds_since_fit >= refit):
+            d, o = self.state.data, self.options
+            self.use(fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
+                                         rho_max2=o.rho_max2, seed=o.seed))
+
+    def count_round(self) -> None:
+        """One more round since the last fit."""
+        self._rounds_since_fit += 1
+
+    def current(self) -> RoundModel:
+        """Round model on the current data, shared by the recommendation and the next ask.
+
+        The benchmark asks for the incumbent after every tell; when that tell closed the round,
+        the next ``ask`` sees the same data and reuses the model instead of refactoring it.
+        """
+        d = self.state.data
+        if self._cache is not None and self._cache[0] == d.version:
+            return self._cache[1]
+        rm = make_round(self.options.engine, self._fast, d.U, d.ybar, d.s2, d.k, self.settings,
+                        self.state.candidates)
+        self._cache = (d.version, rm)
+        return rm
+
+    def choose(
+        self,
+        rm: RoundModel,
+        allowed: np.ndarray | None,
+        pending: list[Any],
+        round_seed: int,
+    ) -> tuple[int | None, np.ndarray, int, float]:
+        """``x_t``: the argmax of the acquisition (eq. 8) on the round's model.
+
+        With pending trials at new configurations the choice is made on the kriging believer
+        model (:mod:`erahbo.surrogate.believer`), which avoids them.
+
+        Returns
+        -------
+        (candidate index or None, encoding ``(dim,)``, config id, acquisition value)
+        """
+        st, o = self.state, self.options
+        d = st.data
+        new = [t for t in pending if d.row_of(t.config_id) is None]
+        choose = rm
+        if new:
+            choose = believer_round(rm, d.U, d.ybar, d.s2, d.k, np.array([t.u for t in new]),
+                                    np.array([len(t.seeds) for t in new]), self.settings,
+                                    st.candidates, fast=self._fast)
+        if st.candidates is not None:
+            cand, acq = choose.select(allowed, o.weight)
+            return cand, st.candidates[cand], cand, acq
+        avoid = st.forbidden + [t.u for t in pending]
+        u, acq = continuous_argmax(choose, st.space, o.weight, d.U, seed=round_seed,
+                                   raw_samples=o.raw_samples, n_polish=o.n_polish,
+                                   forbidden=np.asarray(avoid) if avoid else None)
+        return None, u, st.new_id(u), acq
+
+    def recommend(self) -> tuple[int, float] | None:
+        """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta``.
+
+        Before the first fit, the sample estimates (eq. 5 on sample means and variances).
+        None without data or when every row is excluded.
+        """
+        d, o = self.state.data, self.options
+        mask = self.state.row_mask()
+        if d.n == 0 or (mask is not None and not mask.any()):
+            return None
+        if self.settings is None:
+            score = mean_variance(d.ybar, d.s2, o.weight)
+            row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
+            return row, float(mean_variance(d.ybar[row], d.s2[row], o.alpha))
+        rm = self.current()
+        _, row = rm.best_lcb_mv(o.weight, o.beta, mask)
+        mf, _, mv, _ = rm.predict(d.U[row][None, :])
+        return row, float(mean_variance(mf[0], mv[0], o.alpha))
