@@ -3,7 +3,7 @@
 Two GPs model the two unknowns of the mean-variance objective ``MV(x) = f(x) - alpha rho^2(x)``:
 
 * the **mean GP** on sample means ``m_hat(x_s)`` with *fixed* per-point noise
-  ``min(UCB_var(x_s), rho_max^2) / k_s`` (eq. ``Sigma_hat``, Appendix A); the noise is not
+  ``min(UCB_var(x_s), rho_max^2) / k_s`` (eq. 19, Appendix A); the noise is not
   learned;
 * the **variance GP**, a homoscedastic GP on unbiased sample variances ``s^2(x_s)`` (ddof=1),
   whose noise variance is a hyperparameter.

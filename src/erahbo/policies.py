@@ -158,12 +158,16 @@ class AdaptiveK:
         B_t : float
             The round's incumbent bound.
         sample_gap : float or None
-            Unused (see :class:`Race`).
+            ``x_t``'s sample MV minus the best other one (:class:`Race` only).
         """
-        if ucb_mv is None:
+        if ucb_mv is None and self.needs_models:  # a round without models (no data yet)
             return "budget" if asked < self.first else "fixed_k"
-        reason = self.decide(k, ucb_mv, B_t)
+        reason = self._stop(k, ucb_mv, B_t, sample_gap)
         return "budget" if reason is None and remaining < 1 else reason
+
+    def _stop(self, k: int, ucb_mv: float | None, B_t: float,
+              sample_gap: float | None) -> str | None:
+        return self.decide(k, ucb_mv, B_t)
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,8 @@ class Race(AdaptiveK):
 
     Sample statistics instead of the GPs: double the seeds, ``k_min, 2 k_min, 4 k_min, ...
     <= k_max``, while ``x_t``'s sample MV is at least the best sample MV of the other evaluated
-    configurations; reject it as soon as it is below.
+    configurations (``sample_gap >= 0`` in :meth:`after_tell`); reject it as soon as it is
+    below.
     """
 
     needs_models = False
@@ -180,22 +185,11 @@ class Race(AdaptiveK):
     def _step(self, k: int) -> int:
         return k  # double
 
-    def after_tell(
-        self,
-        k: int,
-        asked: int,
-        remaining: float,
-        *,
-        ucb_mv: float | None = None,
-        B_t: float = math.nan,
-        sample_gap: float | None = None,
-    ) -> str | None:
-        """``"dominated"`` when ``sample_gap`` (x_t's sample MV minus the best other) < 0."""
+    def _stop(self, k: int, ucb_mv: float | None, B_t: float,
+              sample_gap: float | None) -> str | None:
         if sample_gap is not None and sample_gap < 0:
             return "dominated"
-        if k >= self.k_max:
-            return "k_max"
-        return "budget" if remaining < 1 else None
+        return "k_max" if k >= self.k_max else None
 
 
 Policy = FixedK | AdaptiveK

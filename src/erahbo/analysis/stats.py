@@ -728,7 +728,7 @@ def seed_count_distribution(rounds: pd.DataFrame, methods: Sequence[str] | None 
 def seed_count_summary(rounds: pd.DataFrame, methods: Sequence[str] | None = None
                        ) -> pd.DataFrame:
     """Per method: rounds, mean/median/quartiles of k, share of rounds rejected early
-    (``stop_reason == "dominated"``: eq. adaptive_rule held) and Spearman correlation of k with the
+    (``stop_reason == "dominated"``: eq. 12 held) and Spearman correlation of k with the
     configuration's true MV (positive = more seeds on better configurations).
 
     Returns

@@ -118,7 +118,7 @@ class Options:
         designs (offline benchmark: tell them once, only the BO seeds count).
     kernel : {"rbf", "matern52"}
     rho_max2 : float or None
-        ``rho_max^2`` of eq. Sigma_hat (raw scale); None: the largest sample variance observed
+        ``rho_max^2`` of eq. 19 (raw scale); None: the largest sample variance observed
         before the round (scale-equivariant; see docs/method.md).
     refit_every : int
         0: MAP hyperparameters once, after the initial design (paper); m: refit every m rounds.

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy.linalg import blas, lapack
@@ -50,6 +51,36 @@ def _cholesky_f(A: np.ndarray) -> np.ndarray:
     if info == 0:
         return L
     return np.asfortranarray(robust_cholesky(A)[0])
+
+
+def _pruned_max(
+    order: np.ndarray,
+    bound: np.ndarray,
+    exact: Callable[[np.ndarray], np.ndarray],
+    batch: int,
+    tol: float,
+) -> tuple[float, int, int]:
+    """Exact maximum of ``exact`` over ``order``, pruned by an upper ``bound``.
+
+    ``order`` lists indices by non-increasing ``bound`` (an upper bound of ``exact`` at each
+    index); they are evaluated in growing batches until the next bound cannot beat the best
+    exact value (``tol``: rounding slack).  Ties go to the lowest index.
+
+    Returns
+    -------
+    (best value, its index, indices evaluated)
+    """
+    best, best_i, pos = -np.inf, -1, 0
+    while pos < order.size and bound[order[pos]] >= best - tol:
+        idx = order[pos : pos + batch]
+        vals = exact(idx)  # (b,)
+        v = float(vals.max())
+        i = int(idx[vals == v].min())  # lowest index on ties
+        if v > best or (v == best and i < best_i):
+            best, best_i = v, i
+        pos += batch
+        batch = min(2 * batch, 256)
+    return best, best_i, pos
 
 
 class FastModel:
@@ -260,21 +291,15 @@ class FastRound(RoundModel):
         floor = rahbo_acquisition(mu_f[idx], 0.0, mu_v[idx], sd_v[idx], weight, beta).max()
         idx = idx[ub[idx] >= floor]
         order = idx[np.argsort(-ub[idx], kind="stable")]
-        best, best_i = -np.inf, -1
-        tol = 1e-12 * (abs(floor) + np.sqrt(beta) * sf)
-        pos, b = 0, int(min(max(1e5 / max(n, 1) ** 2, 8), 64))  # ~1e5 flops per first batch
-        while pos < order.size and ub[order[pos]] >= best - tol:
-            cols = order[pos : pos + b]
+
+        def exact(cols: np.ndarray) -> np.ndarray:  # (b,) acquisition at candidates ``cols``
             V = blas.dtrsm(1.0, self.L, M.KfC[:n, cols], lower=1)  # (n, b)
             sd_f = sf * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
-            vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], weight, beta)
-            v = float(vals.max())
-            c = int(cols[vals == v].min())  # lowest index on ties
-            if v > best or (v == best and c < best_i):
-                best, best_i = v, c
-            pos += b
-            b = min(2 * b, 256)
-        self.n_exact_ = pos
+            return rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], weight, beta)
+
+        first = int(min(max(1e5 / max(n, 1) ** 2, 8), 64))  # ~1e5 flops per first batch
+        best, best_i, self.n_exact_ = _pruned_max(
+            order, ub, exact, first, tol=1e-12 * (abs(floor) + np.sqrt(beta) * sf))
         return best_i, float(best)
 
     def best_lcb_mv(
@@ -291,27 +316,20 @@ class FastRound(RoundModel):
         order = np.argsort(-base, kind="stable")
         if mask is not None:
             order = order[np.asarray(mask, dtype=bool)[order]]
-        n = order.size
-        if n == 0:
+        if order.size == 0:
             return -np.inf, -1
-        best, best_i = -np.inf, -1
-        tol = 1e-12 * (abs(float(base[order[0]])) + np.sqrt(beta) * sf)
-        pos, b = 0, 4
-        while pos < n and base[order[pos]] >= best - tol:
-            rows = order[pos : pos + b]
+
+        def exact(rows: np.ndarray) -> np.ndarray:  # (b,) LCB^MV at data rows ``rows``
             E = np.zeros((self.n, rows.size), order="F")
             E[rows, np.arange(rows.size)] = 1.0
             V = blas.dtrsm(1.0, self.L, E, lower=1)
             q = (V * V).sum(0)  # (A^{-1})_ss
             D = self.D[rows]
             sd_f = sf * np.sqrt(np.maximum(D - D * D * q, 0.0))
-            vals = lcb_mv(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], weight, beta)
-            v = float(vals.max())
-            r = int(rows[vals == v].min())  # lowest row on ties
-            if v > best or (v == best and r < best_i):
-                best, best_i = v, r
-            pos += b
-            b = min(2 * b, 256)
+            return lcb_mv(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], weight, beta)
+
+        tol = 1e-12 * (abs(float(base[order[0]])) + np.sqrt(beta) * sf)
+        best, best_i, _ = _pruned_max(order, base, exact, 4, tol)
         return float(best), best_i
 
     # ------------------------------------------------------------------ inner loop
