@@ -21,13 +21,8 @@ from typer.testing import CliRunner
 
 from erahbo.analysis import stats
 from erahbo.analysis.report import RANKS_CSV_COLUMNS, write_report
-from erahbo.analysis.traces import (
-    TRACE_META_KEY,
-    align_to_grid,
-    load_traces,
-    method_label,
-    sort_methods,
-)
+from erahbo.analysis.traces import align_to_grid, load_traces, method_label, sort_methods
+from erahbo.experiments.traces import TRACE_META_KEY
 
 METHODS = {"erahbo": 6.0, "rahbo-k2": 4.0, "rahbo-k20": 2.5, "gpucb-k20": 1.0}  # speed
 TASKS = {"ppo_cc_acrobot": "cc", "dqn_cc_cartpole": "cc", "ppo_brax_fast": "brax",

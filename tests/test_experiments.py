@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from erahbo.analysis.traces import TRACE_COLUMNS, TRACE_META_KEY
 from erahbo.cli import app
 from erahbo.datasets.format import TaskData, write_task
 from erahbo.datasets.synth import make_task
@@ -25,6 +24,7 @@ from erahbo.experiments import (
     true_mv,
 )
 from erahbo.experiments.replay import SeedReplay
+from erahbo.experiments.traces import TRACE_COLUMNS, TRACE_META_KEY
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,6 @@ from typing import Any
 from erahbo.objectives import is_batch_objective
 
 __all__ = [
-    "RULES",
     "check_initial_budget",
     "check_int",
     "check_journal_path",
@@ -107,6 +106,13 @@ def _positive(hint: str) -> Callable[[str, Any], float]:
     return rule
 
 
+def _retries(name: str, value: Any) -> int:
+    if check_int(name, value) < 0:
+        raise ValueError(f"retries={value!r} must be >= 0 (new seeds per failed run under "
+                         "failures='retry')")
+    return int(value)
+
+
 def _budget(name: str, value: Any) -> int:
     if check_int(name, value) < 1:
         raise ValueError(f"budget={value!r} must be a positive number of training runs")
@@ -135,7 +141,7 @@ RULES: dict[str, Callable[[str, Any], Any]] = {
     "refit_every": _at_least(0, " (0: never refit)"),
     "raw_samples": _at_least(1),
     "n_polish": _at_least(0),
-    "retries": _at_least(0),
+    "retries": _retries,
     "rho_max2": _positive("or None (the largest sample variance)"),
     "run_timeout": _positive("seconds, or None for no limit"),
 }

@@ -19,7 +19,7 @@ from typing import Any
 _LAZY = {
     "TraceSet": "erahbo.analysis.traces",
     "load_traces": "erahbo.analysis.traces",
-    "read_trace": "erahbo.analysis.traces",
+    "read_trace": "erahbo.experiments.traces",
     "align_to_grid": "erahbo.analysis.traces",
     "method_label": "erahbo.analysis.traces",
     "rank_table": "erahbo.analysis.stats",

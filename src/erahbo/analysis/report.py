@@ -22,19 +22,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from erahbo.analysis import plots, stats
+from erahbo.analysis.tables import (
+    checkpoint_rows,
+    ci_cell,
+    format_rank_summary,
+    md_table,
+    num,
+    pm,
+    rank_cells,
+    report_header,
+    seed_counts_by_task_md,
+    tex_esc,
+    tex_table,
+    threshold_agg_rows,
+    threshold_task_rows,
+)
 from erahbo.analysis.traces import TraceSet, domain_label, load_traces, method_label
 
 RANKS_CSV_COLUMNS: tuple[str, ...] = (
     "method", "mean_rank_simple", "se_rank_simple", "mean_rank_cumulative",
     "se_rank_cumulative",
 )
-_METRIC_NAMES = {"simple": "Simple Regret MV", "cumulative": "Cumulative Regret MV"}
 
 
 @dataclass
@@ -70,153 +83,6 @@ class ReportResult:
 
 
 # --------------------------------------------------------------------------- formatting
-
-
-def _num(x: float, digits: int = 2) -> str:
-    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
-
-
-def _tex_esc(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
-                 ("#", r"\#"), ("$", r"\$")):
-        s = s.replace(a, b)
-    return s
-
-
-def _pm(mean: float, se: float, bold: bool, tex: bool, digits: int = 2) -> str:
-    m, s = _num(mean, digits), _num(se, digits)
-    if tex:
-        if bold:
-            return rf"\textbf{{{m}}} $\pm$ \textbf{{{s}}}"
-        return rf"{m} $\pm$ {s}"
-    txt = f"{m} ± {s}"
-    return f"**{txt}**" if bold else txt
-
-
-def _seed_counts_by_task_md(by_task: pd.DataFrame, methods: list[str], labels: list[str]
-                            ) -> list[str]:
-    """Table 5b: mean k and the share of rounds to k_max, per task (adaptive methods)."""
-    if by_task.empty:
-        return []
-    shown = [(m, lb) for m, lb in zip(methods, labels, strict=True)
-             if m in set(by_task["method"])]
-    cell = {(r.task, r.method): f"{r.mean_k:.2f} ({100 * r.frac_k_max:.0f} %)"
-            for r in by_task.itertuples()}
-    rows = [[t, *[cell.get((t, m), "—") for m, _ in shown]]
-            for t in sorted(set(by_task["task"]))]
-    return [
-        "**Table 5b.** Per task: mean seeds per round (share of rounds that ran to k_max) of "
-        "the adaptive methods. A high share means the stopping rule rarely fired there, e.g. "
-        "because many configurations tie with the incumbent.", "",
-        _md_table(["Task", *[lb for _, lb in shown]], rows), "",
-    ]
-
-
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
-              align: str | None = None) -> str:
-    align = align or ("l" + "r" * (len(header) - 1))
-    sep = ["---:" if a == "r" else (":---:" if a == "c" else "---") for a in align]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _tex_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str,
-               caption: str, label: str, pre_header: str = "") -> str:
-    body = "\n".join("    " + " & ".join(r) + r" \\" for r in rows)
-    return (
-        "% requires \\usepackage{booktabs,adjustbox}\n"
-        "\\begin{table}[htbp]\n  \\centering\n"
-        f"  \\caption{{{caption}}}\n"
-        "  \\begin{adjustbox}{max width=\\linewidth}\n"
-        f"  \\begin{{tabular}}{{{align}}}\n    \\toprule\n"
-        f"{pre_header}"
-        "    " + " & ".join(header) + " \\\\\n    \\midrule\n"
-        f"{body}\n    \\bottomrule\n  \\end{{tabular}}\n  \\end{{adjustbox}}\n"
-        f"  \\label{{{label}}}\n\\end{{table}}\n"
-    )
-
-
-# --------------------------------------------------------------------------- tables
-
-
-def _rank_rows(ranks: pd.DataFrame, methods: Sequence[str], tex: bool
-               ) -> tuple[list[list[str]], list[list[str]]]:
-    by = ranks.set_index("method")
-    mean_rows, med_rows = [], []
-    for metric, name in _METRIC_NAMES.items():
-        mean_rows.append([name] + [
-            _pm(by.at[m, f"mean_rank_{metric}"], by.at[m, f"se_rank_{metric}"],
-                bool(by.at[m, f"bold_{metric}"]), tex) for m in methods])
-        med_rows.append([name] + [
-            f"{by.at[m, f'median_rank_{metric}']:.2f} [{by.at[m, f'q25_rank_{metric}']:.2f}, "
-            f"{by.at[m, f'q75_rank_{metric}']:.2f}]" for m in methods])
-    return mean_rows, med_rows
-
-
-def _crossing_cell(v: float) -> str:
-    return "—" if not np.isfinite(v) else str(int(v))
-
-
-def _threshold_task_rows(crossing: pd.DataFrame, tasks: Sequence[str],
-                         methods: Sequence[str], thresholds: Sequence[float], tex: bool
-                         ) -> list[list[str]]:
-    idx = crossing.set_index(["task", "method", "threshold"])["run"]
-    rows = []
-    for task in tasks:
-        cells = [rf"\texttt{{{_tex_esc(task)}}}" if tex else task]
-        for m in methods:
-            for thr in thresholds:
-                c = _crossing_cell(float(idx.loc[(task, m, float(thr))]))
-                cells.append(("---" if c == "—" else f"${c}$") if tex else c)
-        rows.append(cells)
-    return rows
-
-
-def _threshold_agg_rows(agg: pd.DataFrame, methods: Sequence[str], tex: bool
-                        ) -> list[list[str]]:
-    rows = []
-    for thr in sorted(agg["threshold"].unique(), reverse=True):
-        sub = agg[agg["threshold"] == thr].set_index("method")
-        n_common = int(sub["n_common"].iloc[0])
-        pct = round(100 * thr)
-        head = (rf"{pct}\% ($n_{{\mathrm{{common}}}}={n_common}$)" if tex
-                else f"{pct} % (n_common = {n_common})")
-        cells = [head]
-        for m in methods:
-            mean, se, cnt = sub.at[m, "mean"], sub.at[m, "se"], int(sub.at[m, "count"])
-            if not np.isfinite(mean):
-                cells.append(f"--- ({cnt})" if tex else f"— ({cnt})")
-            elif tex:
-                cells.append(rf"${mean:.1f} \pm {_num(se, 1)}$ ({cnt})")
-            else:
-                cells.append(f"{mean:.1f} ± {_num(se, 1)} ({cnt})")
-        rows.append(cells)
-    return rows
-
-
-def _ci_cell(d: pd.Series, digits: int = 3) -> str:
-    return f"{d['iqm']:.{digits}f} [{d['lo']:.{digits}f}, {d['hi']:.{digits}f}]"
-
-
-def _checkpoint_rows(ckpt: pd.DataFrame, group: str, methods: Sequence[str], tex: bool
-                     ) -> list[list[str]]:
-    sub = ckpt[ckpt["group"] == group]
-    rows = []
-    for cp in sorted(sub["checkpoint"].unique()):
-        s = sub[sub["checkpoint"] == cp].set_index("method")
-        best = s["iqm"].idxmin()
-        cells = [str(int(cp))]
-        for m in methods:
-            c = _ci_cell(s.loc[m])
-            if m == best:
-                c = rf"\textbf{{{c}}}" if tex else f"**{c}**"
-            cells.append(c)
-        rows.append(cells)
-    return rows
-
-
-# --------------------------------------------------------------------------- main entry
 
 
 def write_report(
@@ -275,321 +141,28 @@ def write_report(
     bad_thr = [t for t in thresholds if not 0 < float(t) < 1]
     if bad_thr or not thresholds:
         raise ValueError(f"thresholds must be fractions in (0, 1), got {list(thresholds)}")
-    thresholds = sorted({float(t) for t in thresholds}, reverse=True)
     ts = load_traces(results_dir, budget=budget, methods=methods)
     which = stats.resolve_backend(backend)
     out = Path(out_dir) if out_dir is not None else Path(results_dir) / "report"
-    fig_dir, tex_dir = out / "figures", out / "tables"
-    for d in (out, fig_dir, tex_dir):
+    for d in (out, out / "figures", out / "tables"):
         d.mkdir(parents=True, exist_ok=True)
-    cps = stats.default_checkpoints(ts.budget) if checkpoints is None else sorted(
-        {int(c) for c in checkpoints})
     res = ReportResult(out_dir=out, report_md=out / "report.md", backend=which, trace_set=ts)
-    notes = list(ts.notes)
-    methods_l = list(ts.methods)
-    labels = [method_label(m) for m in methods_l]
-    boot: dict[str, Any] = {"reps": int(bootstrap_reps), "confidence": confidence,
-                            "backend": which}
-
-    def csv(df: pd.DataFrame, name: str) -> Path:
-        p = out / name
-        df.to_csv(p, index=False)
-        res.csvs.append(p)
-        return p
-
-    def tex(text: str, name: str) -> Path:
-        p = tex_dir / name
-        p.write_text(text.replace("—", "---"))  # missing values as in the paper
-        res.tables.append(p)
-        return p
-
-    md: list[str] = []
-    md += _header(ts, which, bootstrap_reps, seed, unit, notes_placeholder=True)
-
-    # ---- 1 ranks
-    ranks = stats.rank_table(ts, unit=unit, alpha=alpha)
-    res.ranks = ranks
-    csv(ranks[list(RANKS_CSV_COLUMNS)], "ranks.csv")
-    csv(ranks, "rank_summary.csv")
-    unit_rows = []
-    for metric in ("simple", "cumulative"):
-        names, vals = stats.unit_values(ts, metric, unit=unit)
-        r = stats.rank_rows(vals)
-        for i, name in enumerate(names):
-            for mi, m in enumerate(methods_l):
-                unit_rows.append({"unit": name, "metric": metric, "method": m,
-                                  "regret": vals[i, mi], "rank": r[i, mi]})
-    csv(pd.DataFrame(unit_rows), "ranks_per_unit.csv")
-    mean_rows, med_rows = _rank_rows(ranks, methods_l, tex=False)
-    tmean, tmed = _rank_rows(ranks, methods_l, tex=True)
-    tex_labels = [_tex_esc(lb) for lb in labels]
-    tex(_tex_table(["Metric", *tex_labels], tmean, "l" + "c" * len(methods_l),
-                   r"Mean $\pm$ standard error of algorithm rank across experiments (lower is "
-                   r"better). Bold values are not statistically significantly worse than best.",
-                   "tab:algo_rank_mean"), "ranks_mean.tex")
-    tex(_tex_table(["Metric", *tex_labels], tmed, "l" + "c" * len(methods_l),
-                   r"Median algorithm rank $[\text{25th percentile}, \text{75th percentile}]$ "
-                   "aggregated across experiments; lower is better.", "tab:algo_rank_median"),
-        "ranks_median.tex")
-    n_units = int(ranks["n_units"].iloc[0])
-    unit_txt = ("tasks (per task, the methods are ranked by their regret averaged over the "
-                "repetitions)" if unit == "task" else "task x repetition pairs")
-    md += [
-        "## 1. Ranks of final MV regret", "",
-        f"Rank of each method's final simple and cumulative MV regret after "
-        f"{ts.budget} training runs (1 = best, ties share the average rank), aggregated over "
-        f"{n_units} {unit_txt}. **Bold**: not significantly worse than the best method "
-        f"(one-sided Wilcoxon signed-rank test on the paired ranks, level {alpha}). "
-        "± is the standard error over the units.", "",
-        "**Table 1a.** Mean ± SE rank (lower is better).", "",
-        _md_table(["Metric", *labels], mean_rows, "l" + "c" * len(methods_l)), "",
-        "**Table 1b.** Median rank [25th, 75th percentile].", "",
-        _md_table(["Metric", *labels], med_rows, "l" + "c" * len(methods_l)), "",
-    ]
-
-    # ---- 2 rank over time
-    groups = [*ts.domain_list, "all"] if len(ts.domain_list) > 1 else ts.domain_list
-    rot: dict[str, dict[str, stats.RankOverTime]] = {"simple": {}, "cumulative": {}}
-    rot_rows = []
-    for metric in ("simple", "cumulative"):
-        for g in groups:
-            c = stats.rank_over_time(ts, metric, domain=g, unit=unit)
-            rot[metric][g] = c
-            for mi, m in enumerate(methods_l):
-                rot_rows.append(pd.DataFrame({
-                    "metric": metric, "domain": g, "method": m,
-                    "run": np.arange(1, ts.budget + 1), "mean_rank": c.mean[mi],
-                    "se_rank": c.se[mi], "n_units": c.n_units}))
-    csv(pd.concat(rot_rows, ignore_index=True), "rank_over_time.csv")
-    f_rot = plots.plot_rank_over_time(rot["simple"], methods_l, ts.budget,
-                                      fig_dir / "rank_over_time.png",
-                                      title="Rank of simple MV regret over the budget")
-    f_rotc = plots.plot_rank_over_time(rot["cumulative"], methods_l, ts.budget,
-                                       fig_dir / "rank_over_time_cumulative.png",
-                                       title="Rank of cumulative MV regret over the budget")
-    res.figures += [f_rot, f_rotc]
-    rdist = {g: stats.rank_distribution(ts, domain=g) for g in groups}
-    csv(pd.concat([pd.DataFrame({
-        "domain": g, "method": m, "run": np.repeat(d.runs, len(methods_l)),
-        "rank": np.tile(np.arange(1, len(methods_l) + 1), d.runs.size),
-        "fraction": d.fraction[mi].T.ravel(), "mode": np.repeat(d.mode[mi], len(methods_l)),
-        "n_units": d.n_units})
-        for g, d in rdist.items() for mi, m in enumerate(methods_l)], ignore_index=True),
-        "rank_distribution.csv")
-    f_rdist = plots.plot_rank_distribution(rdist, methods_l, ts.budget,
-                                           fig_dir / "rank_distribution.png")
-    res.figures.append(f_rdist)
-    rot_md, rot_tex = [], []
-    rot_test_rows = []
-    for g in groups:
-        c = rot["simple"][g]
-        for cp in cps:
-            i = cp - 1
-            # same test as table 1: one-sided Wilcoxon on the per-unit ranks at t = cp
-            _, vals_cp = stats.unit_values(ts, "simple", unit=unit, t=cp, domain=g)
-            best, p_cp, bold_cp = stats.wilcoxon_vs_best(stats.rank_rows(vals_cp), alpha=alpha)
-            row_md = [domain_label(g), str(cp)]
-            row_tex = [_tex_esc(domain_label(g)), str(cp)]
-            for mi, m in enumerate(methods_l):
-                bold = bool(bold_cp[mi]) or mi == best
-                row_md.append(_pm(c.mean[mi, i], c.se[mi, i], bold, tex=False))
-                row_tex.append(_pm(c.mean[mi, i], c.se[mi, i], bold, tex=True))
-                rot_test_rows.append({"domain": g, "run": cp, "method": m,
-                                      "mean_rank": c.mean[mi, i], "se_rank": c.se[mi, i],
-                                      "p_value": p_cp[mi], "bold": bold, "best": mi == best})
-            rot_md.append(row_md)
-            rot_tex.append(row_tex)
-    csv(pd.DataFrame(rot_test_rows), "rank_over_time_checkpoints.csv")
-    tex(_tex_table(["Domain", "$t$", *tex_labels], rot_tex, "lr" + "c" * len(methods_l),
-                   r"Mean $\pm$ standard error rank of simple MV regret after $t$ training runs,"
-                   r" aggregated by domain. Bold values are not statistically significantly "
-                   rf"worse than the best (lowest mean rank) at that $t$ (one-sided Wilcoxon "
-                   rf"signed-rank test on the paired per-{unit} ranks of the domain, level "
-                   rf"{alpha}).", "tab:rank_over_time"),
-        "rank_over_time.tex")
-    md += [
-        "## 2. Rank over time by domain", "",
-        "Rank of the simple MV regret after every training run, averaged over the tasks of "
-        "each domain (line: mean, band: ± 1 SE). The table reads the curves at the budget "
-        "checkpoints.", "",
-        f"![Rank over time]({f_rot.relative_to(out).as_posix()})", "",
-        "**Table 2.** Mean ± SE rank of simple MV regret after t training runs. **Bold**: "
-        "not significantly worse than the best (lowest mean rank) of that domain at that t "
-        f"(one-sided Wilcoxon signed-rank test on the paired per-{unit} ranks, level "
-        f"{alpha}, as in Table 1); the best is always bold.", "",
-        _md_table(["Domain", "t", *labels], rot_md, "lr" + "c" * len(methods_l)), "",
-        f"Cumulative regret: ![Rank over time, cumulative]"
-        f"({f_rotc.relative_to(out).as_posix()})", "",
-        "Rank distribution over time: per domain (rows) and method (columns), the colour is "
-        "the fraction of (task, repetition) pairs on which the method has each rank after t "
-        "runs (ties rounded to the nearest rank, halves to the worse one) and the solid line "
-        "is the most frequent rank, which shows spread and bimodality that the mean hides.",
-        "",
-        f"![Rank distribution]({f_rdist.relative_to(out).as_posix()})", "",
-    ]
-
-    # ---- 3 IQM normalized regret
-    dom_curves = stats.iqm_curves(ts, by="domain", reps=boot["reps"], confidence=confidence,
-                                  seed=seed, backend=which, include_all=len(groups) > 1,
-                                  notes=notes)
-    csv(dom_curves, "iqm_regret_domain.csv")
-    crossing = stats.threshold_crossing(ts, thresholds)
-    f_dom = plots.plot_regret_curves(dom_curves, methods_l, ts.budget,
-                                     fig_dir / "regret_by_domain.png", groups=groups,
-                                     thresholds=thresholds)
-    res.figures.append(f_dom)
-    task_curves = stats.iqm_curves(ts, by="task", reps=boot["reps"], confidence=confidence,
-                                   seed=seed + 1, backend=which)
-    csv(task_curves, "iqm_regret_task.csv")
-    f_task = None
-    if per_task_figure:
-        f_task = plots.plot_regret_curves(
-            task_curves, methods_l, ts.budget, fig_dir / "regret_by_task.png",
-            groups=list(ts.tasks), crossing=crossing, thresholds=thresholds,
-            title="IQM normalized MV regret per task (95 % bootstrap CI; markers: first "
-                  "crossing of each threshold)")
-        res.figures.append(f_task)
-    final = dom_curves[dom_curves["run"] == ts.budget]
-    fin_md, fin_tex = [], []
-    for g in groups:
-        s = final[final["group"] == g].set_index("method")
-        best = s["iqm"].idxmin()
-        rmd, rtx = [domain_label(g)], [_tex_esc(domain_label(g))]
-        for m in methods_l:
-            c = _ci_cell(s.loc[m])
-            rmd.append(f"**{c}**" if m == best else c)
-            rtx.append(rf"\textbf{{{c}}}" if m == best else c)
-        fin_md.append(rmd)
-        fin_tex.append(rtx)
-    tex(_tex_table(["Domain", *tex_labels], fin_tex, "l" + "c" * len(methods_l),
-                   f"IQM normalized MV regret after {ts.budget} training runs with "
-                   rf"{round(100 * confidence)}\% stratified bootstrap CI (bold: lowest).",
-                   "tab:iqm_final"), "iqm_final.tex")
-    md += [
-        "## 3. Normalized MV regret over the budget", "",
-        "Normalized regret = (MV* − MV(incumbent)) / (MV* − mean MV of the initial "
-        "configurations): 1 = no better than the average initial configuration, 0 = optimal. "
-        f"Lines: IQM over repetitions x tasks; bands: {round(100 * confidence)} % "
-        f"stratified bootstrap CI ({boot['reps']} resamples, {which} backend). Dotted lines: "
-        "the thresholds of table 4.", "",
-        f"![IQM normalized regret by domain]({f_dom.relative_to(out).as_posix()})", "",
-    ]
-    if f_task is not None:
-        md += [f"![IQM normalized regret per task]({f_task.relative_to(out).as_posix()})", ""]
-    md += [
-        f"**Table 3.** IQM normalized MV regret after {ts.budget} training runs "
-        f"[{round(100 * confidence)} % CI] (bold: lowest).", "",
-        _md_table(["Domain", *labels], fin_md, "l" + "c" * len(methods_l)), "",
-    ]
-
-    # ---- 4 thresholds
-    csv(crossing, "thresholds_per_task.csv")
-    agg = stats.threshold_aggregate(crossing, methods_l)
-    res.threshold_aggregate = agg
-    csv(agg, "thresholds_aggregate.csv")
-    pct = [f"{round(100 * t)} %" for t in thresholds]
-    task_hdr = ["Task"] + [f"{lb} {p}" for lb in labels for p in pct]
-    task_rows_md = _threshold_task_rows(crossing, ts.tasks, methods_l, thresholds, tex=False)
-    task_rows_tex = _threshold_task_rows(crossing, ts.tasks, methods_l, thresholds, tex=True)
-    nt = len(thresholds)
-    pre = ("    ~ & " + " & ".join(rf"\multicolumn{{{nt}}}{{c}}{{{lb}}}" for lb in tex_labels)
-           + r" \\" + "\n    " + " ".join(
-               rf"\cmidrule(lr){{{2 + i * nt}-{1 + (i + 1) * nt}}}"
-               for i in range(len(methods_l))) + "\n")
-    tex(_tex_table(["Task"] + [rf"${round(100 * t)}\%$" for t in thresholds] *
-                   len(methods_l), task_rows_tex, "l" + "r" * (nt * len(methods_l)),
-                   "First evaluation steps where the IQM of normalized MV regret drops below "
-                   r"threshold (\% of initial-design regret). ``---'' means not reached.",
-                   "tab:threshold_crossing_mean", pre_header=pre), "thresholds_per_task.tex")
-    agg_md = _threshold_agg_rows(agg, methods_l, tex=False)
-    agg_tex = _threshold_agg_rows(agg, methods_l, tex=True)
-    tex(_tex_table(["Threshold", *tex_labels], agg_tex, "l" + "r" * len(methods_l),
-                   r"Mean $\pm$ standard error number of evaluations needed to improve over "
-                   "regret thresholds. We average tasks where all methods reach the threshold "
-                   "(count per method in brackets).", "tab:threshold_crossing_agg"),
-        "thresholds_aggregate.tex")
-    md += [
-        "## 4. Threshold crossing", "",
-        "First training run at which a task's IQM normalized regret (over repetitions) drops "
-        f"below {', '.join(pct)} of the initial design's regret (— = not reached within "
-        f"{ts.budget} runs).", "",
-        "**Table 4a.** Aggregate over the tasks where *all* methods reach the threshold: "
-        "mean ± SE training runs (number of tasks in which each method reaches it in "
-        "brackets).", "",
-        _md_table(["Threshold", *labels], agg_md), "",
-        "**Table 4b.** Per task.", "",
-        _md_table(task_hdr, task_rows_md), "",
-    ]
-
-    # ---- 5 seed counts
-    dist = stats.seed_count_distribution(ts.rounds, methods_l)
-    summ = stats.seed_count_summary(ts.rounds, methods_l)
-    kmv = stats.k_vs_mv(ts.rounds, methods_l)
-    csv(dist, "seed_counts.csv")
-    csv(summ, "seed_count_summary.csv")
-    csv(kmv, "k_vs_mv.csv")
-    by_task = stats.seed_count_by_task(ts.rounds, methods_l)
-    csv(by_task, "seed_counts_by_task.csv")
-    f_seed = plots.plot_seed_counts(dist, ts.rounds, methods_l, fig_dir / "seed_counts.png")
-    f_kmv = plots.plot_k_vs_mv(kmv, methods_l, fig_dir / "k_vs_mv.png")
-    res.figures += [f_seed, f_kmv]
-    s_idx = summ.set_index("method")
-    seed_md, seed_tex = [], []
-    for m, lb in zip(methods_l, labels, strict=True):
-        if m not in s_idx.index:
-            continue
-        r = s_idx.loc[m]
-        cells = [f"{int(r['n_rounds'])}", f"{r['mean_k']:.2f}",
-                 f"{r['median_k']:.0f} [{r['q25_k']:.0f}, {r['q75_k']:.0f}]",
-                 f"{int(r['max_k'])}", f"{100 * r['frac_certified']:.1f}",
-                 _num(r["spearman_k_mv"], 2)]
-        seed_md.append([lb, *cells])
-        seed_tex.append([_tex_esc(lb), *[c.replace("%", r"\%") for c in cells]])
-    seed_hdr = ["Method", "rounds", "mean k", "median k [25th, 75th]", "max k",
-                "% rejected early", "Spearman(k, MV)"]
-    tex(_tex_table([_tex_esc(h) for h in seed_hdr], seed_tex, "lrrrrrr",
-                   "Seeds per evaluated configuration, pooled over tasks and repetitions. "
-                   r"Rejected early: rounds stopped by the certificate before $k_{\max}$.",
-                   "tab:seed_counts"), "seed_counts.tex")
-    md += [
-        "## 5. Seed-count distributions", "",
-        "Seeds k spent on each evaluated configuration (one BO round), pooled over tasks and "
-        "repetitions. Left: share of rounds per k. Right: for the adaptive method, the true "
-        "normalized MV regret of the configuration per k (lower = better configuration). "
-        "Spearman(k, MV) > 0 means more seeds go to configurations with higher true MV.", "",
-        f"![Seed counts]({f_seed.relative_to(out).as_posix()})", "",
-        f"![k versus MV]({f_kmv.relative_to(out).as_posix()})", "",
-        "**Table 5.** Seeds per round.", "",
-        _md_table(seed_hdr, seed_md), "",
-    ]
-    md += _seed_counts_by_task_md(by_task, methods_l, labels)
-
-    # ---- 6 checkpoints
-    ckpt = stats.checkpoint_regret(ts, cps, reps=boot["reps"], confidence=confidence,
-                                   seed=seed + 2, backend=which)
-    ckpt = ckpt[ckpt["group"].isin(groups)]
-    csv(ckpt, "checkpoints.csv")
-    f_ck = plots.plot_checkpoints(ckpt, methods_l, fig_dir / "checkpoints.png", groups=groups)
-    res.figures.append(f_ck)
-    main_group = "all" if "all" in groups else groups[0]
-    ck_md = _checkpoint_rows(ckpt, main_group, methods_l, tex=False)
-    ck_tex = _checkpoint_rows(ckpt, main_group, methods_l, tex=True)
-    tex(_tex_table(["$t$", *tex_labels], ck_tex, "r" + "c" * len(methods_l),
-                   "IQM normalized mean-variance regret at evaluation budget $t$ over "
-                   f"{_tex_esc(domain_label(main_group).lower())} with "
-                   rf"{round(100 * confidence)}\% stratified bootstrap CI "
-                   "(bold: lowest).", "tab:checkpoints"), "checkpoints.tex")
-    md += [
-        "## 6. Normalized regret at budget checkpoints", "",
-        "IQM normalized MV regret after t training runs with "
-        f"{round(100 * confidence)} % CI, per domain in the figure.", "",
-        f"![Checkpoints]({f_ck.relative_to(out).as_posix()})", "",
-        f"**Table 6.** IQM normalized MV regret [CI], {domain_label(main_group)} "
-        "(bold: lowest).", "",
-        _md_table(["t", *labels], ck_md, "r" + "c" * len(methods_l)), "",
-    ]
-
-    # ---- files list, notes
+    labels = [method_label(m) for m in ts.methods]
+    ctx = _Ctx(
+        ts=ts, out=out, res=res, unit=unit, alpha=alpha, confidence=confidence, seed=seed,
+        which=which, boot_reps=int(bootstrap_reps), notes=list(ts.notes),
+        thresholds=sorted({float(t) for t in thresholds}, reverse=True),
+        cps=stats.default_checkpoints(ts.budget) if checkpoints is None
+        else sorted({int(cp) for cp in checkpoints}),
+        groups=[*ts.domain_list, "all"] if len(ts.domain_list) > 1 else list(ts.domain_list),
+        methods=list(ts.methods), labels=labels, tex_labels=[tex_esc(lb) for lb in labels],
+        per_task_figure=per_task_figure,
+    )
+    md = report_header(ts, which, bootstrap_reps, seed, unit, notes_placeholder=True)
+    for section in (_section_ranks, _section_rank_over_time, _section_iqm,
+                    _section_thresholds, _section_seed_counts, _section_checkpoints):
+        md += section(ctx)
+    notes = ctx.notes
     md += ["## Files", "",
            "CSV: " + ", ".join(f"`{p.name}`" for p in res.csvs) + ".", "",
            "LaTeX (booktabs): " + ", ".join(f"`tables/{p.name}`" for p in res.tables) + ".",
@@ -603,66 +176,363 @@ def write_report(
     return res
 
 
-def _header(ts: TraceSet, backend: str, reps: int, seed: int, unit: str,
-            notes_placeholder: bool) -> list[str]:
-    per_dom = ", ".join(f"{domain_label(d)}: {len(ts.tasks_in(d))}" for d in ts.domain_list)
-    n_rep = sorted(set(ts.n_repetitions.values()))
-    reps_txt = str(n_rep[0]) if len(n_rep) == 1 else f"{n_rep[0]}–{n_rep[-1]}"
-    lines = [
-        "# Benchmark report", "",
-        f"Results: `{ts.results_dir}`", "",
-        f"- Tasks: {len(ts.tasks)} ({per_dom})",
-        f"- Methods: {', '.join(method_label(m) for m in ts.methods)}",
-        f"- Repetitions per task: {reps_txt}; budget: {ts.budget} training runs after the "
-        "initial design",
-        *_objective_line(ts.results_dir),
-        f"- Ranking unit: {unit}; bootstrap: {reps} resamples, seed {seed}, {backend} "
-        "backend", "",
+@dataclass
+class _Ctx:
+    """What every section of the report reads (and the files it has written so far)."""
+
+    ts: TraceSet
+    out: Path
+    res: ReportResult
+    unit: str
+    alpha: float
+    confidence: float
+    seed: int
+    which: str
+    boot_reps: int
+    notes: list[str]
+    thresholds: list[float]
+    cps: list[int]
+    groups: list[str]
+    methods: list[str]
+    labels: list[str]
+    tex_labels: list[str]
+    per_task_figure: bool
+    crossing: pd.DataFrame | None = None
+
+    @property
+    def fig_dir(self) -> Path:
+        return self.out / "figures"
+
+    def csv(self, df: pd.DataFrame, name: str) -> Path:
+        """Write a CSV of the report."""
+        p = self.out / name
+        df.to_csv(p, index=False)
+        self.res.csvs.append(p)
+        return p
+
+    def tex(self, text: str, name: str) -> Path:
+        """Write a LaTeX table of the report."""
+        p = self.out / "tables" / name
+        p.write_text(text.replace("—", "---"))  # missing values as in the paper
+        self.res.tables.append(p)
+        return p
+
+
+def _section_ranks(ctx: _Ctx) -> list[str]:
+    """Section 1: ranks of the final MV regret (tables 1a, 1b)."""
+    ts, methods_l, labels, tex_labels = ctx.ts, ctx.methods, ctx.labels, ctx.tex_labels
+    unit, alpha, res = ctx.unit, ctx.alpha, ctx.res
+    ranks = stats.rank_table(ts, unit=unit, alpha=alpha)
+    res.ranks = ranks
+    ctx.csv(ranks[list(RANKS_CSV_COLUMNS)], "ranks.csv")
+    ctx.csv(ranks, "rank_summary.csv")
+    unit_rows = []
+    for metric in ("simple", "cumulative"):
+        names, vals = stats.unit_values(ts, metric, unit=unit)
+        r = stats.rank_rows(vals)
+        for i, name in enumerate(names):
+            for mi, m in enumerate(methods_l):
+                unit_rows.append({"unit": name, "metric": metric, "method": m,
+                                  "regret": vals[i, mi], "rank": r[i, mi]})
+    ctx.csv(pd.DataFrame(unit_rows), "ranks_per_unit.csv")
+    mean_rows, med_rows = rank_cells(ranks, methods_l, tex=False)
+    tmean, tmed = rank_cells(ranks, methods_l, tex=True)
+    tex_labels = [tex_esc(lb) for lb in labels]
+    ctx.tex(tex_table(["Metric", *tex_labels], tmean, "l" + "c" * len(methods_l),
+                   r"Mean $\pm$ standard error of algorithm rank across experiments (lower is "
+                   r"better). Bold values are not statistically significantly worse than best.",
+                   "tab:algo_rank_mean"), "ranks_mean.tex")
+    ctx.tex(tex_table(["Metric", *tex_labels], tmed, "l" + "c" * len(methods_l),
+                   r"Median algorithm rank $[\text{25th percentile}, \text{75th percentile}]$ "
+                   "aggregated across experiments; lower is better.", "tab:algo_rank_median"),
+        "ranks_median.tex")
+    n_units = int(ranks["n_units"].iloc[0])
+    unit_txt = ("tasks (per task, the methods are ranked by their regret averaged over the "
+                "repetitions)" if unit == "task" else "task x repetition pairs")
+    md = [
+        "## 1. Ranks of final MV regret", "",
+        f"Rank of each method's final simple and cumulative MV regret after "
+        f"{ts.budget} training runs (1 = best, ties share the average rank), aggregated over "
+        f"{n_units} {unit_txt}. **Bold**: not significantly worse than the best method "
+        f"(one-sided Wilcoxon signed-rank test on the paired ranks, level {alpha}). "
+        "± is the standard error over the units.", "",
+        "**Table 1a.** Mean ± SE rank (lower is better).", "",
+        md_table(["Metric", *labels], mean_rows, "l" + "c" * len(methods_l)), "",
+        "**Table 1b.** Median rank [25th, 75th percentile].", "",
+        md_table(["Metric", *labels], med_rows, "l" + "c" * len(methods_l)), "",
     ]
-    if notes_placeholder:
-        lines += ["<!-- notes -->", ""]
-    return lines
+    return md
 
 
-def _objective_line(results_dir: Any) -> list[str]:
-    """The study's objective from its ``study.json`` (none when the file is absent)."""
-    import json
+def _section_rank_over_time(ctx: _Ctx) -> list[str]:
+    """Section 2: rank over time by domain (table 2, rank distributions)."""
+    ts, out, methods_l, labels = ctx.ts, ctx.out, ctx.methods, ctx.labels
+    tex_labels, unit, alpha, res = ctx.tex_labels, ctx.unit, ctx.alpha, ctx.res
+    groups, cps, fig_dir = ctx.groups, ctx.cps, ctx.fig_dir
+    rot: dict[str, dict[str, stats.RankOverTime]] = {"simple": {}, "cumulative": {}}
+    rot_rows = []
+    for metric in ("simple", "cumulative"):
+        for g in groups:
+            curve = stats.rank_over_time(ts, metric, domain=g, unit=unit)
+            rot[metric][g] = curve
+            for mi, m in enumerate(methods_l):
+                rot_rows.append(pd.DataFrame({
+                    "metric": metric, "domain": g, "method": m,
+                    "run": np.arange(1, ts.budget + 1), "mean_rank": curve.mean[mi],
+                    "se_rank": curve.se[mi], "n_units": curve.n_units}))
+    ctx.csv(pd.concat(rot_rows, ignore_index=True), "rank_over_time.csv")
+    f_rot = plots.plot_rank_over_time(rot["simple"], methods_l, ts.budget,
+                                      fig_dir / "rank_over_time.png",
+                                      title="Rank of simple MV regret over the budget")
+    f_rotc = plots.plot_rank_over_time(rot["cumulative"], methods_l, ts.budget,
+                                       fig_dir / "rank_over_time_cumulative.png",
+                                       title="Rank of cumulative MV regret over the budget")
+    res.figures += [f_rot, f_rotc]
+    rdist = {g: stats.rank_distribution(ts, domain=g) for g in groups}
+    ctx.csv(pd.concat([pd.DataFrame({
+        "domain": g, "method": m, "run": np.repeat(d.runs, len(methods_l)),
+        "rank": np.tile(np.arange(1, len(methods_l) + 1), d.runs.size),
+        "fraction": d.fraction[mi].T.ravel(), "mode": np.repeat(d.mode[mi], len(methods_l)),
+        "n_units": d.n_units})
+        for g, d in rdist.items() for mi, m in enumerate(methods_l)], ignore_index=True),
+        "rank_distribution.csv")
+    f_rdist = plots.plot_rank_distribution(rdist, methods_l, ts.budget,
+                                           fig_dir / "rank_distribution.png")
+    res.figures.append(f_rdist)
+    rot_md, rot_tex = [], []
+    rot_test_rows = []
+    for g in groups:
+        curve = rot["simple"][g]
+        for cp in cps:
+            i = cp - 1
+            # same test as table 1: one-sided Wilcoxon on the per-unit ranks at t = cp
+            _, vals_cp = stats.unit_values(ts, "simple", unit=unit, t=cp, domain=g)
+            best, p_cp, bold_cp = stats.wilcoxon_vs_best(stats.rank_rows(vals_cp), alpha=alpha)
+            row_md = [domain_label(g), str(cp)]
+            row_tex = [tex_esc(domain_label(g)), str(cp)]
+            for mi, m in enumerate(methods_l):
+                bold = bool(bold_cp[mi]) or mi == best
+                row_md.append(pm(curve.mean[mi, i], curve.se[mi, i], bold, tex=False))
+                row_tex.append(pm(curve.mean[mi, i], curve.se[mi, i], bold, tex=True))
+                rot_test_rows.append({"domain": g, "run": cp, "method": m,
+                                      "mean_rank": curve.mean[mi, i], "se_rank": curve.se[mi, i],
+                                      "p_value": p_cp[mi], "bold": bold, "best": mi == best})
+            rot_md.append(row_md)
+            rot_tex.append(row_tex)
+    ctx.csv(pd.DataFrame(rot_test_rows), "rank_over_time_checkpoints.csv")
+    ctx.tex(tex_table(["Domain", "$t$", *tex_labels], rot_tex, "lr" + "c" * len(methods_l),
+                   r"Mean $\pm$ standard error rank of simple MV regret after $t$ training runs,"
+                   r" aggregated by domain. Bold values are not statistically significantly "
+                   rf"worse than the best (lowest mean rank) at that $t$ (one-sided Wilcoxon "
+                   rf"signed-rank test on the paired per-{unit} ranks of the domain, level "
+                   rf"{alpha}).", "tab:rank_over_time"),
+        "rank_over_time.tex")
+    md = [
+        "## 2. Rank over time by domain", "",
+        "Rank of the simple MV regret after every training run, averaged over the tasks of "
+        "each domain (line: mean, band: ± 1 SE). The table reads the curves at the budget "
+        "checkpoints.", "",
+        f"![Rank over time]({f_rot.relative_to(out).as_posix()})", "",
+        "**Table 2.** Mean ± SE rank of simple MV regret after t training runs. **Bold**: "
+        "not significantly worse than the best (lowest mean rank) of that domain at that t "
+        f"(one-sided Wilcoxon signed-rank test on the paired per-{unit} ranks, level "
+        f"{alpha}, as in Table 1); the best is always bold.", "",
+        md_table(["Domain", "t", *labels], rot_md, "lr" + "c" * len(methods_l)), "",
+        f"Cumulative regret: ![Rank over time, cumulative]"
+        f"({f_rotc.relative_to(out).as_posix()})", "",
+        "Rank distribution over time: per domain (rows) and method (columns), the colour is "
+        "the fraction of (task, repetition) pairs on which the method has each rank after t "
+        "runs (ties rounded to the nearest rank, halves to the worse one) and the solid line "
+        "is the most frequent rank, which shows spread and bimodality that the mean hides.",
+        "",
+        f"![Rank distribution]({f_rdist.relative_to(out).as_posix()})", "",
+    ]
+    return md
 
-    path = Path(results_dir) / "study.json"
-    if not path.is_file():
-        return []
-    st = json.loads(path.read_text()).get("settings", {})
-    return [f"- Objective: MV = mean - alpha * variance, alpha = {st.get('alpha', '?')}, on "
-            f"returns processed with `{st.get('outcome_processing', '?')}`; beta = "
-            f"{st.get('beta', '?')}, beta_stop = {st.get('beta_stop', '?')}, ERAHBO k in "
-            f"[{st.get('k_min', '?')}, {st.get('k_max', '?')}]"]
+
+def _section_iqm(ctx: _Ctx) -> list[str]:
+    """Section 3: IQM normalized regret over the budget (table 3); sets ``ctx.crossing``."""
+    ts, out, methods_l, labels = ctx.ts, ctx.out, ctx.methods, ctx.labels
+    tex_labels, res, groups, fig_dir = ctx.tex_labels, ctx.res, ctx.groups, ctx.fig_dir
+    confidence, seed, which = ctx.confidence, ctx.seed, ctx.which
+    notes, thresholds = ctx.notes, ctx.thresholds
+    dom_curves = stats.iqm_curves(ts, by="domain", reps=ctx.boot_reps, confidence=confidence,
+                                  seed=seed, backend=which, include_all=len(groups) > 1,
+                                  notes=notes)
+    ctx.csv(dom_curves, "iqm_regret_domain.csv")
+    crossing = ctx.crossing = stats.threshold_crossing(ts, thresholds)
+    f_dom = plots.plot_regret_curves(dom_curves, methods_l, ts.budget,
+                                     fig_dir / "regret_by_domain.png", groups=groups,
+                                     thresholds=thresholds)
+    res.figures.append(f_dom)
+    task_curves = stats.iqm_curves(ts, by="task", reps=ctx.boot_reps, confidence=confidence,
+                                   seed=seed + 1, backend=which)
+    ctx.csv(task_curves, "iqm_regret_task.csv")
+    f_task = None
+    if ctx.per_task_figure:
+        f_task = plots.plot_regret_curves(
+            task_curves, methods_l, ts.budget, fig_dir / "regret_by_task.png",
+            groups=list(ts.tasks), crossing=crossing, thresholds=thresholds,
+            title="IQM normalized MV regret per task (95 % bootstrap CI; markers: first "
+                  "crossing of each threshold)")
+        res.figures.append(f_task)
+    final = dom_curves[dom_curves["run"] == ts.budget]
+    fin_md, fin_tex = [], []
+    for g in groups:
+        s = final[final["group"] == g].set_index("method")
+        best = s["iqm"].idxmin()
+        rmd, rtx = [domain_label(g)], [tex_esc(domain_label(g))]
+        for m in methods_l:
+            c = ci_cell(s.loc[m])
+            rmd.append(f"**{c}**" if m == best else c)
+            rtx.append(rf"\textbf{{{c}}}" if m == best else c)
+        fin_md.append(rmd)
+        fin_tex.append(rtx)
+    ctx.tex(tex_table(["Domain", *tex_labels], fin_tex, "l" + "c" * len(methods_l),
+                   f"IQM normalized MV regret after {ts.budget} training runs with "
+                   rf"{round(100 * confidence)}\% stratified bootstrap CI (bold: lowest).",
+                   "tab:iqm_final"), "iqm_final.tex")
+    md = [
+        "## 3. Normalized MV regret over the budget", "",
+        "Normalized regret = (MV* − MV(incumbent)) / (MV* − mean MV of the initial "
+        "configurations): 1 = no better than the average initial configuration, 0 = optimal. "
+        f"Lines: IQM over repetitions x tasks; bands: {round(100 * confidence)} % "
+        f"stratified bootstrap CI ({ctx.boot_reps} resamples, {which} backend). Dotted lines: "
+        "the thresholds of table 4.", "",
+        f"![IQM normalized regret by domain]({f_dom.relative_to(out).as_posix()})", "",
+    ]
+    if f_task is not None:
+        md += [f"![IQM normalized regret per task]({f_task.relative_to(out).as_posix()})", ""]
+    md += [
+        f"**Table 3.** IQM normalized MV regret after {ts.budget} training runs "
+        f"[{round(100 * confidence)} % CI] (bold: lowest).", "",
+        md_table(["Domain", *labels], fin_md, "l" + "c" * len(methods_l)), "",
+    ]
+    return md
 
 
-def format_rank_summary(ranks: pd.DataFrame) -> list[dict[str, str]]:
-    """Rows of the rank table as display strings (for terminal summaries).
+def _section_thresholds(ctx: _Ctx) -> list[str]:
+    """Section 4: threshold crossings (tables 4a, 4b)."""
+    ts, methods_l, labels, tex_labels = ctx.ts, ctx.methods, ctx.labels, ctx.tex_labels
+    res, thresholds, crossing = ctx.res, ctx.thresholds, ctx.crossing
+    ctx.csv(crossing, "thresholds_per_task.csv")
+    agg = stats.threshold_aggregate(crossing, methods_l)
+    res.threshold_aggregate = agg
+    ctx.csv(agg, "thresholds_aggregate.csv")
+    pct = [f"{round(100 * t)} %" for t in thresholds]
+    task_hdr = ["Task"] + [f"{lb} {p}" for lb in labels for p in pct]
+    task_rows_md = threshold_task_rows(crossing, ts.tasks, methods_l, thresholds, tex=False)
+    task_rows_tex = threshold_task_rows(crossing, ts.tasks, methods_l, thresholds, tex=True)
+    nt = len(thresholds)
+    pre = ("    ~ & " + " & ".join(rf"\multicolumn{{{nt}}}{{c}}{{{lb}}}" for lb in tex_labels)
+           + r" \\" + "\n    " + " ".join(
+               rf"\cmidrule(lr){{{2 + i * nt}-{1 + (i + 1) * nt}}}"
+               for i in range(len(methods_l))) + "\n")
+    ctx.tex(tex_table(["Task"] + [rf"${round(100 * t)}\%$" for t in thresholds] *
+                   len(methods_l), task_rows_tex, "l" + "r" * (nt * len(methods_l)),
+                   "First evaluation steps where the IQM of normalized MV regret drops below "
+                   r"threshold (\% of initial-design regret). ``---'' means not reached.",
+                   "tab:threshold_crossing_mean", pre_header=pre), "thresholds_per_task.tex")
+    agg_md = threshold_agg_rows(agg, methods_l, tex=False)
+    agg_tex = threshold_agg_rows(agg, methods_l, tex=True)
+    ctx.tex(tex_table(["Threshold", *tex_labels], agg_tex, "l" + "r" * len(methods_l),
+                   r"Mean $\pm$ standard error number of evaluations needed to improve over "
+                   "regret thresholds. We average tasks where all methods reach the threshold "
+                   "(count per method in brackets).", "tab:threshold_crossing_agg"),
+        "thresholds_aggregate.tex")
+    md = [
+        "## 4. Threshold crossing", "",
+        "First training run at which a task's IQM normalized regret (over repetitions) drops "
+        f"below {', '.join(pct)} of the initial design's regret (— = not reached within "
+        f"{ts.budget} runs).", "",
+        "**Table 4a.** Aggregate over the tasks where *all* methods reach the threshold: "
+        "mean ± SE training runs (number of tasks in which each method reaches it in "
+        "brackets).", "",
+        md_table(["Threshold", *labels], agg_md), "",
+        "**Table 4b.** Per task.", "",
+        md_table(task_hdr, task_rows_md), "",
+    ]
+    return md
 
-    Returns
-    -------
-    list of dict
-        Keys method, label, simple, cumulative, median_simple, median_cumulative, bold_simple,
-        bold_cumulative (``"yes"``/``""``).
-    """
-    rows = []
-    for _, r in ranks.iterrows():
-        rows.append({
-            "method": r["method"], "label": method_label(r["method"]),
-            "simple": f"{r['mean_rank_simple']:.2f} ± {_num(r['se_rank_simple'])}",
-            "cumulative": f"{r['mean_rank_cumulative']:.2f} ± "
-                          f"{_num(r['se_rank_cumulative'])}",
-            "median_simple": f"{r['median_rank_simple']:.2f} [{r['q25_rank_simple']:.2f}, "
-                             f"{r['q75_rank_simple']:.2f}]",
-            "median_cumulative": f"{r['median_rank_cumulative']:.2f} "
-                                 f"[{r['q25_rank_cumulative']:.2f}, "
-                                 f"{r['q75_rank_cumulative']:.2f}]",
-            "bold_simple": "yes" if bool(r["bold_simple"]) else "",
-            "bold_cumulative": "yes" if bool(r["bold_cumulative"]) else "",
-        })
-    return rows
+
+def _section_seed_counts(ctx: _Ctx) -> list[str]:
+    """Section 5: seeds per round (table 5, per task)."""
+    ts, out, methods_l, labels = ctx.ts, ctx.out, ctx.methods, ctx.labels
+    res, fig_dir = ctx.res, ctx.fig_dir
+    dist = stats.seed_count_distribution(ts.rounds, methods_l)
+    summ = stats.seed_count_summary(ts.rounds, methods_l)
+    kmv = stats.k_vs_mv(ts.rounds, methods_l)
+    ctx.csv(dist, "seed_counts.csv")
+    ctx.csv(summ, "seed_count_summary.csv")
+    ctx.csv(kmv, "k_vs_mv.csv")
+    by_task = stats.seed_count_by_task(ts.rounds, methods_l)
+    ctx.csv(by_task, "seed_counts_by_task.csv")
+    f_seed = plots.plot_seed_counts(dist, ts.rounds, methods_l, fig_dir / "seed_counts.png")
+    f_kmv = plots.plot_k_vs_mv(kmv, methods_l, fig_dir / "k_vs_mv.png")
+    res.figures += [f_seed, f_kmv]
+    s_idx = summ.set_index("method")
+    seed_md, seed_tex = [], []
+    for m, lb in zip(methods_l, labels, strict=True):
+        if m not in s_idx.index:
+            continue
+        r = s_idx.loc[m]
+        cells = [f"{int(r['n_rounds'])}", f"{r['mean_k']:.2f}",
+                 f"{r['median_k']:.0f} [{r['q25_k']:.0f}, {r['q75_k']:.0f}]",
+                 f"{int(r['max_k'])}", f"{100 * r['frac_certified']:.1f}",
+                 num(r["spearman_k_mv"], 2)]
+        seed_md.append([lb, *cells])
+        seed_tex.append([tex_esc(lb), *[c.replace("%", r"\%") for c in cells]])
+    seed_hdr = ["Method", "rounds", "mean k", "median k [25th, 75th]", "max k",
+                "% rejected early", "Spearman(k, MV)"]
+    ctx.tex(tex_table([tex_esc(h) for h in seed_hdr], seed_tex, "lrrrrrr",
+                   "Seeds per evaluated configuration, pooled over tasks and repetitions. "
+                   r"Rejected early: rounds stopped by the certificate before $k_{\max}$.",
+                   "tab:seed_counts"), "seed_counts.tex")
+    md = [
+        "## 5. Seed-count distributions", "",
+        "Seeds k spent on each evaluated configuration (one BO round), pooled over tasks and "
+        "repetitions. Left: share of rounds per k. Right: for the adaptive method, the true "
+        "normalized MV regret of the configuration per k (lower = better configuration). "
+        "Spearman(k, MV) > 0 means more seeds go to configurations with higher true MV.", "",
+        f"![Seed counts]({f_seed.relative_to(out).as_posix()})", "",
+        f"![k versus MV]({f_kmv.relative_to(out).as_posix()})", "",
+        "**Table 5.** Seeds per round.", "",
+        md_table(seed_hdr, seed_md), "",
+    ]
+    md += seed_counts_by_task_md(by_task, methods_l, labels)
+    return md
+
+
+def _section_checkpoints(ctx: _Ctx) -> list[str]:
+    """Section 6: normalized regret at the budget checkpoints (table 6)."""
+    ts, out, methods_l, labels = ctx.ts, ctx.out, ctx.methods, ctx.labels
+    tex_labels, res, groups = ctx.tex_labels, ctx.res, ctx.groups
+    cps, fig_dir = ctx.cps, ctx.fig_dir
+    confidence, seed, which = ctx.confidence, ctx.seed, ctx.which
+    ckpt = stats.checkpoint_regret(ts, cps, reps=ctx.boot_reps, confidence=confidence,
+                                   seed=seed + 2, backend=which)
+    ckpt = ckpt[ckpt["group"].isin(groups)]
+    ctx.csv(ckpt, "checkpoints.csv")
+    f_ck = plots.plot_checkpoints(ckpt, methods_l, fig_dir / "checkpoints.png", groups=groups)
+    res.figures.append(f_ck)
+    main_group = "all" if "all" in groups else groups[0]
+    ck_md = checkpoint_rows(ckpt, main_group, methods_l, tex=False)
+    ck_tex = checkpoint_rows(ckpt, main_group, methods_l, tex=True)
+    ctx.tex(tex_table(["$t$", *tex_labels], ck_tex, "r" + "c" * len(methods_l),
+                   "IQM normalized mean-variance regret at evaluation budget $t$ over "
+                   f"{tex_esc(domain_label(main_group).lower())} with "
+                   rf"{round(100 * confidence)}\% stratified bootstrap CI "
+                   "(bold: lowest).", "tab:checkpoints"), "checkpoints.tex")
+    md = [
+        "## 6. Normalized regret at budget checkpoints", "",
+        "IQM normalized MV regret after t training runs with "
+        f"{round(100 * confidence)} % CI, per domain in the figure.", "",
+        f"![Checkpoints]({f_ck.relative_to(out).as_posix()})", "",
+        f"**Table 6.** IQM normalized MV regret [CI], {domain_label(main_group)} "
+        "(bold: lowest).", "",
+        md_table(["t", *labels], ck_md, "r" + "c" * len(methods_l)), "",
+    ]
+    return md
 
 
 __all__ = ["RANKS_CSV_COLUMNS", "ReportResult", "format_rank_summary", "write_report"]

@@ -29,7 +29,15 @@ import numpy as np
 from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
-from erahbo.optimizer.records import FINAL, History, Result, Round, Trial, configs_frame
+from erahbo.optimizer.records import (
+    FINAL,
+    History,
+    Result,
+    Round,
+    Trial,
+    configs_frame,
+    told_returns,
+)
 from erahbo.optimizer.rounds import RoundModels
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.warm import add_warm_start, warm_records
@@ -79,15 +87,10 @@ class Optimizer:
         Given initial configurations instead of Sobol: row indices (finite table), config dicts
         or a ``(n, dim)`` array of encodings.  They are asked first, with ``k_init`` seeds each.
     warm_start : DataFrame, path, list of records or None
-        Training runs done before this study (an earlier study's ``history.csv``, manual
-        runs): one row per run with the hyperparameters and ``return`` (optionally ``seed``,
-        ``status``; finite tables: ``config_id``), or ``{"config", "returns", "seeds"}``
-        records (:mod:`erahbo.optimizer.warm`). They join the data before the first round
-        (history and rounds phase ``"warm"``), are not counted in ``budget`` or ``n_evals``,
-        and their seeds are not handed out again; unknown seeds show as -1, -2, ... Failed warm runs
-        (status ``penalized``/``failed``, a NaN or None return) follow ``failures``:
-        ``"exclude"`` makes their configurations infeasible, otherwise they count with the
-        penalty below the worst warm return. With a warm start, ``n_init=0`` skips the
+        Training runs done before this study (an earlier ``history.csv``, manual runs; see
+        :mod:`erahbo.optimizer.warm`): they join the data before the first round (phase
+        ``"warm"``), are not counted in ``budget`` or ``n_evals``, their seeds are not handed
+        out again, failed ones follow ``failures``. With a warm start, ``n_init=0`` skips the
         initial design.
     hyperparameters : (GPHyper, GPHyper) or None
         Fixed hyperparameters of the mean GP and of the variance GP (no MAP fit at all).
@@ -128,7 +131,7 @@ class Optimizer:
     def __init__(
         self,
         space: Any,
-        method: str | None = None,
+        method: str = "erahbo",
         *,
         initial_design: Sequence[Any] | np.ndarray | None = None,
         warm_start: Any = None,
@@ -382,7 +385,8 @@ class Optimizer:
         With a journal, the returns (and the runs they stand for) are committed before the
         optimizer takes them into account.
         """
-        vals = self._check_tell(trial, returns, infeasible)
+        self._check_pending(trial)  # before anything is journaled
+        vals = told_returns(trial, returns, infeasible)
         if self.failure_policy is None:  # strict: no failure policy, no journal
             if not infeasible and not all(math.isfinite(v) for v in vals):
                 raise ValueError(
@@ -427,11 +431,7 @@ class Optimizer:
                         executor=executor, penalizer=self._penalizer, batch=batch)
 
     def check_alive(self) -> None:
-        """Refuse to go on when every run of the complete initial design failed.
-
-        :func:`erahbo.optimize` calls it before every ask. (Without an initial design, a warm
-        start: failures go through the policy instead.)
-        """
+        """Raise when every run of the initial design failed (``optimize`` asks it first)."""
         if (self._init and self._init_pos >= len(self._init) and not self._pending
                 and self._n_ok == 0 and self._first_error is not None):
             raise ValueError(
@@ -446,20 +446,6 @@ class Optimizer:
                 "tell: this trial is not the pending one (or one of the pending ones): it was "
                 "not asked by this optimizer, or was told already; tell each asked trial once"
             )
-
-    def _check_tell(self, trial: Trial, returns: Any, infeasible: bool) -> list[float]:
-        """Validate a tell before anything is journaled; the returns as floats."""
-        self._check_pending(trial)
-        if isinstance(returns, list | tuple):
-            vals = [float(v) for v in returns]
-        else:
-            vals = np.atleast_1d(np.asarray(returns, dtype=float)).tolist()
-        if not (1 if not infeasible else 0) <= len(vals) <= len(trial.seeds):
-            raise ValueError(
-                f"tell: got {len(vals)} returns for {len(trial.seeds)} seeds; give one per seed "
-                "(or fewer if the last runs were cut short, at least 1)"
-            )
-        return vals
 
     def _tell_checked(
         self, trial: Trial, outcome: TrialOutcome, *, record_runs: bool = False

@@ -197,7 +197,7 @@ class Options:
     def build(
         cls,
         options: Options | None,
-        method: str | None,
+        method: str,
         values: dict[str, Any],
         *,
         journaled: bool = False,
@@ -208,7 +208,7 @@ class Options:
         never stops on one).
         """
         if options is not None:
-            if values or method is not None:
+            if values or method not in ("erahbo", options.method):  # "erahbo": the default
                 raise TypeError("give the options either as options=Options(...) or by name, "
                                 f"not both (got {sorted(values) or [method]} by name)")
         else:
@@ -216,7 +216,7 @@ class Options:
             if unknown:
                 raise TypeError(f"unknown option(s) {', '.join(map(repr, unknown))}; the "
                                 f"options are {', '.join(cls.names())}")
-            options = cls(method="erahbo" if method is None else method, **values)
+            options = cls(method=method, **values)
         if journaled and options.failures is None:
             options = replace(options, failures="penalize")
         return options

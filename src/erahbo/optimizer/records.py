@@ -29,6 +29,7 @@ __all__ = [
     "Round",
     "Trial",
     "configs_frame",
+    "told_returns",
 ]
 
 # history: one row per training run (config values go between config_id and seed)
@@ -212,6 +213,23 @@ class History:
         """Rounds table (columns :data:`ROUND_COLUMNS`), in round order."""
         return pd.DataFrame(sorted(self.rounds, key=lambda r: r["iteration"]),
                             columns=list(ROUND_COLUMNS))
+
+
+def told_returns(trial: Trial, returns: Any, infeasible: bool) -> list[float]:
+    """The returns of a tell as floats: one per seed of ``trial``, fewer if cut short.
+
+    At least one, except for an infeasible configuration (its failed runs may give none).
+    """
+    if isinstance(returns, list | tuple):
+        vals = [float(v) for v in returns]
+    else:
+        vals = np.atleast_1d(np.asarray(returns, dtype=float)).tolist()
+    if not (1 if not infeasible else 0) <= len(vals) <= len(trial.seeds):
+        raise ValueError(
+            f"tell: got {len(vals)} returns for {len(trial.seeds)} seeds; give one per seed "
+            "(or fewer if the last runs were cut short, at least 1)"
+        )
+    return vals
 
 
 def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:

@@ -5,8 +5,8 @@ runs from manual tuning) and adds them to the data ``D_0`` before the first roun
 the models, ``B_t`` and the recommendation like any other data, but they are not counted in
 the budget and their seeds are never handed out again for the same configuration.
 
-Two input forms, normalized to the second (stored in the study settings, so a journaled study
-replays with the same warm start):
+Seeds not given show as -1, -2, ... in the history. Two input forms, normalized to the second
+(stored in the study settings, so a journaled study replays with the same warm start):
 
 * a :class:`pandas.DataFrame` (or a CSV/Parquet path) with one row per run: a column per
   hyperparameter (NaN where inactive), ``return``, optionally ``seed`` and ``status``; on a
