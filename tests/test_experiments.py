@@ -200,6 +200,25 @@ def test_benchmark_cli_end_to_end(tmp_path, small_task):
     assert "unknown method 'tpe'" in bad.output
 
 
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("beta", 0.0, "beta=0.0 must be > 0"),
+    ("k_min", 1, "k_min=1 is too small"),
+    ("alpha", -1.0, "alpha=-1.0 is negative"),
+])
+def test_benchmark_cli_refuses_bad_options_before_writing(tmp_path, small_task, name, value,
+                                                          message):
+    """The optimizer's rule for each option, at the CLI boundary: no study.json, no traceback."""
+    data = write_task(small_task, tmp_path / "data" / f"{small_task.name}.parquet")
+    out = tmp_path / "res"
+    option = "--" + name.replace("_", "-")
+    res = CliRunner().invoke(app, ["benchmark", str(data), option, str(value), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert message in " ".join(res.output.split()) and "Traceback" not in res.output
+    assert not (out / "study.json").exists()
+    with pytest.raises(ValueError, match=message):  # the same rule in the library
+        StudySettings(**{name: value})
+
+
 def test_plain_ticker_throttles_lines(capsys):
     from erahbo.cli._progress import PlainTicker
 
