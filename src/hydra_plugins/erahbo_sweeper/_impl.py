@@ -86,7 +86,8 @@ class ErahboSweeperImpl(Sweeper):
             validated = False
             while True:
                 trials = []
-                while opt.n_pending < opt.n_parallel and (t := opt.ask()) is not None:
+                # (after a resume, the first asks hand out the trials cut by the crash)
+                while len(trials) < opt.n_parallel and (t := opt.ask()) is not None:
                     trials.append(t)
                 if not trials:
                     break
