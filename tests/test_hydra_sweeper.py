@@ -16,8 +16,8 @@ import yaml
 
 pytest.importorskip("hydra")
 
-from erahbo.datasets.loaders import load_task  # noqa: E402
-from hydra_plugins.erahbo_sweeper._space import load_search_space  # noqa: E402
+from erahbo.datasets.loaders import load_task
+from hydra_plugins.erahbo_sweeper._space import load_search_space
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -194,5 +194,5 @@ def test_search_space_forms(tmp_path):
         load_search_space(None)
     with pytest.raises(ValueError, match=r"file .*nope.yaml does not exist"):
         load_search_space(str(tmp_path / "nope.yaml"))
-    with pytest.raises(ValueError, match="hydra.sweeper.search_space: .*'lr'"):
+    with pytest.raises(ValueError, match=r"hydra.sweeper.search_space: .*'lr'"):
         load_search_space({"lr": ["float", 1.0, 0.1]})
