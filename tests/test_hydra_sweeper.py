@@ -135,11 +135,17 @@ search_space:
 
 
 def test_sweep_resumes_from_its_journal_after_a_crash(tmp_path):
-    folder = _app(tmp_path, 1.0, """n_parallel: 2
-search_space:
-  hyperparameters:
-    hp_config.x: {type: uniform_float, lower: 0.0, upper: 1.0, default: 0.5}
-    hp_config.act: {type: categorical, choices: [good]}
+    folder = _app(tmp_path, 1.0, "n_parallel: 2\n")
+    # ARLBench's way: a search_space config group file packaged into the sweeper's key
+    config = (folder / "config.yaml").read_text()
+    (folder / "config.yaml").write_text(config.replace("  - override", "  - search_space: arl\n"
+                                                       "  - override"))
+    (folder / "search_space").mkdir()
+    (folder / "search_space" / "arl.yaml").write_text("""# @package hydra.sweeper.search_space
+seed: 0
+hyperparameters:
+  hp_config.x: {type: uniform_float, lower: 0.0, upper: 1.0, default: 0.5}
+  hp_config.act: {type: categorical, choices: [good]}
 """)
     proc = _run(folder, crash_after=7)
     assert proc.returncode != 0  # killed in the middle of the sweep
