@@ -32,6 +32,7 @@ MODULES = (
     "erahbo.executors",
     "erahbo.datasets",
     "erahbo.datasets.loaders",
+    "erahbo.datasets.long_format",
     "erahbo.datasets.synth",
     "erahbo.datasets.groundtruth",
     "erahbo.experiments",
