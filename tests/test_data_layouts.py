@@ -109,6 +109,7 @@ def test_arlbench_landscape_last_and_chosen_checkpoint(tmp_path):
     task = load_task(path)  # the last checkpoint: 30k steps
     assert list(task.configs.columns) == ["learning_rate", "ent_coef"]
     assert task.seeds == [0, 1, 2] and task.meta["checkpoint"] == 30_000
+    assert task.name == "dqn_cc_acrobot_landscape@30000" and task.meta["algorithm"] == "dqn"
     np.testing.assert_allclose(task.returns[1], [103, 113, 123])
     assert np.isnan(task.returns[3, 2]) and task.meta["n_missing_runs"] == 1
     first = load_task(path, checkpoint=10_000)
@@ -151,7 +152,7 @@ def test_cli_inspect_and_warm_start_with_checkpoint(tmp_path, monkeypatch):
     runner = CliRunner()
     res = runner.invoke(app, ["dataset", "inspect", str(path), "--checkpoint", "20000"])
     assert res.exit_code == 0, res.output
-    assert "dqn_cc_acrobot_landscape" in res.output and "4x3" in res.output
+    assert "dqn_cc_acrobot_landscape@20000" in res.output and "4x3" in res.output
     res = runner.invoke(app, ["dataset", "inspect", str(path), "--checkpoint", "5"])
     assert res.exit_code == 1 and "the file has checkpoints 10000, 20000, 30000" in res.output
     # --warm-start from landscape data: one checkpoint's runs join the data

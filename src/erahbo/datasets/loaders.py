@@ -26,7 +26,8 @@ Formats (``fmt``; guessed from the file when None)
     ARLBench's published landscape data: ``config_id, hp_config.<name>..., seed,
     training_steps, performance``, one row per checkpoint of every run. One checkpoint is
     used: the last (largest ``training_steps``) by default, ``checkpoint=N`` (CLI
-    ``--checkpoint N``) for another; a run without it is NaN.
+    ``--checkpoint N``) for another; a run without it is NaN. The task is named
+    ``<file stem>@<checkpoint>`` (benchmark traces of two checkpoints do not mix).
 ``"runhistory"``
     The ARLBench/Hydra (Hypersweeper) ``runhistory.csv``: bookkeeping columns such as
     ``config_id``/``run_id``, ``budget``, hyperparameter columns (a ``hp_config.`` prefix is
@@ -409,6 +410,7 @@ def _from_landscape(
     group = CONFIG_ID if CONFIG_ID in rows.columns else None
     task = _from_long(rows, path, hp_columns, "performance", group_by=group, fmt="landscape")
     task.meta["checkpoint"] = task.meta["training_budget"] = rows.attrs["checkpoint"]
+    task.meta["task"] = f"{task.meta['task']}@{rows.attrs['checkpoint']}"  # one task each
     return task
 
 
