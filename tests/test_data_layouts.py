@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 import erahbo
 from erahbo.cli import app
-from erahbo.datasets.loaders import detect_format, load_task, read_runs
+from erahbo.datasets.loaders import detect_format, load_task
+from erahbo.datasets.run_rows import read_runs
 
 # -- fixtures --------------------------------------------------------------------------------
 
@@ -137,7 +138,8 @@ def test_arlbench_landscape_errors_name_row_and_column(tmp_path):
     two = df.copy()
     two.loc[two.index[-1], "hp_config.ent_coef"] = 0.5
     two.to_csv(path, index=False)
-    with pytest.raises(ValueError, match="config_id 3 has different hyperparameter values"):
+    with pytest.raises(ValueError, match=r"config_id 3 has different hyperparameter values on "
+                       r"different rows: column 'ent_coef' is 0.5 in row 34 but 0.03 in row 28"):
         load_task(path, checkpoint=20_000)
     text = df.astype({"performance": object})
     text.loc[7, "performance"] = "diverged"

@@ -33,6 +33,7 @@ MODULES = (
     "erahbo.datasets",
     "erahbo.datasets.loaders",
     "erahbo.datasets.long_format",
+    "erahbo.datasets.run_rows",
     "erahbo.datasets.synth",
     "erahbo.datasets.groundtruth",
     "erahbo.experiments",

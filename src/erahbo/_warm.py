@@ -11,7 +11,7 @@ replays with the same warm start):
 * a :class:`pandas.DataFrame` with one row per run: a column per hyperparameter (NaN where
   inactive), ``return``, optionally ``seed`` and ``status``; on a finite candidate table,
   ``config_id`` (the row index) instead of the hyperparameter columns; or a path to a file in
-  any layout :func:`erahbo.datasets.loaders.read_runs` reads (a ``history.csv``, a
+  any layout :func:`erahbo.datasets.run_rows.read_runs` reads (a ``history.csv``, a
   Hypersweeper ``runhistory.csv``, ARLBench landscape data at its last checkpoint, a wide
   CSV, a task Parquet). Hyperparameter columns match the space's names with or without the
   ``hp_config.`` prefix;
@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.datasets.loaders import HP_PREFIX, read_runs
+from erahbo.datasets.loaders import HP_PREFIX
+from erahbo.datasets.run_rows import read_runs
 from erahbo.space import SearchSpace
 
 _FAILED = ("penalized", "failed")  # final failures of an earlier study (erahbo.failures)

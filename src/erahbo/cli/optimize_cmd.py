@@ -80,7 +80,7 @@ def warm_frame(warm_start: Path | None, checkpoint: int | None) -> Any:
             raise ValueError("--checkpoint chooses the checkpoint of --warm-start data: give "
                              "--warm-start too, or drop --checkpoint")
         return None
-    from erahbo.datasets.loaders import read_runs
+    from erahbo.datasets.run_rows import read_runs
 
     try:
         return read_runs(warm_start, checkpoint=checkpoint)

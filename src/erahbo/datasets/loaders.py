@@ -11,23 +11,13 @@ Formats (``fmt``; guessed from the file when None)
     The return columns are either named ``seed_<int>`` (``seed_1, seed_2, ...``) or listed
     with ``return_columns`` (CLI ``--return-columns r1,r2,...``; seed labels are the
     integers ending the names when those are distinct, else 0, 1, ...).
-``"csv"`` (long)
-    One row per training run with the columns ``config_id``, ``seed`` and ``return``
-    (another value column can be named with ``return_columns=["name"]``); the other
-    columns are hyperparameters, constant within a ``config_id``. A missing
-    (configuration, seed) pair becomes NaN.
-``"runs"``
-    One row per training run, as erahbo's own ``history.csv`` (also a Parquet file of run
-    rows): hyperparameter columns, ``seed`` and ``return``, optionally ``config_id`` (else rows
-    with equal hyperparameters are one configuration) and ``status`` (erahbo's: ``penalized``
-    and ``failed`` runs are NaN, ``retried``/``running``/``interrupted`` rows are dropped;
-    :mod:`erahbo.datasets.long_format`). A missing (configuration, seed) pair becomes NaN.
+``"runs"`` (``"csv"`` long: the same with a ``config_id``)
+    One row per training run (erahbo's ``history.csv``, CSV or Parquet): hyperparameters,
+    ``seed``, ``return`` (or ``return_columns=["name"]``), optional ``config_id`` (else equal
+    hyperparameters are one configuration) and ``status`` (:mod:`.long_format`).
 ``"landscape"``
-    ARLBench's published landscape data: ``config_id, hp_config.<name>..., seed,
-    training_steps, performance``, one row per checkpoint of every run. One checkpoint is
-    used: the last (largest ``training_steps``) by default, ``checkpoint=N`` (CLI
-    ``--checkpoint N``) for another; a run without it is NaN. The task is named
-    ``<file stem>@<checkpoint>`` (benchmark traces of two checkpoints do not mix).
+    ARLBench's landscape data (:mod:`.long_format`): the last checkpoint, or ``checkpoint=N``
+    (CLI ``--checkpoint N``); the task is named ``<file stem>@<checkpoint>``.
 ``"runhistory"``
     The ARLBench/Hydra (Hypersweeper) ``runhistory.csv``: bookkeeping columns such as
     ``config_id``/``run_id``, ``budget``, hyperparameter columns (a ``hp_config.`` prefix is
@@ -91,7 +81,7 @@ def is_bookkeeping(column: str) -> bool:
 def detect_format(path: str | Path) -> str:
     """Guess the format of ``path`` (one of :data:`FORMATS`) from its name and columns."""
     path = Path(path)
-    header = _columns(path)
+    header = file_columns(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
         return "runs" if lf.is_runs(header) and not seed_columns(header) else "parquet"
     if lf.is_landscape(header):
@@ -149,7 +139,7 @@ def load_task(
     if fmt == "parquet":
         task = _load_parquet(path, hp_columns)
     else:
-        df = _read_table(path)
+        df = read_table(path)
         if fmt == "runhistory":
             task = _from_runhistory(df, path, hp_columns)
         elif fmt == "landscape":
@@ -211,56 +201,6 @@ def load_tasks(
     scanned = scan_tasks(paths, hp_columns, fmt, return_columns=return_columns,
                          checkpoint=checkpoint)
     return [t for t, rep in scanned if not rep.degenerate]
-
-
-def read_runs(
-    path: str | Path,
-    fmt: str | None = None,
-    *,
-    hp_columns: Sequence[str] | None = None,
-    checkpoint: int | None = None,
-) -> pd.DataFrame:
-    """One row per training run from a file of any layout: what ``warm_start`` reads.
-
-    Parameters
-    ----------
-    path : str or Path
-        A task file in any format of :data:`FORMATS`.
-    fmt, hp_columns, checkpoint
-        As in :func:`load_task`.
-
-    Returns
-    -------
-    DataFrame
-        ``"runs"`` files as they are (erahbo's ``status`` column kept). Other layouts: one
-        column per hyperparameter (``hp_config.`` prefix dropped, NaN where inactive),
-        ``seed`` and ``return`` (``config_id`` where the file has one). Per-configuration
-        layouts cannot tell a failed run from one not made: their empty cells are left out.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file.")
-    cols = _columns(path)
-    fmt = fmt or detect_format(path)
-    plain = "return" in cols and not seed_columns(cols)  # run rows ('seed' optional here)
-    if fmt in ("runs", "csv") and plain and checkpoint is None and not hp_columns:
-        return _read_table(path)
-    if fmt == "csv" and "return" not in cols and not seed_columns(cols):
-        raise ValueError(
-            f"{path}: no 'return' column (columns: {cols}); give one row per training run "
-            "with the hyperparameters, 'seed' and its 'return' (a history.csv works), or a "
-            "file in another layout: runhistory.csv, ARLBench landscape data, seed_<int> "
-            "return columns."
-        )
-    task = load_task(path, hp_columns, fmt, checkpoint=checkpoint)
-    returns = np.asarray(task.returns, dtype=float)  # (n, S)
-    i, j = np.nonzero(np.isfinite(returns))
-    runs = task.configs.iloc[i].reset_index(drop=True)
-    if fmt != "runs":
-        runs.insert(0, CONFIG_ID, np.asarray(task.config_ids)[i])
-    runs["seed"] = np.asarray(task.seeds)[j]
-    runs["return"] = returns[i, j]
-    return runs
 
 
 def expand_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -359,9 +299,7 @@ def _from_csv(
 
 
 def _from_runhistory(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | None) -> TaskData:
-    df = df.rename(columns=lambda c: c[len(HP_PREFIX) :] if c.startswith(HP_PREFIX) else c)
-    if hp_columns:
-        hp_columns = [c[len(HP_PREFIX) :] if c.startswith(HP_PREFIX) else c for c in hp_columns]
+    df, hp_columns = _strip_prefix(df, hp_columns)
     cols = list(df.columns)
     per_seed = [(c, int(m.group(1))) for c in cols if (m := _PERF_SEED_RE.match(c))]
     if per_seed:
@@ -403,9 +341,7 @@ def _from_runhistory(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | N
 def _from_landscape(
     df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | None, checkpoint: int | None
 ) -> TaskData:
-    df = df.rename(columns=lambda c: c[len(HP_PREFIX) :] if c.startswith(HP_PREFIX) else c)
-    if hp_columns:
-        hp_columns = [c[len(HP_PREFIX) :] if c.startswith(HP_PREFIX) else c for c in hp_columns]
+    df, hp_columns = _strip_prefix(df, hp_columns)
     rows = lf.select_checkpoint(df, path, checkpoint)
     group = CONFIG_ID if CONFIG_ID in rows.columns else None
     task = _from_long(rows, path, hp_columns, "performance", group_by=group, fmt="landscape")
@@ -414,12 +350,8 @@ def _from_landscape(
     return task
 
 
-def _from_runs(
-    df: pd.DataFrame,
-    path: Path,
-    hp_columns: Sequence[str] | None,
-    return_columns: Sequence[str] | None,
-) -> TaskData:
+def _from_runs(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | None,
+               return_columns: Sequence[str] | None) -> TaskData:
     value = return_columns[0] if return_columns else "return"
     require_columns(df.columns, ["seed", value], str(path), "run")
     df = lf.apply_status(df, path, value)
@@ -428,8 +360,19 @@ def _from_runs(
     return _from_long(df, path, hp_columns, value, group_by=group, fmt="runs", exclude=exclude)
 
 
-def _columns(path: Path) -> list[str]:
+def _strip_prefix(
+    df: pd.DataFrame, hp_columns: Sequence[str] | None
+) -> tuple[pd.DataFrame, list[str] | None]:
+    """Drop ARLBench's ``hp_config.`` prefix from the columns and from ``hp_columns``."""
+    def strip(c: str) -> str:
+        return c[len(HP_PREFIX):] if c.startswith(HP_PREFIX) else c
+
+    return df.rename(columns=strip), [strip(c) for c in hp_columns] if hp_columns else None
+
+
+def file_columns(path: str | Path) -> list[str]:
     """The column names of a ``.csv`` or Parquet file (its header only)."""
+    path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
         import pyarrow.parquet as pq
 
@@ -442,7 +385,9 @@ def _columns(path: Path) -> list[str]:
     return [str(c).strip() for c in pd.read_csv(path, nrows=0).columns]
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A ``.csv`` (column names stripped) or Parquet file as it is."""
+    path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
         return pd.read_parquet(path)
     df = pd.read_csv(path, skipinitialspace=True)
@@ -471,10 +416,14 @@ def _from_long(
         per_cfg = df[[group_by, *hps]].drop_duplicates()
         if per_cfg[group_by].duplicated().any():
             bad = per_cfg[group_by][per_cfg[group_by].duplicated()].iloc[0]
+            rows = df.loc[df[group_by] == bad, hps].astype(str)
+            i = rows.index[int(np.flatnonzero((rows != rows.iloc[0]).any(axis=1).to_numpy())[0])]
+            col = next(c for c in hps if rows.at[i, c] != rows.iloc[0][c])
             raise ValueError(
                 f"{path}: {group_by} {bad} has different hyperparameter values on different "
-                f"rows; each configuration needs one set of values."
-            )
+                f"rows: column {col!r} is {_py(df.at[i, col])!r} in row {i} but "
+                f"{_py(df.at[rows.index[0], col])!r} in row {rows.index[0]}; each configuration "
+                f"needs one set of values (fix it, or give those runs their own {group_by}).")
     else:  # rows with equal hyperparameters form one configuration
         key = pd.Series(df[hps].astype(str).agg("\x1f".join, axis=1).factorize()[0])
     seeds = sorted(pd.unique(df["seed"]))
@@ -602,10 +551,11 @@ __all__ = [
     "bundled_tasks",
     "detect_format",
     "expand_paths",
+    "file_columns",
     "infer_space_json",
     "is_bookkeeping",
     "load_task",
     "load_tasks",
-    "read_runs",
+    "read_table",
     "scan_tasks",
 ]
