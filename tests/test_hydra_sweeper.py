@@ -202,3 +202,21 @@ def test_search_space_forms(tmp_path):
         load_search_space(str(tmp_path / "nope.yaml"))
     with pytest.raises(ValueError, match=r"hydra.sweeper.search_space: .*'lr'"):
         load_search_space({"lr": ["float", 1.0, 0.1]})
+
+
+def test_sweep_warm_starts_from_a_hypersweeper_runhistory(tmp_path):
+    rh = pd.DataFrame({"config_id": [0, 1, 2], "performance": [0.0, 0.0, 0.0],
+                       "performance_seed_0": [-0.2, -0.01, -0.3],
+                       "performance_seed_1": [-0.1, 0.02, -0.5], "budget": [None] * 3,
+                       "hp_config.x": [0.1, 0.3, 0.9], "hp_config.act": ["good"] * 3})
+    rh.to_csv(tmp_path / "runhistory.csv", index=False)
+    folder = _app(tmp_path, 1.0, """warm_start: runhistory.csv
+search_space: {hp_config.x: [float, 0.0, 1.0], hp_config.act: [good, bad]}
+""")
+    proc = _run(folder, "hydra.sweeper.budget=4", "hydra.sweeper.n_init=0",
+                "hydra.sweeper.k_max=2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    hist = pd.read_csv(folder / "sweep" / "history.csv")
+    assert (hist["phase"] == "warm").sum() == 6 and len(_calls(folder)) == 4
+    np.testing.assert_allclose(sorted(hist.loc[hist.phase == "warm", "return"]),
+                               sorted(rh[["performance_seed_0", "performance_seed_1"]].stack()))
