@@ -39,6 +39,8 @@ MODULES = (
     "erahbo.runtime.executors",
     "erahbo.datasets",
     "erahbo.datasets.loaders",
+    "erahbo.datasets.long_format",
+    "erahbo.datasets.run_rows",
     "erahbo.datasets.synth",
     "erahbo.datasets.groundtruth",
     "erahbo.experiments",

@@ -12,7 +12,7 @@ from erahbo.experiments.methods import PAPER_METHODS
 
 
 def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
-                      hp_columns: str | None, console) -> list:
+                      hp_columns: str | None, console, checkpoint: int | None = None) -> list:
     """Load, validate and process every task file under ``data`` (degenerate ones skipped)."""
     from erahbo.datasets.loaders import expand_paths, load_task
     from erahbo.datasets.validate import DegenerateTaskError
@@ -22,7 +22,8 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
     tasks = []
     for path in expand_paths(data):
         try:
-            task = prepare_task(load_task(path, hp_columns=cols), alpha=alpha,
+            task = prepare_task(load_task(path, hp_columns=cols, checkpoint=checkpoint),
+                                alpha=alpha,
                                 outcome_processing=outcome_processing)
         except DegenerateTaskError as e:
             console.print(f"[yellow]skip[/] {e}")
@@ -37,8 +38,9 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
 
 
 def benchmark(
-    data: list[Path] = typer.Argument(..., help="Task files (Parquet, CSV, runhistory.csv) "
-                                      "or directories of them."),
+    data: list[Path] = typer.Argument(..., help="Task files (Parquet, CSV: wide, one run per "
+                                      "row, runhistory.csv, ARLBench landscape) or "
+                                      "directories of them."),
     methods: str = typer.Option(",".join(PAPER_METHODS), help="Comma-separated methods: "
                                 "erahbo, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
                                 "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
@@ -65,6 +67,8 @@ def benchmark(
         "vizier", help="vizier (paper) | minmax (linear onto [0, 1]) | none (raw returns)."),
     hp_columns: str = typer.Option(None, help="Comma-separated hyperparameter columns "
                                    "(overrides the guess for CSV files)."),
+    checkpoint: int = typer.Option(None, help="ARLBench landscape files: the training_steps "
+                                   "checkpoint to use (default: the last)."),
     report: bool = typer.Option(True, help="Write the report when the study is done."),
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
@@ -82,7 +86,8 @@ def benchmark(
         settings = StudySettings(budget=budget, n_init=n_init, k_init=k_init, alpha=alpha,
                                  beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max,
                                  seed=seed, outcome_processing=outcome_processing)
-        tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console)
+        tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console,
+                                  checkpoint)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "

@@ -36,7 +36,8 @@ def _fail(err: Exception) -> typer.Exit:
 def inspect(
     files: Annotated[
         list[Path],
-        typer.Argument(help="Task files (.parquet, .csv, runhistory.csv) or directories."),
+        typer.Argument(help="Task files (.parquet, .csv: wide, one run per row, "
+                       "runhistory.csv, ARLBench landscape) or directories."),
     ],
     hp_columns: Annotated[
         str | None,
@@ -53,7 +54,14 @@ def inspect(
         ),
     ] = None,
     fmt: Annotated[
-        str | None, typer.Option("--format", help="parquet, csv or runhistory (default: guessed).")
+        str | None,
+        typer.Option("--format", help="parquet, csv, runhistory, landscape or runs "
+                     "(default: guessed)."),
+    ] = None,
+    checkpoint: Annotated[
+        int | None,
+        typer.Option("--checkpoint", help="ARLBench landscape files: the training_steps "
+                     "checkpoint to use (default: the last)."),
     ] = None,
     plot_dir: Annotated[
         Path | None,
@@ -83,7 +91,8 @@ def inspect(
             )
         paths = expand_paths(files)
         tasks = [
-            load_task(p, _split(hp_columns), fmt, return_columns=_split(return_columns))
+            load_task(p, _split(hp_columns), fmt, return_columns=_split(return_columns),
+                      checkpoint=checkpoint)
             for p in paths
         ]
     except ValueError as err:

@@ -72,6 +72,22 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
         yield callback
 
 
+def warm_frame(warm_start: Path | None, checkpoint: int | None) -> Any:
+    """``--warm-start`` read in any layout (``--checkpoint`` for landscape data); None if
+    not given."""
+    if warm_start is None:
+        if checkpoint is not None:
+            raise ValueError("--checkpoint chooses the checkpoint of --warm-start data: give "
+                             "--warm-start too, or drop --checkpoint")
+        return None
+    from erahbo.datasets.run_rows import read_runs
+
+    try:
+        return read_runs(warm_start, checkpoint=checkpoint)
+    except ValueError as e:
+        raise ValueError(f"--warm-start: {e}") from None
+
+
 def write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[Any]) -> Path:
     """``history.csv``, ``rounds.csv``, ``configs.csv``, ``summary.json`` and two figures
     (``configs.png``: mean vs spread of every configuration; ``rounds.png``: the stopping
@@ -170,8 +186,11 @@ def optimize(
                                "for erahbo, k otherwise)."),
     warm_start: Path = typer.Option(None, help="Runs done before the study (CSV/Parquet, one "
                                     "row per run: hyperparameters and 'return', e.g. an "
-                                    "earlier history.csv): data from the start, not in the "
-                                    "budget."),
+                                    "earlier history.csv; or a runhistory.csv, ARLBench "
+                                    "landscape data, a wide CSV): data from the start, not "
+                                    "in the budget."),
+    checkpoint: int = typer.Option(None, help="--warm-start from ARLBench landscape data: "
+                                   "the training_steps checkpoint (default: the last)."),
     journal: Path = typer.Option(None, help="SQLite journal: the study is recorded as it runs "
                                  "and resumed if the file holds the same study."),
     failures: str = typer.Option("penalize", help="Failed runs: penalize | retry | exclude."),
@@ -199,6 +218,7 @@ def optimize(
             raise ValueError("--space is required with --objective module:function "
                              "(a .json space or a .csv/.parquet candidate table)")
         the_space = task_space if task_space is not None else load_space(space)
+        warm = warm_frame(warm_start, checkpoint)
         info = {
             "objective": objective_spec(fn) or objective,
             "space_file": None if space is None else str(space.resolve()),
@@ -216,7 +236,7 @@ def optimize(
                 k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
                 seed_batch=seed_batch, n_parallel=parallel,
                 schedule=schedule, gamma=gamma, slope=slope,
-                **({} if warm_start is None else {"warm_start": warm_start}),
+                **({} if warm is None else {"warm_start": warm}),
                 journal=journal, failures=failures, retries=retries, run_timeout=run_timeout,
                 executor=executor, workers=workers, address=address, callback=callback,
                 journal_info=info if journal is not None else None,

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from erahbo.cli._console import make_console
-from erahbo.cli.optimize_cmd import findings_json, print_findings
+from erahbo.cli.optimize_cmd import findings_json, print_findings, warm_frame
 
 
 def tune(
@@ -46,7 +46,10 @@ def tune(
     k: int = typer.Option(5, help="Seeds per round of the fixed-k methods."),
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
-                                    "history.csv): data from the start, not in the budget."),
+                                    "history.csv; or a runhistory.csv, ARLBench landscape "
+                                    "data): data from the start, not in the budget."),
+    checkpoint: int = typer.Option(None, help="--warm-start from ARLBench landscape data: "
+                                   "the training_steps checkpoint (default: the last)."),
     n_init: int = typer.Option(5, help="Initial Sobol configurations (0 with "
                                "--warm-start: none)."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
@@ -87,8 +90,12 @@ def tune(
                    gamma=gamma, slope=slope)
     if seed_batch is not None:
         options["seed_batch"] = seed_batch
-    if warm_start is not None:
-        options["warm_start"] = warm_start
+    try:
+        warm = warm_frame(warm_start, checkpoint)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--warm-start") from None
+    if warm is not None:
+        options["warm_start"] = warm
     if parallel is not None:
         options["n_parallel"] = parallel
     try:  # the optimizer's rules, before any worker starts

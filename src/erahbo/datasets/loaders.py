@@ -1,4 +1,5 @@
-"""Loaders: read a task from our Parquet, a generic CSV, or an ARLBench/Hydra runhistory.
+"""Loaders: read a task from our Parquet, a CSV, a Hypersweeper runhistory, ARLBench's
+landscape data, or one row per run (erahbo's history.csv).
 
 Formats (``fmt``; guessed from the file when None)
 --------------------------------------------------
@@ -10,11 +11,13 @@ Formats (``fmt``; guessed from the file when None)
     The return columns are either named ``seed_<int>`` (``seed_1, seed_2, ...``) or listed
     with ``return_columns`` (CLI ``--return-columns r1,r2,...``; seed labels are the
     integers ending the names when those are distinct, else 0, 1, ...).
-``"csv"`` (long)
-    One row per training run with the columns ``config_id``, ``seed`` and ``return``
-    (another value column can be named with ``return_columns=["name"]``); the other
-    columns are hyperparameters, constant within a ``config_id``. A missing
-    (configuration, seed) pair becomes NaN.
+``"runs"`` (``"csv"`` long: the same with a ``config_id``)
+    One row per training run (erahbo's ``history.csv``, CSV or Parquet): hyperparameters,
+    ``seed``, ``return`` (or ``return_columns=["name"]``), optional ``config_id`` (else equal
+    hyperparameters are one configuration) and ``status`` (:mod:`.long_format`).
+``"landscape"``
+    ARLBench's landscape data (:mod:`.long_format`): the last checkpoint, or ``checkpoint=N``
+    (CLI ``--checkpoint N``); the task is named ``<file stem>@<checkpoint>``.
 ``"runhistory"``
     The ARLBench/Hydra (Hypersweeper) ``runhistory.csv``: bookkeeping columns such as
     ``config_id``/``run_id``, ``budget``, hyperparameter columns (a ``hp_config.`` prefix is
@@ -44,11 +47,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo.datasets import long_format as lf
 from erahbo.datasets.format import CONFIG_ID, TaskData, read_task, seed_columns
 from erahbo.datasets.validate import ValidationReport, check_task, require_columns, validate_task
 from erahbo.space import SearchSpace
 
-FORMATS = ("parquet", "csv", "runhistory")
+FORMATS = ("parquet", "csv", "runhistory", "landscape", "runs")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 HP_PREFIX = "hp_config."
 LONG_COLUMNS = ("config_id", "seed", "return")
@@ -60,6 +64,7 @@ BOOKKEEPING = frozenset(
     start_time end_time starttime endtime duration walltime wall_time runtime timestamp
     origin iteration iter trial trial_id job_id worker worker_id index performance
     performance_mean return returns reward mean std var n_seeds return_mean return_std
+    training_steps checkpoint
     """.split()
 )
 _BOOKKEEPING_RE = re.compile(r"^(unnamed:.*|performance_.*|seed_\d+)$", re.IGNORECASE)
@@ -75,19 +80,18 @@ def is_bookkeeping(column: str) -> bool:
 
 
 def detect_format(path: str | Path) -> str:
-    """Guess the format of ``path``: ``"parquet"``, ``"csv"`` or ``"runhistory"``."""
+    """Guess the format of ``path`` (one of :data:`FORMATS`) from its name and columns."""
     path = Path(path)
+    header = file_columns(path)
     if path.suffix.lower() in PARQUET_SUFFIXES:
-        return "parquet"
-    if path.suffix.lower() != ".csv":
-        raise ValueError(
-            f"{path}: unknown file type {path.suffix!r}; expected .parquet or .csv "
-            f"(or pass fmt / --format)."
-        )
-    if path.name.lower() == "runhistory.csv":
+        return "runs" if lf.is_runs(header) and not seed_columns(header) else "parquet"
+    if lf.is_landscape(header):
+        return "landscape"
+    if path.name.lower() == "runhistory.csv" or "performance" in header:
         return "runhistory"
-    header = [c.strip() for c in pd.read_csv(path, nrows=0).columns]
-    return "runhistory" if "performance" in header else "csv"
+    if lf.is_runs(header) and not seed_columns(header):
+        return "runs"
+    return "csv"
 
 
 def load_task(
@@ -97,6 +101,7 @@ def load_task(
     *,
     return_columns: Sequence[str] | None = None,
     negate: bool = False,
+    checkpoint: int | None = None,
 ) -> TaskData:
     """Read one task file.
 
@@ -107,12 +112,14 @@ def load_task(
     hp_columns : sequence of str, optional
         The hyperparameter columns (overrides the guess; for a runhistory the names with or
         without the ``hp_config.`` prefix).
-    fmt : {"parquet", "csv", "runhistory"}, optional
+    fmt : {"parquet", "csv", "runhistory", "landscape", "runs"}, optional
         Format; guessed from the file when None.
     return_columns : sequence of str, optional
-        CSV only: the per-seed return columns (wide), or the one value column (long).
+        CSV only: the per-seed return columns (wide), or the one value column (long, runs).
     negate : bool
         Multiply the returns by -1 (for files that store costs).
+    checkpoint : int, optional
+        Landscape files only: the ``training_steps`` value to use (default: the last).
 
     Returns
     -------
@@ -125,13 +132,21 @@ def load_task(
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} is unknown; use one of {list(FORMATS)}.")
+    if checkpoint is not None and fmt != "landscape":
+        raise ValueError(
+            f"{path}: checkpoint={checkpoint} (--checkpoint) applies to ARLBench landscape "
+            f"files (a 'training_steps' column); this file is read as {fmt!r}: drop it."
+        )
     if fmt == "parquet":
         task = _load_parquet(path, hp_columns)
     else:
-        df = pd.read_csv(path, skipinitialspace=True)
-        df.columns = [str(c).strip() for c in df.columns]
+        df = read_table(path)
         if fmt == "runhistory":
             task = _from_runhistory(df, path, hp_columns)
+        elif fmt == "landscape":
+            task = _from_landscape(df, path, hp_columns, checkpoint)
+        elif fmt == "runs":
+            task = _from_runs(df, path, hp_columns, return_columns)
         else:
             task = _from_csv(df, path, hp_columns, return_columns)
     if negate:
@@ -148,6 +163,7 @@ def scan_tasks(
     *,
     return_columns: Sequence[str] | None = None,
     filter_infeasible: bool = True,
+    checkpoint: int | None = None,
 ) -> list[tuple[TaskData, ValidationReport]]:
     """Load and validate every task under ``paths`` (degenerate ones included).
 
@@ -156,7 +172,7 @@ def scan_tasks(
     paths : path or iterable of paths
         Files, or directories searched (recursively) for ``*.parquet``, ``*.pq`` and
         ``*.csv``.
-    hp_columns, fmt, return_columns
+    hp_columns, fmt, return_columns, checkpoint
         As in :func:`load_task`, for every file.
     filter_infeasible : bool
         Apply the NaN policy (drop configurations with any NaN seed).
@@ -168,7 +184,7 @@ def scan_tasks(
     """
     out = []
     for f in expand_paths(paths):
-        raw = load_task(f, hp_columns, fmt, return_columns=return_columns)
+        raw = load_task(f, hp_columns, fmt, return_columns=return_columns, checkpoint=checkpoint)
         out.append(validate_task(raw, filter_infeasible=filter_infeasible))
     return out
 
@@ -179,10 +195,12 @@ def load_tasks(
     fmt: str | None = None,
     *,
     return_columns: Sequence[str] | None = None,
+    checkpoint: int | None = None,
 ) -> list[TaskData]:
     """Load every task under ``paths``: infeasible configurations filtered, degenerate
     tasks skipped (see :func:`scan_tasks` for the reports)."""
-    scanned = scan_tasks(paths, hp_columns, fmt, return_columns=return_columns)
+    scanned = scan_tasks(paths, hp_columns, fmt, return_columns=return_columns,
+                         checkpoint=checkpoint)
     return [t for t, rep in scanned if not rep.degenerate]
 
 
@@ -280,9 +298,7 @@ def _from_csv(
 
 
 def _from_runhistory(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | None) -> TaskData:
-    df = df.rename(columns=lambda c: c[len(HP_PREFIX) :] if c.startswith(HP_PREFIX) else c)
-    if hp_columns:
-        hp_columns = [c[len(HP_PREFIX) :] if c.startswith(HP_PREFIX) else c for c in hp_columns]
+    df, hp_columns = _strip_prefix(df, hp_columns)
     cols = list(df.columns)
     per_seed = [(c, int(m.group(1))) for c in cols if (m := _PERF_SEED_RE.match(c))]
     if per_seed:
@@ -321,6 +337,63 @@ def _from_runhistory(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | N
     return task
 
 
+def _from_landscape(
+    df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | None, checkpoint: int | None
+) -> TaskData:
+    df, hp_columns = _strip_prefix(df, hp_columns)
+    rows = lf.select_checkpoint(df, path, checkpoint)
+    group = CONFIG_ID if CONFIG_ID in rows.columns else None
+    task = _from_long(rows, path, hp_columns, "performance", group_by=group, fmt="landscape")
+    task.meta["checkpoint"] = task.meta["training_budget"] = rows.attrs["checkpoint"]
+    task.meta["task"] = f"{task.meta['task']}@{rows.attrs['checkpoint']}"  # one task each
+    return task
+
+
+def _from_runs(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | None,
+               return_columns: Sequence[str] | None) -> TaskData:
+    value = return_columns[0] if return_columns else "return"
+    require_columns(df.columns, ["seed", value], str(path), "run")
+    df = lf.apply_status(df, path, value)
+    exclude = lf.HISTORY_BOOKKEEPING if lf.is_history(list(df.columns)) else ()
+    group = CONFIG_ID if CONFIG_ID in df.columns else None
+    return _from_long(df, path, hp_columns, value, group_by=group, fmt="runs", exclude=exclude)
+
+
+def _strip_prefix(
+    df: pd.DataFrame, hp_columns: Sequence[str] | None
+) -> tuple[pd.DataFrame, list[str] | None]:
+    """Drop ARLBench's ``hp_config.`` prefix from the columns and from ``hp_columns``."""
+    def strip(c: str) -> str:
+        return c[len(HP_PREFIX):] if c.startswith(HP_PREFIX) else c
+
+    return df.rename(columns=strip), [strip(c) for c in hp_columns] if hp_columns else None
+
+
+def file_columns(path: str | Path) -> list[str]:
+    """The column names of a ``.csv`` or Parquet file (its header only)."""
+    path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    if path.suffix.lower() != ".csv":
+        raise ValueError(
+            f"{path}: unknown file type {path.suffix!r}; expected .parquet or .csv "
+            f"(or pass fmt / --format)."
+        )
+    return [str(c).strip() for c in pd.read_csv(path, nrows=0).columns]
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A ``.csv`` (column names stripped) or Parquet file as it is."""
+    path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        return pd.read_parquet(path)
+    df = pd.read_csv(path, skipinitialspace=True)
+    df.columns = [str(c).strip() for c in df.columns]
+    return df
+
+
 def _from_long(
     df: pd.DataFrame,
     path: Path,
@@ -328,20 +401,28 @@ def _from_long(
     value: str,
     group_by: str | None,
     fmt: str = "csv",
+    exclude: Sequence[str] = (),
 ) -> TaskData:
     need = ["seed", value] + ([group_by] if group_by else [])
     require_columns(df.columns, need, str(path), "long-format")
-    hps = _hp_columns(list(df.columns), hp_columns, exclude=[value], source=path)
+    hps = _hp_columns(list(df.columns), hp_columns, exclude=[value, *exclude], source=path)
+    if df["seed"].isna().any():
+        i = df.index[int(np.flatnonzero(df["seed"].isna().to_numpy())[0])]
+        raise ValueError(f"{path}: row {i}, column 'seed' is empty; every run needs its seed.")
     vals = _numeric(df[[value]], path)[:, 0]
     if group_by:
         key = df[group_by]
         per_cfg = df[[group_by, *hps]].drop_duplicates()
         if per_cfg[group_by].duplicated().any():
             bad = per_cfg[group_by][per_cfg[group_by].duplicated()].iloc[0]
+            rows = df.loc[df[group_by] == bad, hps].astype(str)
+            i = rows.index[int(np.flatnonzero((rows != rows.iloc[0]).any(axis=1).to_numpy())[0])]
+            col = next(c for c in hps if rows.at[i, c] != rows.iloc[0][c])
             raise ValueError(
                 f"{path}: {group_by} {bad} has different hyperparameter values on different "
-                f"rows; each configuration needs one set of values."
-            )
+                f"rows: column {col!r} is {_py(df.at[i, col])!r} in row {i} but "
+                f"{_py(df.at[rows.index[0], col])!r} in row {rows.index[0]}; each configuration "
+                f"needs one set of values (fix it, or give those runs their own {group_by}).")
     else:  # rows with equal hyperparameters form one configuration
         key = pd.Series(df[hps].astype(str).agg("\x1f".join, axis=1).factorize()[0])
     seeds = sorted(pd.unique(df["seed"]))
@@ -350,9 +431,10 @@ def _from_long(
     returns = np.full((len(key_uniques), len(seeds)), np.nan)  # (n, S)
     pair = pd.Series(list(zip(key_codes, df["seed"], strict=True)))
     if pair.duplicated().any():
-        i = int(np.flatnonzero(pair.duplicated().to_numpy())[0])
+        i = df.index[int(np.flatnonzero(pair.duplicated().to_numpy())[0])]
         raise ValueError(
-            f"{path}: row {i} repeats a (configuration, seed) pair; keep one row per run."
+            f"{path}: row {i} repeats a (configuration, seed) pair (column 'seed': "
+            f"{df.at[i, 'seed']!r}); keep one row per run."
         )
     returns[key_codes, [seed_pos[s] for s in df["seed"]]] = vals
     first = pd.Series(np.arange(len(df))).groupby(key_codes).first().to_numpy()
@@ -414,7 +496,7 @@ def _numeric(frame: pd.DataFrame, source: Path) -> np.ndarray:
         r, c = (int(a[0]) for a in np.nonzero(bad.to_numpy()))
         raise ValueError(
             f"{source}: non-numeric return {frame.iat[r, c]!r} in column "
-            f"{frame.columns[c]!r}, row {r}; returns must be numbers "
+            f"{frame.columns[c]!r}, row {frame.index[r]}; returns must be numbers "
             f"(empty or NaN for a failed run)."
         )
     return out.to_numpy(dtype=float)
@@ -468,9 +550,11 @@ __all__ = [
     "bundled_tasks",
     "detect_format",
     "expand_paths",
+    "file_columns",
     "infer_space_json",
     "is_bookkeeping",
     "load_task",
     "load_tasks",
+    "read_table",
     "scan_tasks",
 ]

@@ -8,9 +8,13 @@ the budget and their seeds are never handed out again for the same configuration
 Seeds not given show as -1, -2, ... in the history. Two input forms, normalized to the second
 (stored in the study settings, so a journaled study replays with the same warm start):
 
-* a :class:`pandas.DataFrame` (or a CSV/Parquet path) with one row per run: a column per
-  hyperparameter (NaN where inactive), ``return``, optionally ``seed`` and ``status``; on a
-  finite candidate table, ``config_id`` (the row index) instead of the hyperparameter columns;
+* a :class:`pandas.DataFrame` with one row per run: a column per hyperparameter (NaN where
+  inactive), ``return``, optionally ``seed`` and ``status``; on a finite candidate table,
+  ``config_id`` (the row index) instead of the hyperparameter columns; or a path to a file in
+  any layout :func:`erahbo.datasets.run_rows.read_runs` reads (a ``history.csv``, a
+  Hypersweeper ``runhistory.csv``, ARLBench landscape data at its last checkpoint, a wide
+  CSV, a task Parquet). Hyperparameter columns match the space's names with or without the
+  ``hp_config.`` prefix;
 * a list of records ``{"config": {...}, "returns": [...], "seeds": [...] or None}`` (finite
   table: ``{"row": i, ...}`` instead of ``"config"``); a failed run's return is ``None``.
 
@@ -34,6 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo.datasets.loaders import HP_PREFIX
+from erahbo.datasets.run_rows import read_runs
 from erahbo.optimizer.records import History
 from erahbo.optimizer.state import StudyState
 from erahbo.runtime.failures import Penalizer
@@ -52,8 +58,10 @@ def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
         path = Path(warm_start)
         if not path.exists():
             raise ValueError(f"warm_start: {path} does not exist")
-        warm_start = (pd.read_parquet(path) if path.suffix == ".parquet"
-                      else pd.read_csv(path))
+        try:
+            warm_start = read_runs(path)
+        except ValueError as e:
+            raise ValueError(f"warm_start: {e}") from None
     if isinstance(warm_start, pd.DataFrame):
         records = _from_frame(warm_start, space)
     else:
@@ -100,6 +108,7 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
             )
         keys = ["config_id"]
     else:
+        df = _match_prefix(df, space.names)
         missing = [n for n in space.names if n not in df.columns]
         if missing:
             raise ValueError(
@@ -122,6 +131,18 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
                              if not (isinstance(first[n], float) and math.isnan(first[n]))}
         records.append(_check_record(rec, space))
     return records
+
+
+def _match_prefix(df: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Rename ``hp_config.<name>`` <-> ``<name>`` columns to the space's names (ARLBench)."""
+    ren = {}
+    for n in names:
+        if n in df.columns:
+            continue
+        alt = n[len(HP_PREFIX):] if n.startswith(HP_PREFIX) else HP_PREFIX + n
+        if alt in df.columns:
+            ren[alt] = n
+    return df.rename(columns=ren) if ren else df
 
 
 def _check_record(rec: dict[str, Any], space: SearchSpace) -> dict[str, Any]:

@@ -1,0 +1,197 @@
+"""The sweep loop: erahbo's ask/tell driving Hydra's launcher, one job per training run.
+
+Each :class:`erahbo.Trial` (a configuration and its seeds) becomes one job per seed, with the
+overrides ``<hyperparameter>=<value> ... <seed_keyword>=<seed>`` on top of the command line's
+own (non-sweep) overrides. Up to ``n_parallel`` trials are asked at once and all their jobs
+go to the launcher in one ``launch`` call, so the basic, joblib, submitit and ray launchers
+all work. A job's return value is its run's return; a job that raised, or returned something
+that is not a finite number, is a failed run (erahbo's ``failures`` policy). Every trial and
+run is committed to erahbo's SQLite journal, so running the same sweep again (same
+``hydra.sweep.dir`` and sweeper keys) resumes it: the finished runs are not launched again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.plugins import Plugins
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf
+
+import erahbo
+from erahbo.runtime.journal import SettingsMismatchError
+
+from ._outputs import write_outputs
+from ._space import load_search_space
+
+log = logging.getLogger(__name__)
+
+JOURNAL_NAME = "erahbo_journal.db"
+FAILURES = ("penalize", "exclude")
+_ABSENT = object()
+
+
+class ErahboSweeperImpl(Sweeper):
+    """See the module docstring; the keys are those of ``ErahboSweeperConf``."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = {k: v for k, v in options.items() if not k.startswith("_")}
+        self.config: DictConfig | None = None
+        self.launcher: Any = None
+        self.hydra_context: HydraContext | None = None
+
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
+        self.hydra_context, self.config = hydra_context, config
+        self.launcher = Plugins.instance().instantiate_launcher(
+            hydra_context=hydra_context, task_function=task_function, config=config
+        )
+
+    # ------------------------------------------------------------------ the sweep
+    def sweep(self, arguments: list[str]) -> Any:
+        """Run the study; returns the :class:`erahbo.Result`."""
+        assert self.config is not None and self.launcher is not None
+        o = {k: _container(v) for k, v in self.options.items()}
+        if o["failures"] not in FAILURES:
+            raise ValueError(f"hydra.sweeper.failures={o['failures']!r}: use one of {FAILURES}")
+        fixed = self._fixed_overrides(arguments)
+        space = load_search_space(o["search_space"])
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
+        journal = Path(o["journal"]) if o["journal"] else sweep_dir / JOURNAL_NAME
+        self.sign = 1.0 if o["maximize"] else -1.0
+        self.seed_key = str(o["seed_keyword"])
+        self.names = list(space.names)
+        try:
+            opt = self._optimizer(space, o, journal, sweep_dir, fixed)
+        except SettingsMismatchError as exc:
+            first = str(exc).split("To resume it")[0].rstrip()
+            raise ValueError(
+                f"{first}\nTo resume this sweep, run it with the same hydra.sweeper keys; for a "
+                "new study, set another hydra.sweep.dir (or hydra.sweeper.journal)."
+            ) from None
+        with opt:
+            done = opt.n_evals
+            if done:
+                log.info(f"erahbo: resuming from {journal}: {done} run(s) already done")
+            job_idx = _next_job_idx(sweep_dir, len(opt.result().history))
+            validated = False
+            while True:
+                trials = []
+                # (after a resume, the first asks hand out the trials cut by the crash)
+                while len(trials) < opt.n_parallel and (t := opt.ask()) is not None:
+                    trials.append(t)
+                if not trials:
+                    break
+                batch = [[*fixed, *self._overrides(t.config), self._seed_override(s)]
+                         for t in trials for s in t.seeds]
+                if not validated:  # composition errors (typos) before the first job runs
+                    self.validate_batch_is_legal(batch[:1])
+                    validated = True
+                results = self.launcher.launch(batch, initial_job_idx=job_idx)
+                job_idx += len(batch)
+                pos = 0
+                for t in trials:
+                    values, errors = [], []
+                    for r in results[pos: pos + len(t.seeds)]:
+                        v, err = _job_value(r)
+                        values.append(v * self.sign)
+                        errors.append(err)
+                    pos += len(t.seeds)
+                    opt.tell(t, values, errors=errors)
+                self._write(sweep_dir, opt.result())
+            result = opt.result()
+        self._write(sweep_dir, result)
+        log.info(f"erahbo: {result.n_evals} runs; recommendation in {sweep_dir / 'incumbent.yaml'}")
+        return result
+
+    # ------------------------------------------------------------------ helpers
+    def _optimizer(self, space: Any, o: dict[str, Any], journal: Path,
+                   sweep_dir: Path, fixed: list[str]) -> Any:
+        return erahbo.Optimizer(
+            space, method=o["method"], budget=int(o["budget"]), seed=int(o["seed"]),
+            alpha=o["alpha"], beta=o["beta"], beta_stop=o["beta_stop"], k_min=o["k_min"],
+            k_max=o["k_max"], k=o["k"], n_init=o["n_init"], k_init=o["k_init"],
+            seed_batch=o["seed_batch"], n_parallel=o["n_parallel"], failures=o["failures"],
+            warm_start=o["warm_start"], journal=journal,
+            journal_info={"sweeper": "hydra", "sweep_dir": str(sweep_dir.resolve()),
+                          "fixed_overrides": fixed},
+        )
+
+    def _write(self, sweep_dir: Path, result: Any) -> None:
+        inc = result.incumbent
+        overrides = None if inc is None else self._overrides(inc)
+        write_outputs(sweep_dir, result, self.names, self.sign, overrides)
+
+    def _fixed_overrides(self, arguments: list[str]) -> list[str]:
+        """The command line's overrides, passed to every job; sweeps are refused."""
+        assert self.hydra_context is not None
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        out = []
+        for ov in parser.parse_overrides(arguments):
+            if ov.is_sweep_override():
+                raise ValueError(
+                    f"override {ov.input_line!r} is a sweep; the erahbo sweeper chooses the "
+                    "values itself: put the hyperparameter in hydra.sweeper.search_space"
+                )
+            out.append(ov.input_line)
+        return out
+
+    def _key(self, name: str) -> str:
+        """``name``, or ``++name`` when the task config has no such key (it is added)."""
+        assert self.config is not None
+        found = OmegaConf.select(self.config, name, default=_ABSENT)
+        return name if found is not _ABSENT else f"++{name}"
+
+    def _overrides(self, config: dict[str, Any]) -> list[str]:
+        return [f"{self._key(k)}={_value(v)}" for k, v in config.items()]
+
+    def _seed_override(self, seed: int) -> str:
+        return f"{self._key(self.seed_key)}={int(seed)}"
+
+
+def _job_value(r: Any) -> tuple[float, str | None]:
+    """A job's return as a float (NaN when it failed) and why it failed (None if it did not)."""
+    try:
+        v = r.return_value  # re-raises the task's exception
+    except Exception as exc:
+        return math.nan, f"job failed: {type(exc).__name__}: {exc}"
+    if isinstance(v, bool) or not isinstance(v, Real):
+        return math.nan, (f"job returned {type(v).__name__} {v!r:.80}; the task function "
+                          "must return its run's return as a number")
+    v = float(v)
+    return (v, None) if math.isfinite(v) else (math.nan, f"job returned {v}")
+
+
+def _value(v: Any) -> str:
+    """A value in Hydra's override grammar (strings quoted, so '1e-3' stays a string)."""
+    if hasattr(v, "item") and not isinstance(v, str):  # numpy scalars
+        v = v.item()
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    s = str(v).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{s}'"
+
+
+def _container(v: Any) -> Any:
+    return OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v
+
+
+def _next_job_idx(sweep_dir: Path, n_runs: int) -> int:
+    """First job number of this session: after the runs and job folders of earlier ones."""
+    nums = [int(p.name) for p in sweep_dir.iterdir() if p.is_dir() and p.name.isdigit()]
+    return max([n_runs, *(n + 1 for n in nums)])

@@ -1,0 +1,42 @@
+"""The sweeper's config, registered as ``hydra/sweeper: erahbo`` (Hydra imports this module
+when it scans the ``hydra_plugins`` namespace; it must stay light). No ``from __future__
+import annotations`` here: Hydra loads this module outside ``sys.modules``, where
+dataclasses cannot resolve string annotations)."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+
+@dataclass
+class ErahboSweeperConf:
+    """Keys of ``hydra.sweeper`` (docs/integrations/hydra.md explains each one)."""
+
+    _target_: str = "hydra_plugins.erahbo_sweeper.erahbo_sweeper.ErahboSweeper"
+    # erahbo's dict spec ({name: [type, lo, hi]}), Hypersweeper's {hyperparameters: {name:
+    # {type: uniform_float, ...}}}, or a path to a ConfigSpace/erahbo JSON or YAML file
+    search_space: Any = None
+    budget: int = 100  # training runs (jobs) in all, initial design included
+    method: str = "erahbo"  # erahbo | rahbo | gpucb | random
+    alpha: float = 1.0  # risk aversion in MV = f - alpha rho^2
+    beta: float = 2.5
+    beta_stop: float = 1.0
+    k_min: int = 2
+    k_max: int = 10
+    k: int = 5  # seeds per round of rahbo / gpucb / random
+    n_init: int = 5
+    k_init: Any = None  # default: k_max (erahbo) or k
+    seed: int = 0  # seed of the optimizer (not of the training runs)
+    seed_keyword: str = "seed"  # task config key receiving each run's training seed
+    maximize: bool = True  # False: the task returns a cost
+    n_parallel: int = 1  # configurations trained at once
+    seed_batch: int = 1  # erahbo: seeds launched at once after k_min
+    failures: str = "penalize"  # penalize | exclude
+    journal: Any = None  # default <sweep dir>/erahbo_journal.db
+    warm_start: Any = None  # runs done before (any layout `erahbo dataset inspect` reads)
+
+
+ConfigStore.instance().store(
+    group="hydra/sweeper", name="erahbo", node=ErahboSweeperConf, provider="erahbo"
+)

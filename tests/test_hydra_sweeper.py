@@ -1,0 +1,222 @@
+"""The Hydra sweeper (hydra_plugins/erahbo_sweeper): a tiny real Hydra app in multirun mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+pytest.importorskip("hydra")
+
+from erahbo.datasets.loaders import load_task
+from hydra_plugins.erahbo_sweeper._space import load_search_space
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# The task: noisy return peaking at x = 0.3, noise growing with x; act=bad raises, act=nan
+# returns a string (both failed runs); every call is logged, CRASH_AFTER kills the process.
+APP = '''
+import json, os, random
+
+import hydra
+from omegaconf import DictConfig
+
+
+@hydra.main(version_base=None, config_path=".", config_name="config")
+def main(cfg: DictConfig):
+    hp, seed = cfg.hp_config, int(cfg.train.seed)
+    with open(os.environ["CALLS"], "a") as fh:
+        fh.write(json.dumps([hp.x, hp.act, seed]) + "\\n")
+    n = sum(1 for _ in open(os.environ["CALLS"]))
+    if n > int(os.environ.get("CRASH_AFTER", "1000000")):
+        os._exit(3)  # the whole sweep dies, as after a power cut
+    if hp.act == "bad":
+        raise RuntimeError("diverged")
+    if hp.act == "text":
+        return "not a number"
+    noise = random.Random(seed).gauss(0.0, 0.05 + 0.5 * hp.x)
+    return SIGN * (-((hp.x - 0.3) ** 2) + noise)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+CONFIG = """
+defaults:
+  - override hydra/sweeper: erahbo
+  - _self_
+hp_config:
+  x: 0.5
+  act: good
+train:
+  seed: 0
+hydra:
+  sweep:
+    dir: sweep
+  sweeper:
+    budget: 14
+    n_init: 2
+    k_max: 3
+    seed_keyword: train.seed
+"""
+
+
+def _app(tmp_path: Path, sign: float, sweeper: str) -> Path:
+    (tmp_path / "app.py").write_text(APP.replace("SIGN", repr(sign)))
+    (tmp_path / "config.yaml").write_text(CONFIG + textwrap.indent(sweeper, "    "))
+    return tmp_path
+
+
+def _run(folder: Path, *args: str, crash_after: int | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+               CALLS=str(folder / "calls.jsonl"), OPENBLAS_NUM_THREADS="1")
+    if crash_after is not None:
+        env["CRASH_AFTER"] = str(crash_after)
+    return subprocess.run([sys.executable, "app.py", "-m", *args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _calls(folder: Path) -> list[tuple]:
+    return [tuple(json.loads(line)) for line in (folder / "calls.jsonl").read_text().splitlines()]
+
+
+def test_sweep_minimizes_cost_and_writes_hypersweeper_runhistory(tmp_path):
+    folder = _app(tmp_path, -1.0, """maximize: false
+search_space:
+  hp_config.x: [float, 0.0, 1.0]
+  hp_config.act: [good, bad, text]
+""")
+    proc = _run(folder)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sweep = folder / "sweep"
+    calls = _calls(folder)
+    assert 13 <= len(calls) <= 14  # one job per training run (a new round needs 2 seeds)
+    hist = pd.read_csv(sweep / "history.csv")
+    assert len(hist) == len(calls) and set(hist["seed"]) == {c[2] for c in calls}
+    assert set(hist["status"]) <= {"ok", "penalized"}
+    failed = hist[hist["hp_config.act"].isin(["bad", "text"])]
+    assert (failed["status"] == "penalized").all()  # exception / non-number = failed run
+    errors = " ".join(failed["error"].astype(str))
+    if (failed["hp_config.act"] == "bad").any():
+        assert "diverged" in errors
+    if (failed["hp_config.act"] == "text").any():
+        assert "must return its run's return as a number" in errors
+    # Hypersweeper's layout, on the task's own scale (costs), failed runs left empty
+    rh = pd.read_csv(sweep / "runhistory.csv")
+    seed_cols = [c for c in rh.columns if c.startswith("performance_seed_")]
+    assert list(rh.columns) == ["config_id", "performance", *seed_cols, "budget",
+                                "hp_config.x", "hp_config.act"]
+    assert len(rh) == hist["config_id"].nunique()
+    ok = hist[hist["status"] == "ok"]
+    for cid, g in ok.groupby("config_id"):
+        row = rh[rh["config_id"] == cid].iloc[0]
+        np.testing.assert_allclose(row["performance"], -g["return"].mean())
+        for s, r in zip(g["seed"], g["return"], strict=True):
+            np.testing.assert_allclose(row[f"performance_seed_{s}"], -r)
+    # the recommendation: a configuration that ran, with overrides that reproduce it
+    inc = yaml.safe_load((sweep / "incumbent.yaml").read_text())
+    assert inc["config"]["hp_config.act"] == "good" and inc["n_evals"] == len(calls)
+    assert inc["overrides"][0].startswith("hp_config.x=")
+    assert inc["overrides"][1] == "hp_config.act='good'"
+    assert (sweep / "rounds.csv").is_file() and (sweep / "erahbo_journal.db").is_file()
+    # erahbo reads its own runhistory.csv (the wide layout)
+    task = load_task(sweep / "runhistory.csv")
+    assert task.n_configs == len(rh) and sorted(task.seeds) == sorted(int(c.split("_")[-1])
+                                                                      for c in seed_cols)
+
+
+def test_sweep_resumes_from_its_journal_after_a_crash(tmp_path):
+    folder = _app(tmp_path, 1.0, "n_parallel: 2\n")
+    # ARLBench's way: a search_space config group file packaged into the sweeper's key
+    config = (folder / "config.yaml").read_text()
+    (folder / "config.yaml").write_text(config.replace("  - override", "  - search_space: arl\n"
+                                                       "  - override"))
+    (folder / "search_space").mkdir()
+    (folder / "search_space" / "arl.yaml").write_text("""# @package hydra.sweeper.search_space
+seed: 0
+hyperparameters:
+  hp_config.x: {type: uniform_float, lower: 0.0, upper: 1.0, default: 0.5}
+  hp_config.act: {type: categorical, choices: [good]}
+""")
+    proc = _run(folder, crash_after=7)
+    assert proc.returncode != 0  # killed in the middle of the sweep
+    first = _calls(folder)
+    assert len(first) == 8
+    proc = _run(folder)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "resuming from" in proc.stderr + proc.stdout
+    calls = _calls(folder)
+    hist = pd.read_csv(folder / "sweep" / "history.csv")
+    counted = hist[hist["status"] == "ok"]
+    assert 13 <= len(counted) <= 14
+    # runs finished before the crash are not launched again: only the cut batch is rerun
+    later = calls[len(first):]
+    done_before = set(first) - set(later)
+    assert len(done_before) >= 4 and len(calls) <= 14 + 4
+    ran = {(round(x, 9), a, s) for x, a, s in calls}
+    assert {(round(x, 9), a, int(s)) for x, a, s in zip(
+        counted["hp_config.x"], counted["hp_config.act"], counted["seed"], strict=True)} == ran
+    # the same sweep again: nothing left to run
+    proc = _run(folder)
+    assert proc.returncode == 0 and len(_calls(folder)) == len(calls)
+    # other settings on the same journal: a clear refusal
+    proc = _run(folder, "hydra.sweeper.budget=20")
+    assert proc.returncode != 0
+    assert "budget: 14 in the journal, 20 now" in proc.stderr
+    assert "another hydra.sweep.dir" in proc.stderr
+
+
+def test_sweep_refuses_sweep_overrides_on_the_command_line(tmp_path):
+    folder = _app(tmp_path, 1.0, "search_space: {hp_config.x: [float, 0.0, 1.0]}\n")
+    proc = _run(folder, "hp_config.act=good,bad")
+    assert proc.returncode != 0
+    assert "is a sweep; the erahbo sweeper chooses the values itself" in proc.stderr
+
+
+def test_search_space_forms(tmp_path):
+    a = load_search_space({"lr": ["log", 1e-5, 0.1], "act": ["tanh", "relu"],
+                           "n": ["int", 1, 8]})
+    assert a.names == ["lr", "act", "n"] and a.dim == 1 + 2 + 1
+    b = load_search_space({"hyperparameters": {
+        "hp_config.lr": {"type": "uniform_float", "lower": 1e-5, "upper": 0.1, "log": True,
+                         "default": 1e-3},
+        "hp_config.opt": {"type": "categorical", "choices": ["adam", "sgd"]}}})
+    assert sorted(b.names) == ["hp_config.lr", "hp_config.opt"]
+    path = tmp_path / "space.yaml"
+    path.write_text("hyperparameters:\n  lr: {type: uniform_float, lower: 0.1, upper: 1.0}\n")
+    assert load_search_space(str(path)).names == ["lr"]
+    (tmp_path / "space.json").write_text(json.dumps({"lr": ["float", 0.1, 1.0]}))
+    assert load_search_space(str(tmp_path / "space.json")).names == ["lr"]
+    with pytest.raises(ValueError, match="search_space is not set"):
+        load_search_space(None)
+    with pytest.raises(ValueError, match=r"file .*nope.yaml does not exist"):
+        load_search_space(str(tmp_path / "nope.yaml"))
+    with pytest.raises(ValueError, match=r"hydra.sweeper.search_space: .*'lr'"):
+        load_search_space({"lr": ["float", 1.0, 0.1]})
+
+
+def test_sweep_warm_starts_from_a_hypersweeper_runhistory(tmp_path):
+    rh = pd.DataFrame({"config_id": [0, 1, 2], "performance": [0.0, 0.0, 0.0],
+                       "performance_seed_0": [-0.2, -0.01, -0.3],
+                       "performance_seed_1": [-0.1, 0.02, -0.5], "budget": [None] * 3,
+                       "hp_config.x": [0.1, 0.3, 0.9], "hp_config.act": ["good"] * 3})
+    rh.to_csv(tmp_path / "runhistory.csv", index=False)
+    folder = _app(tmp_path, 1.0, """warm_start: runhistory.csv
+search_space: {hp_config.x: [float, 0.0, 1.0], hp_config.act: [good, bad]}
+""")
+    proc = _run(folder, "hydra.sweeper.budget=4", "hydra.sweeper.n_init=0",
+                "hydra.sweeper.k_max=2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    hist = pd.read_csv(folder / "sweep" / "history.csv")
+    assert (hist["phase"] == "warm").sum() == 6 and len(_calls(folder)) == 4
+    np.testing.assert_allclose(sorted(hist.loc[hist.phase == "warm", "return"]),
+                               sorted(rh[["performance_seed_0", "performance_seed_1"]].stack()))
