@@ -22,14 +22,8 @@ from erahbo.datasets.loaders import (
     load_tasks,
     scan_tasks,
 )
-from erahbo.datasets.synth import (
-    PAPER_LIKE,
-    SynthSpec,
-    make_suite,
-    make_task,
-    tradeoff_alpha,
-    tradeoff_stats,
-)
+from erahbo.datasets.synth import PAPER_LIKE, SynthSpec, make_suite, make_task
+from erahbo.datasets.tradeoff import tradeoff_alpha, tradeoff_stats
 from erahbo.datasets.validate import check_task, is_degenerate, validate_task
 from erahbo.datasets.warping import VizierWarper, process_outcomes, vizier_warp
 

@@ -15,7 +15,8 @@ from erahbo.cli._console import compact, make_console
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.inspect import plot_mean_std, summarize_task
 from erahbo.datasets.loaders import expand_paths, load_task
-from erahbo.datasets.synth import tradeoff_stats, write_suite
+from erahbo.datasets.synth import write_suite
+from erahbo.datasets.tradeoff import tradeoff_stats
 from erahbo.datasets.warping import METHODS
 
 

@@ -9,7 +9,7 @@ unbiased sample variance:
     MV(x) = mean_s y(x, s) - alpha * var_s y(x, s)      (ddof = 1)
 
 The replay benchmark (:func:`erahbo.experiments.replay.prepare_task`), the trade-off statistics
-(:func:`erahbo.datasets.synth.tradeoff_stats`) and the marks of the mean-vs-std plot
+(:func:`erahbo.datasets.tradeoff.tradeoff_stats`) and the marks of the mean-vs-std plot
 (:func:`erahbo.datasets.inspect.benchmark_optima`) all read it from here.
 """
 

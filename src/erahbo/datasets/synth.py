@@ -43,15 +43,14 @@ Generative model of one task (all random choices from one seed)
   seeds (``nan_frac``), like the paper's infeasible configurations; the calibration uses
   the feasible ones only, as the benchmark does.
 
-:func:`tradeoff_stats` measures the trade-off of any task the way the benchmark sees it
-(rank and normalized MV regret of the best-mean configuration, mean-std correlation,
-regret of 5-configuration Sobol initial designs); ``src/erahbo/data/README.md`` lists it
-for the bundled suite and the 19 templates.
+:func:`erahbo.datasets.tradeoff.tradeoff_stats` measures the trade-off of any task the way the
+benchmark sees it (rank and normalized MV regret of the best-mean configuration, mean-std
+correlation, regret of 5-configuration Sobol initial designs); ``src/erahbo/data/README.md`` lists
+it for the bundled suite and the 19 templates.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -63,7 +62,6 @@ from scipy.stats import qmc
 
 from erahbo import __version__
 from erahbo.datasets.format import TaskData, write_task
-from erahbo.datasets.groundtruth import ground_truth
 from erahbo.datasets.warping import VizierWarper
 from erahbo.space import SearchSpace
 
@@ -343,130 +341,6 @@ def write_suite(
     return [write_task(t, out_dir / f"{t.name}.parquet") for t in tasks]
 
 
-@dataclass(frozen=True)
-class TradeoffStats:
-    """How much a risk-neutral choice loses on one task (see :func:`tradeoff_stats`).
-
-    Attributes
-    ----------
-    task : str
-        Task name.
-    n_configs, n_infeasible : int
-        Feasible configurations (after the NaN filter) and filtered ones.
-    best_mean_rank : int
-        Rank by true MV of the configuration with the best mean (1 = it is the MV optimum).
-    best_mean_regret : float
-        Its MV regret normalized by the MV spread, ``(MV* - MV) / (MV* - median MV)``.
-    corr_mean_std : float
-        Pearson correlation of the per-configuration mean and standard deviation.
-    init_regret : float
-        Mean over ``n_designs`` Sobol initial designs of the normalized MV regret of the
-        best configuration in the design (0 would mean the design already finds MV*).
-    alpha_tradeoff : float
-        The smallest risk aversion at which the best-mean configuration is no longer the MV
-        optimum (on the processed scale): ``min (m_b - m_j) / (v_b - v_j)`` over the
-        configurations ``j`` with a smaller variance than the best-mean one ``b``; inf when
-        none has (then no alpha trades mean for spread on this table).
-    """
-
-    task: str
-    n_configs: int
-    n_infeasible: int
-    best_mean_rank: int
-    best_mean_regret: float
-    corr_mean_std: float
-    init_regret: float
-    alpha_tradeoff: float = math.inf
-
-
-def tradeoff_alpha(mean: np.ndarray, var: np.ndarray) -> float:
-    """Smallest ``alpha`` at which ``argmax mean - alpha var`` is not ``argmax mean``.
-
-    ``MV_j - MV_b = (m_j - m_b) + alpha (v_b - v_j)`` is positive exactly when
-    ``alpha > (m_b - m_j) / (v_b - v_j)`` for a configuration ``j`` with ``v_j < v_b``.
-
-    Parameters
-    ----------
-    mean, var : numpy.ndarray
-        ``(n,)`` per-configuration mean and variance.
-
-    Returns
-    -------
-    float
-        The threshold (``inf`` if the best-mean configuration has the smallest variance).
-    """
-    mean, var = np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
-    b = int(np.argmax(mean))
-    less = var < var[b]
-    if not less.any():
-        return math.inf
-    return float(np.min((mean[b] - mean[less]) / (var[b] - var[less])))
-
-
-def tradeoff_stats(
-    task: TaskData,
-    *,
-    alpha: float = 1.0,
-    outcome_processing: str = "vizier",
-    n_init: int = 5,
-    n_designs: int = 20,
-    seed: int = 0,
-) -> TradeoffStats:
-    """Risk trade-off of ``task`` as the offline benchmark sees it.
-
-    Same ground truth as the replay benchmark (``erahbo.experiments.replay``): infeasible
-    configurations filtered, outcomes processed (Vizier output warping by default), then
-    ``MV = mean - alpha * var(ddof=1)`` over all seeds (eq. 1 with the sample variance).
-    Initial designs are ``n_init`` configurations picked by
-    :meth:`erahbo.space.SearchSpace.sobol_indices`, as the benchmark's repetitions do.
-
-    Parameters
-    ----------
-    task : TaskData
-        Any task (synthetic or real).
-    alpha : float
-        Risk aversion (the paper: 1 on the warped scale).
-    outcome_processing : {"vizier", "none"}
-        See :func:`erahbo.datasets.warping.process_outcomes`.
-    n_init, n_designs : int
-        Size and number of the Sobol initial designs averaged in ``init_regret``.
-    seed : int
-        Seed of the designs.
-
-    Returns
-    -------
-    TradeoffStats
-    """
-    truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing)
-    clean, report, proc = truth.clean, truth.report, truth.processed
-    if clean.n_configs < 2:
-        raise ValueError(f"{task.name}: fewer than 2 feasible configurations, no trade-off.")
-    mean, mv = truth.mean, truth.mv  # (n,) on the benchmark's scale
-    std = np.asarray(proc.returns, dtype=float).std(axis=1, ddof=1)  # (n,)
-    mv_star = float(mv.max())
-    spread = max(mv_star - float(np.median(mv)), 1e-12)
-    best_mean = int(np.argmax(mean))
-    spec = proc.meta.get("search_space")
-    space = SearchSpace.from_table(proc.configs, spec) if spec else SearchSpace(proc.configs)
-    n_init = min(int(n_init), clean.n_configs)
-    designs = np.random.SeedSequence(seed).generate_state(n_designs)
-    init = [mv_star - mv[space.sobol_indices(n_init, int(s))].max() for s in designs]
-    corr = float(np.corrcoef(mean, std)[0, 1]) if std.std() > 0 else 0.0
-    return TradeoffStats(
-        task=task.name,
-        n_configs=clean.n_configs,
-        n_infeasible=report.n_infeasible,
-        best_mean_rank=int((mv > mv[best_mean]).sum()) + 1,
-        best_mean_regret=float((mv_star - mv[best_mean]) / spread),
-        corr_mean_std=corr,
-        init_regret=float(np.mean(init) / spread),
-        alpha_tradeoff=tradeoff_alpha(mean, std**2),
-    )
-
-
-# -- model pieces ---------------------------------------------------------------------
-
-# Priors of the generative model (ranges of uniform draws, one draw per task).
 _LR_HIGH_STRETCH = 3.0  # quality falls this many times slower above lr* than below
 _AGG_SLOPE = 1.5  # steepness of the learning rate's share of the aggressiveness
 _W_LR = (0.3, 0.6)  # learning rate's weight in the aggressiveness
@@ -695,11 +569,8 @@ __all__ = [
     "PAPER_LIKE",
     "SPACES",
     "SynthSpec",
-    "TradeoffStats",
     "make_suite",
     "make_task",
     "sobol_configs",
-    "tradeoff_alpha",
-    "tradeoff_stats",
     "write_suite",
 ]
