@@ -318,10 +318,62 @@ def load_traces(
     files = find_trace_files(root)
     if budget is not None and (not isinstance(budget, (int, np.integer)) or budget < 1):
         raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    notes: list[str] = []
+    records, frames = _read_traces(files, methods, tasks)
+    if not records:
+        raise ValueError(f"results_dir {root}: no traces match methods={methods} "
+                         f"tasks={tasks}")
+    meta_df = pd.DataFrame.from_records(records)
+    grid_budget = _grid_budget(meta_df, budget, notes)
+    all_methods = sort_methods(meta_df["method"])
+    task_domain = _task_domains(meta_df, notes)
+    reps_of = _tasks_of_all_methods(meta_df, all_methods, notes)
+    if not reps_of:
+        raise ValueError(f"results_dir {root}: no task has traces of all methods "
+                         f"{all_methods}")
+    order = {d: i for i, d in enumerate(sort_domains(task_domain.values()))}
+    kept_tasks = sorted(reps_of, key=lambda t: (order[task_domain[t]], t))
+    by_key = {(r["task"], r["method"], r["repetition"]): (f, r)
+              for r, f in zip(records, frames, strict=True)}
+    simple: dict[str, np.ndarray] = {}
+    cumulative: dict[str, np.ndarray] = {}
+    normalized: dict[str, np.ndarray] = {}
+    init_reg: dict[str, np.ndarray] = {}
+    degenerate: list[str] = []
+    for task in kept_tasks:
+        s_arr, c_arr, ir = _align_task(task, reps_of[task], all_methods, by_key, grid_budget)
+        # the initial design is shared by all methods of a repetition: one normaliser per rep
+        init_r = ir[0]  # (R,)
+        if np.any(np.abs(ir - init_r[None, :]) > 1e-9 * np.maximum(1.0, np.abs(init_r))):
+            notes.append(f"task {task}: methods disagree on init_regret within a repetition; "
+                         "each trace is normalised by its own value")
+        denom = ir[:, :, None]  # (M, R, 1)
+        ok = denom > 0
+        if not np.all(ok):
+            degenerate.append(task)
+        n_arr = np.where(ok, s_arr / np.where(ok, denom, 1.0), 0.0)  # (M, R, T)
+        simple[task], cumulative[task], normalized[task] = s_arr, c_arr, n_arr
+        init_reg[task] = init_r
+    if degenerate:
+        notes.append("init_regret <= 0 (initial design already optimal) in task(s) "
+                     f"{degenerate}; their normalized regret is set to 0 there")
+
+    rounds = _rounds_table(frames, records, task_domain, set(kept_tasks), reps_of)
+    return TraceSet(
+        results_dir=root, budget=grid_budget, methods=tuple(all_methods),
+        tasks=tuple(kept_tasks), domains={t: task_domain[t] for t in kept_tasks},
+        repetitions=reps_of, simple_regret=simple, cumulative_regret=cumulative,
+        normalized_regret=normalized, init_regret=init_reg, rounds=rounds, meta=meta_df,
+        notes=notes,
+    )
+
+
+def _read_traces(
+    files: list[Path], methods: Sequence[str] | None, tasks: Sequence[str] | None
+) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
+    """The traces of the wanted methods and tasks: one metadata record and frame each."""
     want_m = set(methods) if methods is not None else None
     want_t = set(tasks) if tasks is not None else None
-
-    notes: list[str] = []
     records: list[dict[str, Any]] = []
     frames: list[pd.DataFrame] = []
     for path in files:
@@ -353,11 +405,11 @@ def load_traces(
             "wall_time_s": meta.get("wall_time_s"), "path": str(path),
         })
         frames.append(frame)
-    if not records:
-        raise ValueError(f"results_dir {root}: no traces match methods={methods} "
-                         f"tasks={tasks}")
-    meta_df = pd.DataFrame.from_records(records)
+    return records, frames
 
+
+def _grid_budget(meta_df: pd.DataFrame, budget: int | None, notes: list[str]) -> int:
+    """Length of the common grid (notes on differing budgets and short traces)."""
     grid_budget = int(budget) if budget is not None else int(meta_df["budget"].max())
     if grid_budget < 1:
         grid_budget = int(max(1, meta_df["last_run"].max()))
@@ -369,8 +421,11 @@ def load_traces(
         notes.append(f"{len(short)} of {len(meta_df)} traces end before run {grid_budget} "
                      "(candidate set exhausted, budget left smaller than a round, or unfinished); "
                      "their last value is carried forward")
+    return grid_budget
 
-    all_methods = sort_methods(meta_df["method"])
+
+def _task_domains(meta_df: pd.DataFrame, notes: list[str]) -> dict[str, str]:
+    """Domain of every task (notes where the traces disagree on it or on ``mv_star``)."""
     task_domain: dict[str, str] = {}
     for task, g in meta_df.groupby("task", sort=True):
         doms = sorted(set(g["domain"]))
@@ -379,9 +434,13 @@ def load_traces(
         task_domain[str(task)] = doms[0]
         if np.ptp(g["mv_star"].to_numpy()) > 1e-9 * max(1.0, float(np.abs(g["mv_star"]).max())):
             notes.append(f"task {task}: traces disagree on mv_star")
+    return task_domain
 
-    # keep tasks that have every method, and per task the repetitions all methods share
-    kept_tasks: list[str] = []
+
+def _tasks_of_all_methods(
+    meta_df: pd.DataFrame, all_methods: list[str], notes: list[str]
+) -> dict[str, np.ndarray]:
+    """Tasks that have every method, each with the repetitions all methods share."""
     reps_of: dict[str, np.ndarray] = {}
     for task, g in meta_df.groupby("task", sort=True):
         have = set(g["method"])
@@ -398,62 +457,28 @@ def load_traces(
         if len(common) < len(union):
             notes.append(f"task {task}: using the {len(common)} repetitions shared by all "
                          f"methods (of {len(union)})")
-        kept_tasks.append(str(task))
         reps_of[str(task)] = np.asarray(common, dtype=np.int64)
-    if not kept_tasks:
-        raise ValueError(f"results_dir {root}: no task has traces of all methods "
-                         f"{all_methods}")
-    order = {d: i for i, d in enumerate(sort_domains(task_domain.values()))}
-    kept_tasks.sort(key=lambda t: (order[task_domain[t]], t))
+    return reps_of
 
-    frame_of = {(r["task"], r["method"], r["repetition"]): f
-                for r, f in zip(records, frames, strict=True)}
-    rec_of = {(r["task"], r["method"], r["repetition"]): r for r in records}
-    simple: dict[str, np.ndarray] = {}
-    cumulative: dict[str, np.ndarray] = {}
-    normalized: dict[str, np.ndarray] = {}
-    init_reg: dict[str, np.ndarray] = {}
-    degenerate: list[str] = []
-    for task in kept_tasks:
-        reps = reps_of[task]
-        shape = (len(all_methods), reps.size, grid_budget)
-        s_arr = np.empty(shape)  # (M, R, T)
-        c_arr = np.empty(shape)  # (M, R, T)
-        ir = np.empty((len(all_methods), reps.size))  # (M, R)
-        for mi, method in enumerate(all_methods):
-            for ri, rep in enumerate(reps):
-                key = (task, method, int(rep))
-                f, rec = frame_of[key], rec_of[key]
-                run = f["run"].to_numpy()
-                s_arr[mi, ri] = align_to_grid(run, f["simple_regret"].to_numpy(), grid_budget,
-                                              rec["init_simple_regret"])
-                c_arr[mi, ri] = align_to_grid(run, f["cumulative_regret"].to_numpy(),
-                                              grid_budget, 0.0)
-                ir[mi, ri] = rec["init_regret"]
-        # the initial design is shared by all methods of a repetition: one normaliser per rep
-        init_r = ir[0]  # (R,)
-        if np.any(np.abs(ir - init_r[None, :]) > 1e-9 * np.maximum(1.0, np.abs(init_r))):
-            notes.append(f"task {task}: methods disagree on init_regret within a repetition; "
-                         "each trace is normalised by its own value")
-        denom = ir[:, :, None]  # (M, R, 1)
-        ok = denom > 0
-        if not np.all(ok):
-            degenerate.append(task)
-        n_arr = np.where(ok, s_arr / np.where(ok, denom, 1.0), 0.0)  # (M, R, T)
-        simple[task], cumulative[task], normalized[task] = s_arr, c_arr, n_arr
-        init_reg[task] = init_r
-    if degenerate:
-        notes.append("init_regret <= 0 (initial design already optimal) in task(s) "
-                     f"{degenerate}; their normalized regret is set to 0 there")
 
-    rounds = _rounds_table(frames, records, task_domain, set(kept_tasks), reps_of)
-    return TraceSet(
-        results_dir=root, budget=grid_budget, methods=tuple(all_methods),
-        tasks=tuple(kept_tasks), domains={t: task_domain[t] for t in kept_tasks},
-        repetitions=reps_of, simple_regret=simple, cumulative_regret=cumulative,
-        normalized_regret=normalized, init_regret=init_reg, rounds=rounds, meta=meta_df,
-        notes=notes,
-    )
+def _align_task(
+    task: str, reps: np.ndarray, all_methods: list[str], by_key: dict, grid_budget: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Simple and cumulative regret ``(M, R, T)`` on the grid, and init regrets ``(M, R)``."""
+    shape = (len(all_methods), reps.size, grid_budget)
+    s_arr = np.empty(shape)  # (M, R, T)
+    c_arr = np.empty(shape)  # (M, R, T)
+    ir = np.empty((len(all_methods), reps.size))  # (M, R)
+    for mi, method in enumerate(all_methods):
+        for ri, rep in enumerate(reps):
+            f, rec = by_key[(task, method, int(rep))]
+            run = f["run"].to_numpy()
+            s_arr[mi, ri] = align_to_grid(run, f["simple_regret"].to_numpy(), grid_budget,
+                                          rec["init_simple_regret"])
+            c_arr[mi, ri] = align_to_grid(run, f["cumulative_regret"].to_numpy(),
+                                          grid_budget, 0.0)
+            ir[mi, ri] = rec["init_regret"]
+    return s_arr, c_arr, ir
 
 
 def _rounds_table(
