@@ -67,6 +67,55 @@ def _run_job(job: Job, progress_queue: Any = None) -> tuple[str, int, int]:
 
 
 
+def _progress_queue(stack: contextlib.ExitStack, report: Callable[[int], None]) -> Any:
+    """A manager queue that process-pool workers put run counts on, drained into ``report``.
+
+    A thread drains it while the study runs; ``stack`` stops the thread and reports what is
+    left when the study ends.
+    """
+    manager = stack.enter_context(get_context("spawn").Manager())
+    q = manager.Queue()
+    stop = threading.Event()
+
+    def drain() -> None:
+        while not stop.is_set():
+            try:
+                report(q.get(timeout=0.2))
+            except queue.Empty:
+                continue
+
+    def drain_rest() -> None:
+        with contextlib.suppress(queue.Empty, OSError, EOFError):
+            while True:
+                report(q.get_nowait())
+
+    th = threading.Thread(target=drain, daemon=True)
+    th.start()
+    stack.callback(drain_rest)  # the callbacks run in reverse order
+    stack.callback(th.join)
+    stack.callback(stop.set)
+    return q
+
+
+def _run_all(ex: Executor, jobs: list[Job], q: Any, report: Callable[[int], None]) -> None:
+    """Run every job on ``ex``; a failed job stops the study with its name."""
+    futures = {ex.submit(_run_job, job, q): job for job in jobs}
+    pending = set(futures)
+    while pending:
+        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for f in finished:
+            try:
+                _, n_runs, reported = f.result()
+            except Exception as exc:
+                job = futures[f]
+                raise RuntimeError(
+                    f"benchmark job {job.task.name} / {job.method.name} / "
+                    f"repetition {job.repetition} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+            if n_runs > reported:  # no queue (Ray): report the job at its end
+                report(n_runs - reported)
+
+
 def plan_jobs(
     tasks: Sequence[ReplayTask],
     methods: Sequence[MethodSpec],
@@ -207,47 +256,10 @@ def run_study(
         else:
             ex = make_executor(executor, max_workers=min(workers, len(jobs)))
         with contextlib.ExitStack() as stack:
-            q = None
-            if executor == "process":  # per-run progress through a manager queue
-                manager = stack.enter_context(get_context("spawn").Manager())
-                q = manager.Queue()
-                stop = threading.Event()
-
-                def drain() -> None:
-                    while not stop.is_set():
-                        try:
-                            report(q.get(timeout=0.2))
-                        except queue.Empty:
-                            continue
-
-                def drain_rest() -> None:
-                    with contextlib.suppress(queue.Empty, OSError, EOFError):
-                        while True:
-                            report(q.get_nowait())
-
-                th = threading.Thread(target=drain, daemon=True)
-                th.start()
-                stack.callback(drain_rest)  # the callbacks run in reverse order
-                stack.callback(th.join)
-                stack.callback(stop.set)
+            q = _progress_queue(stack, report) if executor == "process" else None
             ok = False
             try:
-                futures = {ex.submit(_run_job, job, q): job for job in jobs}
-                pending = set(futures)
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in finished:
-                        try:
-                            _, n_runs, reported = f.result()
-                        except Exception as exc:
-                            job = futures[f]
-                            raise RuntimeError(
-                                f"benchmark job {job.task.name} / {job.method.name} / "
-                                f"repetition {job.repetition} failed: {type(exc).__name__}: "
-                                f"{exc}"
-                            ) from exc
-                        if n_runs > reported:  # no queue (Ray): report the job at its end
-                            report(n_runs - reported)
+                _run_all(ex, jobs, q, report)
                 ok = True
             finally:
                 if own:
