@@ -2,7 +2,7 @@
 
 Runs the same study three ways with an instantaneous objective (so that only bookkeeping is
 timed): a plain ask/evaluate/tell loop, and the journaled loop
-(:func:`erahbo.optimizer.loop.run_study`) with ``synchronous=FULL`` (the default: fsync per
+(:func:`erahbo.optimizer.loop.run_journaled`) with ``synchronous=FULL`` (the default: fsync per
 commit) and ``NORMAL``. A trial asks 2 seeds (ERAHBO's k_min), then 1 more, alternately, so a
 run costs on average 1.33 trial records plus its own start and end records. Then it times a
 resume: open the journal and replay it into a fresh optimizer.
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from erahbo.optimizer.loop import run_study
+from erahbo.optimizer.loop import run_journaled
 from erahbo.runtime.evaluate import evaluate
 from erahbo.runtime.failures import Penalizer
 from erahbo.runtime.journal import Journal
@@ -84,7 +84,7 @@ def journaled_loop(path: str, n_runs: int, synchronous: str) -> tuple[float, int
     t0 = time.perf_counter()
     j = Journal.open(path, {"bench": 1}, synchronous=synchronous)
     study = JournaledStudy(RoundRobin(), j)
-    run_study(study, objective, budget=n_runs)
+    run_journaled(study, objective, budget=n_runs)
     commits = j.commits
     j.close()
     return time.perf_counter() - t0, commits

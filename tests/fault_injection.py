@@ -400,7 +400,7 @@ def study_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from erahbo.optimizer.loop import run_study
+    from erahbo.optimizer.loop import run_journaled
     from erahbo.runtime.executors import make_executor
     from erahbo.runtime.journal import Journal
     from erahbo.runtime.replay import JournaledStudy
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> None:
     opt = Fake(args.n_configs, args.seed)
     study = JournaledStudy(opt, journal, failures=args.failures)
     with make_executor(args.executor, max_workers=args.workers) as ex:
-        run_study(study, objective, budget=args.budget, executor=ex)
+        run_journaled(study, objective, budget=args.budget, executor=ex)
     print(f"done: {journal.n_trials()} trials, {journal.n_counted()} counted runs")
     journal.close()
 

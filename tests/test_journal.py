@@ -17,7 +17,7 @@ import sqlite3
 
 import pytest
 
-from erahbo.optimizer.loop import run_study
+from erahbo.optimizer.loop import run_journaled
 from erahbo.runtime.evaluate import evaluate
 from erahbo.runtime.failures import RunOutcome, TrialOutcome
 from erahbo.runtime.journal import (
@@ -76,7 +76,7 @@ def run_to_end(
     journal.on_commit = hook
     try:
         study = JournaledStudy(FakeOptimizer(10, 0), journal, failures=failures)
-        run_study(study, fake_objective, budget=budget)
+        run_journaled(study, fake_objective, budget=budget)
         return study
     except Crash:
         journal._abandon()
@@ -493,7 +493,7 @@ def test_real_optimizer_resumes_exactly(tmp_path):
             opt = optimizer.Optimizer(
                 task.space, "erahbo", budget=40, seed=3, k_min=2, k_max=6, n_init=3
             )
-            run_study(JournaledStudy(opt, j), objective)
+            run_journaled(JournaledStudy(opt, j), objective)
             return True
         except Crash:
             j._abandon()

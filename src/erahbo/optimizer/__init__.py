@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from erahbo.optimizer.core import Optimizer, StudyRecorder
-from erahbo.optimizer.loop import drive, optimize, resume, run_study
+from erahbo.optimizer.loop import drive, optimize, resume, run_journaled
 from erahbo.optimizer.options import METHODS, Options
 from erahbo.optimizer.records import Result, Trial
 from erahbo.optimizer.study import (
@@ -39,6 +39,6 @@ __all__ = [
     "objective_spec",
     "optimize",
     "resume",
-    "run_study",
+    "run_journaled",
     "study_options",
 ]

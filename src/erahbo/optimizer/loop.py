@@ -2,7 +2,7 @@
 
 :func:`drive` is the loop every caller runs: :func:`optimize` and :func:`resume` (here), the
 live ARLBench tuning (:func:`erahbo.arlbench.tune.tune`), the offline benchmark's replay
-(:mod:`erahbo.experiments.runner`) and the generic journaled loop :func:`run_study`; hooks
+(:mod:`erahbo.experiments.runner`) and the generic journaled loop :func:`run_journaled`; hooks
 carry what differs.  :func:`optimize` runs :class:`erahbo.optimizer.core.Optimizer` on an
 objective (the seeds of a round on an executor) until the budget of training runs is spent;
 with ``journal=`` the study is recorded and resumed exactly.  :func:`resume` reopens a
@@ -30,7 +30,7 @@ from erahbo.runtime.journal import Journal
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.validation import check_objective, check_option
 
-__all__ = ["drive", "optimize", "resume", "run_study"]
+__all__ = ["drive", "optimize", "resume", "run_journaled"]
 
 R = TypeVar("R")
 
@@ -109,7 +109,7 @@ def drive(
             pool.shutdown(wait=not running, cancel_futures=True)
 
 
-def run_study(
+def run_journaled(
     study: JournaledStudy,
     objective: Callable[..., Any],
     *,

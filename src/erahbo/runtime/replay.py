@@ -23,7 +23,7 @@ Public API
     What the journal needs from an optimizer that journals itself (its unjournaled ask and
     whole-outcome tell).
 
-The journaled loop for any ask/tell optimizer is :func:`erahbo.optimizer.loop.run_study`.
+The journaled loop for any ask/tell optimizer is :func:`erahbo.optimizer.loop.run_journaled`.
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ class JournaledStudy:
     --------
     >>> journal = Journal.open("study.db", settings)              # doctest: +SKIP
     >>> study = JournaledStudy(make_optimizer(settings), journal)  # doctest: +SKIP
-    >>> run_study(study, objective, budget=400)                    # doctest: +SKIP
+    >>> run_journaled(study, objective, budget=400)                # doctest: +SKIP
     """
 
     def __init__(
