@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from erahbo._hp import IMPUTE_NUMERIC
 from erahbo.space import SearchSpace
+from erahbo.space.kinds import IMPUTE_NUMERIC
 
 MIXED = {
     "lr": ("log", 1e-5, 1e-1),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from erahbo._hp import HP, Clause, make_hp, native
+from erahbo.space.kinds import HP, Clause, make_hp, native
 
 
 def is_configspace(obj: Any) -> bool:

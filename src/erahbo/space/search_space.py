@@ -3,7 +3,7 @@
 The models work on an encoded unit cube ``[0, 1]^dim``: numeric hyperparameters take one
 column (log-scaled for ``log``/``logint``), categoricals a one-hot block, constants none.
 Inactive conditional hyperparameters are imputed with a fixed value (0.5 for a numeric
-column, all zeros for a one-hot block; see :mod:`erahbo._hp`) and left out of config dicts.
+column, all zeros for a one-hot block; see :mod:`erahbo.space.kinds`) and left out of config dicts.
 
 >>> space = SearchSpace({"lr": ("log", 1e-5, 1e-1), "gamma": ("float", 0.9, 0.9999),
 ...                      "batch": ("int", 16, 256), "act": ("cat", ["tanh", "relu"])})
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo import _hp
-from erahbo._configspace import from_configspace, is_configspace
-from erahbo._hp import HP, clause_holds, native
+import erahbo.space.kinds as _hp
+from erahbo.space.configspace import from_configspace, is_configspace
+from erahbo.space.kinds import HP, clause_holds, native
 
 __all__ = ["SearchSpace"]
 
@@ -113,7 +113,7 @@ class SearchSpace:
           "choices", "default", "condition"}``; a condition is
           ``{"parent": name, "op": "in" | ">" | "<", "values": [...]}`` or a list of them (AND);
         * a ``ConfigSpace.ConfigurationSpace`` (conditions supported, see
-          :mod:`erahbo._configspace`);
+          :mod:`erahbo.space.configspace`);
         * the JSON dict of :meth:`to_json`;
         * a pandas DataFrame = finite candidate table, see :meth:`from_table`.
     table_spec : optional
