@@ -30,6 +30,7 @@ MODULES = (
     "erahbo.policies",
     "erahbo.surrogate",
     "erahbo.models",
+    "erahbo.prior",
     "erahbo.validation",
     "erahbo.runtime.failures",
     "erahbo.runtime.evaluate",

@@ -10,18 +10,16 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
 from erahbo.models import (
-    LENGTHSCALE_MIN,
     MEAN_NOISE_FLOOR,
     ExactGP,
     GPHyper,
-    fit_map,
     kernel,
     kernel_grad_x,
-    log_marginal_likelihood,
     posterior_grad,
     robust_cholesky,
     standardize,
 )
+from erahbo.prior import LENGTHSCALE_MIN, fit_map, log_marginal_likelihood
 from erahbo.surrogate import ReferenceRound, RoundSettings, fit_hyperparameters, fixed_noise
 from erahbo.surrogate.fast import FastModel
 

@@ -15,8 +15,8 @@ are MAP estimates under BoTorch's dimension-scaled priors (Hvarfner et al., 2024
 lengthscale ``LogNormal(sqrt(2) + 0.5 ln d, sqrt(3))`` with ``lengthscale >= 0.025``, noise
 ``LogNormal(-4, 1)`` with ``noise >= 1e-4``.
 
-Everything here is plain NumPy/SciPy; the incremental fast path lives in
-:mod:`erahbo.surrogate.fast`.
+Everything here is plain NumPy/SciPy; the priors, the likelihood and the MAP fit are in
+:mod:`erahbo.prior`, the incremental fast path in :mod:`erahbo.surrogate.fast`.
 """
 
 from __future__ import annotations
@@ -26,31 +26,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import cho_solve, lapack, solve_triangular
-from scipy.optimize import minimize
 
 __all__ = [
     "KERNELS",
-    "LENGTHSCALE_MIN",
     "MEAN_NOISE_FLOOR",
-    "NOISE_MIN",
     "ExactGP",
     "GPHyper",
-    "fit_map",
+    "k_of_d2",
     "kernel",
+    "kernel_and_dlogls",
     "kernel_grad_x",
-    "lengthscale_prior",
-    "log_marginal_likelihood",
     "posterior_grad",
     "robust_cholesky",
     "standardize",
 ]
 
 KERNELS = ("rbf", "matern52")
-LENGTHSCALE_MIN = 0.025  # BoTorch's lower bound on lengthscales
-LENGTHSCALE_MAX = 1e4
-NOISE_MIN = 1e-4  # BoTorch's lower bound on an inferred (homoscedastic) noise variance
-NOISE_MAX = 1e2
-NOISE_PRIOR = (-4.0, 1.0)  # LogNormal(loc, scale) of the noise variance
 MEAN_NOISE_FLOOR = 1e-6  # floor of the fixed, standardized per-point noise of the mean GP
 _SQRT5 = math.sqrt(5.0)
 
@@ -67,7 +58,7 @@ def _sqdist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return d2
 
 
-def _k_of_d2(d2: np.ndarray, kind: str) -> np.ndarray:
+def k_of_d2(d2: np.ndarray, kind: str) -> np.ndarray:
     if kind == "rbf":
         return np.exp(-0.5 * d2)
     r = np.sqrt(d2)
@@ -97,7 +88,7 @@ def kernel(
     if kind not in KERNELS:
         raise ValueError(f"kernel: kind={kind!r} must be one of {KERNELS}")
     ls = np.asarray(lengthscales, dtype=float)
-    return _k_of_d2(_sqdist(_scaled(X1, ls), _scaled(X2, ls)), kind)
+    return k_of_d2(_sqdist(_scaled(X1, ls), _scaled(X2, ls)), kind)
 
 
 def kernel_grad_x(
@@ -137,7 +128,7 @@ def kernel_grad_x(
     return k, dk
 
 
-def _kernel_and_dlogls(X: np.ndarray, ls: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+def kernel_and_dlogls(X: np.ndarray, ls: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """``K (n, n)`` and ``dK / d log l_j`` stacked ``(d, n, n)`` (for MAP gradients)."""
     S = X / ls
     sq = (S[:, None, :] - S[None, :, :]) ** 2  # (n, n, d) scaled squared differences
@@ -337,145 +328,3 @@ def posterior_grad(
     v = solve_triangular(L, k, lower=True, check_finite=False)  # (n,)
     w = solve_triangular(L, v, lower=True, trans="T", check_finite=False)  # K^{-1} k
     return float(k @ alpha), float(max(1.0 - v @ v, 0.0)), dk.T @ alpha, -2.0 * (dk.T @ w)
-
-
-# --------------------------------------------------------------------------- MAP fit
-def lengthscale_prior(d: int) -> tuple[float, float]:
-    """``(loc, scale)`` of BoTorch's LogNormal lengthscale prior for ``d`` inputs."""
-    return math.sqrt(2.0) + 0.5 * math.log(max(d, 1)), math.sqrt(3.0)
-
-
-def _lognormal_logpdf(x: np.ndarray, loc: float, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """Log density of LogNormal at ``x`` and its derivative with respect to ``log x``."""
-    lx = np.log(x)
-    z = (lx - loc) / scale
-    logp = -lx - math.log(scale * math.sqrt(2.0 * math.pi)) - 0.5 * z * z
-    return logp, -1.0 - z / scale
-
-
-def log_marginal_likelihood(
-    theta: np.ndarray, X: np.ndarray, y: np.ndarray, kind: str, fixed_noise: np.ndarray | None
-) -> tuple[float, np.ndarray]:
-    """Log marginal likelihood plus log prior (the MAP objective) and its gradient.
-
-    Parameters
-    ----------
-    theta : numpy.ndarray
-        ``(d,)`` log lengthscales, followed by the log noise variance when ``fixed_noise``
-        is None (``(d + 1,)``).
-    X : numpy.ndarray
-        ``(n, d)``.
-    y : numpy.ndarray
-        ``(n,)`` standardized outputs.
-    kind : {"rbf", "matern52"}
-    fixed_noise : numpy.ndarray or None
-        ``(n,)`` fixed per-point noise (mean GP) or None (learn a homoscedastic noise).
-
-    Returns
-    -------
-    value : float
-        ``log p(y | X, theta) + log p(theta)``.
-    grad : numpy.ndarray
-        Gradient with respect to ``theta``.
-    """
-    n, d = X.shape
-    ls = np.exp(theta[:d])
-    K, dK = _kernel_and_dlogls(X, ls, kind)
-    if fixed_noise is None:
-        noise = math.exp(theta[d])
-        A = K + noise * np.eye(n)
-    else:
-        A = K + np.diag(fixed_noise)
-    L, _ = robust_cholesky(A)
-    alpha = cho_solve((L, True), y)
-    lml = -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * n * math.log(2 * math.pi)
-    Ainv = cho_solve((L, True), np.eye(n))
-    W = np.outer(alpha, alpha) - Ainv  # (n, n)
-    grad = np.empty_like(theta)
-    grad[:d] = 0.5 * np.einsum("ij,kji->k", W, dK)
-    loc, scale = lengthscale_prior(d)
-    lp, dlp = _lognormal_logpdf(ls, loc, scale)
-    value = lml + lp.sum()
-    grad[:d] += dlp
-    if fixed_noise is None:
-        grad[d] = 0.5 * noise * np.trace(W)
-        lpn, dlpn = _lognormal_logpdf(np.array([noise]), *NOISE_PRIOR)
-        value += float(lpn[0])
-        grad[d] += float(dlpn[0])
-    return float(value), grad
-
-
-def fit_map(
-    X: np.ndarray,
-    y: np.ndarray,
-    *,
-    kind: str = "rbf",
-    fixed_noise: np.ndarray | None = None,
-    n_restarts: int = 3,
-    seed: int = 0,
-) -> GPHyper:
-    """MAP hyperparameters of a GP (L-BFGS-B on the log parameters).
-
-    Starts from the prior modes (lengthscale ``exp(loc - scale^2)``, noise ``exp(-5)``) and
-    from ``n_restarts`` draws of the priors; keeps the best log posterior.
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        ``(n, d)`` inputs in the unit cube.
-    y : numpy.ndarray
-        ``(n,)`` standardized outputs.
-    kind : {"rbf", "matern52"}
-    fixed_noise : numpy.ndarray or None
-        ``(n,)`` fixed noise (standardized) for the mean GP; None learns a homoscedastic noise.
-    n_restarts : int
-        Extra random starts drawn from the priors.
-    seed : int
-        Seed of those draws.
-
-    Returns
-    -------
-    GPHyper
-    """
-    if kind not in KERNELS:
-        raise ValueError(f"fit_map: kind={kind!r} must be one of {KERNELS}")
-    X = np.atleast_2d(np.asarray(X, dtype=float))
-    y = np.asarray(y, dtype=float).reshape(-1)
-    n, d = X.shape
-    learn_noise = fixed_noise is None
-    if fixed_noise is not None:
-        fixed_noise = np.broadcast_to(np.asarray(fixed_noise, dtype=float), (n,)).copy()
-    loc, scale = lengthscale_prior(d)
-    lo = [math.log(LENGTHSCALE_MIN)] * d
-    hi = [math.log(LENGTHSCALE_MAX)] * d
-    mode = [max(loc - scale**2, lo[0])] * d
-    if learn_noise:
-        lo.append(math.log(NOISE_MIN))
-        hi.append(math.log(NOISE_MAX))
-        mode.append(NOISE_PRIOR[0] - NOISE_PRIOR[1] ** 2)
-    bounds = list(zip(lo, hi, strict=True))
-    rng = np.random.default_rng(seed)
-    starts = [np.array(mode)]
-    for _ in range(n_restarts):
-        s = rng.normal(loc, scale, size=d)
-        if learn_noise:
-            s = np.append(s, rng.normal(*NOISE_PRIOR))
-        starts.append(np.clip(s, lo, hi))
-
-    def neg(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        v, g = log_marginal_likelihood(theta, X, y, kind, fixed_noise)
-        return -v, -g
-
-    best_v, best_t = -np.inf, starts[0]
-    for t0 in starts:
-        try:
-            res = minimize(
-                neg, t0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 200}
-            )
-        except np.linalg.LinAlgError:
-            continue
-        if np.isfinite(res.fun) and -res.fun > best_v:
-            best_v, best_t = -float(res.fun), res.x
-    ls = np.exp(best_t[:d])
-    noise = float(math.exp(best_t[d])) if learn_noise else None
-    return GPHyper(kind=kind, lengthscales=ls, noise=noise, log_posterior=best_v)

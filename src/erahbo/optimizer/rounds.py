@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from erahbo._search import continuous_argmax
 from erahbo.acquisition import mean_variance
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.state import StudyState
+from erahbo.search import continuous_argmax
 from erahbo.surrogate import (
     RoundModel,
     RoundSettings,

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import minimize
 
 from erahbo.acquisition import (
     mv_bounds_scalar,
@@ -194,27 +193,6 @@ class RoundModel:
         """Eq. 8, ``UCB^f - weight * LCB^var`` with ``beta``, at ``U (p, dim)``: ``(p,)``."""
         mf, sdf, mv, sdv = self.predict(U)
         return rahbo_acquisition(mf, sdf, mv, sdv, weight, self.beta)
-
-    def polish(
-        self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int = 50
-    ) -> np.ndarray:
-        """L-BFGS-B ascent of the acquisition from ``u0 (dim,)`` over the columns in ``mask``."""
-        free = np.flatnonzero(mask)
-        if free.size == 0:
-            return u0.copy()
-
-        def neg(z: np.ndarray) -> tuple[float, np.ndarray]:
-            u = u0.copy()
-            u[free] = z
-            val, grad = self.acquisition_grad(u, weight)
-            return -val, -grad[free]
-
-        res = minimize(neg, u0[free], jac=True, method="L-BFGS-B",
-                       bounds=[(0.0, 1.0)] * free.size, options={"maxiter": maxiter})
-        u = u0.copy()
-        if np.all(np.isfinite(res.x)):
-            u[free] = np.clip(res.x, 0.0, 1.0)
-        return u
 
     def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
         """Acquisition at one point ``u (dim,)`` and its gradient ``(dim,)``."""

@@ -39,7 +39,7 @@ import numpy as np
 from scipy.linalg import blas, lapack
 
 from erahbo.acquisition import lcb_mv, rahbo_acquisition
-from erahbo.models import _k_of_d2, kernel, posterior_grad, robust_cholesky
+from erahbo.models import k_of_d2, kernel, posterior_grad, robust_cholesky
 from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["FastModel", "FastRound"]
@@ -141,7 +141,7 @@ class FastModel:
         """Kernel values between one scaled point ``xs (dim,)`` and scaled rows ``S (p, dim)``."""
         d2 = S2 + xs @ xs - 2.0 * (S @ xs)
         np.maximum(d2, 0.0, out=d2)
-        return _k_of_d2(d2, kind)
+        return k_of_d2(d2, kind)
 
     def _append(self, x: np.ndarray) -> None:
         """Extend every cache by one configuration ``x (dim,)``."""

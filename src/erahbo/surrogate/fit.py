@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from erahbo.acquisition import ucb_var
-from erahbo.models import ExactGP, fit_map, standardize
+from erahbo.models import ExactGP, standardize
+from erahbo.prior import fit_map
 from erahbo.surrogate.base import RoundSettings, fixed_noise
 
 __all__ = ["fit_hyperparameters"]

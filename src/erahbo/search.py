@@ -1,4 +1,6 @@
-"""Acquisition maximization over a continuous (mixed) search space.
+"""Acquisition maximization (eq. 8) over a continuous (mixed) search space.
+
+Finite tables are searched exactly by the round models (``select``); here the continuous case.
 
 Scrambled Sobol raw samples (valid encodings from the space) plus the evaluated
 configurations are scored exactly; the best ``n_polish`` start an L-BFGS-B ascent over the
@@ -10,10 +12,11 @@ conditionals imputed) and scored again.  The best point wins.
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import minimize
 
 from erahbo.surrogate import RoundModel
 
-__all__ = ["continuous_argmax"]
+__all__ = ["continuous_argmax", "polish"]
 
 
 def continuous_argmax(
@@ -73,10 +76,36 @@ def continuous_argmax(
             break
         if not any(np.array_equal(U[i], s) for s in starts):
             starts.append(U[i])
-    polished = [rm.polish(s, mask, weight) for s in starts]
+    polished = [polish(rm, s, mask, weight) for s in starts]
     P = space.project(np.asarray(polished))  # (n_polish, dim)
     pv = np.where(allowed(P), rm.acquisition(P, weight), -np.inf)
     j = int(np.argmax(pv))
     if pv[j] > best_v:
         best_u, best_v = P[j].copy(), float(pv[j])
     return best_u, best_v
+
+
+def polish(
+    rm: RoundModel, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int = 50
+) -> np.ndarray:
+    """L-BFGS-B ascent of the acquisition (eq. 8) from ``u0 (dim,)`` over the columns in ``mask``.
+
+    The value and gradient come from :meth:`RoundModel.acquisition_grad`; the other columns stay
+    at ``u0``'s values. Returns the ``(dim,)`` end point, clipped to the unit cube.
+    """
+    free = np.flatnonzero(mask)
+    if free.size == 0:
+        return u0.copy()
+
+    def neg(z: np.ndarray) -> tuple[float, np.ndarray]:
+        u = u0.copy()
+        u[free] = z
+        val, grad = rm.acquisition_grad(u, weight)
+        return -val, -grad[free]
+
+    res = minimize(neg, u0[free], jac=True, method="L-BFGS-B",
+                   bounds=[(0.0, 1.0)] * free.size, options={"maxiter": maxiter})
+    u = u0.copy()
+    if np.all(np.isfinite(res.x)):
+        u[free] = np.clip(res.x, 0.0, 1.0)
+    return u
