@@ -132,9 +132,9 @@ def part2(n_list, rounds):
             opt.tell(t, f[t.config_id] + np.sqrt(rho2[t.config_id]) * rng.standard_normal(10))
         wall, cpu, seeds = [], [], 0
         for _ in range(rounds):
-            w0, c0, r0 = time.perf_counter(), time.thread_time(), len(opt._rounds)
+            w0, c0, r0 = time.perf_counter(), time.thread_time(), len(opt.history.rounds)
             w_obj = c_obj = 0.0
-            while len(opt._rounds) == r0:
+            while len(opt.history.rounds) == r0:
                 t = opt.ask()
                 w1, c1 = time.perf_counter(), time.thread_time()
                 ys = f[t.config_id] + np.sqrt(rho2[t.config_id]) * rng.standard_normal(
