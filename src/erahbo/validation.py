@@ -54,17 +54,33 @@ def check_real(name: str, value: Any) -> float:
     return v
 
 
-def _at_least(low: int, why: str = "") -> Callable[[str, Any], int]:
+Rule = Callable[[str, Any], Any]
+
+
+def _int_at_least(low: int, hint: str = "", what: str = "an int ") -> Rule:
+    """Rule: an int ``>= low``; the message is ``name=value must be <what>>= low<hint>``."""
+
     def rule(name: str, value: Any) -> int:
-        v = check_int(name, value)
-        if v < low:
-            raise ValueError(f"{name}={value!r} must be an int >= {low}{why}")
+        if check_int(name, value) < low:
+            raise ValueError(f"{name}={value!r} must be {what}>= {low}{hint}")
+        return int(value)
+
+    return rule
+
+
+def _real_above(low: float, strict: bool, hint: str = "") -> Rule:
+    """Rule: a finite real ``> low`` (``strict``) or ``>= low``."""
+
+    def rule(name: str, value: Any) -> float:
+        v = check_real(name, value)
+        if v < low or (strict and v == low):
+            raise ValueError(f"{name}={value!r} must be {'>' if strict else '>='} {low:g}{hint}")
         return v
 
     return rule
 
 
-def _seeds(what: str) -> Callable[[str, Any], int]:
+def _seeds(what: str) -> Rule:
     def rule(name: str, value: Any) -> int:
         if check_int(name, value) < 2:
             raise ValueError(
@@ -84,66 +100,33 @@ def _alpha(name: str, value: Any) -> float:
     return float(value)
 
 
-def _beta(name: str, value: Any) -> float:
-    if not check_real(name, value) > 0:
-        raise ValueError(f"beta={value!r} must be > 0: bounds are mu +- sqrt(beta) sigma "
-                         "(the paper uses beta = 2.5)")
-    return float(value)
-
-
-def _beta_stop(name: str, value: Any) -> float:
-    if check_real(name, value) < 0:
-        raise ValueError(f"beta_stop={value!r} must be >= 0 (the paper uses beta_stop = 1)")
-    return float(value)
-
-
-def _positive(hint: str) -> Callable[[str, Any], float]:
-    def rule(name: str, value: Any) -> float:
-        if not check_real(name, value) > 0:
-            raise ValueError(f"{name}={value!r} must be > 0 {hint}")
-        return float(value)
-
-    return rule
-
-
-def _retries(name: str, value: Any) -> int:
-    if check_int(name, value) < 0:
-        raise ValueError(f"retries={value!r} must be >= 0 (new seeds per failed run under "
-                         "failures='retry')")
-    return int(value)
-
-
-def _budget(name: str, value: Any) -> int:
-    if check_int(name, value) < 1:
-        raise ValueError(f"budget={value!r} must be a positive number of training runs")
-    return int(value)
-
-
 # One rule per option, shared by erahbo.Optimizer (through erahbo.optimizer.options.Options),
 # the replication policies, the failure policy, erahbo.optimize, the benchmark and the CLI.
-RULES: dict[str, Callable[[str, Any], Any]] = {
+RULES: dict[str, Rule] = {
     "alpha": _alpha,
-    "beta": _beta,
-    "beta_stop": _beta_stop,
-    "gamma": _positive("(rate of the exponential beta_stop schedule)"),
-    "slope": _positive("(slope of the sigmoid beta_stop schedule)"),
+    "beta": _real_above(0, True, ": bounds are mu +- sqrt(beta) sigma (the paper uses beta = 2.5)"),
+    "beta_stop": _real_above(0, False, " (the paper uses beta_stop = 1)"),
+    "gamma": _real_above(0, True, " (rate of the exponential beta_stop schedule)"),
+    "slope": _real_above(0, True, " (slope of the sigmoid beta_stop schedule)"),
     "k_min": _seeds("the sample variance"),
     "k_max": _seeds("the sample variance"),
     "k": _seeds("a variance"),
     "k_init": _seeds("the sample variance"),
-    "n_init": _at_least(0, " (0 only with a warm start)"),
-    "budget": _budget,
-    "seed": _at_least(0),
-    "seed_batch": _at_least(1, " (seeds asked at once after k_min; the number of parallel "
-                               "workers, or 1 for the paper's rule)"),
-    "n_parallel": _at_least(1, " (trials pending at once: the number of configurations "
-                               "trained in parallel, or 1 for the paper's loop)"),
-    "refit_every": _at_least(0, " (0: never refit)"),
-    "raw_samples": _at_least(1),
-    "n_polish": _at_least(0),
-    "retries": _retries,
-    "rho_max2": _positive("or None (the largest sample variance)"),
-    "run_timeout": _positive("seconds, or None for no limit"),
+    "n_init": _int_at_least(0, " (0 only with a warm start)"),
+    "budget": _int_at_least(1, " (training runs in all)"),
+    "seed": _int_at_least(0),
+    "seed_batch": _int_at_least(1, " (seeds asked at once after k_min; the number of parallel "
+                                   "workers, or 1 for the paper's rule)"),
+    "n_parallel": _int_at_least(1, " (trials pending at once: the number of configurations "
+                                   "trained in parallel, or 1 for the paper's loop)"),
+    "refit_every": _int_at_least(0, " (0: never refit)"),
+    "raw_samples": _int_at_least(1),
+    "n_polish": _int_at_least(0),
+    "retries": _int_at_least(0, " (new seeds per failed run under failures='retry')", what=""),
+    "rho_max2": _real_above(0, True, " or None (the largest sample variance)"),
+    "run_timeout": _real_above(0, True, " seconds, or None for no limit"),
+    "workers": _int_at_least(1, " (concurrent training runs)"),
+    "repetitions": _int_at_least(1, " (repetitions per task and method)"),
 }
 
 

@@ -28,6 +28,7 @@ from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import StudySettings, run_repetition
 from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.runtime.executors import Executor, RayExecutor, make_executor
+from erahbo.validation import check_option
 
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -212,10 +213,8 @@ def run_study(
     dict
         ``jobs_run``, ``jobs_skipped`` and ``runs``.
     """
-    if repetitions < 1:
-        raise ValueError(f"repetitions={repetitions} must be >= 1")
-    if workers < 1:
-        raise ValueError(f"workers={workers} must be >= 1")
+    check_option("repetitions", repetitions)
+    check_option("workers", workers)
     out = Path(out)
     write_study_file(out, tasks, methods, repetitions, settings)
     jobs, skipped = plan_jobs(tasks, methods, repetitions, settings, out)

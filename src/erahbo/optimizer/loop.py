@@ -285,9 +285,8 @@ def optimize(
 
 
 def _executor_kind(executor: Any, workers: int | None) -> str:
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise ValueError(f"workers={workers!r} must be an int >= 1 (concurrent training runs)")
+    if workers is not None:
+        check_option("workers", workers)
     if isinstance(executor, Executor):
         return "custom"
     if executor is None:
