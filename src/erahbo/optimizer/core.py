@@ -30,12 +30,10 @@ from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
 from erahbo.optimizer.records import (
-    FINAL,
     History,
     Result,
     Round,
     Trial,
-    configs_frame,
     told_returns,
 )
 from erahbo.optimizer.rounds import RoundModels
@@ -174,10 +172,6 @@ class Optimizer:
         self._used = 0  # seeds counted in the budget
         self._n_trials = 0
         self._rng = np.random.default_rng([self.seed, 2])
-        self._rec_cache: tuple | None = None
-        self._n_counted = 0  # counted runs (ok, penalized)
-        self._n_ok = 0  # runs that returned a finite value
-        self._first_error: str | None = None
         self._penalizer = Penalizer()  # feasible returns so far (failure policy, no journal)
         self._settings_json = opts.settings_json(initial_design, hyperparameters)
         self._warm_ok: list[float] = []  # finite warm returns (penalties are set below them)
@@ -211,7 +205,7 @@ class Optimizer:
     @property
     def n_evals(self) -> int:
         """Counted training runs so far (initial design included; failed runs not counted)."""
-        return self._n_counted
+        return self.history.n_counted
 
     @property
     def n_pending(self) -> int:
@@ -432,10 +426,11 @@ class Optimizer:
 
     def check_alive(self) -> None:
         """Raise when every run of the initial design failed (``optimize`` asks it first)."""
+        h = self.history
         if (self._init and self._init_pos >= len(self._init) and not self._pending
-                and self._n_ok == 0 and self._first_error is not None):
+                and h.n_ok == 0 and h.first_error is not None):
             raise ValueError(
-                f"optimize: every run of the initial design failed ({self._first_error}). The "
+                f"optimize: every run of the initial design failed ({h.first_error}). The "
                 "objective must return a finite float for at least some configurations: call "
                 "it on one configuration and seed to debug it, then start a new study"
             )
@@ -465,11 +460,7 @@ class Optimizer:
 
     def _tell_outcome(self, trial: Trial, outcome: TrialOutcome) -> None:
         """Inner tell of a whole trial outcome (live, or replayed from the journal)."""
-        for r in outcome.runs:
-            if r.status == "ok":
-                self._n_ok += 1
-            elif r.status in FINAL and self._first_error is None and r.error:
-                self._first_error = r.error.splitlines()[0]
+        self.history.note_failures(outcome.runs)
         self._tell(trial, list(outcome.returns), infeasible=outcome.excluded, runs=outcome.runs)
 
     @single_blas_thread  # every path in: tell, optimize's evaluated tells, replay
@@ -499,14 +490,10 @@ class Optimizer:
         if runs is not None and any(getattr(r, "status", "ok") == "penalized" for r in runs):
             st.penalized.add(cid)
         del self._pending[trial.trial_id]
-        self._rec_cache = None
         is_init = trial.phase == "init"
         r = None if is_init else self._open[trial.round]
         head = (trial.round, trial.phase, cid, trial.config)
-        counted, ok = self.history.add_told(head, vals, seeds, kept, runs, k_cfg0,
-                                           0 if r is None else r.k)
-        self._n_counted += counted
-        self._n_ok += ok
+        self.history.add_told(head, vals, seeds, kept, runs, k_cfg0, 0 if r is None else r.k)
         if not is_init or self.initial_in_budget:
             self._used += len(kept)
         if r is None:
@@ -550,12 +537,39 @@ class Optimizer:
             )
         self.state.exclude_row(config_id)
 
+    # ------------------------------------------------------------------ hooks (integrations)
+    @single_blas_thread
+    def fit_hyperparameters(self) -> tuple[GPHyper, GPHyper]:
+        """MAP-fit both GPs on the current data now, as after the initial design.
+
+        The optimizer keeps them (fixed, unless ``refit_every``); pass them as
+        ``hyperparameters=`` to another Optimizer on the same space to share them (the Optuna
+        and Ray Tune integrations). Returns the mean GP's and the variance GP's.
+        """
+        if self.data.n == 0:
+            raise ValueError("fit_hyperparameters: no evaluated configuration yet")
+        st = self.models.fit()
+        return st.hyper_f, st.hyper_v
+
+    @single_blas_thread
+    def stopping_decision(
+        self, config: dict[str, Any] | int, returns: Sequence[float]
+    ) -> tuple[str | None, float, float]:
+        """ERAHBO's stopping rule for a round at ``config`` that has run ``returns`` so far.
+
+        ``B_t`` on the current data with ``beta_stop`` (as at a round start), ``UCB_MV(x; k)``
+        with ``returns`` pooled with ``config``'s data (a finite table: ``config`` is the row);
+        nothing is told. Returns ``(reason, UCB_MV, B_t)``: reason ``"dominated"``,
+        ``"k_max"``, ``"fixed_k"`` (fixed-k methods once ``k`` seeds ran) or None (one more
+        seed, also before ``k_min``); the bounds are NaN without a model.
+        """
+        bs = self.schedule(0.0 if self.budget is None else self._used / max(self.budget, 1))
+        return self.models.stopping_decision(self.policy, config, returns, bs)
+
     # ------------------------------------------------------------------ recommendation
     @single_blas_thread
     def _recommend(self) -> tuple[int, float] | None:
-        if self._rec_cache is None:
-            self._rec_cache = self.models.recommend()
-        return self._rec_cache
+        return self.models.recommend()
 
     @property
     def incumbent_id(self) -> int | None:
@@ -581,18 +595,6 @@ class Optimizer:
 
     def result(self) -> Result:
         """Current :class:`Result` (history, rounds, per-configuration table, incumbent)."""
-        d, names = self.data, self.space.names
-        cfgs = [self.state.config(c, d.U[i]) for i, c in enumerate(d.config_ids)]
-        rec = self._recommend()
-        return Result(
-            incumbent=None if rec is None else cfgs[rec[0]],
-            incumbent_id=None if rec is None else d.config_ids[rec[0]],
-            incumbent_mv=np.nan if rec is None else rec[1],
-            history=self.history.history_frame(names),
-            rounds=self.history.rounds_frame(),
-            configs=configs_frame(d, cfgs, names),
-            method=self.method,
-            n_evals=self.n_evals,
-            failures=None if self.failure_policy is None else self.failure_policy.mode,
-            settings={k: v for k, v in self._settings_json.items() if k != "warm_start"},
-        )
+        settings = {k: v for k, v in self._settings_json.items() if k != "warm_start"}
+        return self.history.result(self.state, self._recommend(), self.method,
+                                   self.failure_policy, settings)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo._data import Observations
+from erahbo.optimizer.state import StudyState
 from erahbo.runtime.failures import COUNTED
 from erahbo.surrogate import InnerBounds, RoundModel
 
@@ -152,6 +153,17 @@ class History:
         self.runs: list[tuple] = []
         self.rounds: list[dict[str, Any]] = []
         self.t_start = time.time()  # wall times count from here (journal: its creation)
+        self.n_counted = 0  # counted runs (ok, penalized): what the budget counts
+        self.n_ok = 0  # runs that returned a finite value
+        self.first_error: str | None = None  # the first failed run's error, first line
+
+    def note_failures(self, runs: Sequence[Any]) -> None:
+        """Count the finished runs of an outcome and keep the first error seen."""
+        for r in runs:
+            if r.status == "ok":
+                self.n_ok += 1
+            elif r.status in FINAL and self.first_error is None and r.error:
+                self.first_error = r.error.splitlines()[0]
 
     def add_run(self, head: tuple, seed: int, value: float, k: int, k_round: int,
                 wall_time: float, status: str = "ok", error: str | None = None,
@@ -161,20 +173,19 @@ class History:
                           worker, rerun))
 
     def add_told(self, head: tuple, vals: list[float], seeds: list[int], kept: list[float],
-                 runs: Sequence[Any] | None, k_cfg0: int, k_round0: int) -> tuple[int, int]:
-        """The runs of a told trial (all attempts when ``runs`` is given).
+                 runs: Sequence[Any] | None, k_cfg0: int, k_round0: int) -> None:
+        """The runs of a told trial (all attempts when ``runs`` is given), and their counts.
 
-        Returns
-        -------
-        (int, int)
-            Runs counted in the budget, and runs that returned a finite value (user-run
-            returns without ``runs``; with ``runs`` the caller counts those from the statuses).
+        Without ``runs`` the user ran the seeds and reported finite returns; with ``runs``
+        the finite ones were counted by :meth:`note_failures`.
         """
-        if runs is None:  # the user ran the seeds and reported finite returns
+        if runs is None:
             now = time.time() - self.t_start
             for j, (sd, v) in enumerate(zip(seeds, kept, strict=True)):
                 self.add_run(head, sd, v, k_cfg0 + j + 1, k_round0 + j + 1, now)
-            return len(kept), len(kept)
+            self.n_counted += len(kept)
+            self.n_ok += len(kept)
+            return
         kc = 0
         for r in sorted(runs, key=lambda r: (r.slot, r.attempt)):
             if r.status not in FINAL:
@@ -186,7 +197,7 @@ class History:
             self.add_run(head, int(r.seed), vals[r.slot] if counted else math.nan, k_cfg0 + kc,
                          k_round0 + kc, end - self.t_start, r.status, r.error, int(r.attempt),
                          r.worker, bool(r.rerun))
-        return kc, 0
+        self.n_counted += kc
 
     def add_round(self, d: Observations, t: int, phase: str, cid: int, k: int,
                   row: int | None, ib: InnerBounds | None, B_t: float, beta_stop: float,
@@ -199,6 +210,24 @@ class History:
             "B_t": B_t, "beta_stop": beta_stop, "acquisition": acq, "stop_reason": reason,
             "mean": mean, "var": var,
         })
+
+    def result(self, state: StudyState, rec: tuple[int, float] | None, method: str,
+               failures: Any, settings: dict[str, Any]) -> Result:
+        """The :class:`Result` of a study: incumbent (``rec``: its data row and MV) and tables."""
+        d, names = state.data, state.space.names
+        cfgs = [state.config(c, d.U[i]) for i, c in enumerate(d.config_ids)]
+        return Result(
+            incumbent=None if rec is None else cfgs[rec[0]],
+            incumbent_id=None if rec is None else d.config_ids[rec[0]],
+            incumbent_mv=np.nan if rec is None else rec[1],
+            history=self.history_frame(names),
+            rounds=self.rounds_frame(),
+            configs=configs_frame(d, cfgs, names),
+            method=method,
+            n_evals=self.n_counted,
+            failures=None if failures is None else failures.mode,
+            settings=settings,
+        )
 
     def history_frame(self, names: list[str]) -> pd.DataFrame:
         """History table (columns :data:`HISTORY_COLUMNS`, hyperparameters after config_id)."""

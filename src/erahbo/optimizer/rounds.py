@@ -9,6 +9,7 @@ incumbent bound ``B_t`` (eq. 10) and the recommendation (``argmax LCB^MV``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from erahbo.acquisition import mean_variance
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.state import StudyState
+from erahbo.policies import AdaptiveK, Policy
 from erahbo.search import continuous_argmax
 from erahbo.surrogate import (
     RoundModel,
@@ -45,22 +47,30 @@ class RoundModels:
         self.settings: RoundSettings | None = None
         self._fast = None
         self._rounds_since_fit = 0
+        self._fits = 0  # hyperparameter settings used so far (a version of the models)
         self._cache: tuple[int, RoundModel] | None = None  # (data version, model)
+        self._rec: tuple[tuple, tuple[int, float] | None] | None = None  # (key, incumbent)
 
     def use(self, settings: RoundSettings) -> None:
         """Fix the hyperparameters (and rebuild the engine's caches)."""
         self.settings = settings
         self._fast = make_engine(self.options.engine, settings, self.state.candidates)
         self._rounds_since_fit = 0
+        self._fits += 1
         self._cache = None
 
     def start_round(self) -> None:
         """A model-based round starts: fit (first round, or every ``refit_every`` rounds)."""
         refit = self.options.refit_every
         if self.settings is None or (refit and self._rounds_since_fit >= refit):
-            d, o = self.state.data, self.options
-            self.use(fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
-                                         rho_max2=o.rho_max2, seed=o.seed))
+            self.fit()
+
+    def fit(self) -> RoundSettings:
+        """MAP-fit both GPs on the current data and use the result."""
+        d, o = self.state.data, self.options
+        self.use(fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
+                                     rho_max2=o.rho_max2, seed=o.seed))
+        return self.settings
 
     def count_round(self) -> None:
         """One more round since the last fit."""
@@ -113,12 +123,55 @@ class RoundModels:
                                    forbidden=np.asarray(avoid) if avoid else None)
         return None, u, st.new_id(u), acq
 
+    def stopping_decision(
+        self, policy: Policy, config: Any, returns: Any, beta_stop: float
+    ) -> tuple[str | None, float, float]:
+        """The stopping rule (eq. 12) for a round at ``config`` that ran ``returns`` so far.
+
+        ``B_t`` (eq. 10) on the current data, ``UCB^MV(x; k)`` with ``returns`` pooled with
+        ``config``'s data; nothing is told. Returns ``(reason, UCB^MV, B_t)`` (see
+        :meth:`erahbo.Optimizer.stopping_decision`).
+        """
+        vals = [float(v) for v in returns]
+        if not all(math.isfinite(v) for v in vals):
+            raise ValueError(f"stopping_decision: returns {vals} must be finite")
+        st, o, n = self.state, self.options, len(vals)
+        if not isinstance(policy, AdaptiveK):
+            return ("fixed_k" if n >= policy.first else None), math.nan, math.nan
+        if n < policy.first or o.method == "random" or st.data.n == 0:
+            return ("k_max" if n >= policy.k_max else None), math.nan, math.nan
+        if self.settings is None:
+            self.fit()
+        if st.space.is_finite:
+            cand, u = int(config), st.candidates[int(config)]
+        else:
+            cand, u = None, st.space.encode(config)
+        d = st.data
+        same = np.flatnonzero((d.U == u).all(1))
+        row = int(same[0]) if same.size else None
+        pooled = ([] if row is None else list(d.returns[row])) + vals
+        if len(pooled) < 2:
+            return None, math.nan, math.nan
+        rm = self.current()
+        B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, st.row_mask())
+        ib = rm.inner(row, u, cand, float(np.mean(pooled)), float(np.var(pooled, ddof=1)),
+                      len(pooled), beta_stop, o.weight)
+        return policy.decide(len(vals), ib.ucb_mv, B_t), float(ib.ucb_mv), float(B_t)
+
     def recommend(self) -> tuple[int, float] | None:
         """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta``.
 
         Before the first fit, the sample estimates (eq. 5 on sample means and variances).
-        None without data or when every row is excluded.
+        None without data or when every row is excluded. Cached until the data, the
+        hyperparameters or the excluded rows change.
         """
+        st = self.state
+        key = (st.data.version, self._fits, len(st.infeasible), len(st.penalized))
+        if self._rec is None or self._rec[0] != key:
+            self._rec = (key, self._recommend())
+        return self._rec[1]
+
+    def _recommend(self) -> tuple[int, float] | None:
         d, o = self.state.data, self.options
         mask = self.state.row_mask()
         if d.n == 0 or (mask is not None and not mask.any()):
