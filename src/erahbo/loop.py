@@ -16,12 +16,14 @@ import pickle
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from erahbo.failure_limit import FailureLimit, FailureLimitWarning
 from erahbo.failures import FailurePolicy, TrialOutcome
 from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer, Result, Trial
@@ -42,6 +44,11 @@ __all__ = [
 ]
 
 SYNTHETIC_TASKS = ("figure1", "branin")  # bundled tasks an objective spec may name
+_FINISHED = ("ok", "penalized", "retried", "failed")  # run statuses max_failures counts
+
+
+class _LimitReached(Exception):
+    """Raised inside the loop when ``max_failures`` is exceeded (caught by optimize)."""
 
 
 def optimize(
@@ -59,6 +66,7 @@ def optimize(
     journal: str | os.PathLike[str] | None = None,
     failures: str | FailurePolicy = "penalize",
     retries: int = 2,
+    max_failures: int | float | None = None,
     run_timeout: float | None = None,
     executor: str | Executor | None = None,
     workers: int | None = None,
@@ -88,13 +96,21 @@ def optimize(
         other settings is refused with the list of differences.
     failures : {"penalize", "retry", "exclude"}
         Policy for failed runs: an objective that raises, returns NaN/inf/non-numbers, exceeds
-        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts with a
-        return below the worst feasible one (``worst - 1.5 * (best - worst)``, as OSS Vizier's
-        infeasible warp); ``"retry"``: up to ``retries`` new seeds, then penalize;
-        ``"exclude"``: the configuration is infeasible and never proposed again. The history
-        shows each run's ``status`` and ``error`` (docs/robustness.md).
+        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts, at the
+        lower quartile of the feasible returns seen so far, in its configuration's mean and
+        variance (a configuration failing on some seeds gets a lower MV but stays a
+        candidate and a possible incumbent); ``"retry"``: up to ``retries`` new seeds, then
+        penalize; ``"exclude"``: the configuration is infeasible and never proposed again.
+        Failed runs count toward ``budget`` under every policy. The history shows each run's
+        ``status`` and ``error`` (docs/robustness.md).
     retries : int
         Retries per failed seed under ``failures="retry"``.
+    max_failures : int or float, optional
+        Stop early when runs keep failing (Ray Tune's ``FailureConfig``): an int ``n`` stops
+        once more than ``n`` runs failed, a float in (0, 1) once more than that share of the
+        finished runs failed (after 20 runs). The result so far is returned with
+        ``Result.stopped`` set and a :class:`erahbo.failure_limit.FailureLimitWarning`.
+        Default None: no limit (the budget still ends every study).
     run_timeout : float, optional
         Seconds per training run; a run past it is killed and counts as failed (runs then
         execute in worker processes, one isolated child with the serial executor).
@@ -127,6 +143,7 @@ def optimize(
         raise ValueError("optimize: budget must be an int (training runs)")
     batch = check_objective(objective)
     check_options(run_timeout=run_timeout, retries=retries)
+    limit = FailureLimit.coerce(max_failures)
     kind = _executor_kind(executor, workers)
     if kind in ("process", "ray") or run_timeout is not None:
         _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
@@ -157,17 +174,33 @@ def optimize(
             opt._tell_evaluated(trial, outcome)
             if callback is not None:
                 callback(opt, trial, outcome)
+            if limit.limit is not None:
+                done = [r for r in outcome.runs if r.status in _FINISHED]
+                limit.add([r.status for r in done], [r.error for r in done])
+                if limit.exceeded:
+                    raise _LimitReached
 
+        if limit.limit is not None and opt.n_evals:  # a resumed study: its runs so far
+            h = opt.result().history
+            limit.add(h["status"].tolist(), h["error"].tolist())
         ok = False
+        stopped = None
         try:
             if callback is not None:
                 callback(opt, None, None)
-            drive(opt, evaluate, tell, before_ask=opt._check_alive)
+            try:
+                drive(opt, evaluate, tell, before_ask=opt._check_alive)
+            except _LimitReached:
+                stopped = limit.message()
             ok = True
         finally:
             if own and ex is not None:
-                ex.shutdown(wait=ok, cancel_futures=not ok)
-        return opt.result()
+                ex.shutdown(wait=ok and stopped is None, cancel_futures=not ok or bool(stopped))
+        result = opt.result()
+        if stopped is not None:
+            result.stopped = stopped
+            warnings.warn(stopped, FailureLimitWarning, stacklevel=2)
+        return result
     finally:
         opt.close()
 

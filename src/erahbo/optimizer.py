@@ -48,7 +48,16 @@ import numpy as np
 import pandas as pd
 
 from erahbo._data import Observations, config_seeds
-from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, configs_frame, history_frame
+from erahbo._records import (
+    ROUND_COLUMNS,
+    Result,
+    Trial,
+    _Round,
+    configs_frame,
+    failures_per_config,
+    failures_per_round,
+    history_frame,
+)
 from erahbo._search import continuous_argmax
 from erahbo._threads import single_blas_thread
 from erahbo.failures import (
@@ -58,6 +67,7 @@ from erahbo.failures import (
     TrialOutcome,
     evaluate,
     outcomes_from_returns,
+    spent_runs,
 )
 from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
@@ -550,11 +560,12 @@ class Optimizer:
     def _row_mask(self) -> np.ndarray | None:
         """``(n,)`` bool: data rows that may be the incumbent (None: all of them).
 
-        Infeasible configurations and configurations with a failed (penalized) run are never
-        the incumbent and never set ``B_t``: their penalty values agree across seeds, so their
-        sample variance is small and their MV could otherwise look "reliable".
+        Infeasible configurations are never the incumbent and never set ``B_t``. A
+        configuration with a penalized (failed) seed stays eligible: the failure is one of its
+        outcomes and already lowers its sample mean and raises its sample variance
+        (``docs/robustness.md``, "Sporadic failures").
         """
-        bad = self._infeasible | self._penalized
+        bad = self._infeasible
         if not bad:
             return None
         return np.array([c not in bad for c in self.data.config_ids], dtype=bool)
@@ -782,7 +793,8 @@ class Optimizer:
         infeasible : bool
             The configuration failed and must never be proposed again: its round ends
             (``stop_reason="infeasible"``), ``returns`` may hold NaN for failed runs (only the
-            finite ones are recorded and counted in the budget), none of them enter the models,
+            finite ones are recorded), none of them enter the models (every run told counts in
+            the budget, failed ones included),
             and it is no longer recommended nor used for ``B_t``.
         errors : sequence of str or None, optional
             Why each failed run failed (one entry per return, None for the others): shown in
@@ -925,9 +937,10 @@ class Optimizer:
         r = None if is_init else self._open[trial.round]
         k_round0 = 0 if r is None else r.k
         self._record(trial, vals, seeds, kept, runs, k_cfg0, k_round0)
+        spent = spent_runs(runs, len(vals))  # failed runs count toward the budget too
         vals = kept
         if not is_init or self.initial_in_budget:
-            self._used += len(vals)
+            self._used += spent
         if is_init:
             reason = "infeasible" if infeasible else "initial"
             self._log_round(trial.round, "init", trial.config_id, len(vals), row, None, np.nan,
@@ -1080,14 +1093,16 @@ class Optimizer:
         d, names = self.data, self.space.names
         cfgs = [self._config(c, d.U[i]) for i, c in enumerate(d.config_ids)]
         rec = self._recommend()
+        hist = history_frame(self._hist, names)
+        rounds = pd.DataFrame(sorted(self._rounds, key=lambda r: r["iteration"]),
+                              columns=list(ROUND_COLUMNS[:-1]))
         return Result(
             incumbent=None if rec is None else cfgs[rec[0]],
             incumbent_id=None if rec is None else d.config_ids[rec[0]],
             incumbent_mv=np.nan if rec is None else rec[1],
-            history=history_frame(self._hist, names),
-            rounds=pd.DataFrame(sorted(self._rounds, key=lambda r: r["iteration"]),
-                                columns=list(ROUND_COLUMNS)),
-            configs=configs_frame(d, cfgs, names),
+            history=hist,
+            rounds=failures_per_round(hist, rounds),
+            configs=failures_per_config(hist, configs_frame(d, cfgs, names)),
             method=self.method,
             n_evals=self.n_evals,
             failures=None if self.failure_policy is None else self.failure_policy.mode,
