@@ -368,7 +368,7 @@ class Optimizer:
         self._seed_streams: dict[int, list[int]] = {}
         self._config_cache: tuple[int, dict[str, Any]] = (-1, {})
         self._infeasible: set[int] = set()
-        self._penalized: set[int] = set()  # configurations with a penalized (failed) run
+        self._n_penalized: dict[int, int] = {}  # counted failed (penalized) runs per config
         self._forbidden: list[np.ndarray] = []  # encodings of infeasible configurations
         self._t_start = time.time()  # history wall times count from here (journal: its start)
         self._n_counted = 0  # counted runs (ok, penalized)
@@ -456,7 +456,7 @@ class Optimizer:
             row = self.data.add(cid, np.asarray(u, dtype=float), vals, seeds)
             self._penalizer.observe(v for _, v in runs if v is not None)
             if failed:
-                self._penalized.add(cid)
+                self._n_penalized[cid] = self._n_penalized.get(cid, 0) + failed
             self._n_rounds += 1
             head = (self._n_rounds, "warm", cid, self._config(cid, u))
             for j, ((sd, v), y) in enumerate(zip(runs, vals, strict=True)):
@@ -560,15 +560,22 @@ class Optimizer:
     def _row_mask(self) -> np.ndarray | None:
         """``(n,)`` bool: data rows that may be the incumbent (None: all of them).
 
-        Infeasible configurations are never the incumbent and never set ``B_t``. A
-        configuration with a penalized (failed) seed stays eligible: the failure is one of its
-        outcomes and already lowers its sample mean and raises its sample variance
+        Infeasible configurations are never the incumbent and never set ``B_t``, nor are
+        configurations whose counted runs failed at least half of the time (``2 * n_failed >=
+        k``): with a constant penalty their sample variance measures the penalty, not the
+        configuration. A configuration with sporadic failures stays eligible: the failures
+        are outcomes of it, already in its sample mean (lower) and variance (larger)
         (``docs/robustness.md``, "Sporadic failures").
         """
-        bad = self._infeasible
+        d = self.data
+        bad = set(self._infeasible)
+        for cid, n_pen in self._n_penalized.items():
+            row = d.row_of(cid)
+            if row is not None and 2 * n_pen >= d.k[row]:
+                bad.add(cid)
         if not bad:
             return None
-        return np.array([c not in bad for c in self.data.config_ids], dtype=bool)
+        return np.array([c not in bad for c in d.config_ids], dtype=bool)
 
     def _round_model(self) -> RoundModel:
         """Round model on the current data, shared by the recommendation and the next ask.
@@ -930,8 +937,9 @@ class Optimizer:
         else:
             row = self.data.add(trial.config_id, trial.u, kept, seeds)
             k_cfg0 = len(self.data.returns[row]) - len(kept)
-        if runs is not None and any(getattr(r, "status", "ok") == "penalized" for r in runs):
-            self._penalized.add(trial.config_id)
+        n_pen = 0 if runs is None else sum(getattr(r, "status", "ok") == "penalized" for r in runs)
+        if n_pen and not infeasible:
+            self._n_penalized[trial.config_id] = self._n_penalized.get(trial.config_id, 0) + n_pen
         del self._pending[trial.trial_id]
         self._rec_cache = None
         r = None if is_init else self._open[trial.round]
