@@ -148,7 +148,8 @@ def test_penalizer_and_apply_penalty_agree():
     ys = np.array([1.0, np.nan, 3.0, -np.inf, 2.0])  # (5,)
     out = apply_penalty(ys)
     assert np.all(np.isfinite(out))
-    assert out[1] == out[3] == penalty_value([1.0, 3.0, 2.0]) == Penalizer([1.0, 3.0, 2.0]).penalty()
+    pen = penalty_value([1.0, 3.0, 2.0])
+    assert out[1] == out[3] == pen == Penalizer([1.0, 3.0, 2.0]).penalty()
     assert np.array_equal(out[[0, 2, 4]], ys[[0, 2, 4]])
     pz = Penalizer([5.0])
     assert pz.penalty([1.0]) == penalty_value([1.0, 5.0]) and pz.worst == 5.0  # extra not stored
