@@ -28,27 +28,30 @@ otherwise it is left out.
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from erahbo._files import read_table_file
 from erahbo.space import SearchSpace
 
 _FAILED = ("penalized", "failed")  # final failures of an earlier study (erahbo.failures)
 _KEEP = ("ok", *_FAILED)
 _DROP = ("retried", "running", "interrupted")  # replaced by a retry, or cut by a crash
+# columns of a run table that are not hyperparameters (an erahbo history.csv has them all)
+_KNOWN = ("return", "seed", "status", "config_id", "iteration", "phase", "k", "k_round",
+          "wall_time", "error", "attempt", "worker", "rerun", "n_failed")
 
 
 def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
     """Normalize ``warm_start`` to records (see the module docstring); raises ValueError."""
     if isinstance(warm_start, str | Path):
-        path = Path(warm_start)
-        if not path.exists():
-            raise ValueError(f"warm_start: {path} does not exist")
-        warm_start = (pd.read_parquet(path) if path.suffix == ".parquet"
-                      else pd.read_csv(path))
+        warm_start = read_table_file(
+            warm_start, "warm-start file", "a table of earlier runs: the hyperparameters and "
+            "'return' per run (an erahbo history.csv works)")
     if isinstance(warm_start, pd.DataFrame):
         records = _from_frame(warm_start, space)
     else:
@@ -87,6 +90,15 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
         df = df.assign(**{"return": returns})[status.isin(_KEEP).to_numpy()]
     else:
         df = df.assign(**{"return": returns})
+    extra = [c for c in df.columns if c not in _KNOWN and c not in space.names]
+    if extra:
+        warnings.warn(
+            f"warm_start: column(s) {extra} are neither hyperparameters of the space "
+            f"({space.names}) nor run columns (return, seed, status, config_id, ...): ignored. "
+            "Rename them if they are hyperparameters, or drop them to silence this warning",
+            UserWarning,
+            stacklevel=4,
+        )
     if space.is_finite:
         if "config_id" not in df.columns:
             raise ValueError(

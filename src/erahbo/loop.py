@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from erahbo.failure_limit import FailureLimit, FailureLimitWarning
 from erahbo.failures import FailurePolicy, TrialOutcome
@@ -461,23 +460,24 @@ def load_space(path: str | os.PathLike[str]) -> Any:
     SearchSpace or pandas.DataFrame
         A DataFrame for a table (the optimizer makes it a finite space).
     """
-    import json
+    from erahbo._files import read_json_file, read_table_file
 
     p = os.fspath(path)
     if not os.path.isfile(p):
         raise ValueError(f"space file {p} does not exist; give a .json, .csv or .parquet file")
     ext = os.path.splitext(p)[1].lower()
-    if ext == ".csv":
-        return pd.read_csv(p)
-    if ext in (".parquet", ".pq"):
-        return pd.read_parquet(p)
+    if ext in (".csv", ".parquet", ".pq"):
+        df = read_table_file(p, "space file", "a candidate table: one column per "
+                             "hyperparameter, one configuration per row")
+        try:
+            SearchSpace(df)  # checked here so that the message names the file
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"space file {p}: {exc}") from None
+        return df
     if ext != ".json":
         raise ValueError(f"space file {p}: unknown type {ext!r}; use .json, .csv or .parquet")
-    try:
-        with open(p) as fh:
-            d = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"space file {p} is not valid JSON: {exc}") from None
+    d = read_json_file(p, "space file", "a JSON search space, e.g. "
+                       '{"lr": ["log", 1e-5, 0.1]}')
     if not isinstance(d, dict):
         raise ValueError(f"space file {p}: expected a JSON object, got {type(d).__name__}")
     if any(key in d for key in ("python_module_version", "format_version",
