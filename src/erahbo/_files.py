@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["read_json_file", "read_table_file"]
+__all__ = ["check_out_dir", "read_json_file", "read_table_file"]
 
 
 def _check_exists(p: Path, what: str, expect: str) -> None:
@@ -70,3 +70,15 @@ def read_json_file(path: str | os.PathLike[str], what: str, expect: str) -> Any:
         ) from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} {p} is not valid JSON ({exc}); give {expect}") from None
+
+
+def check_out_dir(path: str | os.PathLike[str], option: str = "--out") -> None:
+    """Refuse an output folder path that names an existing file (before any work is done)."""
+    p = Path(path)
+    for q in (p, *p.parents):
+        if q.exists() and not q.is_dir():
+            where = "" if q == p else f" (its parent {q} is a file)"
+            raise ValueError(
+                f"{option} {p} is an existing file{where}, not a folder; give a folder path "
+                "(created if missing), e.g. results/study"
+            )

@@ -336,9 +336,28 @@ def load_objective(spec: str) -> tuple[Callable[..., Any], SearchSpace | None]:
     try:
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
+        missing = getattr(exc, "name", None)
+        if isinstance(exc, ModuleNotFoundError) and missing is not None and not (
+            module == missing or module.startswith(missing + ".")
+        ):  # the module was found, but its own import of something else failed
+            raise ImportError(
+                f"objective {spec!r}: module {module!r} was found but its own import failed: "
+                f"{type(exc).__name__}: {exc}. Install {missing!r} in this Python environment "
+                "(or fix that import), then run again"
+            ) from exc
+        if not isinstance(exc, ModuleNotFoundError) or missing is None:
+            raise ImportError(
+                f"objective {spec!r}: importing module {module!r} failed: "
+                f"{type(exc).__name__}: {exc}. Fix that import in the module, then run again"
+            ) from exc
         raise ImportError(
             f"objective {spec!r}: cannot import module {module!r} ({exc}); run from the folder "
             "that holds it or add that folder to PYTHONPATH"
+        ) from exc
+    except Exception as exc:  # the module's own code raised while it was imported
+        raise ImportError(
+            f"objective {spec!r}: importing module {module!r} raised {type(exc).__name__}: "
+            f"{exc}. Fix the module (python -c 'import {module}' shows the traceback)"
         ) from exc
     for part in attr.split("."):
         if not hasattr(obj, part):

@@ -70,11 +70,13 @@ def benchmark(
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
 
+    from erahbo._files import check_out_dir
     from erahbo.cli._progress import PlainTicker, run_progress
     from erahbo.experiments import StudySettings, parse_methods, run_study
 
     console = make_console(stderr=True)
     try:
+        check_out_dir(out)
         if executor not in ("process", "ray"):
             raise ValueError(f"--executor {executor!r} is not known; use process or ray")
         if address is not None and executor != "ray":

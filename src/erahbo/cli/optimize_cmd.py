@@ -188,10 +188,12 @@ def optimize(
 ) -> None:
     """Optimize an objective; write its tables, summary and figures; print the incumbent."""
     import erahbo
+    from erahbo._files import check_out_dir
     from erahbo.optimizer import load_objective, load_space, objective_spec
 
     errors = library_errors()
     try:
+        check_out_dir(out)
         fn, task_space = load_objective(objective)
         if task_space is not None and space is not None:
             raise ValueError(f"--space is not used with the bundled task {objective}; drop it")
