@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COUNTED",
+    "MAX_ABS_RETURN",
     "PENALTY_QUANTILE",
     "POLICIES",
     "FailurePolicy",
@@ -81,12 +82,15 @@ __all__ = [
     "penalty_value",
     "retry_seed",
     "spent_runs",
+    "tell_values",
+    "too_large_message",
 ]
 
 POLICIES = ("penalize", "retry", "exclude")
 COUNTED = ("ok", "penalized")
 _SPENT = ("ok", "penalized", "retried", "failed")  # finished runs: what the budget counts
 _UNFINISHED = ("running", "interrupted")  # journal statuses of runs cut by a crash
+MAX_ABS_RETURN = 1e150  # larger finite returns fail: their squares overflow float64
 _ERROR_CHARS = 4000  # longest error text kept per run (the tail of the traceback)
 
 
@@ -386,7 +390,17 @@ def _as_return(value: Any) -> tuple[float, str | None]:
         return math.nan, "objective returned NaN"
     if math.isinf(v):
         return math.nan, f"objective returned {v}"
+    if abs(v) > MAX_ABS_RETURN:
+        return math.nan, too_large_message(v)
     return v, None
+
+
+def too_large_message(v: float) -> str:
+    """Why a finite return beyond :data:`MAX_ABS_RETURN` counts as a failed run."""
+    return (
+        f"objective returned {v:.6g}, beyond +-{MAX_ABS_RETURN:.0e}: its square (in the sample "
+        "variance) would overflow; rescale the returns (e.g. divide by the return range)"
+    )
 
 
 # One run's report from the worker: (raw, error, start, end, worker)
@@ -659,6 +673,44 @@ def evaluate(
             raise RuntimeError(f"internal error: seed slots {missing} have no final run")
         returns = [final[s].value_used for s in range(k)]
     return TrialOutcome(runs=runs, returns=returns, raw=raw, excluded=excluded)
+
+
+def tell_values(returns: Any, trial_id: int | None = None) -> list[float]:
+    """The returns a user tells for one trial, as floats (None: a failed run, NaN).
+
+    Raises
+    ------
+    ValueError
+        For a string, or an entry that is not a number, naming the entry and the fix.
+    """
+    which = "" if trial_id is None else f" of trial {trial_id}"
+    if isinstance(returns, str | bytes):
+        raise ValueError(
+            f"tell: returns{which} must be numbers, one per seed of trial.seeds (a list), got "
+            f"the {type(returns).__name__} {returns!r:.60}; report a failed run as "
+            "float('nan') or None"
+        )
+    if isinstance(returns, list | tuple):
+        items = list(returns)
+    else:
+        import numpy as np
+
+        items = np.atleast_1d(np.asarray(returns, dtype=object)).ravel().tolist()
+    out = []
+    for i, v in enumerate(items):
+        if v is None:
+            out.append(math.nan)
+            continue
+        try:
+            if isinstance(v, str | bytes):
+                raise TypeError
+            out.append(float(v))
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"tell: return {i}{which} is {type(v).__name__} {v!r:.60}, not a number; give "
+                "one float per seed (float('nan') or None for a failed run)"
+            ) from None
+    return out
 
 
 def outcomes_from_returns(

@@ -62,12 +62,14 @@ from erahbo._search import continuous_argmax
 from erahbo._threads import single_blas_thread
 from erahbo.failures import (
     COUNTED,
+    MAX_ABS_RETURN,
     FailurePolicy,
     Penalizer,
     TrialOutcome,
     evaluate,
     outcomes_from_returns,
     spent_runs,
+    tell_values,
 )
 from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
@@ -814,11 +816,13 @@ class Optimizer:
         """
         vals = self._check_tell(trial, returns, infeasible)
         if self.failure_policy is None:  # strict: no failure policy, no journal
-            if not infeasible and not all(math.isfinite(v) for v in vals):
+            if not infeasible and not all(math.isfinite(v) and abs(v) <= MAX_ABS_RETURN
+                                          for v in vals):
                 raise ValueError(
-                    f"tell: returns {vals} must be finite; map failed runs to a penalty, or "
-                    "build the Optimizer with failures='penalize' (or 'exclude') to let it "
-                    "handle them"
+                    f"tell: returns {vals} must be finite and within +-{MAX_ABS_RETURN:.0e} (a "
+                    "larger one's square overflows: rescale the returns); map failed runs to a "
+                    "penalty, or build the Optimizer with failures='penalize' (or 'exclude') "
+                    "to let it handle them"
                 )
             self._tell(trial, vals, infeasible=infeasible)
             return
@@ -839,10 +843,7 @@ class Optimizer:
     def _check_tell(self, trial: Trial, returns: Any, infeasible: bool) -> list[float]:
         """Validate a tell before anything is journaled; the returns as floats."""
         self._check_pending(trial)
-        if isinstance(returns, list | tuple):
-            vals = [float(v) for v in returns]
-        else:
-            vals = np.atleast_1d(np.asarray(returns, dtype=float)).tolist()
+        vals = tell_values(returns, trial.trial_id)
         if not (1 if not infeasible else 0) <= len(vals) <= len(trial.seeds):
             raise ValueError(
                 f"tell: got {len(vals)} returns for {len(trial.seeds)} seeds; give one per seed "
