@@ -19,21 +19,24 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
 
     cols = [c.strip() for c in hp_columns.split(",")] if hp_columns else None
     tasks = []
+    skipped: list[str] = []
     for path in expand_paths(data):
         try:
             task = prepare_task(load_task(path, hp_columns=cols), alpha=alpha,
                                 outcome_processing=outcome_processing)
         except ValueError as e:
             if "degenerate" not in str(e):
-                raise
+                raise ValueError(f"{path}: {e}") from None
             console.print(f"[yellow]skip[/] {e}")
+            skipped.append(f"{path}: {e}")
             continue
         if task.report is not None and task.report.n_infeasible:
             console.print(f"[yellow]{task.name}[/]: {task.report.n_infeasible} infeasible "
                           "configuration(s) (NaN seeds) filtered out")
         tasks.append(task)
     if not tasks:
-        raise ValueError(f"no usable task found in {', '.join(map(str, data))}")
+        why = ("; ".join(skipped) if skipped else "no task file (.parquet, .csv) there")
+        raise ValueError(f"no usable task found in {', '.join(map(str, data))}: {why}")
     return tasks
 
 
@@ -73,6 +76,7 @@ def benchmark(
     from erahbo._files import check_out_dir
     from erahbo.cli._progress import PlainTicker, run_progress
     from erahbo.experiments import StudySettings, parse_methods, run_study
+    from erahbo.experiments.study import check_seed_counts
 
     console = make_console(stderr=True)
     try:
@@ -87,6 +91,7 @@ def benchmark(
                                  seed=seed, outcome_processing=outcome_processing)
         settings.validate()
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console)
+        check_seed_counts(tasks, specs, settings)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "

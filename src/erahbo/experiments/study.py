@@ -137,6 +137,34 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
     path.write_text(json.dumps(info, indent=2))
 
 
+def check_seed_counts(
+    tasks: Sequence[ReplayTask], methods: Sequence[MethodSpec], settings: StudySettings
+) -> None:
+    """Refuse a method or setting that needs more stored seeds than a table has.
+
+    A replayed configuration has only its ``S`` stored seeds, so ``rahbo-k20`` on a 10-seed
+    table would run k = 10 under the label "RAHBO (k=20)" (and ``k_init``/``k_max`` would be
+    capped): refused instead, naming the table and what fits.
+    """
+    for t in tasks:
+        s = t.n_seeds
+        need = [("--k-init", settings.k_init)]
+        for m in methods:
+            if m.method == "erahbo":
+                need.append((f"--k-max (method {m.name})", int(m.options.get("k_max",
+                                                                             settings.k_max))))
+            elif "k" in m.options:
+                need.append((f"method {m.name}", int(m.options["k"])))
+        for what, k in need:
+            if k > s:
+                raise ValueError(
+                    f"{what} needs {k} seeds per configuration, but task {t.name} stores "
+                    f"{s}: a replay cannot run more seeds than the table holds. Use at most "
+                    f"{s} (e.g. rahbo-k{s}, --k-max {s}, --k-init {s}), or a table with more "
+                    "seeds"
+                )
+
+
 def run_study(
     tasks: Sequence[ReplayTask],
     methods: Sequence[MethodSpec],
@@ -179,6 +207,7 @@ def run_study(
         ``jobs_run``, ``jobs_skipped`` and ``runs``.
     """
     settings.validate()
+    check_seed_counts(tasks, methods, settings)
     if repetitions < 1:
         raise ValueError(f"repetitions={repetitions} must be >= 1")
     if workers < 1:
