@@ -148,6 +148,8 @@ def optimize(
         _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
     if journal is not None and journal_info is None:
         journal_info = _default_info(objective, kind, workers, address, run_timeout)
+    if journal is not None:
+        _check_same_objective(journal, journal_info)
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, beta=beta,
                     k_min=k_min, k_max=k_max, k=k, journal=journal, failures=failures,
                     retries=retries, journal_info=journal_info, **options)
@@ -202,6 +204,35 @@ def optimize(
         return result
     finally:
         opt.close()
+
+
+def _check_same_objective(journal: Any, info: dict[str, Any] | None) -> None:
+    """Refuse to resume a journal that holds a study of another objective.
+
+    The objective is not part of the study's settings (a function cannot be compared), so
+    without this check a finished journal re-run with another objective would silently return
+    the old study's results. Compared by ``"module:function"`` (or bundled task) name, when
+    both the journal and this call know it.
+    """
+    if not os.path.isfile(os.fspath(journal)) or os.path.getsize(os.fspath(journal)) == 0:
+        return
+    from erahbo.journal import Journal, JournalError
+
+    now = (info or {}).get("objective")
+    if not now:
+        return
+    try:
+        with Journal.open(journal) as j:
+            before = dict(j.info).get("objective")
+    except JournalError:
+        return  # Optimizer reports what is wrong with the file
+    if before and before != now:
+        raise ValueError(
+            f"journal {os.fspath(journal)} holds a study of objective {before!r}, but this call "
+            f"optimizes {now!r}; its results would be the other objective's. Use another "
+            f"journal path for {now!r}, or `erahbo resume {os.fspath(journal)}` to continue "
+            f"the study of {before!r}"
+        )
 
 
 def _executor_kind(executor: Any, workers: int | None) -> str:
