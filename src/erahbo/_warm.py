@@ -19,8 +19,8 @@ Failed runs are kept as failures (return ``None``): rows with status ``penalized
 rows whose return is not finite. Rows with status ``retried`` (replaced by a retry, which has its
 own row), ``running`` or ``interrupted`` are dropped. The optimizer then treats a warm failure
 with its own ``failures`` policy: ``"exclude"`` marks the configuration infeasible (never
-proposed again), otherwise the run counts with the penalty below the worst warm return, and the
-configuration can no longer be the incumbent, as after a failure in the study itself. Rows are
+proposed again), otherwise the run counts at the penalty (the lower quartile of the warm
+returns) in its configuration's statistics, as after a failure in the study itself. Rows are
 grouped by configuration; a configuration needs at least 2 runs (its sample variance),
 otherwise it is left out.
 """

@@ -17,7 +17,7 @@ A failed run is one whose status is not ``ok`` (``penalized``, ``retried``, ``fa
 >>> lim.exceeded
 True
 >>> print(lim.message().splitlines()[0])
-optimize stopped early: 11 of 21 training runs failed (52 %), more than max_failures=0.5 allows.
+optimize stopped early: 11 of 21 training runs failed (52%), more than max_failures=0.5 allows.
 """
 
 from __future__ import annotations

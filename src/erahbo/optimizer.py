@@ -174,8 +174,8 @@ class Optimizer:
         and rounds phase ``"warm"``), are not counted in ``budget`` or ``n_evals``, and their
         seeds are not handed out again; unknown seeds show as -1, -2, ... Failed warm runs
         (status ``penalized``/``failed``, a NaN or None return) follow ``failures``:
-        ``"exclude"`` makes their configurations infeasible, otherwise they count with the
-        penalty below the worst warm return. With a warm start, ``n_init=0`` skips the
+        ``"exclude"`` makes their configurations infeasible, otherwise they count at the
+        penalty (the warm returns' lower quartile). With a warm start, ``n_init=0`` skips the
         initial design.
     kernel : {"rbf", "matern52"}
     rho_max2 : float or None
@@ -199,8 +199,9 @@ class Optimizer:
         to release the journal.
     failures : {"penalize", "retry", "exclude"} or None
         What :meth:`tell` does with non-finite returns (failed runs; see
-        :mod:`erahbo.failures`): ``"penalize"`` counts them with a return below the worst
-        feasible one, ``"exclude"`` marks the configuration infeasible; ``"retry"`` is for
+        :mod:`erahbo.failures`): ``"penalize"`` counts them at the penalty (the lower
+        quartile of the feasible returns) in the configuration's statistics, ``"exclude"``
+        marks the configuration infeasible; ``"retry"`` is for
         :func:`optimize` (in ask/tell mode the user ran the seeds: failures are penalized).
         Default None: a non-finite return raises ValueError, unless a journal is given (then
         ``"penalize"``, so that a journaled study never stops on a failed run).
@@ -417,8 +418,8 @@ class Optimizer:
         """Add the warm-start runs to the data, the history and the rounds (not the budget).
 
         A failed warm run (return None) follows the study's failure policy: ``"exclude"``
-        marks its configuration infeasible; otherwise it counts with the penalty below the worst
-        warm return and its configuration can no longer be the incumbent.
+        marks its configuration infeasible; otherwise it counts at the penalty (the lower
+        quartile of the warm returns) in its configuration's statistics.
         """
         exclude = self.failure_policy is not None and self.failure_policy.mode == "exclude"
         # (records come from erahbo._warm.warm_records: a failed run's return is None)
@@ -643,7 +644,7 @@ class Optimizer:
                 ask=self._ask,
                 tell_outcome=lambda opt, trial, outcome: opt._tell_outcome(trial, outcome),
             )
-            # penalties of failed runs are set below the worst return seen, warm runs included
+            # penalties of failed runs use every return seen, warm runs included
             self._study.penalizer.observe(warm)
         except BaseException:
             journal.close()
