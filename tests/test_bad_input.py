@@ -177,8 +177,10 @@ def test_benchmark_refuses_more_seeds_than_the_table_stores(tmp_path, monkeypatc
     text = " ".join(res.output.replace("│", " ").split())
     assert "method rahbo-k20 needs 20 seeds per configuration, but task ten stores 10" in text
     res = _cli(["benchmark", "ten.csv", "--methods", "erahbo", "--repetitions", "1",
-                "--budget", "20", "--out", "b"], tmp_path, monkeypatch)  # k_init 20 > 10
-    assert res.exit_code != 0 and "--k-init needs 20" in " ".join(res.output.split())
+                "--budget", "20", "--out", "b"], tmp_path, monkeypatch)  # k_init, k_max 20 > 10
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output  # capped, and said so
+    assert "ten stores 10 seeds per configuration: k_init=20 and k_max=20 run as 10" in text
 
 
 @pytest.mark.parametrize("kind", ["allnan", "const"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import typer
@@ -91,9 +92,13 @@ def benchmark(
                                  seed=seed, outcome_processing=outcome_processing)
         settings.validate()
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console)
-        check_seed_counts(tasks, specs, settings)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            capped = check_seed_counts(tasks, specs, settings)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
+    for note in capped:
+        console.print(f"[yellow]note[/]: {note}")
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "
                   f"budget {budget} runs -> {out}"
                   + (f" [executor: ray{' @ ' + address if address else ''}]"
