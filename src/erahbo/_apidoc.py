@@ -27,6 +27,7 @@ MODULES = (
     "erahbo.policies",
     "erahbo.models",
     "erahbo.failures",
+    "erahbo.failure_limit",
     "erahbo.diagnostics",
     "erahbo.journal",
     "erahbo.executors",

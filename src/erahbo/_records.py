@@ -11,14 +11,15 @@ import pandas as pd
 from erahbo._data import Observations
 from erahbo.surrogate import InnerBounds, RoundModel
 
-__all__ = ["HISTORY_COLUMNS", "ROUND_COLUMNS", "Result", "Trial", "configs_frame", "history_frame"]
+__all__ = ["HISTORY_COLUMNS", "ROUND_COLUMNS", "Result", "Trial", "configs_frame",
+           "failures_per_config", "failures_per_round", "history_frame"]
 
 # history: one row per training run (config values go between config_id and seed)
 HISTORY_COLUMNS = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
-                   "wall_time", "status", "error", "attempt", "worker", "rerun")
+                   "wall_time", "status", "error", "attempt", "worker", "rerun", "n_failed")
 # rounds: one row per round (initial-design configurations included)
 ROUND_COLUMNS = ("iteration", "phase", "config_id", "k", "k_total", "ucb_mv", "lcb_mv", "B_t",
-                 "beta_stop", "acquisition", "stop_reason", "mean", "var")
+                 "beta_stop", "acquisition", "stop_reason", "mean", "var", "n_failed")
 
 
 @dataclass
@@ -88,6 +89,14 @@ class Result:
         The study's options (``alpha``, ``beta``, ``beta_stop``, ``schedule``, ``k_min``,
         ``k_max``, ``stopping``, ...): :meth:`erahbo.Optimizer.study_settings` without the
         space and the warm-start runs.
+    stopped : str or None
+        Why the study stopped before its budget (``max_failures``), None otherwise.
+
+    Notes
+    -----
+    Failures per configuration: ``history.n_failed`` counts the failed runs (status other
+    than ``ok``) of the run's configuration so far, ``rounds.n_failed`` those of the round,
+    ``configs.n_failed`` those of the configuration.
     """
 
     incumbent: dict[str, Any] | None
@@ -100,6 +109,7 @@ class Result:
     n_evals: int
     failures: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    stopped: str | None = None
 
 
 @dataclass
@@ -127,9 +137,20 @@ def history_frame(hist: list[tuple], names: list[str]) -> pd.DataFrame:
     """
     rows = [(t, ph, cid, *[cfg.get(nm) for nm in names], *rest)
             for (t, ph, cid, cfg, *rest) in hist]
-    cols = [*HISTORY_COLUMNS[:3], *names, *HISTORY_COLUMNS[3:]]
+    cols = [*HISTORY_COLUMNS[:3], *names, *HISTORY_COLUMNS[3:-1]]
     df = pd.DataFrame(rows, columns=cols)
-    return df.astype({"attempt": np.int64, "rerun": bool, "k": np.int64, "k_round": np.int64})
+    failed = (df["status"] != "ok").astype(np.int64)
+    df["n_failed"] = failed.groupby(df["config_id"]).cumsum() if len(df) else failed
+    return df.astype({"attempt": np.int64, "rerun": bool, "k": np.int64, "k_round": np.int64,
+                      "n_failed": np.int64})
+
+
+def failures_per_round(history: pd.DataFrame, rounds: pd.DataFrame) -> pd.DataFrame:
+    """``rounds`` with ``n_failed``: failed runs (status other than ``ok``) of each round."""
+    out = rounds.copy()
+    counts = (history["status"] != "ok").groupby(history["iteration"]).sum()
+    out["n_failed"] = out["iteration"].map(counts).fillna(0).astype(np.int64)
+    return out
 
 
 def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:
@@ -137,3 +158,11 @@ def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str])
     return pd.DataFrame({"config_id": d.config_ids,
                          **{nm: [c.get(nm) for c in cfgs] for nm in names},
                          "mean": d.ybar, "var": d.s2, "k": d.k.astype(int)})
+
+
+def failures_per_config(history: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """``configs`` with ``n_failed``: failed runs (status other than ``ok``) of each one."""
+    out = configs.copy()
+    counts = (history["status"] != "ok").groupby(history["config_id"]).sum()
+    out["n_failed"] = out["config_id"].map(counts).fillna(0).astype(np.int64)
+    return out

@@ -16,12 +16,13 @@ import pickle
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from erahbo.failure_limit import FailureLimit, FailureLimitWarning
 from erahbo.failures import FailurePolicy, TrialOutcome
 from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer, Result, Trial
@@ -42,6 +43,11 @@ __all__ = [
 ]
 
 SYNTHETIC_TASKS = ("figure1", "branin")  # bundled tasks an objective spec may name
+_FINISHED = ("ok", "penalized", "retried", "failed")  # run statuses max_failures counts
+
+
+class _LimitReached(Exception):
+    """Raised inside the loop when ``max_failures`` is exceeded (caught by optimize)."""
 
 
 def optimize(
@@ -59,6 +65,7 @@ def optimize(
     journal: str | os.PathLike[str] | None = None,
     failures: str | FailurePolicy = "penalize",
     retries: int = 2,
+    max_failures: int | float | None = None,
     run_timeout: float | None = None,
     executor: str | Executor | None = None,
     workers: int | None = None,
@@ -88,13 +95,21 @@ def optimize(
         other settings is refused with the list of differences.
     failures : {"penalize", "retry", "exclude"}
         Policy for failed runs: an objective that raises, returns NaN/inf/non-numbers, exceeds
-        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts with a
-        return below the worst feasible one (``worst - 1.5 * (best - worst)``, as OSS Vizier's
-        infeasible warp); ``"retry"``: up to ``retries`` new seeds, then penalize;
-        ``"exclude"``: the configuration is infeasible and never proposed again. The history
-        shows each run's ``status`` and ``error`` (docs/robustness.md).
+        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts, at the
+        lower quartile of the feasible returns seen so far, in its configuration's mean and
+        variance (a configuration failing on some seeds gets a lower MV but stays a
+        candidate and a possible incumbent); ``"retry"``: up to ``retries`` new seeds, then
+        penalize; ``"exclude"``: the configuration is infeasible and never proposed again.
+        Failed runs count toward ``budget`` under every policy. The history shows each run's
+        ``status`` and ``error`` (docs/robustness.md).
     retries : int
         Retries per failed seed under ``failures="retry"``.
+    max_failures : int or float, optional
+        Stop early when runs keep failing (Ray Tune's ``FailureConfig``): an int ``n`` stops
+        once more than ``n`` runs failed, a float in (0, 1) once more than that share of the
+        finished runs failed (after 20 runs). The result so far is returned with
+        ``Result.stopped`` set and a :class:`erahbo.failure_limit.FailureLimitWarning`.
+        Default None: no limit (the budget still ends every study).
     run_timeout : float, optional
         Seconds per training run; a run past it is killed and counts as failed (runs then
         execute in worker processes, one isolated child with the serial executor).
@@ -127,11 +142,14 @@ def optimize(
         raise ValueError("optimize: budget must be an int (training runs)")
     batch = check_objective(objective)
     check_options(run_timeout=run_timeout, retries=retries)
+    limit = FailureLimit.coerce(max_failures)
     kind = _executor_kind(executor, workers)
     if kind in ("process", "ray") or run_timeout is not None:
         _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
     if journal is not None and journal_info is None:
         journal_info = _default_info(objective, kind, workers, address, run_timeout)
+    if journal is not None:
+        _check_same_objective(journal, journal_info)
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, beta=beta,
                     k_min=k_min, k_max=k_max, k=k, journal=journal, failures=failures,
                     retries=retries, journal_info=journal_info, **options)
@@ -157,19 +175,64 @@ def optimize(
             opt._tell_evaluated(trial, outcome)
             if callback is not None:
                 callback(opt, trial, outcome)
+            if limit.limit is not None:
+                done = [r for r in outcome.runs if r.status in _FINISHED]
+                limit.add([r.status for r in done], [r.error for r in done])
+                if limit.exceeded:
+                    raise _LimitReached
 
+        if limit.limit is not None and opt.n_evals:  # a resumed study: its runs so far
+            h = opt.result().history
+            limit.add(h["status"].tolist(), h["error"].tolist())
         ok = False
+        stopped = None
         try:
             if callback is not None:
                 callback(opt, None, None)
-            drive(opt, evaluate, tell, before_ask=opt._check_alive)
+            try:
+                drive(opt, evaluate, tell, before_ask=opt._check_alive)
+            except _LimitReached:
+                stopped = limit.message()
             ok = True
         finally:
             if own and ex is not None:
-                ex.shutdown(wait=ok, cancel_futures=not ok)
-        return opt.result()
+                ex.shutdown(wait=ok and stopped is None, cancel_futures=not ok or bool(stopped))
+        result = opt.result()
+        if stopped is not None:
+            result.stopped = stopped
+            warnings.warn(stopped, FailureLimitWarning, stacklevel=2)
+        return result
     finally:
         opt.close()
+
+
+def _check_same_objective(journal: Any, info: dict[str, Any] | None) -> None:
+    """Refuse to resume a journal that holds a study of another objective.
+
+    The objective is not part of the study's settings (a function cannot be compared), so
+    without this check a finished journal re-run with another objective would silently return
+    the old study's results. Compared by ``"module:function"`` (or bundled task) name, when
+    both the journal and this call know it.
+    """
+    if not os.path.isfile(os.fspath(journal)) or os.path.getsize(os.fspath(journal)) == 0:
+        return
+    from erahbo.journal import Journal, JournalError
+
+    now = (info or {}).get("objective")
+    if not now:
+        return
+    try:
+        with Journal.open(journal) as j:
+            before = dict(j.info).get("objective")
+    except JournalError:
+        return  # Optimizer reports what is wrong with the file
+    if before and before != now:
+        raise ValueError(
+            f"journal {os.fspath(journal)} holds a study of objective {before!r}, but this call "
+            f"optimizes {now!r}; its results would be the other objective's. Use another "
+            f"journal path for {now!r}, or `erahbo resume {os.fspath(journal)}` to continue "
+            f"the study of {before!r}"
+        )
 
 
 def _executor_kind(executor: Any, workers: int | None) -> str:
@@ -304,9 +367,28 @@ def load_objective(spec: str) -> tuple[Callable[..., Any], SearchSpace | None]:
     try:
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
+        missing = getattr(exc, "name", None)
+        if isinstance(exc, ModuleNotFoundError) and missing is not None and not (
+            module == missing or module.startswith(missing + ".")
+        ):  # the module was found, but its own import of something else failed
+            raise ImportError(
+                f"objective {spec!r}: module {module!r} was found but its own import failed: "
+                f"{type(exc).__name__}: {exc}. Install {missing!r} in this Python environment "
+                "(or fix that import), then run again"
+            ) from exc
+        if not isinstance(exc, ModuleNotFoundError) or missing is None:
+            raise ImportError(
+                f"objective {spec!r}: importing module {module!r} failed: "
+                f"{type(exc).__name__}: {exc}. Fix that import in the module, then run again"
+            ) from exc
         raise ImportError(
             f"objective {spec!r}: cannot import module {module!r} ({exc}); run from the folder "
             "that holds it or add that folder to PYTHONPATH"
+        ) from exc
+    except Exception as exc:  # the module's own code raised while it was imported
+        raise ImportError(
+            f"objective {spec!r}: importing module {module!r} raised {type(exc).__name__}: "
+            f"{exc}. Fix the module (python -c 'import {module}' shows the traceback)"
         ) from exc
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -428,23 +510,24 @@ def load_space(path: str | os.PathLike[str]) -> Any:
     SearchSpace or pandas.DataFrame
         A DataFrame for a table (the optimizer makes it a finite space).
     """
-    import json
+    from erahbo._files import read_json_file, read_table_file
 
     p = os.fspath(path)
     if not os.path.isfile(p):
         raise ValueError(f"space file {p} does not exist; give a .json, .csv or .parquet file")
     ext = os.path.splitext(p)[1].lower()
-    if ext == ".csv":
-        return pd.read_csv(p)
-    if ext in (".parquet", ".pq"):
-        return pd.read_parquet(p)
+    if ext in (".csv", ".parquet", ".pq"):
+        df = read_table_file(p, "space file", "a candidate table: one column per "
+                             "hyperparameter, one configuration per row")
+        try:
+            SearchSpace(df)  # checked here so that the message names the file
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"space file {p}: {exc}") from None
+        return df
     if ext != ".json":
         raise ValueError(f"space file {p}: unknown type {ext!r}; use .json, .csv or .parquet")
-    try:
-        with open(p) as fh:
-            d = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"space file {p} is not valid JSON: {exc}") from None
+    d = read_json_file(p, "space file", "a JSON search space, e.g. "
+                       '{"lr": ["log", 1e-5, 0.1]}')
     if not isinstance(d, dict):
         raise ValueError(f"space file {p}: expected a JSON object, got {type(d).__name__}")
     if any(key in d for key in ("python_module_version", "format_version",

@@ -48,16 +48,28 @@ import numpy as np
 import pandas as pd
 
 from erahbo._data import Observations, config_seeds
-from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, configs_frame, history_frame
+from erahbo._records import (
+    ROUND_COLUMNS,
+    Result,
+    Trial,
+    _Round,
+    configs_frame,
+    failures_per_config,
+    failures_per_round,
+    history_frame,
+)
 from erahbo._search import continuous_argmax
 from erahbo._threads import single_blas_thread
 from erahbo.failures import (
     COUNTED,
+    MAX_ABS_RETURN,
     FailurePolicy,
     Penalizer,
     TrialOutcome,
     evaluate,
     outcomes_from_returns,
+    spent_runs,
+    tell_values,
 )
 from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
@@ -162,8 +174,8 @@ class Optimizer:
         and rounds phase ``"warm"``), are not counted in ``budget`` or ``n_evals``, and their
         seeds are not handed out again; unknown seeds show as -1, -2, ... Failed warm runs
         (status ``penalized``/``failed``, a NaN or None return) follow ``failures``:
-        ``"exclude"`` makes their configurations infeasible, otherwise they count with the
-        penalty below the worst warm return. With a warm start, ``n_init=0`` skips the
+        ``"exclude"`` makes their configurations infeasible, otherwise they count at the
+        penalty (the warm returns' lower quartile). With a warm start, ``n_init=0`` skips the
         initial design.
     kernel : {"rbf", "matern52"}
     rho_max2 : float or None
@@ -187,8 +199,9 @@ class Optimizer:
         to release the journal.
     failures : {"penalize", "retry", "exclude"} or None
         What :meth:`tell` does with non-finite returns (failed runs; see
-        :mod:`erahbo.failures`): ``"penalize"`` counts them with a return below the worst
-        feasible one, ``"exclude"`` marks the configuration infeasible; ``"retry"`` is for
+        :mod:`erahbo.failures`): ``"penalize"`` counts them at the penalty (the lower
+        quartile of the feasible returns) in the configuration's statistics, ``"exclude"``
+        marks the configuration infeasible; ``"retry"`` is for
         :func:`optimize` (in ask/tell mode the user ran the seeds: failures are penalized).
         Default None: a non-finite return raises ValueError, unless a journal is given (then
         ``"penalize"``, so that a journaled study never stops on a failed run).
@@ -358,7 +371,7 @@ class Optimizer:
         self._seed_streams: dict[int, list[int]] = {}
         self._config_cache: tuple[int, dict[str, Any]] = (-1, {})
         self._infeasible: set[int] = set()
-        self._penalized: set[int] = set()  # configurations with a penalized (failed) run
+        self._n_penalized: dict[int, int] = {}  # counted failed (penalized) runs per config
         self._forbidden: list[np.ndarray] = []  # encodings of infeasible configurations
         self._t_start = time.time()  # history wall times count from here (journal: its start)
         self._n_counted = 0  # counted runs (ok, penalized)
@@ -405,8 +418,8 @@ class Optimizer:
         """Add the warm-start runs to the data, the history and the rounds (not the budget).
 
         A failed warm run (return None) follows the study's failure policy: ``"exclude"``
-        marks its configuration infeasible; otherwise it counts with the penalty below the worst
-        warm return and its configuration can no longer be the incumbent.
+        marks its configuration infeasible; otherwise it counts at the penalty (the lower
+        quartile of the warm returns) in its configuration's statistics.
         """
         exclude = self.failure_policy is not None and self.failure_policy.mode == "exclude"
         # (records come from erahbo._warm.warm_records: a failed run's return is None)
@@ -446,7 +459,7 @@ class Optimizer:
             row = self.data.add(cid, np.asarray(u, dtype=float), vals, seeds)
             self._penalizer.observe(v for _, v in runs if v is not None)
             if failed:
-                self._penalized.add(cid)
+                self._n_penalized[cid] = self._n_penalized.get(cid, 0) + failed
             self._n_rounds += 1
             head = (self._n_rounds, "warm", cid, self._config(cid, u))
             for j, ((sd, v), y) in enumerate(zip(runs, vals, strict=True)):
@@ -550,14 +563,22 @@ class Optimizer:
     def _row_mask(self) -> np.ndarray | None:
         """``(n,)`` bool: data rows that may be the incumbent (None: all of them).
 
-        Infeasible configurations and configurations with a failed (penalized) run are never
-        the incumbent and never set ``B_t``: their penalty values agree across seeds, so their
-        sample variance is small and their MV could otherwise look "reliable".
+        Infeasible configurations are never the incumbent and never set ``B_t``, nor are
+        configurations whose counted runs failed at least half of the time (``2 * n_failed >=
+        k``): with a constant penalty their sample variance measures the penalty, not the
+        configuration. A configuration with sporadic failures stays eligible: the failures
+        are outcomes of it, already in its sample mean (lower) and variance (larger)
+        (``docs/robustness.md``, "Sporadic failures").
         """
-        bad = self._infeasible | self._penalized
+        d = self.data
+        bad = set(self._infeasible)
+        for cid, n_pen in self._n_penalized.items():
+            row = d.row_of(cid)
+            if row is not None and 2 * n_pen >= d.k[row]:
+                bad.add(cid)
         if not bad:
             return None
-        return np.array([c not in bad for c in self.data.config_ids], dtype=bool)
+        return np.array([c not in bad for c in d.config_ids], dtype=bool)
 
     def _round_model(self) -> RoundModel:
         """Round model on the current data, shared by the recommendation and the next ask.
@@ -623,7 +644,7 @@ class Optimizer:
                 ask=self._ask,
                 tell_outcome=lambda opt, trial, outcome: opt._tell_outcome(trial, outcome),
             )
-            # penalties of failed runs are set below the worst return seen, warm runs included
+            # penalties of failed runs use every return seen, warm runs included
             self._study.penalizer.observe(warm)
         except BaseException:
             journal.close()
@@ -782,7 +803,8 @@ class Optimizer:
         infeasible : bool
             The configuration failed and must never be proposed again: its round ends
             (``stop_reason="infeasible"``), ``returns`` may hold NaN for failed runs (only the
-            finite ones are recorded and counted in the budget), none of them enter the models,
+            finite ones are recorded), none of them enter the models (every run told counts in
+            the budget, failed ones included),
             and it is no longer recommended nor used for ``B_t``.
         errors : sequence of str or None, optional
             Why each failed run failed (one entry per return, None for the others): shown in
@@ -795,11 +817,13 @@ class Optimizer:
         """
         vals = self._check_tell(trial, returns, infeasible)
         if self.failure_policy is None:  # strict: no failure policy, no journal
-            if not infeasible and not all(math.isfinite(v) for v in vals):
+            if not infeasible and not all(math.isfinite(v) and abs(v) <= MAX_ABS_RETURN
+                                          for v in vals):
                 raise ValueError(
-                    f"tell: returns {vals} must be finite; map failed runs to a penalty, or "
-                    "build the Optimizer with failures='penalize' (or 'exclude') to let it "
-                    "handle them"
+                    f"tell: returns {vals} must be finite and within +-{MAX_ABS_RETURN:.0e} (a "
+                    "larger one's square overflows: rescale the returns); map failed runs to a "
+                    "penalty, or build the Optimizer with failures='penalize' (or 'exclude') "
+                    "to let it handle them"
                 )
             self._tell(trial, vals, infeasible=infeasible)
             return
@@ -820,10 +844,7 @@ class Optimizer:
     def _check_tell(self, trial: Trial, returns: Any, infeasible: bool) -> list[float]:
         """Validate a tell before anything is journaled; the returns as floats."""
         self._check_pending(trial)
-        if isinstance(returns, list | tuple):
-            vals = [float(v) for v in returns]
-        else:
-            vals = np.atleast_1d(np.asarray(returns, dtype=float)).tolist()
+        vals = tell_values(returns, trial.trial_id)
         if not (1 if not infeasible else 0) <= len(vals) <= len(trial.seeds):
             raise ValueError(
                 f"tell: got {len(vals)} returns for {len(trial.seeds)} seeds; give one per seed "
@@ -918,16 +939,18 @@ class Optimizer:
         else:
             row = self.data.add(trial.config_id, trial.u, kept, seeds)
             k_cfg0 = len(self.data.returns[row]) - len(kept)
-        if runs is not None and any(getattr(r, "status", "ok") == "penalized" for r in runs):
-            self._penalized.add(trial.config_id)
+        n_pen = 0 if runs is None else sum(getattr(r, "status", "ok") == "penalized" for r in runs)
+        if n_pen and not infeasible:
+            self._n_penalized[trial.config_id] = self._n_penalized.get(trial.config_id, 0) + n_pen
         del self._pending[trial.trial_id]
         self._rec_cache = None
         r = None if is_init else self._open[trial.round]
         k_round0 = 0 if r is None else r.k
         self._record(trial, vals, seeds, kept, runs, k_cfg0, k_round0)
+        spent = spent_runs(runs, len(vals))  # failed runs count toward the budget too
         vals = kept
         if not is_init or self.initial_in_budget:
-            self._used += len(vals)
+            self._used += spent
         if is_init:
             reason = "infeasible" if infeasible else "initial"
             self._log_round(trial.round, "init", trial.config_id, len(vals), row, None, np.nan,
@@ -1080,14 +1103,16 @@ class Optimizer:
         d, names = self.data, self.space.names
         cfgs = [self._config(c, d.U[i]) for i, c in enumerate(d.config_ids)]
         rec = self._recommend()
+        hist = history_frame(self._hist, names)
+        rounds = pd.DataFrame(sorted(self._rounds, key=lambda r: r["iteration"]),
+                              columns=list(ROUND_COLUMNS[:-1]))
         return Result(
             incumbent=None if rec is None else cfgs[rec[0]],
             incumbent_id=None if rec is None else d.config_ids[rec[0]],
             incumbent_mv=np.nan if rec is None else rec[1],
-            history=history_frame(self._hist, names),
-            rounds=pd.DataFrame(sorted(self._rounds, key=lambda r: r["iteration"]),
-                                columns=list(ROUND_COLUMNS)),
-            configs=configs_frame(d, cfgs, names),
+            history=hist,
+            rounds=failures_per_round(hist, rounds),
+            configs=failures_per_config(hist, configs_frame(d, cfgs, names)),
             method=self.method,
             n_evals=self.n_evals,
             failures=None if self.failure_policy is None else self.failure_policy.mode,

@@ -251,7 +251,7 @@ def infer_space_json(configs: pd.DataFrame) -> dict[str, Any] | None:
     from erahbo.space import SearchSpace
 
     try:
-        return SearchSpace.from_table(configs).to_json()
+        return SearchSpace.from_table(configs, allow_missing=True).to_json()
     except (ValueError, TypeError):
         return None
 
