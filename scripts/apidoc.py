@@ -33,6 +33,7 @@ MODULES = (
     "erahbo.prior",
     "erahbo.validation",
     "erahbo.runtime.failures",
+    "erahbo.runtime.failure_limit",
     "erahbo.runtime.evaluate",
     "erahbo.diagnostics",
     "erahbo.runtime.journal",

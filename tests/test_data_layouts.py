@@ -12,6 +12,7 @@ import erahbo
 from erahbo.cli import app
 from erahbo.datasets.loaders import detect_format, load_task
 from erahbo.datasets.run_rows import read_runs
+from erahbo.objectives.synthetic import Figure1Task
 
 # -- fixtures --------------------------------------------------------------------------------
 
@@ -202,7 +203,7 @@ def test_runs_layout_with_status(tmp_path):
 
 
 def test_erahbo_history_is_a_task(tmp_path):
-    task = erahbo.objectives.synthetic.Figure1Task()
+    task = Figure1Task()
     res = erahbo.optimize(task, task.space, method="rahbo", k=3, budget=30, n_init=3, seed=1)
     path = tmp_path / "history.csv"
     res.history.to_csv(path, index=False)

@@ -109,11 +109,14 @@ class Recorder:
 
 
 def test_penalty_value_rules():
-    assert penalty_value(-2.0, 2.0) == -2.0 - 1.5 * 4.0
-    assert penalty_value(5.0, 5.0) == 0.0  # one value: |worst| below it
-    assert penalty_value(-5.0, -5.0) == -10.0
-    assert penalty_value(0.0, 0.0) == -1.0
-    assert penalty_value(math.nan, math.nan) == -1.0  # nothing feasible: Vizier's -1
+    # the lower quartile of the feasible returns (numpy's linear interpolation)
+    assert penalty_value([-2.0, 2.0]) == -1.0
+    assert penalty_value([1.0, 2.0, 3.0, 4.0, 5.0]) == 2.0
+    assert penalty_value([1.0, np.nan, 3.0, np.inf]) == 1.5  # non-finite entries are ignored
+    assert penalty_value([5.0]) == 0.0  # no range yet: |v| below the value
+    assert penalty_value([-5.0, -5.0]) == -10.0
+    assert penalty_value([0.0]) == -1.0
+    assert penalty_value([]) == penalty_value([math.nan]) == -1.0  # nothing feasible: -1
 
 
 @settings(max_examples=50, deadline=None)
@@ -122,35 +125,42 @@ def test_penalty_value_rules():
     st.floats(1e-6, 1e6),
     st.floats(-1e6, 1e6),
 )
-def test_penalty_is_scale_equivariant_and_below_worst(ys, a, b):
+def test_penalty_is_scale_equivariant_and_inside_the_observed_range(ys, a, b):
     ys = np.asarray(ys)
     if np.ptp(ys) <= 1e-9 * max(1.0, np.abs(ys).max()):
         return
-    p = penalty_value(ys.min(), ys.max())
-    assert p < ys.min()
-    lo, hi = a * ys.min() + b, a * ys.max() + b
-    if hi - lo <= 1e-9 * max(abs(lo), abs(hi)):  # the scaled spread is below float resolution
+    p = penalty_value(ys)
+    assert ys.min() <= p <= np.median(ys)
+    scaled = a * ys + b
+    if np.ptp(scaled) <= 1e-9 * np.abs(scaled).max():  # the spread is below float resolution
         return
-    q = penalty_value(lo, hi)
+    q = penalty_value(scaled)
     assert q == pytest.approx(a * p + b, rel=1e-6, abs=1e-6 * (abs(b) + a * np.abs(ys).max()))
+
+
+def test_penalty_is_robust_to_one_catastrophic_return():
+    ys = list(np.linspace(100.0, 500.0, 40))
+    p = penalty_value([*ys, -1e6])
+    assert 150.0 < p < 250.0 and p == pytest.approx(penalty_value(ys), rel=0.05)
 
 
 def test_penalizer_and_apply_penalty_agree():
     ys = np.array([1.0, np.nan, 3.0, -np.inf, 2.0])  # (5,)
     out = apply_penalty(ys)
     assert np.all(np.isfinite(out))
-    assert out[1] == out[3] == penalty_value(1.0, 3.0) == Penalizer([1.0, 3.0, 2.0]).penalty()
+    pen = penalty_value([1.0, 3.0, 2.0])
+    assert out[1] == out[3] == pen == Penalizer([1.0, 3.0, 2.0]).penalty()
     assert np.array_equal(out[[0, 2, 4]], ys[[0, 2, 4]])
     pz = Penalizer([5.0])
-    assert pz.penalty([1.0]) == penalty_value(1.0, 5.0) and pz.worst == 5.0  # extra not stored
+    assert pz.penalty([1.0]) == penalty_value([1.0, 5.0]) and pz.worst == 5.0  # extra not stored
+    assert pz.n == 1
     assert apply_penalty(np.array([np.nan, np.nan])).tolist() == [-1.0, -1.0]
 
 
 def test_penalty_relative_at_extreme_scales():
     for scale in (1e-6, 1e6):
         ys = scale * np.array([1.0, 2.0, 4.0])
-        p = penalty_value(ys.min(), ys.max())
-        assert p == pytest.approx(scale * (1.0 - 1.5 * 3.0))
+        assert penalty_value(ys) == pytest.approx(scale * 1.5)
 
 
 def test_retry_seed_deterministic_positive_and_avoids():
@@ -171,11 +181,11 @@ def test_ok_runs_and_returns_in_slot_order():
     assert all(r.start <= r.end and r.worker for r in out)
 
 
-def test_raise_and_nan_are_penalized_below_worst_including_own_seeds():
+def test_raise_and_nan_are_penalized_at_the_quartile_including_own_seeds():
     pz = Penalizer([0.0, 10.0])
     for obj in (raise_on_odd, nan_on_odd):
         out = evaluate(obj, CONFIG, [2, 3, 4, 5], penalizer=pz)
-        pen = penalty_value(0.0, 10.0)
+        pen = penalty_value([0.0, 10.0, 2.0, 4.0])
         assert out.returns == [2.0, pen, 4.0, pen]
         statuses = {r.slot: r.status for r in out}
         assert statuses == {0: "ok", 1: "penalized", 2: "ok", 3: "penalized"}
@@ -186,7 +196,7 @@ def test_raise_and_nan_are_penalized_below_worst_including_own_seeds():
     assert evaluate(nan_on_odd, CONFIG, [3]).runs[0].error == "objective returned NaN"
     # with no history the trial's own ok seeds set the scale; all failing -> -1
     own = evaluate(raise_on_odd, CONFIG, [2, 3, 6])
-    assert own.returns[1] == penalty_value(2.0, 6.0)
+    assert own.returns[1] == penalty_value([2.0, 6.0])
     assert evaluate(raise_on_odd, CONFIG, [1, 3]).returns == [-1.0, -1.0]
 
 
@@ -254,7 +264,7 @@ def test_zero_variance_and_duplicates_are_plain_ok_runs():
 def test_batch_objective():
     out = evaluate(batch_obj, CONFIG, [1, 2, 3])
     assert [r.status for r in sorted(out.runs, key=lambda r: r.slot)] == ["ok", "penalized", "ok"]
-    assert out.returns == [1.0, penalty_value(1.0, 3.0), 3.0]
+    assert out.returns == [1.0, penalty_value([1.0, 3.0]), 3.0]
     bad = evaluate(batch_wrong_len, CONFIG, [1, 2])
     assert [r.status for r in bad] == ["penalized", "penalized"]
     assert "returned 1 values for 2 seeds" in bad.runs[0].error
@@ -284,7 +294,7 @@ def test_prior_runs_resume_reruns_interrupted_once():
 
 def test_outcomes_from_returns_ask_tell_mode():
     out = outcomes_from_returns([1, 2, 3], [1.0, float("nan"), 3.0])
-    assert out.returns == [1.0, penalty_value(1.0, 3.0), 3.0]
+    assert out.returns == [1.0, penalty_value([1.0, 3.0]), 3.0]
     assert [r.status for r in out] == ["ok", "penalized", "ok"]
     ex = outcomes_from_returns([1, 2], [1.0, None], "exclude")
     assert ex.excluded and ex.runs[1].status == "failed"
@@ -341,7 +351,7 @@ def test_run_timeout_with_serial_executor_isolates_in_a_child():
         out = evaluate(segfault_on_2, CONFIG, [2, 4], executor=ex, run_timeout=30)
         assert [r.status for r in out] == ["penalized", "ok"]
         assert "WorkerCrashed" in out.runs[0].error and "SIGSEGV" in out.runs[0].error
-        assert out.returns == [penalty_value(4.0, 4.0), 4.0]
+        assert out.returns == [penalty_value([4.0]), 4.0]
     finally:
         ex.shutdown()
 

@@ -355,7 +355,9 @@ def make_table() -> pd.DataFrame:
 
 def test_table_inference_and_rows() -> None:
     df = make_table()
-    s = SearchSpace(df)
+    with pytest.raises(ValueError, match="column 'tau' is empty"):  # issue 13: no silent holes
+        SearchSpace(df)
+    s = SearchSpace(df, allow_missing=True)  # empty cells: tau inactive there (datasets)
     assert s.is_finite and s.n_candidates == 40 and s.names == list(df.columns)
     types = {h["name"]: h["type"] for h in s.to_json()["hyperparameters"]}
     assert types == {"learning_rate": "log", "gamma": "float", "train_freq": "int",
@@ -378,7 +380,7 @@ def test_table_inference_and_rows() -> None:
 
 
 def test_table_sobol_indices() -> None:
-    s = SearchSpace(make_table())
+    s = SearchSpace(make_table(), allow_missing=True)
     idx = s.sobol_indices(10, seed=4)
     assert idx.shape == (10,) and len(set(idx.tolist())) == 10
     np.testing.assert_array_equal(idx, s.sobol_indices(10, seed=4))
@@ -415,7 +417,7 @@ def test_table_edge_cases() -> None:
         SearchSpace(pd.DataFrame({"a": [np.nan, np.nan], "b": [1, 2]}))
     # int column with NaN (pandas upcasts to float) stays int; constants take no column
     df = pd.DataFrame({"k": [1.0, np.nan, 7.0], "c": ["x", "x", "x"], "v": [0.1, 0.5, 0.2]})
-    s = SearchSpace(df)
+    s = SearchSpace(df, allow_missing=True)
     assert [h["type"] for h in s.to_json()["hyperparameters"]] == ["int", "const", "float"]
     assert s.dim == 2
     assert s.candidate_config(1) == {"c": "x", "v": 0.5}

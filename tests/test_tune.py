@@ -85,8 +85,9 @@ def test_tune_handles_failed_runs_and_resumes(fake_worker, tmp_path):
     assert (failed == (lrs > 0.05)).all()
     assert failed.any()
     assert hist.loc[failed, "error"].str.startswith("non-finite return").all()  # the worker's
-    ok_before = hist["return"].where(~failed).cummin().ffill().shift()
-    assert (hist.loc[failed, "return"] < ok_before[failed]).all()
+    # (issue 13: at the lower quartile of the feasible returns, inside their range)
+    ok = hist.loc[~failed, "return"]
+    assert hist.loc[failed, "return"].between(ok.min(), ok.max()).all()
     assert res.incumbent["learning_rate"] <= 0.05
     # a second call with the same journal resumes the finished study instead of re-training
     with ArlClient(1, worker_cmd=["false"]) as dead:
@@ -102,7 +103,7 @@ def test_tune_keeps_every_worker_busy_in_the_inner_loop(fake_worker, tmp_path):
     with ArlClient(3, worker_cmd=fake_worker) as client:
         res = tune("ppo_cc_cartpole", client=client, budget=80, k_max=8, journal=journal,
                    on_trial=lambda trial, results, opt: sizes.append(len(trial.seeds)))
-    assert res.n_evals == 80
+    assert 79 <= res.n_evals <= 80  # (no round starts with 1 run left)
     assert 3 in sizes[5:]  # after the initial design: batches of 3 seeds (one per worker)
     assert res.rounds[res.rounds.phase == "bo"].k.max() <= 8
     # the journal keeps seed_batch: resuming with another worker count replays the same study
@@ -246,9 +247,10 @@ def test_tune_cli_warm_starts_from_an_earlier_tuning(fake_worker, tmp_path):
     assert len(warm) == len(runs) == 30
     n_bad = (before.status == "penalized").sum()
     assert 0 < n_bad == (warm.status == "penalized").sum()
-    assert warm.loc[warm.status == "penalized", "return"].max() < warm.loc[
-        warm.status == "ok", "return"].min()
-    bad_configs = set(warm.loc[warm.status == "penalized", "config_id"])
+    ok = warm.loc[warm.status == "ok", "return"]  # issue 13: penalties inside the range
+    assert warm.loc[warm.status == "penalized", "return"].between(ok.min(), ok.max()).all()
+    share = warm.groupby("config_id").status.apply(lambda st: (st == "penalized").mean())
+    bad_configs = set(share[share >= 0.5].index)  # mostly failing: never the incumbent
     assert json.loads((second / "summary.json").read_text())["incumbent_id"] not in bad_configs
     n_evals = json.loads((second / "summary.json").read_text())["n_evals"]
     assert (hist.phase == "bo").sum() == n_evals and 11 <= n_evals <= 12  # warm runs: no budget

@@ -22,6 +22,13 @@ The checks come from patterns measured on real RL outcomes (``docs/results``):
     wants.
 ``many_failures``
     A large share of the training runs failed.
+``sporadic_failures``
+    Some configurations failed on some of their seeds but not on all (RL runs that diverge on
+    an unlucky seed): the finding gives their share and what the failure policy did with
+    them. Under ``"penalize"`` a failed seed counts at the penalty in its configuration's mean
+    and variance, and the configuration stays a candidate and a possible incumbent; under
+    ``"exclude"`` each such configuration was dropped at its first failure, which discards
+    good configurations when failures are sporadic.
 """
 
 from __future__ import annotations
@@ -47,7 +54,8 @@ class Finding:
     Attributes
     ----------
     code : str
-        Stable identifier: ``k_max_rounds``, ``zero_spread_incumbent``, ``many_failures``.
+        Stable identifier: ``k_max_rounds``, ``zero_spread_incumbent``, ``many_failures``,
+        ``sporadic_failures``.
     message : str
         What was seen and what to change, in one paragraph.
     """
@@ -62,6 +70,7 @@ def diagnose(
     k_max_share: float = 0.5,
     failure_share: float = 0.2,
     min_rounds: int = 10,
+    sporadic_share: float = 0.1,
 ) -> list[Finding]:
     """Findings about ``result`` that suggest other settings (empty when nothing stands out).
 
@@ -76,6 +85,9 @@ def diagnose(
         ``many_failures`` is reported when at least this share of the training runs failed.
     min_rounds : int
         No ``k_max_rounds`` finding from fewer rounds than this.
+    sporadic_share : float
+        ``sporadic_failures`` is reported when at least this share of the evaluated
+        configurations had some failed and some successful runs.
 
     Returns
     -------
@@ -83,7 +95,7 @@ def diagnose(
     """
     findings: list[Finding] = []
     for check in (_k_max_rounds(result, k_max_share, min_rounds), _zero_spread(result),
-                  _failures(result, failure_share)):
+                  _failures(result, failure_share), _sporadic(result, sporadic_share)):
         if check is not None:
             findings.append(check)
     return findings
@@ -162,3 +174,40 @@ def _failures(result: Result, share: float) -> Finding | None:
         f"{first}. Check the objective on one failing configuration and seed; "
         "failures='exclude' stops proposing configurations that failed.",
     )
+
+
+def _sporadic(result: Result, share: float) -> Finding | None:
+    h = result.history
+    if h.empty or "status" not in h or "config_id" not in h:
+        return None
+    failed = (h["status"] != "ok").groupby(h["config_id"]).sum()  # (n_configs,)
+    ok = (h["status"] == "ok").groupby(h["config_id"]).sum()
+    some = failed[(failed > 0) & (ok > 0)].index
+    if len(some) == 0 or len(some) / len(failed) < share:
+        return None
+    n_cfg, n_some = len(failed), len(some)
+    head = (f"{n_some} of {n_cfg} configurations ({n_some / n_cfg:.0%}) failed on some seeds "
+            "but not on all (sporadic failures, e.g. RL runs that diverge on unlucky seeds). ")
+    policy = result.failures
+    if policy == "exclude":
+        what = ("failures='exclude' dropped each of them at its first failure, which discards "
+                "good configurations when failures are sporadic; failures='penalize' keeps "
+                "them and counts each failed seed as a bad outcome in their mean and variance.")
+    elif policy == "retry":
+        n_retried = int((h["status"] == "retried").sum())
+        n_pen = int((h["status"] == "penalized").sum())
+        what = (f"failures='retry' re-ran {n_retried} failed seed(s) with new seeds; "
+                f"{n_pen} still failed and counted at the penalty. Retrying hides how often a "
+                "configuration fails; failures='penalize' lets MV price that risk.")
+    else:
+        inc = result.incumbent_id
+        inc_fail = int(failed.get(inc, 0)) if inc is not None else 0
+        inc_runs = int(failed.get(inc, 0) + ok.get(inc, 0)) if inc is not None else 0
+        tail = (f" The incumbent (config {inc}) failed on {inc_fail} of its {inc_runs} runs."
+                if inc is not None and inc_fail else "")
+        what = ("Each failed seed counted at the penalty (the lower quartile of the feasible "
+                "returns) in its configuration's mean and variance, so their MV carries the "
+                "risk; they stayed candidates and possible incumbents (configurations failing "
+                f"on at least half of their runs are never recommended).{tail} If failures "
+                "depend on the seed only, check the training code for numerical instability.")
+    return Finding("sporadic_failures", head + what)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import typer
@@ -20,6 +21,7 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
 
     cols = [c.strip() for c in hp_columns.split(",")] if hp_columns else None
     tasks = []
+    skipped: list[str] = []
     for path in expand_paths(data):
         try:
             task = prepare_task(load_task(path, hp_columns=cols, checkpoint=checkpoint),
@@ -27,13 +29,17 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
                                 outcome_processing=outcome_processing)
         except DegenerateTaskError as e:
             console.print(f"[yellow]skip[/] {e}")
+            skipped.append(f"{path}: {e}")
             continue
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
         if task.report is not None and task.report.n_infeasible:
             console.print(f"[yellow]{task.name}[/]: {task.report.n_infeasible} infeasible "
                           "configuration(s) (NaN seeds) filtered out")
         tasks.append(task)
     if not tasks:
-        raise ValueError(f"no usable task found in {', '.join(map(str, data))}")
+        why = ("; ".join(skipped) if skipped else "no task file (.parquet, .csv) there")
+        raise ValueError(f"no usable task found in {', '.join(map(str, data))}: {why}")
     return tasks
 
 
@@ -73,11 +79,14 @@ def benchmark(
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""
 
+    from erahbo._files import check_out_dir
     from erahbo.cli._progress import PlainTicker, run_progress
     from erahbo.experiments import StudySettings, parse_methods, run_study
+    from erahbo.experiments.study import check_seed_counts
 
     console = make_console(stderr=True)
     try:
+        check_out_dir(out)
         if executor not in ("process", "ray"):
             raise ValueError(f"--executor {executor!r} is not known; use process or ray")
         if address is not None and executor != "ray":
@@ -88,8 +97,13 @@ def benchmark(
                                  seed=seed, outcome_processing=outcome_processing)
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console,
                                   checkpoint)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            capped = check_seed_counts(tasks, specs, settings)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
+    for note in capped:
+        console.print(f"[yellow]note[/]: {note}")
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "
                   f"budget {budget} runs -> {out}"
                   + (f" [executor: ray{' @ ' + address if address else ''}]"

@@ -88,6 +88,11 @@ def generate(
     if not t.runnable_here and not force:
         console.print(f"[red]error:[/red] {t.name} cannot run here: {t.note} (use --force to try)")
         raise typer.Exit(code=2)
+    if seeds < 2:
+        console.print(f"[red]error:[/red] --seeds {seeds}: a table needs at least 2 seeds per "
+                      "configuration (a sample variance needs 2; inspect and benchmark refuse "
+                      "fewer); use --seeds 2 or more")
+        raise typer.Exit(code=2)
     try:
         client = ArlClient(
             workers,

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,21 @@ from erahbo.cli._console import make_console
 ERRORS: tuple[type[BaseException], ...] = (
     ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
 )
+
+
+def _max_failures(text: str | None) -> int | float | None:
+    """``--max-failures``: an int count or a float share (checked by the library)."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(
+                f"--max-failures {text!r}: give a count (10) or a share (0.5)"
+            ) from None
 
 
 def fail(message: str) -> typer.Exit:
@@ -110,6 +126,7 @@ def write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[
         "incumbent_id": result.incumbent_id,
         "incumbent_mv": None if not math.isfinite(result.incumbent_mv) else result.incumbent_mv,
         "failures": result.failures,
+        "stopped": getattr(result, "stopped", None),
         "run_status": {str(k): int(v) for k, v in status.items()},
         "findings": findings_json(findings),
         **extra,
@@ -135,6 +152,8 @@ def print_result(result: Any, findings: list[Any]) -> None:
     from rich.table import Table
 
     console = make_console()
+    if getattr(result, "stopped", None):
+        console.print(f"[yellow]stopped[/]: {result.stopped}", markup=True, highlight=False)
     if result.incumbent is None:
         console.print("no incumbent: no configuration was evaluated successfully")
         return
@@ -195,6 +214,8 @@ def optimize(
                                  "and resumed if the file holds the same study."),
     failures: str = typer.Option("penalize", help="Failed runs: penalize | retry | exclude."),
     retries: int = typer.Option(2, help="Retries per failed seed with --failures retry."),
+    max_failures: str = typer.Option(None, help="Stop early when runs keep failing: a count "
+                                     "(e.g. 10) or a share of the runs (e.g. 0.5)."),
     run_timeout: float = typer.Option(None, help="Seconds per training run; longer runs are "
                                       "killed and count as failed."),
     executor: str = typer.Option(None, help="serial | process | ray (default: serial, or "
@@ -206,11 +227,14 @@ def optimize(
     progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
     """Optimize an objective; write its tables, summary and figures; print the incumbent."""
+    from erahbo._files import check_out_dir
     from erahbo.optimizer.loop import optimize
     from erahbo.optimizer.study import load_objective, load_space, objective_spec
+    from erahbo.runtime.failure_limit import FailureLimitWarning
 
     errors = library_errors()
     try:
+        check_out_dir(out)
         fn, task_space = load_objective(objective)
         if task_space is not None and space is not None:
             raise ValueError(f"--space is not used with the bundled task {objective}; drop it")
@@ -230,7 +254,9 @@ def optimize(
         if journal is not None:  # the CLI makes the journal's folder (the library does not)
             journal.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
-        with progress_display(progress) as callback:
+        with progress_display(progress) as callback, warnings.catch_warnings():
+            # (printed with the result: Result.stopped)
+            warnings.simplefilter("ignore", FailureLimitWarning)
             result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, beta=beta,
                 k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
@@ -238,6 +264,7 @@ def optimize(
                 schedule=schedule, gamma=gamma, slope=slope,
                 **({} if warm is None else {"warm_start": warm}),
                 journal=journal, failures=failures, retries=retries, run_timeout=run_timeout,
+                max_failures=_max_failures(max_failures),
                 executor=executor, workers=workers, address=address, callback=callback,
                 journal_info=info if journal is not None else None,
             )

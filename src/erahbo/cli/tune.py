@@ -57,6 +57,8 @@ def tune(
     steps: int = typer.Option(None, min=1, help="Override the training budget "
                               "(n_total_timesteps) of every run, e.g. for a smoke test."),
     failures: str = typer.Option("penalize", help="penalize | retry | exclude"),
+    force: bool = typer.Option(False, "--force", help="Tune even if the registry says the task "
+                               "cannot run here (e.g. a Brax task without a GPU)."),
     verify: int = typer.Option(0, min=0, help="Then train the recommended configuration with "
                                "this many fresh seeds and report its measured MV (0: skip)."),
     run_timeout: float = typer.Option(1800.0, min=1.0, help="Seconds one training run may take."),
@@ -66,6 +68,7 @@ def tune(
 ) -> None:
     """Tune an ARLBench task on live training, resumable from its journal."""
 
+    from erahbo._files import check_out_dir
     from erahbo.analysis.run_plots import plot_configs, plot_rounds
     from erahbo.arlbench.client import ArlClient, WorkerError
     from erahbo.arlbench.registry import get_task
@@ -80,9 +83,17 @@ def tune(
         t = get_task(task)
     except (KeyError, ValueError) as e:
         raise typer.BadParameter(str(e).strip("'\""), param_hint="--task") from None
+    if not t.runnable_here and not force:
+        console.print(f"[red]error[/]: {t.name} cannot run here: {t.note} (use --force to try "
+                      "anyway, as for erahbo arlbench generate)")
+        raise typer.Exit(2)
     if not t.runnable_here:
         console.print(f"[yellow]warning[/]: {t.name}: {t.note}")
     out = out or Path("results/tune") / t.name
+    try:
+        check_out_dir(out)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--out") from None
     out.mkdir(parents=True, exist_ok=True)
     extra = {"n_total_timesteps": int(steps)} if steps else None
     options = dict(alpha=alpha, scale=scale, k_min=k_min, k_max=k_max, k=k, n_init=n_init,

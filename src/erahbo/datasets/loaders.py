@@ -250,7 +250,7 @@ def infer_space_json(configs: pd.DataFrame) -> dict[str, Any] | None:
     table by :meth:`erahbo.SearchSpace.from_table`; None when it cannot be inferred. A guess:
     the real bounds belong in the file's metadata."""
     try:
-        return SearchSpace.from_table(configs).to_json()
+        return SearchSpace.from_table(configs, allow_missing=True).to_json()
     except (ValueError, TypeError):
         return None
 

@@ -36,7 +36,7 @@ STATUS_FAILED = ("penalized", "failed")
 STATUS_DROP = ("retried", "running", "interrupted")
 # erahbo's history.csv bookkeeping (erahbo.optimizer.records.HISTORY_COLUMNS), never hyperparameters
 HISTORY_BOOKKEEPING = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
-                       "wall_time", "status", "error", "attempt", "worker", "rerun")
+                       "wall_time", "status", "error", "attempt", "worker", "rerun", "n_failed")
 
 
 def is_landscape(columns: list[str]) -> bool:

@@ -124,7 +124,7 @@ def tradeoff_stats(
     spread = max(mv_star - float(np.median(mv)), 1e-12)
     best_mean = int(np.argmax(mean))
     spec = proc.meta.get("search_space")
-    space = SearchSpace.from_table(proc.configs, spec) if spec else SearchSpace(proc.configs)
+    space = SearchSpace.from_table(proc.configs, spec or None, allow_missing=True)
     n_init = min(int(n_init), clean.n_configs)
     designs = np.random.SeedSequence(seed).generate_state(n_designs)
     init = [mv_star - mv[space.sobol_indices(n_init, int(s))].max() for s in designs]

@@ -99,9 +99,8 @@ def prepare_task(
     if domain == "synthetic":
         domain = str(meta.get("domain_like", "synthetic"))
     spec = meta.get("search_space")
-    space = SearchSpace.from_table(processed.configs, spec) if spec else SearchSpace(
-        processed.configs
-    )
+    # (datasets record inactive conditional hyperparameters as empty cells)
+    space = SearchSpace.from_table(processed.configs, spec or None, allow_missing=True)
     return ReplayTask(
         name=processed.name,
         domain=domain,

@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import asdict, dataclass
@@ -172,6 +173,47 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
     path.write_text(json.dumps(info, indent=2))
 
 
+def check_seed_counts(
+    tasks: Sequence[ReplayTask], methods: Sequence[MethodSpec], settings: StudySettings
+) -> list[str]:
+    """Refuse a method that needs more stored seeds than a table has; say what gets capped.
+
+    A replayed configuration has only its ``S`` stored seeds, so ``rahbo-k20`` on a 10-seed
+    table would run k = 10 under the label "RAHBO (k=20)": refused, naming the table and what
+    fits. ``k_init`` and ERAHBO's ``k_max`` above ``S`` run as ``S`` (a configuration's seeds
+    run out): returned as notes (and warned), not silent.
+
+    Returns
+    -------
+    list of str
+        One note per capped setting and task.
+    """
+    notes: list[str] = []
+    for t in tasks:
+        s = t.n_seeds
+        for m in methods:
+            k = m.options.get("k")
+            if m.method != "erahbo" and k is not None and int(k) > s:
+                raise ValueError(
+                    f"method {m.name} needs {int(k)} seeds per configuration, but task "
+                    f"{t.name} stores {s}: a replay cannot run more seeds than the table "
+                    f"holds and the label would be wrong. Use at most k={s} (e.g. "
+                    f"{m.method}-k{s}), or a table with more seeds"
+                )
+        capped = [f"k_init={settings.k_init}"] if settings.k_init > s else []
+        if any(m.method == "erahbo" for m in methods) and any(
+            int(m.options.get("k_max", settings.k_max)) > s
+            for m in methods if m.method == "erahbo"
+        ):
+            capped.append(f"k_max={settings.k_max}")
+        if capped:
+            notes.append(f"task {t.name} stores {s} seeds per configuration: "
+                         f"{' and '.join(capped)} run as {s} there")
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    return notes
+
+
 def run_study(
     tasks: Sequence[ReplayTask],
     methods: Sequence[MethodSpec],
@@ -213,6 +255,7 @@ def run_study(
     dict
         ``jobs_run``, ``jobs_skipped`` and ``runs``.
     """
+    check_seed_counts(tasks, methods, settings)
     check_option("repetitions", repetitions)
     check_option("workers", workers)
     out = Path(out)

@@ -41,7 +41,14 @@ from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.warm import add_warm_start, warm_records
 from erahbo.policies import Race
 from erahbo.runtime.evaluate import evaluate
-from erahbo.runtime.failures import FailurePolicy, Penalizer, TrialOutcome, outcomes_from_returns
+from erahbo.runtime.failures import (
+    MAX_ABS_RETURN,
+    FailurePolicy,
+    Penalizer,
+    TrialOutcome,
+    outcomes_from_returns,
+    spent_runs,
+)
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.space import SearchSpace
@@ -250,7 +257,7 @@ class Optimizer:
             self.history.t_start = journal.created_at
             self._study = JournaledStudy(StudyRecorder(self), journal,
                                          failures=self.failure_policy)
-            # penalties of failed runs are set below the worst return seen, warm runs included
+            # penalties of failed runs use every return seen, warm runs included
             self._study.penalizer.observe(self._warm_ok)
         except BaseException:
             journal.close()
@@ -368,7 +375,8 @@ class Optimizer:
         infeasible : bool
             The configuration failed and must never be proposed again: its round ends
             (``stop_reason="infeasible"``), ``returns`` may hold NaN for failed runs (only the
-            finite ones are recorded and counted in the budget), none of them enter the models,
+            finite ones are recorded), none of them enter the models (every run told counts in
+            the budget, failed ones included),
             and it is no longer recommended nor used for ``B_t``.
         errors : sequence of str or None, optional
             Why each failed run failed (one entry per return, None for the others): shown in
@@ -382,11 +390,13 @@ class Optimizer:
         self._check_pending(trial)  # before anything is journaled
         vals = told_returns(trial, returns, infeasible)
         if self.failure_policy is None:  # strict: no failure policy, no journal
-            if not infeasible and not all(math.isfinite(v) for v in vals):
+            if not infeasible and not all(math.isfinite(v) and abs(v) <= MAX_ABS_RETURN
+                                          for v in vals):
                 raise ValueError(
-                    f"tell: returns {vals} must be finite; map failed runs to a penalty, or "
-                    "build the Optimizer with failures='penalize' (or 'exclude') to let it "
-                    "handle them"
+                    f"tell: returns {vals} must be finite and within +-{MAX_ABS_RETURN:.0e} (a "
+                    "larger one's square overflows: rescale the returns); map failed runs to a "
+                    "penalty, or build the Optimizer with failures='penalize' (or 'exclude') "
+                    "to let it handle them"
                 )
             self._tell(trial, vals, infeasible=infeasible)
             return
@@ -487,15 +497,15 @@ class Optimizer:
         else:
             row = d.add(cid, trial.u, kept, seeds)
             k_cfg0 = len(d.returns[row]) - len(kept)
-        if runs is not None and any(getattr(r, "status", "ok") == "penalized" for r in runs):
-            st.penalized.add(cid)
+        if runs is not None and not infeasible:
+            st.add_penalized(cid, sum(getattr(r, "status", "ok") == "penalized" for r in runs))
         del self._pending[trial.trial_id]
         is_init = trial.phase == "init"
         r = None if is_init else self._open[trial.round]
         head = (trial.round, trial.phase, cid, trial.config)
         self.history.add_told(head, vals, seeds, kept, runs, k_cfg0, 0 if r is None else r.k)
         if not is_init or self.initial_in_budget:
-            self._used += len(kept)
+            self._used += spent_runs(runs, len(vals))  # failed runs count toward the budget
         if r is None:
             reason = "infeasible" if infeasible else "initial"
             self.history.add_round(d, trial.round, "init", cid, len(kept), row, None, np.nan,

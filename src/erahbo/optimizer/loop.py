@@ -16,6 +16,7 @@ import pickle
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -25,14 +26,20 @@ from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.records import Result, Trial
 from erahbo.optimizer.study import journaled_space, load_objective, objective_spec, study_options
 from erahbo.runtime.executors import Executor, make_executor
+from erahbo.runtime.failure_limit import FailureLimit, FailureLimitWarning
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
-from erahbo.runtime.journal import Journal
+from erahbo.runtime.journal import Journal, JournalError
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.validation import check_objective, check_option
 
 __all__ = ["drive", "optimize", "resume", "run_journaled"]
 
 R = TypeVar("R")
+_FINISHED = ("ok", "penalized", "retried", "failed")  # run statuses max_failures counts
+
+
+class _LimitReached(Exception):
+    """Raised inside the loop when ``max_failures`` is exceeded (caught by optimize)."""
 
 
 def drive(
@@ -174,6 +181,7 @@ def optimize(
     journal: str | os.PathLike[str] | None = None,
     failures: str | FailurePolicy = "penalize",
     retries: int = 2,
+    max_failures: int | float | None = None,
     run_timeout: float | None = None,
     executor: str | Executor | None = None,
     workers: int | None = None,
@@ -203,13 +211,21 @@ def optimize(
         other settings is refused with the list of differences.
     failures : {"penalize", "retry", "exclude"}
         Policy for failed runs: an objective that raises, returns NaN/inf/non-numbers, exceeds
-        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts with a
-        return below the worst feasible one (``worst - 1.5 * (best - worst)``, as OSS Vizier's
-        infeasible warp); ``"retry"``: up to ``retries`` new seeds, then penalize;
-        ``"exclude"``: the configuration is infeasible and never proposed again. The history
-        shows each run's ``status`` and ``error`` (docs/robustness.md).
+        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts, at the
+        lower quartile of the feasible returns seen so far, in its configuration's mean and
+        variance (a configuration failing on some seeds gets a lower MV but stays a
+        candidate and a possible incumbent); ``"retry"``: up to ``retries`` new seeds, then
+        penalize; ``"exclude"``: the configuration is infeasible and never proposed again.
+        Failed runs count toward ``budget`` under every policy. The history shows each run's
+        ``status`` and ``error`` (docs/robustness.md).
     retries : int
         Retries per failed seed under ``failures="retry"``.
+    max_failures : int or float, optional
+        Stop early when runs keep failing (Ray Tune's ``FailureConfig``): an int ``n`` stops
+        once more than ``n`` runs failed, a float in (0, 1) once more than that share of the
+        finished runs failed (after 20 runs). The result so far is returned with
+        ``Result.stopped`` set and a :class:`erahbo.runtime.failure_limit.FailureLimitWarning`.
+        Default None: no limit (the budget still ends every study).
     run_timeout : float, optional
         Seconds per training run; a run past it is killed and counts as failed (runs then
         execute in worker processes, one isolated child with the serial executor).
@@ -243,11 +259,14 @@ def optimize(
     batch = check_objective(objective)
     if run_timeout is not None:
         check_option("run_timeout", run_timeout)
+    limit = FailureLimit.coerce(max_failures)
     kind = _executor_kind(executor, workers)
     if kind in ("process", "ray") or run_timeout is not None:
         _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
     if journal is not None and journal_info is None:
         journal_info = _default_info(objective, kind, workers, address, run_timeout)
+    if journal is not None:
+        _check_same_objective(journal, journal_info)
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, beta=beta,
                     k_min=k_min, k_max=k_max, k=k, journal=journal, failures=failures,
                     retries=retries, journal_info=journal_info, **options)
@@ -269,19 +288,62 @@ def optimize(
             opt.tell_outcome(trial, outcome)
             if callback is not None:
                 callback(opt, trial, outcome)
+            if limit.limit is not None:
+                done = [r for r in outcome.runs if r.status in _FINISHED]
+                limit.add([r.status for r in done], [r.error for r in done])
+                if limit.exceeded:
+                    raise _LimitReached
 
+        if limit.limit is not None and opt.n_evals:  # a resumed study: its runs so far
+            h = opt.result().history
+            limit.add(h["status"].tolist(), h["error"].tolist())
         ok = False
+        stopped = None
         try:
             if callback is not None:
                 callback(opt, None, None)
-            drive(opt, evaluate, tell, before_ask=opt.check_alive, threads=True)
+            try:
+                drive(opt, evaluate, tell, before_ask=opt.check_alive, threads=True)
+            except _LimitReached:
+                stopped = limit.message()
             ok = True
         finally:
             if own and ex is not None:
-                ex.shutdown(wait=ok, cancel_futures=not ok)
-        return opt.result()
+                ex.shutdown(wait=ok and stopped is None, cancel_futures=not ok or bool(stopped))
+        result = opt.result()
+        if stopped is not None:
+            result.stopped = stopped
+            warnings.warn(stopped, FailureLimitWarning, stacklevel=2)
+        return result
     finally:
         opt.close()
+
+
+def _check_same_objective(journal: Any, info: dict[str, Any] | None) -> None:
+    """Refuse to resume a journal that holds a study of another objective.
+
+    The objective is not part of the study's settings (a function cannot be compared), so
+    without this check a finished journal re-run with another objective would silently return
+    the old study's results. Compared by ``"module:function"`` (or bundled task) name, when
+    both the journal and this call know it.
+    """
+    if not os.path.isfile(os.fspath(journal)) or os.path.getsize(os.fspath(journal)) == 0:
+        return
+    now = (info or {}).get("objective")
+    if not now:
+        return
+    try:
+        with Journal.open(journal) as j:
+            before = dict(j.info).get("objective")
+    except JournalError:
+        return  # Optimizer reports what is wrong with the file
+    if before and before != now:
+        raise ValueError(
+            f"journal {os.fspath(journal)} holds a study of objective {before!r}, but this call "
+            f"optimizes {now!r}; its results would be the other objective's. Use another "
+            f"journal path for {now!r}, or `erahbo resume {os.fspath(journal)}` to continue "
+            f"the study of {before!r}"
+        )
 
 
 def _executor_kind(executor: Any, workers: int | None) -> str:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from erahbo._data import Observations
 from erahbo.optimizer.state import StudyState
-from erahbo.runtime.failures import COUNTED
+from erahbo.runtime.failures import COUNTED, tell_values
 from erahbo.surrogate import InnerBounds, RoundModel
 
 __all__ = [
@@ -35,12 +35,12 @@ __all__ = [
 
 # history: one row per training run (config values go between config_id and seed)
 HISTORY_COLUMNS = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
-                   "wall_time", "status", "error", "attempt", "worker", "rerun")
+                   "wall_time", "status", "error", "attempt", "worker", "rerun", "n_failed")
 # run statuses shown in the history (a run still "running" or "interrupted" is not final)
 FINAL = ("ok", "penalized", "retried", "failed")
 # rounds: one row per round (initial-design configurations included)
 ROUND_COLUMNS = ("iteration", "phase", "config_id", "k", "k_total", "ucb_mv", "lcb_mv", "B_t",
-                 "beta_stop", "acquisition", "stop_reason", "mean", "var")
+                 "beta_stop", "acquisition", "stop_reason", "mean", "var", "n_failed")
 
 
 @dataclass
@@ -110,6 +110,14 @@ class Result:
         The study's options (``alpha``, ``beta``, ``beta_stop``, ``schedule``, ``k_min``,
         ``k_max``, ``stopping``, ...): :meth:`erahbo.Optimizer.study_settings` without the
         space and the warm-start runs.
+    stopped : str or None
+        Why the study stopped before its budget (``max_failures``), None otherwise.
+
+    Notes
+    -----
+    Failures per configuration: ``history.n_failed`` counts the failed runs (status other
+    than ``ok``) of the run's configuration so far, ``rounds.n_failed`` those of the round,
+    ``configs.n_failed`` those of the configuration.
     """
 
     incumbent: dict[str, Any] | None
@@ -122,6 +130,7 @@ class Result:
     n_evals: int
     failures: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    stopped: str | None = None
 
 
 @dataclass
@@ -216,13 +225,14 @@ class History:
         """The :class:`Result` of a study: incumbent (``rec``: its data row and MV) and tables."""
         d, names = state.data, state.space.names
         cfgs = [state.config(c, d.U[i]) for i, c in enumerate(d.config_ids)]
+        hist = self.history_frame(names)
         return Result(
             incumbent=None if rec is None else cfgs[rec[0]],
             incumbent_id=None if rec is None else d.config_ids[rec[0]],
             incumbent_mv=np.nan if rec is None else rec[1],
-            history=self.history_frame(names),
-            rounds=self.rounds_frame(),
-            configs=configs_frame(d, cfgs, names),
+            history=hist,
+            rounds=self.rounds_frame(hist),
+            configs=_with_failures(configs_frame(d, cfgs, names), hist, "config_id"),
             method=method,
             n_evals=self.n_counted,
             failures=None if failures is None else failures.mode,
@@ -233,26 +243,25 @@ class History:
         """History table (columns :data:`HISTORY_COLUMNS`, hyperparameters after config_id)."""
         rows = [(t, ph, cid, *[cfg.get(nm) for nm in names], *rest)
                 for (t, ph, cid, cfg, *rest) in self.runs]
-        cols = [*HISTORY_COLUMNS[:3], *names, *HISTORY_COLUMNS[3:]]
+        cols = [*HISTORY_COLUMNS[:3], *names, *HISTORY_COLUMNS[3:-1]]
         df = pd.DataFrame(rows, columns=cols)
+        failed = (df["status"] != "ok").astype(np.int64)
+        df["n_failed"] = failed.groupby(df["config_id"]).cumsum() if len(df) else failed
         return df.astype({"attempt": np.int64, "rerun": bool, "k": np.int64,
-                          "k_round": np.int64})
+                          "k_round": np.int64, "n_failed": np.int64})
 
-    def rounds_frame(self) -> pd.DataFrame:
-        """Rounds table (columns :data:`ROUND_COLUMNS`), in round order."""
-        return pd.DataFrame(sorted(self.rounds, key=lambda r: r["iteration"]),
-                            columns=list(ROUND_COLUMNS))
+    def rounds_frame(self, history: pd.DataFrame) -> pd.DataFrame:
+        """Rounds table (columns :data:`ROUND_COLUMNS`), in round order; ``n_failed`` from the
+        ``history`` table."""
+        rounds = pd.DataFrame(sorted(self.rounds, key=lambda r: r["iteration"]),
+                              columns=list(ROUND_COLUMNS[:-1]))
+        return _with_failures(rounds, history, "iteration")
 
 
 def told_returns(trial: Trial, returns: Any, infeasible: bool) -> list[float]:
-    """The returns of a tell as floats: one per seed of ``trial``, fewer if cut short.
-
-    At least one, except for an infeasible configuration (its failed runs may give none).
-    """
-    if isinstance(returns, list | tuple):
-        vals = [float(v) for v in returns]
-    else:
-        vals = np.atleast_1d(np.asarray(returns, dtype=float)).tolist()
+    """The returns of a tell as floats (None: a failed run, NaN): one per seed of ``trial``,
+    fewer if cut short; at least one, except for an infeasible configuration."""
+    vals = tell_values(returns, trial.trial_id)
     if not (1 if not infeasible else 0) <= len(vals) <= len(trial.seeds):
         raise ValueError(
             f"tell: got {len(vals)} returns for {len(trial.seeds)} seeds; give one per seed "
@@ -266,3 +275,12 @@ def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str])
     return pd.DataFrame({"config_id": d.config_ids,
                          **{nm: [c.get(nm) for c in cfgs] for nm in names},
                          "mean": d.ybar, "var": d.s2, "k": d.k.astype(int)})
+
+
+def _with_failures(table: pd.DataFrame, history: pd.DataFrame, key: str) -> pd.DataFrame:
+    """``table`` with ``n_failed``: failed runs (status other than ``ok``) per ``key`` value
+    (``"iteration"``: per round, ``"config_id"``: per configuration)."""
+    out = table.copy()
+    counts = (history["status"] != "ok").groupby(history[key]).sum()
+    out["n_failed"] = out[key].map(counts).fillna(0).astype(np.int64)
+    return out

@@ -166,7 +166,7 @@ class RoundModels:
         hyperparameters or the excluded rows change.
         """
         st = self.state
-        key = (st.data.version, self._fits, len(st.infeasible), len(st.penalized))
+        key = (st.data.version, self._fits, len(st.infeasible), sum(st.n_penalized.values()))
         if self._rec is None or self._rec[0] != key:
             self._rec = (key, self._recommend())
         return self._rec[1]

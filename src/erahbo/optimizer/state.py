@@ -37,8 +37,10 @@ class StudyState:
         ``(m, dim)`` encodings of a finite table's rows (None: continuous space).
     allowed : numpy.ndarray or None
         ``(m,)`` bool, rows that may still be proposed.
-    infeasible, penalized : set of int
-        Configurations never to propose again / with a failed run (never the incumbent).
+    infeasible : set of int
+        Configurations never to propose again (never the incumbent).
+    n_penalized : dict
+        Configuration id -> its counted failed (penalized) runs.
     forbidden : list of numpy.ndarray
         ``(dim,)`` encodings of infeasible configurations (continuous spaces avoid them).
     warm_seeds : dict
@@ -53,7 +55,7 @@ class StudyState:
         self.allowed = (None if self.candidates is None
                         else np.ones(len(self.candidates), dtype=bool))
         self.infeasible: set[int] = set()
-        self.penalized: set[int] = set()
+        self.n_penalized: dict[int, int] = {}
         self.forbidden: list[np.ndarray] = []
         self.warm_seeds: dict[int, set[int]] = {}
         self._next_id = 0
@@ -107,14 +109,27 @@ class StudyState:
     def row_mask(self) -> np.ndarray | None:
         """``(n,)`` bool: data rows that may be the incumbent (None: all of them).
 
-        Infeasible configurations and configurations with a failed (penalized) run are never
-        the incumbent and never set ``B_t``: their penalty values agree across seeds, so their
-        sample variance is small and their MV could otherwise look "reliable".
+        Infeasible configurations are never the incumbent and never set ``B_t``, nor are
+        configurations whose counted runs failed at least half of the time (``2 * n_failed >=
+        k``): with a constant penalty their sample variance measures the penalty, not the
+        configuration. A configuration with sporadic failures stays eligible: the failures
+        are outcomes of it, already in its sample mean (lower) and variance (larger)
+        (``docs/robustness.md``, "Sporadic failures").
         """
-        bad = self.infeasible | self.penalized
+        d = self.data
+        bad = set(self.infeasible)
+        for cid, n_pen in self.n_penalized.items():
+            row = d.row_of(cid)
+            if row is not None and 2 * n_pen >= d.k[row]:
+                bad.add(cid)
         if not bad:
             return None
-        return np.array([c not in bad for c in self.data.config_ids], dtype=bool)
+        return np.array([c not in bad for c in d.config_ids], dtype=bool)
+
+    def add_penalized(self, cid: int, n: int) -> None:
+        """``n`` more counted failed (penalized) runs of configuration ``cid``."""
+        if n:
+            self.n_penalized[cid] = self.n_penalized.get(cid, 0) + n
 
     def exclude_row(self, config_id: int) -> None:
         """Remove a finite-table row from the candidates."""

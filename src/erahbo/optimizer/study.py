@@ -8,15 +8,14 @@ process, :func:`load_space` reads a space file (what ``erahbo optimize --space``
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from erahbo._files import read_json_file, read_table_file
 from erahbo.models import GPHyper
 from erahbo.objectives import synthetic
 from erahbo.space import SearchSpace
@@ -118,9 +117,28 @@ def load_objective(spec: str) -> tuple[Callable[..., Any], SearchSpace | None]:
     try:
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
+        missing = getattr(exc, "name", None)
+        if isinstance(exc, ModuleNotFoundError) and missing is not None and not (
+            module == missing or module.startswith(missing + ".")
+        ):  # the module was found, but its own import of something else failed
+            raise ImportError(
+                f"objective {spec!r}: module {module!r} was found but its own import failed: "
+                f"{type(exc).__name__}: {exc}. Install {missing!r} in this Python environment "
+                "(or fix that import), then run again"
+            ) from exc
+        if not isinstance(exc, ModuleNotFoundError) or missing is None:
+            raise ImportError(
+                f"objective {spec!r}: importing module {module!r} failed: "
+                f"{type(exc).__name__}: {exc}. Fix that import in the module, then run again"
+            ) from exc
         raise ImportError(
             f"objective {spec!r}: cannot import module {module!r} ({exc}); run from the folder "
             "that holds it or add that folder to PYTHONPATH"
+        ) from exc
+    except Exception as exc:  # the module's own code raised while it was imported
+        raise ImportError(
+            f"objective {spec!r}: importing module {module!r} raised {type(exc).__name__}: "
+            f"{exc}. Fix the module (python -c 'import {module}' shows the traceback)"
         ) from exc
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -181,17 +199,18 @@ def load_space(path: str | os.PathLike[str]) -> Any:
     if not os.path.isfile(p):
         raise ValueError(f"space file {p} does not exist; give a .json, .csv or .parquet file")
     ext = os.path.splitext(p)[1].lower()
-    if ext == ".csv":
-        return pd.read_csv(p)
-    if ext in (".parquet", ".pq"):
-        return pd.read_parquet(p)
+    if ext in (".csv", ".parquet", ".pq"):
+        df = read_table_file(p, "space file", "a candidate table: one column per "
+                             "hyperparameter, one configuration per row")
+        try:
+            SearchSpace(df)  # checked here so that the message names the file
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"space file {p}: {exc}") from None
+        return df
     if ext != ".json":
         raise ValueError(f"space file {p}: unknown type {ext!r}; use .json, .csv or .parquet")
-    try:
-        with open(p) as fh:
-            d = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"space file {p} is not valid JSON: {exc}") from None
+    d = read_json_file(p, "space file", "a JSON search space, e.g. "
+                       '{"lr": ["log", 1e-5, 0.1]}')
     if not isinstance(d, dict):
         raise ValueError(f"space file {p}: expected a JSON object, got {type(d).__name__}")
     if any(key in d for key in ("python_module_version", "format_version",

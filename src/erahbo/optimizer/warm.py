@@ -23,8 +23,8 @@ Failed runs are kept as failures (return ``None``): rows with status ``penalized
 rows whose return is not finite. Rows with status ``retried`` (replaced by a retry, which has its
 own row), ``running`` or ``interrupted`` are dropped. The optimizer then treats a warm failure
 with its own ``failures`` policy: ``"exclude"`` marks the configuration infeasible (never
-proposed again), otherwise the run counts with the penalty below the worst warm return, and the
-configuration can no longer be the incumbent, as after a failure in the study itself. Rows are
+proposed again), otherwise the run counts at the penalty (the lower quartile of the warm
+returns) in its configuration's statistics, as after a failure in the study itself. Rows are
 grouped by configuration; a configuration needs at least 2 runs (its sample variance),
 otherwise it is left out.
 """
@@ -32,12 +32,14 @@ otherwise it is left out.
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from erahbo._files import read_table_file
 from erahbo.datasets.loaders import HP_PREFIX
 from erahbo.datasets.run_rows import read_runs
 from erahbo.optimizer.records import History
@@ -50,14 +52,18 @@ __all__ = ["add_warm_start", "warm_records"]
 _FAILED = ("penalized", "failed")  # final failures of an earlier study (erahbo.runtime.failures)
 _KEEP = ("ok", *_FAILED)
 _DROP = ("retried", "running", "interrupted")  # replaced by a retry, or cut by a crash
+# columns of a run table that are not hyperparameters (an erahbo history.csv has them all)
+_KNOWN = ("return", "seed", "status", "config_id", "iteration", "phase", "k", "k_round",
+          "wall_time", "error", "attempt", "worker", "rerun", "n_failed")
 
 
 def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
     """Normalize ``warm_start`` to records (see the module docstring); raises ValueError."""
     if isinstance(warm_start, str | Path):
         path = Path(warm_start)
-        if not path.exists():
-            raise ValueError(f"warm_start: {path} does not exist")
+        # names the file when it is missing, empty, binary or not a table at all
+        read_table_file(path, "warm-start file", "a table of earlier runs: the hyperparameters "
+                        "and 'return' per run (an erahbo history.csv works)")
         try:
             warm_start = read_runs(path)
         except ValueError as e:
@@ -100,6 +106,15 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
         df = df.assign(**{"return": returns})[status.isin(_KEEP).to_numpy()]
     else:
         df = df.assign(**{"return": returns})
+    extra = [c for c in df.columns if c not in _KNOWN and c not in space.names]
+    if extra:
+        warnings.warn(
+            f"warm_start: column(s) {extra} are neither hyperparameters of the space "
+            f"({space.names}) nor run columns (return, seed, status, config_id, ...): ignored. "
+            "Rename them if they are hyperparameters, or drop them to silence this warning",
+            UserWarning,
+            stacklevel=4,
+        )
     if space.is_finite:
         if "config_id" not in df.columns:
             raise ValueError(
@@ -209,8 +224,8 @@ def add_warm_start(
     """Add the warm-start runs to the data, the history and the rounds (not the budget).
 
     A failed warm run (return None) follows the study's failure policy: ``exclude`` marks its
-    configuration infeasible; otherwise it counts with the penalty below the worst warm return
-    and its configuration can no longer be the incumbent.
+    configuration infeasible; otherwise it counts at the penalty (the lower quartile of the
+    warm returns) in its configuration's statistics.
 
     Parameters
     ----------
@@ -270,8 +285,7 @@ def add_warm_start(
         k0 = d.n_seeds(cid)
         row = d.add(cid, np.asarray(u, dtype=float), vals, seeds)
         penalizer.observe(v for _, v in runs if v is not None)
-        if failed:
-            state.penalized.add(cid)
+        state.add_penalized(cid, failed)
         for j, ((sd, v), y) in enumerate(zip(runs, vals, strict=True)):
             status, error = ("ok", None) if v is not None else ("penalized", _WARM_FAILED)
             history.add_run(head, sd, y, k0 + j + 1, j + 1, 0.0, status, error)

@@ -6,9 +6,10 @@ dies (segfault, out-of-memory kill). A failure never stops the study; what happe
 study's ``failures`` policy:
 
 ``"penalize"`` (default)
-    The run counts, with a return below the worst feasible one (:func:`penalty_value`), in the
-    spirit of OSS Vizier's infeasible warp. The configuration stays a candidate; its penalized
-    seeds lower its mean and raise its variance, so MV-aware methods avoid it.
+    The run counts, with the penalty value (:func:`penalty_value`): a failed seed is an outcome
+    of its configuration, not a veto. It enters the configuration's sample statistics like
+    any return, so a configuration that fails on some seeds gets a lower mean and a larger
+    spread (its MV carries the risk) and stays a candidate and a possible incumbent.
 ``"retry"``
     The run is repeated with a new seed derived deterministically from the failed one
     (:func:`retry_seed`), up to ``retries`` times; if every retry fails, the last is penalized.
@@ -30,17 +31,21 @@ Statuses of a run as recorded in histories and the journal:
 
 The penalty (raw scale)
 -----------------------
-Vizier fills infeasible labels with ``b = min - (0.5 R + 1)`` on its warped scale, where the
-feasible labels span exactly ``[-0.5, 0.5]`` (``R = 1``): the penalty sits ``1.5 R`` below the
-worst feasible label. We apply that same rule on the raw scale of the returns,
-``penalty = worst - 1.5 * R`` with ``R = best - worst`` over all feasible returns seen so far,
-so that it is scale-equivariant (returns of scale 1e6 or 1e-6 get a penalty of the same
-relative size; a fixed "- 1" would dwarf returns of scale 1e-6). When ``R = 0`` (one feasible
-value, or all equal) the gap is ``|worst|`` (or 1 if ``worst = 0``); with no feasible return at
-all the penalty is -1, as in Vizier. The value is recomputed consistently: for a trial it uses
-the feasible returns of all earlier trials plus those of the trial itself, so it does not depend
-on the order in which concurrent seeds finish, and :func:`apply_penalty` recomputes it over a
-whole history at once for optimizers that refit on the current range.
+``penalty = Q1`` of the feasible (finite) returns seen so far: the lower quartile (numpy's
+linear interpolation), i.e. a failed run is worth a bottom-quartile run of the study. It is on
+the returns' own scale and inside their observed range, so a failure shifts the statistics of
+its configuration by an amount of the size of the differences between runs, and the
+models' scale (the mean GP's noise ``Sigma_hat``, the variance GP's targets, ``rho_max^2``) stays
+the data's. It is robust: one catastrophic return (a run at -1e6 among returns of 0..500) does
+not move a quartile (breakdown point 25 %), where the minimum or a gap below it (OSS Vizier's
+``worst - 1.5 R``, erahbo's rule before issue 13) would put every later failure there and swamp
+the variances. When every feasible return seen is the same value ``v`` (no range yet), the
+penalty is ``v - |v|`` (``v - 1`` at 0); with no feasible return at all it is -1, as in Vizier.
+The value is recomputed consistently: for a trial it uses the feasible returns of all earlier
+trials plus those of the trial itself, so it does not depend on the order in which concurrent
+seeds finish, and :func:`apply_penalty` recomputes it over a whole history at once for
+optimizers that refit on the current data. ``docs/robustness.md`` ("Sporadic failures") has
+the measurements behind the choice.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COUNTED",
+    "MAX_ABS_RETURN",
+    "PENALTY_QUANTILE",
     "POLICIES",
     "UNFINISHED",
     "FailurePolicy",
@@ -72,11 +79,16 @@ __all__ = [
     "outcomes_from_returns",
     "penalty_value",
     "retry_seed",
+    "spent_runs",
+    "tell_values",
+    "too_large_message",
 ]
 
 POLICIES = ("penalize", "retry", "exclude")
 COUNTED = ("ok", "penalized")
+_SPENT = ("ok", "penalized", "retried", "failed")  # finished runs: what the budget counts
 UNFINISHED = ("running", "interrupted")  # journal statuses of runs cut by a crash
+MAX_ABS_RETURN = 1e150  # larger finite returns fail: their squares overflow float64
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,39 +131,55 @@ class FailurePolicy:
         return cls(failures, 2 if retries is None else retries)
 
 
-def penalty_value(worst: float, best: float) -> float:
+PENALTY_QUANTILE = 0.25  # a failed run counts as the lower quartile of the feasible returns
+
+
+def penalty_value(values: Iterable[float]) -> float:
     """Return counted for a penalized run, given the feasible returns seen so far.
 
     Parameters
     ----------
-    worst, best : float
-        Smallest and largest feasible (finite) return seen so far; NaN if there is none.
+    values : iterable of float
+        (n,) feasible returns seen so far; non-finite entries are ignored.
 
     Returns
     -------
     float
-        ``worst - 1.5 * (best - worst)``; ``worst - |worst|`` (``worst - 1`` at 0) when
-        ``best == worst``; -1.0 when there is no feasible return. See the module docstring.
+        The lower quartile ``Q1`` of the finite values (``numpy.quantile``, linear); ``v - |v|``
+        (``v - 1`` at 0) when every finite value equals ``v``; -1.0 when there is none. See the
+        module docstring.
     """
-    if not (math.isfinite(worst) and math.isfinite(best)):
+    import numpy as np
+
+    v = np.asarray([float(x) for x in values], dtype=float)  # (n,)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
         return -1.0
-    spread = best - worst
-    if spread > 0:
-        return worst - 1.5 * spread
+    worst, best = float(v.min()), float(v.max())
+    if best > worst:
+        return float(np.quantile(v, PENALTY_QUANTILE))
     return worst - (abs(worst) if worst != 0 else 1.0)
 
 
 class Penalizer:
-    """Running worst/best of the feasible returns, from which penalties are computed.
+    """The feasible returns seen so far, from which penalties are computed.
 
     The study keeps one, updated with the raw return of every ``ok`` run after each trial; a
     resumed study rebuilds it from the journal in the same order.
+
+    Attributes
+    ----------
+    worst, best : float
+        Smallest and largest feasible return so far (NaN before the first).
+    n : int
+        Number of feasible returns so far.
     """
 
     def __init__(self, values: Iterable[float] = ()) -> None:
         self.worst = math.nan
         self.best = math.nan
         self.n = 0
+        self._values: list[float] = []
         self.observe(values)
 
     def observe(self, values: Iterable[float]) -> None:
@@ -165,17 +193,12 @@ class Penalizer:
             else:
                 self.worst = min(self.worst, v)
                 self.best = max(self.best, v)
+            self._values.append(v)
             self.n += 1
 
     def penalty(self, extra: Iterable[float] = ()) -> float:
         """Penalty over the returns seen so far plus ``extra`` (not stored)."""
-        worst, best = self.worst, self.best
-        for v in extra:
-            v = float(v)
-            if math.isfinite(v):
-                worst = v if math.isnan(worst) else min(worst, v)
-                best = v if math.isnan(best) else max(best, v)
-        return penalty_value(worst, best)
+        return penalty_value([*self._values, *(float(v) for v in extra)])
 
     def __repr__(self) -> str:
         return f"Penalizer(worst={self.worst!r}, best={self.best!r}, n={self.n})"
@@ -191,11 +214,26 @@ def apply_penalty(y: np.ndarray) -> np.ndarray:
 
     y = np.asarray(y, dtype=float)  # (n,) or (n, 1)
     finite = np.isfinite(y)
-    if finite.any():
-        pen = penalty_value(float(y[finite].min()), float(y[finite].max()))
-    else:
-        pen = -1.0
-    return np.where(finite, y, pen)
+    return np.where(finite, y, penalty_value(y[finite]))
+
+
+def spent_runs(runs: Iterable[Any] | None, n_returns: int) -> int:
+    """Training runs a told trial spent from the budget: every finished run, failed ones too.
+
+    Failed runs count toward the budget whatever the policy (as Optuna counts failed trials),
+    so a study whose runs keep failing under ``"exclude"`` or ``"retry"`` still ends.
+
+    Parameters
+    ----------
+    runs : iterable of run records or None
+        The trial's runs (:class:`RunOutcome` or journal records); None when the user told
+        plain returns (ask/tell without runs).
+    n_returns : int
+        Returns told for the trial (each one a run the user made); used when ``runs`` is None.
+    """
+    if runs is None:
+        return int(n_returns)
+    return sum(getattr(r, "status", "ok") in _SPENT for r in runs)
 
 
 def retry_seed(seed: int, attempt: int, avoid: Iterable[int] = ()) -> int:
@@ -336,8 +374,56 @@ def as_return(value: Any) -> tuple[float, str | None]:
         return math.nan, "objective returned NaN"
     if math.isinf(v):
         return math.nan, f"objective returned {v}"
+    if abs(v) > MAX_ABS_RETURN:
+        return math.nan, too_large_message(v)
     return v, None
 
+
+def too_large_message(v: float) -> str:
+    """Why a finite return beyond :data:`MAX_ABS_RETURN` counts as a failed run."""
+    return (
+        f"objective returned {v:.6g}, beyond +-{MAX_ABS_RETURN:.0e}: its square (in the sample "
+        "variance) would overflow; rescale the returns (e.g. divide by the return range)"
+    )
+
+
+
+def tell_values(returns: Any, trial_id: int | None = None) -> list[float]:
+    """The returns a user tells for one trial, as floats (None: a failed run, NaN).
+
+    Raises
+    ------
+    ValueError
+        For a string, or an entry that is not a number, naming the entry and the fix.
+    """
+    which = "" if trial_id is None else f" of trial {trial_id}"
+    if isinstance(returns, str | bytes):
+        raise ValueError(
+            f"tell: returns{which} must be numbers, one per seed of trial.seeds (a list), got "
+            f"the {type(returns).__name__} {returns!r:.60}; report a failed run as "
+            "float('nan') or None"
+        )
+    if isinstance(returns, list | tuple):
+        items = list(returns)
+    else:
+        import numpy as np
+
+        items = np.atleast_1d(np.asarray(returns, dtype=object)).ravel().tolist()
+    out = []
+    for i, v in enumerate(items):
+        if v is None:
+            out.append(math.nan)
+            continue
+        try:
+            if isinstance(v, str | bytes):
+                raise TypeError
+            out.append(float(v))
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"tell: return {i}{which} is {type(v).__name__} {v!r:.60}, not a number; give "
+                "one float per seed (float('nan') or None for a failed run)"
+            ) from None
+    return out
 
 
 def outcomes_from_returns(

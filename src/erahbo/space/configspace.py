@@ -54,6 +54,14 @@ def _clauses(cond: Any, hps: dict[str, HP]) -> tuple[str, list[Clause]]:
             child, sub = _clauses(c, hps)
             out.extend(sub)
         return child, out
+    if isinstance(cond, CS.OrConjunction) or not hasattr(cond, "parent"):
+        child = getattr(getattr(cond, "child", None), "name", "?")
+        raise ValueError(
+            f"the condition on {child!r} is an {type(cond).__name__} ({cond}), which SearchSpace "
+            "does not support: a hyperparameter is active when all its conditions hold (AND). "
+            "For 'parent in {a, b}' use one InCondition(child, parent, [a, b]); otherwise pass "
+            "a finite candidate table (DataFrame) of the allowed configurations"
+        )
     child, parent = cond.child.name, cond.parent.name
     if isinstance(cond, CS.EqualsCondition):
         return child, [Clause(parent, "in", (native(cond.value),))]

@@ -100,6 +100,26 @@ def _infer_column(name: str, col: pd.Series) -> HP:
     return _hp.make_hp(name, kind, lower=lo, upper=hi, optional=optional)
 
 
+def _missing_message(df: pd.DataFrame, i: int, name: str, n: int) -> str:
+    label = df.index[i]
+    where = f"row {i}" if label == i else f"row {i} (index {label!r})"
+    more = f" ({n} empty cells in that column)" if n > 1 else ""
+    return (
+        f"candidate table {where}, column {name!r} is empty (NaN/None){more}: the objective "
+        f"would get that configuration without {name!r}. Fill the cell in or drop the row; if "
+        f"{name!r} is inactive there on purpose (a conditional hyperparameter), give the space "
+        "with its condition (SearchSpace.from_table(df, spec)) or allow_missing=True"
+    )
+
+
+def _check_no_missing(df: pd.DataFrame) -> None:
+    """Refuse an inferred candidate table with empty cells (no condition can explain them)."""
+    for name in df.columns:
+        holes = np.flatnonzero(df[name].isna().to_numpy())
+        if holes.size and holes.size < len(df):
+            raise ValueError(_missing_message(df, int(holes[0]), str(name), holes.size))
+
+
 class SearchSpace:
     """A hyperparameter search space and its unit-cube encoding.
 
@@ -120,6 +140,11 @@ class SearchSpace:
         Only with a DataFrame: the types and bounds of its columns (any non-table spec).
     name_order : list of str, optional
         Order of the hyperparameters (and of the encoded columns); default: as given.
+    allow_missing : bool
+        Only with a DataFrame: accept empty cells (NaN/None) as "hyperparameter inactive in
+        this row" although no condition says so (datasets whose conditional hyperparameters
+        are recorded that way). Default False: an empty cell where the hyperparameter is
+        active is refused, naming the row and column.
 
     Attributes
     ----------
@@ -136,9 +161,15 @@ class SearchSpace:
     """
 
     def __init__(
-        self, spec: Any, table_spec: Any = None, *, name_order: list[str] | None = None
+        self,
+        spec: Any,
+        table_spec: Any = None,
+        *,
+        name_order: list[str] | None = None,
+        allow_missing: bool = False,
     ) -> None:
         table = None
+        self._allow_missing = bool(allow_missing)
         if isinstance(spec, pd.DataFrame):
             table, spec = spec, table_spec
         elif table_spec is not None:
@@ -148,6 +179,8 @@ class SearchSpace:
         if table is not None and spec is None:
             if len(table.columns) == 0:
                 raise ValueError("SearchSpace: the DataFrame has no columns; add hyperparameters")
+            if not allow_missing:
+                _check_no_missing(table)
             hps = [_infer_column(str(c), table[c]) for c in table.columns]
         else:
             hps = _parse(spec)
@@ -186,7 +219,9 @@ class SearchSpace:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_table(cls, df: pd.DataFrame, spec: Any = None) -> SearchSpace:
+    def from_table(
+        cls, df: pd.DataFrame, spec: Any = None, *, allow_missing: bool = False
+    ) -> SearchSpace:
         """Finite candidate table: one configuration per row of ``df``.
 
         Without ``spec`` the column types are inferred: bool/object/category columns become
@@ -195,9 +230,11 @@ class SearchSpace:
         log-scaled when all values are positive and max/min >= 100; a single value makes a
         constant. With ``spec`` (for example a dataset's ``search_space`` JSON) the columns
         named there are encoded with those types and bounds (other columns are ignored).
-        NaN/None in a hyperparameter column marks an inactive conditional value.
+        NaN/None in a hyperparameter column marks a value that a condition of ``spec`` makes
+        inactive; any other empty cell is refused (row and column named) unless
+        ``allow_missing=True``, which reads it as "inactive in this row".
         """
-        return cls(df, spec)
+        return cls(df, spec, allow_missing=allow_missing)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> SearchSpace:
@@ -226,7 +263,13 @@ class SearchSpace:
             present[:, j] = ~col.isna().to_numpy()
             for i in np.flatnonzero(present[:, j]):
                 V[i, j] = self._checked_value(h, col.iloc[i], f"table row {i}")
-        active = self._active(V) & present
+        should = self._active(V)
+        if not self._allow_missing:
+            for j, h in enumerate(self._hps):
+                holes = np.flatnonzero(should[:, j] & ~present[:, j])
+                if holes.size and not h.optional:
+                    raise ValueError(_missing_message(df, int(holes[0]), h.name, holes.size))
+        active = should & present
         self._U = self._encode_values(V, active)
         self.n_candidates = m
         py = [[h.to_python(v) for v in V[:, j]] for j, h in enumerate(self._hps)]

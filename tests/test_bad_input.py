@@ -1,0 +1,217 @@
+"""Bad input ends in one clear message naming the file, row, column or option (issue 13)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import erahbo
+from erahbo import SearchSpace
+from erahbo.cli import app
+
+runner = CliRunner()
+
+
+def ok_objective(config, seed):
+    """Importable as test_bad_input:ok_objective (the CLI tests)."""
+    return math.sin(5 * float(config["x"])) + 0.01 * (seed % 7)
+
+
+def other_objective(config, seed):
+    return math.cos(5 * float(config["x"])) + 0.01 * (seed % 7)
+
+
+def _cli(args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return runner.invoke(app, args)
+
+
+# --- candidate tables ------------------------------------------------------------------------
+
+
+def test_candidate_table_with_a_missing_cell_is_refused_with_row_and_column():
+    df = pd.DataFrame({"x": [0.1, 0.2, 0.3], "y": [0.2, None, 0.4]})
+    with pytest.raises(ValueError, match=r"row 1, column 'y' is empty"):
+        SearchSpace(df)
+    with pytest.raises(ValueError, match="row 1, column 'y'"):
+        erahbo.optimize(lambda c, s: 1.0, df, budget=20, k_init=2, seed=0)
+    space = SearchSpace(df, allow_missing=True)  # datasets: an empty cell = inactive there
+    assert space.candidate_config(1) == {"x": 0.2}
+
+
+def test_space_file_with_a_missing_cell_names_the_file(tmp_path, monkeypatch):
+    (tmp_path / "hole.csv").write_text("x,y\n0.1,0.2\n0.3,\n")
+    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space", "hole.csv",
+                "--budget", "20", "--no-progress"], tmp_path, monkeypatch)
+    assert res.exit_code != 0
+    assert "space file hole.csv: candidate table row 1, column 'y' is empty" in res.output
+
+
+@pytest.mark.parametrize("name", ["space.csv", "space.json", "space.parquet"])
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\xff\xfe garbage \x89PNG"])
+def test_binary_or_empty_space_files_name_the_file(tmp_path, monkeypatch, name, content):
+    (tmp_path / name).write_bytes(content)
+    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space", name,
+                "--budget", "20", "--no-progress"], tmp_path, monkeypatch)
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert f"space file {name}" in res.output
+    assert "empty file" in res.output if not content else "not a" in res.output
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\xff\xfe garbage"])
+def test_binary_or_empty_warm_start_files_name_the_file(tmp_path, content):
+    path = tmp_path / "warm.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"warm-start file .*warm.csv"):
+        erahbo.Optimizer(SearchSpace({"x": ("float", 0, 1)}), "erahbo", budget=50,
+                         warm_start=path, n_init=0)
+
+
+def test_extra_warm_start_columns_are_named_in_a_warning():
+    warm = pd.DataFrame({"x": [0.5, 0.5], "return": [1.0, 1.2], "lr": [3, 3], "seed": [1, 2]})
+    with pytest.warns(UserWarning, match=r"\['lr'\] are neither hyperparameters"):
+        erahbo.Optimizer(SearchSpace({"x": ("float", 0, 1)}), "erahbo", budget=50,
+                         warm_start=warm, n_init=0)
+
+
+def test_configspace_or_conjunction_is_rejected_clearly():
+    CS = pytest.importorskip("ConfigSpace")
+    cs = CS.ConfigurationSpace()
+    a = CS.CategoricalHyperparameter("a", ["x", "y", "z"])
+    b = CS.UniformFloatHyperparameter("b", 0, 1)
+    cs.add([a, b])
+    cs.add(CS.OrConjunction(CS.EqualsCondition(b, a, "x"), CS.EqualsCondition(b, a, "y")))
+    with pytest.raises(ValueError, match=r"condition on 'b' is an OrConjunction.*InCondition"):
+        SearchSpace(cs)
+
+
+# --- objectives and returns --------------------------------------------------------------------
+
+
+def test_huge_finite_returns_fail_with_a_message_instead_of_breaking_the_models():
+    def obj(c, s):
+        return 1e300 if c["x"] > 0.8 else float(c["x"]) + 0.01 * (s % 5)
+
+    res = erahbo.optimize(obj, {"x": ("float", 0.0, 1.0)}, budget=80, k_max=5, seed=0)
+    assert np.isfinite(res.incumbent_mv) and res.incumbent["x"] <= 0.8
+    bad = res.history[res.history.status != "ok"]
+    assert len(bad) > 0 and bad.error.str.contains("beyond \\+-1e\\+150").all()
+    strict = erahbo.Optimizer(SearchSpace({"x": ("float", 0, 1)}), "rahbo", k=2, budget=10)
+    with pytest.raises(ValueError, match="rescale the returns"):
+        strict.tell(strict.ask(), [1e300, 1.0])
+
+
+def test_tell_names_a_return_that_is_not_a_number():
+    opt = erahbo.Optimizer(SearchSpace({"x": ("float", 0, 1)}), "rahbo", k=2, budget=10)
+    t = opt.ask()
+    with pytest.raises(ValueError, match="got the str 'abc'"):
+        opt.tell(t, "abc")
+    with pytest.raises(ValueError, match="return 0 of trial 1 is str 'abc', not a number"):
+        opt.tell(t, ["abc", 1.0])
+    opt.tell(t, [1.0, 2.0])  # the trial is still pending after a refused tell
+
+
+def test_a_module_whose_own_import_fails_shows_the_real_error(tmp_path, monkeypatch):
+    from erahbo.optimizer.study import load_objective
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "needs_dep.py").write_text("import not_installed_xyz\ndef f(c, s): return 1.0\n")
+    (tmp_path / "raises_at_import.py").write_text("raise RuntimeError('bad setting')\n")
+    with pytest.raises(ImportError, match=r"was found but its own import failed.*"
+                       "not_installed_xyz"):
+        load_objective("needs_dep:f")
+    with pytest.raises(ImportError, match="raised RuntimeError: bad setting"):
+        load_objective("raises_at_import:f")
+    with pytest.raises(ImportError, match="run from the folder that holds it"):
+        load_objective("no_such_module_xyz:f")
+
+
+# --- CLI options -------------------------------------------------------------------------------
+
+
+def test_out_naming_an_existing_file_is_refused_before_running(tmp_path, monkeypatch):
+    (tmp_path / "space.json").write_text('{"x": ["float", 0, 1]}')
+    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space",
+                "space.json", "--budget", "20", "--k-init", "2", "--no-progress", "--out",
+                "space.json"], tmp_path, monkeypatch)
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "--out space.json is an existing file, not a folder" in res.output
+
+
+def test_tune_refuses_a_task_that_cannot_run_here_without_force(tmp_path, monkeypatch):
+    from erahbo.arlbench.registry import get_task
+
+    if get_task("sac_brax_halfcheetah").runnable_here:
+        pytest.skip("an accelerator is present: the Brax task can run here")
+    res = _cli(["tune", "--task", "sac_brax_halfcheetah", "--budget", "4"], tmp_path,
+               monkeypatch)
+    assert res.exit_code == 2 and "cannot run here" in res.output and "--force" in res.output
+
+
+def test_generate_refuses_one_seed(tmp_path, monkeypatch):
+    res = _cli(["dataset", "generate", "--task", "ppo_cc_cartpole", "--seeds", "1", "--out",
+                "gen"], tmp_path, monkeypatch)
+    assert res.exit_code == 2 and "--seeds 1" in res.output and "at least 2" in res.output
+    assert not (tmp_path / "gen").exists()
+
+
+def _table(tmp_path, name, fill):
+    n, s = 12, 10
+    df = pd.DataFrame({"x": np.linspace(0, 1, n)})
+    rng = np.random.default_rng(0)
+    for j in range(s):
+        df[f"seed_{j}"] = fill(rng, n)
+    df.to_csv(tmp_path / name, index=False)
+
+
+def test_benchmark_refuses_more_seeds_than_the_table_stores(tmp_path, monkeypatch):
+    _table(tmp_path, "ten.csv", lambda rng, n: rng.normal(size=n))
+    res = _cli(["benchmark", "ten.csv", "--methods", "rahbo-k20", "--repetitions", "1",
+                "--budget", "20", "--k-init", "5", "--out", "b"], tmp_path, monkeypatch)
+    assert res.exit_code != 0
+    text = " ".join(res.output.replace("│", " ").split())
+    assert "method rahbo-k20 needs 20 seeds per configuration, but task ten stores 10" in text
+    res = _cli(["benchmark", "ten.csv", "--methods", "erahbo", "--repetitions", "1",
+                "--budget", "20", "--out", "b"], tmp_path, monkeypatch)  # k_init, k_max 20 > 10
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output  # capped, and said so
+    assert "ten stores 10 seeds per configuration: k_init=20 and k_max=20 run as 10" in text
+
+
+@pytest.mark.parametrize("kind", ["allnan", "const"])
+def test_benchmark_on_an_unusable_table_says_why(tmp_path, monkeypatch, kind):
+    _table(tmp_path, f"{kind}.csv",
+           (lambda rng, n: np.full(n, np.nan)) if kind == "allnan" else
+           (lambda rng, n: np.ones(n)))
+    res = _cli(["benchmark", f"{kind}.csv", "--methods", "rahbo-k5", "--repetitions", "1",
+                "--budget", "20", "--k-init", "5", "--out", "b"], tmp_path, monkeypatch)
+    assert res.exit_code != 0
+    text = " ".join(res.output.replace("│", " ").split())
+    assert "no usable task found" in text and "same mean return" in text
+    if kind == "allnan":
+        assert "NaN" in text
+
+
+# --- journals ----------------------------------------------------------------------------------
+
+
+def test_a_finished_journal_rerun_with_another_objective_is_refused(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(__import__("pathlib").Path(__file__).parent))
+    import test_bad_input as mod
+
+    space = {"x": ("float", 0.0, 1.0)}
+    path = tmp_path / "j.db"
+    first = erahbo.optimize(mod.ok_objective, space, budget=20, k_init=2, k_max=2, seed=0,
+                            journal=path)
+    with pytest.raises(ValueError, match="holds a study of objective 'test_bad_input:"
+                       "ok_objective', but this call optimizes 'test_bad_input:other_objective'"):
+        erahbo.optimize(mod.other_objective, space, budget=20, k_init=2, k_max=2, seed=0,
+                        journal=path)
+    again = erahbo.optimize(mod.ok_objective, space, budget=20, k_init=2, k_max=2, seed=0,
+                            journal=path)
+    assert again.incumbent == first.incumbent
