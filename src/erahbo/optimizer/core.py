@@ -62,12 +62,8 @@ __all__ = ["Optimizer", "StudyRecorder"]
 
 
 class StudyRecorder:
-    """What a journal sees of an optimizer: its unjournaled ask and whole-outcome tell.
-
-    :class:`erahbo.runtime.replay.JournaledStudy` replays a study through these two methods and
-    calls them for every new trial; the optimizer's public :meth:`Optimizer.ask` and
-    :meth:`Optimizer.tell` go through the journal first.
-    """
+    """What the journal sees of an optimizer: its unjournaled ask and whole-outcome tell
+    (:class:`erahbo.runtime.replay.Recorder`; the public ask and tell journal first)."""
 
     def __init__(self, optimizer: Optimizer) -> None:
         self._opt = optimizer
@@ -436,14 +432,8 @@ class Optimizer:
 
     def check_alive(self) -> None:
         """Raise when every run of the initial design failed (``optimize`` asks it first)."""
-        h = self.history
-        if (self._init and self._init_pos >= len(self._init) and not self._pending
-                and h.n_ok == 0 and h.first_error is not None):
-            raise ValueError(
-                f"optimize: every run of the initial design failed ({h.first_error}). The "
-                "objective must return a finite float for at least some configurations: call "
-                "it on one configuration and seed to debug it, then start a new study"
-            )
+        done = bool(self._init) and self._init_pos >= len(self._init) and not self._pending
+        self.history.check_alive(done)
 
     def _check_pending(self, trial: Trial) -> None:
         if self._pending.get(getattr(trial, "trial_id", None)) is not trial:

@@ -174,6 +174,18 @@ class History:
             elif r.status in FINAL and self.first_error is None and r.error:
                 self.first_error = r.error.splitlines()[0]
 
+    def check_alive(self, initial_design_done: bool) -> None:
+        """Refuse to go on when every run of a complete initial design failed.
+
+        (Without an initial design, a warm start: failures go through the policy instead.)
+        """
+        if initial_design_done and self.n_ok == 0 and self.first_error is not None:
+            raise ValueError(
+                f"optimize: every run of the initial design failed ({self.first_error}). The "
+                "objective must return a finite float for at least some configurations: call "
+                "it on one configuration and seed to debug it, then start a new study"
+            )
+
     def add_run(self, head: tuple, seed: int, value: float, k: int, k_round: int,
                 wall_time: float, status: str = "ok", error: str | None = None,
                 attempt: int = 0, worker: str | None = None, rerun: bool = False) -> None:
