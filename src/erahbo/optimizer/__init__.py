@@ -1,6 +1,7 @@
 """The optimizer: ERAHBO, RAHBO, GP-UCB and random search behind one ask/tell API.
 
-* :mod:`erahbo.optimizer.core` — :class:`Optimizer` (ask/tell) and :class:`StudyRecorder`;
+* :mod:`erahbo.optimizer.core` — :class:`Optimizer` (ask/tell);
+* :mod:`erahbo.optimizer.journaling` — :class:`StudyRecorder`, what the journal sees of it;
 * :mod:`erahbo.optimizer.options` — :class:`Options`: defaults and validation, once;
 * :mod:`erahbo.optimizer.records` — :class:`Trial`, :class:`Result` and the history tables;
 * :mod:`erahbo.optimizer.state` — the data and the status of every configuration;
@@ -13,7 +14,8 @@
 
 from __future__ import annotations
 
-from erahbo.optimizer.core import Optimizer, StudyRecorder
+from erahbo.optimizer.core import Optimizer
+from erahbo.optimizer.journaling import StudyRecorder
 from erahbo.optimizer.loop import drive, optimize, resume, run_journaled
 from erahbo.optimizer.options import METHODS, Options
 from erahbo.optimizer.records import Result, Trial

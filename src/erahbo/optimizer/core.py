@@ -14,7 +14,8 @@ acquisition (eq. 8; random search: uniform), compute ``B_t`` (eq. 10) with ``bet
 spend seeds on ``x_t`` as the replication policy decides (:mod:`erahbo.policies`; ERAHBO: until
 the stopping rule, eq. 12, or ``k_max``).  The budget counts seeds.  With a journal every trial
 and run is recorded first (:mod:`erahbo.runtime.journal`); the journal replays a study through
-:class:`StudyRecorder`.  :mod:`erahbo.optimizer.loop` runs an objective with it.
+:class:`~erahbo.optimizer.journaling.StudyRecorder`.  :mod:`erahbo.optimizer.loop` runs an objective
+with it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
+from erahbo.optimizer.journaling import StudyRecorder, open_study_journal
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
 from erahbo.optimizer.records import (
     History,
@@ -58,23 +60,7 @@ from erahbo.validation import check_journal_path
 if TYPE_CHECKING:
     from erahbo.runtime.executors import Executor
 
-__all__ = ["Optimizer", "StudyRecorder"]
-
-
-class StudyRecorder:
-    """What the journal sees of an optimizer: its unjournaled ask and whole-outcome tell
-    (:class:`erahbo.runtime.replay.Recorder`; the public ask and tell journal first)."""
-
-    def __init__(self, optimizer: Optimizer) -> None:
-        self._opt = optimizer
-
-    def ask(self) -> Trial | None:
-        """The optimizer's next trial, not journaled."""
-        return self._opt._ask()
-
-    def tell_outcome(self, trial: Trial, outcome: TrialOutcome) -> None:
-        """Tell a whole trial outcome (runs with their statuses), not journaled."""
-        self._opt._tell_outcome(trial, outcome)
+__all__ = ["Optimizer"]
 
 
 class Optimizer:
@@ -192,7 +178,11 @@ class Optimizer:
                 )
         self._study: JournaledStudy | None = None
         if journal is not None:
-            self._open_journal(journal, journal_info, synchronous)
+            self._study = open_study_journal(
+                journal, self.study_settings(), StudyRecorder(self._ask, self._tell_outcome),
+                failures=self.failure_policy, info=journal_info, synchronous=synchronous,
+                on_open=lambda j: setattr(self.history, "t_start", j.created_at),
+                warm_returns=self._warm_ok)
 
     # ------------------------------------------------------------------ setup helpers
     @property
@@ -246,18 +236,6 @@ class Optimizer:
         out["retries"] = None if self.failure_policy is None else self.failure_policy.retries
         out["space"] = space_json(self.space)
         return out
-
-    def _open_journal(self, path: Any, info: dict[str, Any] | None, synchronous: str) -> None:
-        journal = Journal.open(path, self.study_settings(), info=info, synchronous=synchronous)
-        try:
-            self.history.t_start = journal.created_at
-            self._study = JournaledStudy(StudyRecorder(self), journal,
-                                         failures=self.failure_policy)
-            # penalties of failed runs use every return seen, warm runs included
-            self._study.penalizer.observe(self._warm_ok)
-        except BaseException:
-            journal.close()
-            raise
 
     @property
     def journal(self) -> Journal | None:
