@@ -210,9 +210,9 @@ class ERAHBOSampler(BaseSampler):
             return
         n = sum(1 for t in study.get_trials(deepcopy=False)
                 if t.number != trial.number and t.system_attrs.get(_PHASE) == "init")
-        study._storage.set_trial_system_attr(
-            trial._trial_id, _PHASE, "init" if n < self.n_init else "bo"
-        )
+        phase = "init" if n < self.n_init else "bo"
+        study._storage.set_trial_system_attr(trial._trial_id, _PHASE, phase)
+        trial.system_attrs[_PHASE] = phase  # Optuna's Trial keeps this copy
 
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
@@ -231,18 +231,22 @@ class ERAHBOSampler(BaseSampler):
             i = sum(1 for t in study.get_trials(deepcopy=False)
                     if t.number < trial.number and t.system_attrs.get(_PHASE) == "init")
             u = coder.space.sobol_unit(max(self.n_init, i + 1), self.seed)[i]
-            return coder.to_optuna(coder.space.decode(u))
-        records = self._records(study, coder, exclude=trial.number)
-        opt = self._optimizer(study, coder, records, cache=False)
-        if opt is None:
-            return {}  # no usable data yet (e.g. every initial run failed): independent
-        t = opt.ask()
-        if t is None:
-            return {}
-        ran = opt.data.n_seeds(t.config_id)
+            config = coder.space.decode(u)
+            records = self._records(study, coder, exclude=trial.number)
+        else:
+            records = self._records(study, coder, exclude=trial.number)
+            opt = self._optimizer(study, coder, records, cache=False)
+            t = None if opt is None else opt.ask()
+            if t is None:
+                return {}  # no usable data yet (e.g. every initial run failed): independent
+            config = t.config
+        key = json.dumps(coder.to_erahbo(coder.to_optuna(config)), sort_keys=True)
+        ran = sum(len(r["returns"]) for r in records
+                  if json.dumps(r["config"], sort_keys=True) == key)
         if ran:
             study._storage.set_trial_user_attr(trial._trial_id, SEED_OFFSET, int(ran))
-        return coder.to_optuna(t.config)
+            trial.set_user_attr(SEED_OFFSET, int(ran))  # Optuna's Trial reads this copy
+        return coder.to_optuna(config)
 
     def sample_independent(
         self,
@@ -302,17 +306,15 @@ class ERAHBOSampler(BaseSampler):
             return n >= self.k_init
         if self.method != "erahbo":
             return n >= self.k
-        if n >= self.k_max:
-            return True
-        if n < self.k_min or self.method == "random":
+        if n < self.k_min:
             return False
         coder = self._coder(study)
         if coder is None or not coder.covers(trial.params):
-            return False  # nothing to model this trial with: it runs to k_max
+            return n >= self.k_max  # nothing to model this trial with: it runs to k_max
         opt = self._optimizer(study, coder, self._records(study, coder, exclude=trial.number),
                               cache=True)
         if opt is None:
-            return False
+            return n >= self.k_max
         sign = _sign(study)
         reason, ucb, b_t = opt.stopping_decision(coder.to_erahbo(trial.params),
                                                  [sign * v for v in vals])
