@@ -78,7 +78,7 @@ __all__ = ["SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler"]
 SEED_OFFSET = "erahbo_seed_offset"  # user attribute: seeds a repeated configuration already ran
 _PHASE = "erahbo:phase"  # trial system attribute: "init" or "bo"
 _HYPER = "erahbo:hyperparameters"  # study system attribute: fitted GP hyperparameters (JSON)
-_DECISION = "erahbo:decision"  # trial system attribute: the last stopping decision
+_DECISION = "erahbo:decision"  # trial system attribute: the stopping decision (k, UCB_MV, B_t)
 _USED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 
 
@@ -318,10 +318,11 @@ class ERAHBOSampler(BaseSampler):
         sign = _sign(study)
         reason, ucb, b_t = opt.stopping_decision(coder.to_erahbo(trial.params),
                                                  [sign * v for v in vals])
-        study._storage.set_trial_system_attr(trial._trial_id, _DECISION, {
-            "k": n, "reason": reason, "ucb_mv": ucb if math.isfinite(ucb) else None,
-            "B_t": b_t if math.isfinite(b_t) else None,
-        })
+        if reason is not None:  # stored once, at the stop (each write is a storage commit)
+            study._storage.set_trial_system_attr(trial._trial_id, _DECISION, {
+                "k": n, "reason": reason, "ucb_mv": ucb if math.isfinite(ucb) else None,
+                "B_t": b_t if math.isfinite(b_t) else None,
+            })
         return reason is not None
 
     # ------------------------------------------------------------------ study -> erahbo
