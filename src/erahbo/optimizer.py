@@ -1051,6 +1051,78 @@ class Optimizer:
             raise ValueError(f"exclude: config_id {config_id} outside 0..{len(self._allowed) - 1}")
         self._allowed[int(config_id)] = False
 
+    # ------------------------------------------------------------------ hooks (integrations)
+    @single_blas_thread
+    def fit_hyperparameters(self) -> tuple[GPHyper, GPHyper]:
+        """MAP-fit both GPs on the current data now, as after the initial design.
+
+        The optimizer keeps them (fixed, unless ``refit_every``). Pass the result as
+        ``hyperparameters=`` to another Optimizer on the same space to share them: the Optuna
+        and Ray Tune integrations fit once on the initial design, then rebuild optimizers from
+        the stored trials with these hyperparameters.
+
+        Returns
+        -------
+        (GPHyper, GPHyper)
+            Hyperparameters of the mean GP and of the variance GP.
+        """
+        if self.data.n == 0:
+            raise ValueError("fit_hyperparameters: no evaluated configuration yet")
+        self._fit()
+        return self._settings.hyper_f, self._settings.hyper_v
+
+    @single_blas_thread
+    def stopping_decision(
+        self, config: dict[str, Any] | int, returns: Sequence[float]
+    ) -> tuple[str | None, float, float]:
+        """ERAHBO's stopping rule for a round at ``config`` that has run ``returns`` so far.
+
+        The round starts on the current data ``D``: ``B_t = max LCB_MV`` over ``D`` with
+        ``beta_stop`` (as at a round start); ``returns`` (this round's seeds, finite) are pooled
+        with ``config``'s data in ``D`` for ``UCB_MV(x; k)``. Nothing is told: the data stay
+        unchanged (the Optuna pruner asks this after each reported seed).
+
+        Parameters
+        ----------
+        config : dict or int
+            The round's configuration (a finite table: its row index).
+        returns : sequence of float
+            ``(k,)`` returns of the round's seeds so far.
+
+        Returns
+        -------
+        reason : str or None
+            ``"dominated"`` (``UCB_MV(x; k) <= B_t``), ``"k_max"``, ``"fixed_k"`` (fixed-k
+            methods once ``k`` seeds ran), or None: one more seed (also before ``k_min``).
+        ucb_mv, B_t : float
+            ``UCB_MV(x; k)`` and ``B_t`` (NaN without a model: no data, or random search).
+        """
+        vals = [float(v) for v in returns]
+        if not all(math.isfinite(v) for v in vals):
+            raise ValueError(f"stopping_decision: returns {vals} must be finite")
+        n = len(vals)
+        if not isinstance(self.policy, AdaptiveK):
+            return ("fixed_k" if n >= self.policy.first else None), math.nan, math.nan
+        if n < self.policy.first or self.method == "random" or self.data.n == 0:
+            return ("k_max" if n >= self.policy.k_max else None), math.nan, math.nan
+        if self._settings is None:
+            self._fit()
+        if self.space.is_finite:
+            cand, u = int(config), self._C[int(config)]
+        else:
+            cand, u = None, self.space.encode(config)
+        same = np.flatnonzero((self.data.U == u).all(1))
+        row = int(same[0]) if same.size else None
+        pooled = ([] if row is None else list(self.data.returns[row])) + vals
+        if len(pooled) < 2:
+            return None, math.nan, math.nan
+        rm = self._round_model()
+        bs = self.schedule(0.0 if self.budget is None else self._used / max(self.budget, 1))
+        B_t, _ = rm.best_lcb_mv(self.weight, bs, self._row_mask())
+        ib = rm.inner(row, u, cand, float(np.mean(pooled)), float(np.var(pooled, ddof=1)),
+                      len(pooled), bs, self.weight)
+        return self.policy.decide(n, ib.ucb_mv, B_t), float(ib.ucb_mv), float(B_t)
+
     # ------------------------------------------------------------------ recommendation
     @single_blas_thread
     def _recommend(self) -> tuple[int, float] | None:
