@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo._data import Observations, config_seeds
-from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, configs_frame, history_frame
+from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, history_frame
 from erahbo._search import continuous_argmax
 from erahbo._threads import single_blas_thread
 from erahbo.failures import (
@@ -61,6 +61,7 @@ from erahbo.failures import (
 )
 from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
+from erahbo.recommendation import configs_table
 from erahbo.space import SearchSpace
 from erahbo.surrogate import ENGINES, RoundModel, RoundSettings, fit_hyperparameters, make_round
 from erahbo.validation import check_options
@@ -1087,12 +1088,27 @@ class Optimizer:
             history=history_frame(self._hist, names),
             rounds=pd.DataFrame(sorted(self._rounds, key=lambda r: r["iteration"]),
                                 columns=list(ROUND_COLUMNS)),
-            configs=configs_frame(d, cfgs, names),
+            configs=self._configs_table(cfgs),
             method=self.method,
             n_evals=self.n_evals,
             failures=None if self.failure_policy is None else self.failure_policy.mode,
             settings={k: v for k, v in self._options.items() if k != "warm_start"},
         )
+
+    def _configs_table(self, cfgs: list[dict[str, Any]]) -> pd.DataFrame:
+        """:attr:`Result.configs`: every configuration with its MV bounds and rank."""
+        d = self.data
+        post = None
+        if self._settings is not None and d.n:
+            post = self._round_model().predict(d.U)
+        fails: dict[int, int] = {}
+        for h in self._hist:
+            if h[9] != "ok":
+                fails[h[2]] = fails.get(h[2], 0) + 1
+        return configs_table(d.config_ids, cfgs, self.space.names, d.ybar, d.s2, d.k,
+                             posterior=post, alpha=self.alpha, weight=self.weight,
+                             beta=self.beta, eligible=self._row_mask(), failures=fails)
+
 
 # ---------------------------------------------------------------------------- settings JSON
 def _design_json(design: Any) -> Any:
