@@ -199,8 +199,10 @@ def explain_verification(
     text = (f"the measured MV differs from the estimate by {_g(gap)}, "
             f"{z:.1f} standard errors of the measurement (SE {_g(se)} over {n} seeds)")
     if z <= 2.0:
-        return (text + ": within the noise of the verification; more fresh seeds narrow it "
-                "(the SE shrinks as 1/sqrt(n)).")
+        curse = (" (a lower measurement is also expected: the incumbent is the best of many "
+                 "noisy estimates, the winner's curse)") if gap < 0 else ""
+        return (text + ": within the noise of a verification on few seeds" + curse +
+                "; more fresh seeds narrow it (the SE shrinks as 1/sqrt(n)).")
     if gap < 0:
         return (text + ": the estimate is optimistic, as expected of the best of many noisy "
                 "estimates (winner's curse: the incumbent was chosen partly for its lucky "
