@@ -611,19 +611,27 @@ class Optimizer:
         return out
 
     def _open_journal(self, path: Any, info: dict[str, Any] | None, synchronous: str) -> None:
-        from erahbo.journal import Journal, JournaledStudy
+        from erahbo._budget import BudgetSteps, open_journal
+        from erahbo.journal import JournaledStudy
 
-        journal = Journal.open(path, self.study_settings(), info=info, synchronous=synchronous)
+        # a larger budget than the journaled one extends the study (erahbo._budget)
+        journal, extend = open_journal(path, self.study_settings(), info, synchronous)
         warm = self._warm_ok  # finite warm returns (not their penalties)
         try:
             self._t_start = journal.created_at
+            steps = BudgetSteps(self, journal)  # replays each event under its own budget
             self._study = JournaledStudy(
                 self,
                 journal,
                 failures=self.failure_policy,
-                ask=self._ask,
-                tell_outcome=lambda opt, trial, outcome: opt._tell_outcome(trial, outcome),
+                ask=steps.ask(self._ask),
+                tell_outcome=steps.tell(lambda opt, trial, outcome: opt._tell_outcome(trial,
+                                                                                   outcome)),
             )
+            if extend is not None:
+                journal.extend_budget(extend)
+            self.budget = journal.budget()
+            self._options["budget"] = self.budget
             # penalties of failed runs are set below the worst return seen, warm runs included
             self._study.penalizer.observe(warm)
         except BaseException:
