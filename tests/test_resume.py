@@ -567,3 +567,47 @@ def test_cli_resume_with_more_budget(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["resume", str(db), "--budget", "120", "--no-progress"])
     assert res.exit_code != 0 and "more budget, not less" in res.output
     assert not (tmp_path / "study.db.lock").exists()
+
+
+def test_status_is_a_read_only_summary_of_a_journal(tmp_path):
+    from erahbo.study_status import study_status
+
+    path = tmp_path / "s.db"
+    told = []
+
+    def crash_after_3(opt, trial, outcome):
+        if trial is not None:
+            told.append(trial)
+            if len(told) == 3:
+                raise Crash
+
+    with pytest.raises(Crash):
+        optimize(table_objective, table(), journal=path, callback=crash_after_3, **KW)
+    # a candidate-table study: counts, no incumbent (the table is not in the journal)
+    s = study_status(path)
+    assert s.state == "stopped" and s.budget == 40 and s.n_rounds == 3
+    assert s.incumbent is None and "candidate table" in s.note
+    task = Figure1Task()
+    path = tmp_path / "f.db"
+    ref = optimize(task, task.space, journal=path, **KW)
+    before = snapshot(str(path))
+    s = study_status(path)
+    # 39 of 40: one run left cannot start a new configuration (k_min = 2 seeds)
+    assert s.state == "finished" and s.n_counted == ref.n_evals == 39 and s.budget == 40
+    assert s.incumbent_id == ref.incumbent_id and s.incumbent == ref.incumbent
+    assert s.incumbent_mv == pytest.approx(ref.incumbent_mv)
+    assert s.run_status == {"ok": 39} and s.n_pending == 0
+    assert snapshot(str(path)) == before  # nothing written
+    with Journal.open(path):  # another process would hold the lock: running
+        assert study_status(path).state == "running"
+    res = CliRunner().invoke(app, ["status", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "finished" in res.output and f"config {ref.incumbent_id}" in res.output
+    assert "--budget N" in res.output
+    res = CliRunner().invoke(app, ["status", str(tmp_path / "nope.db")])
+    assert res.exit_code != 0 and "does not exist" in res.output
+
+
+def test_cli_version():
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.strip() == f"erahbo {erahbo.__version__}"

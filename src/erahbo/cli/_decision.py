@@ -82,3 +82,13 @@ def markdown_top(result: Any, n: int = TOP) -> list[str]:
                                        + [_cell(r.get(nm)) for nm in names]) + " |")
     sentence = why(result)
     return lines + (["", sentence[0].upper() + sentence[1:]] if sentence else [])
+
+
+def unspent_note(result: Any) -> str:
+    """Why a finished study counted fewer runs than its budget ("" when it used them all)."""
+    budget = result.settings.get("budget")
+    if budget is None or result.n_evals >= budget:
+        return ""
+    left = int(budget) - int(result.n_evals)
+    return (f"{left} run(s) of the budget of {budget} left unspent: a new configuration needs "
+            f"at least 2 seeds (a sample variance), so a study ends when fewer are left")

@@ -19,7 +19,7 @@ from typing import Any
 import typer
 
 from erahbo.cli._console import make_console
-from erahbo.cli._decision import print_top, top_rows, why
+from erahbo.cli._decision import print_top, top_rows, unspent_note, why
 
 ERRORS: tuple[type[BaseException], ...] = (
     ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
@@ -140,6 +140,8 @@ def print_result(result: Any, findings: list[Any]) -> None:
                   f"{result.n_evals} training runs counted in {len(result.rounds) - n_warm} "
                   f"rounds{warm_note}"
                   + (f"; {n_bad} failed run(s) ({result.failures})" if n_bad else ""))
+    if unspent_note(result):
+        console.print(unspent_note(result), markup=False, highlight=False)
     print_findings(findings, console)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from erahbo.cli._console import make_console
-from erahbo.cli._decision import markdown_top, print_top, top_rows, why
+from erahbo.cli._decision import markdown_top, print_top, top_rows, unspent_note, why
 from erahbo.cli.optimize_cmd import findings_json, print_findings
 
 
@@ -173,6 +173,8 @@ def tune(
     console.print(f"recommended configuration (estimated MV {result.incumbent_mv:.4g}):")
     console.print(result.incumbent)
     print_top(result, console)
+    if unspent_note(result):
+        console.print(unspent_note(result), markup=False, highlight=False)
     if check is not None:
         console.print(f"on {verify} fresh seeds: mean {check.mean:.4g}, std {check.std:.4g}, "
                       f"MV {check.mv:.4g} ({check.n_failed} failed); "
@@ -209,8 +211,10 @@ def _remove_empty(*folders: Path) -> None:
 
 def _write_markdown(out: Path, summary: dict, result) -> None:
     row = result.configs[result.configs["config_id"] == result.incumbent_id]
+    unspent = unspent_note(result)
     lines = [f"# Tuning {summary['task']} with {summary['method']}", "",
-             f"- training runs: {summary['n_evals']} (failed: {summary['failed_runs']})",
+             f"- training runs: {summary['n_evals']} (failed: {summary['failed_runs']})"
+             + (f"; {unspent}" if unspent else ""),
              f"- alpha: {summary['alpha']} on returns divided by {summary['scale']:g} "
              "(MV and its estimate below are on the raw return scale)",
              f"- recommended configuration (id {summary['incumbent_id']}): "
