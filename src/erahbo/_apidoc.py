@@ -28,6 +28,8 @@ MODULES = (
     "erahbo.models",
     "erahbo.failures",
     "erahbo.diagnostics",
+    "erahbo.recommendation",
+    "erahbo.study_status",
     "erahbo.journal",
     "erahbo.executors",
     "erahbo.datasets",
