@@ -478,3 +478,17 @@ def test_status_reports_work_done_and_merged_stats(fake_cmd: list[str], tmp_path
                                    str(readme)])
     assert res.exit_code == 2 and "no <!-- status -->" in res.output
     assert readme.read_text() == "no markers\n"  # nothing lost
+
+
+@real
+def test_arlbench_setup_prints_a_line_per_step() -> None:
+    """On an existing venv: the check is announced before its silent minute."""
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+
+    res = CliRunner().invoke(app, ["arlbench", "setup"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert any("checking the venv" in ln for ln in lines)
+    assert "already present" in res.output
