@@ -180,13 +180,11 @@ def plot_rank_over_time(curves: Mapping[str, Any], methods: Sequence[str], budge
     n = len(curves)
     rows, cols = _grid_shape(n)
     with mpl.rc_context(_RC):
-        fig = _figure((3.6 * cols, 2.9 * rows + 0.6 + 0.3 * bool(few)))
+        fig = _figure((3.6 * cols, 2.9 * rows + 0.6))
         axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
         if "all" in curves and few:
-            fig.text(0.5, 0.005, "no panel of its own for "
-                     + ", ".join(domain_label(d) for d in few)
-                     + f" (fewer than {MIN_PANEL_TASKS} tasks: their tasks are in 'all')",
-                     ha="center", va="bottom", fontsize=8, style="italic")
+            title += (" (no panel for " + ", ".join(domain_label(d) for d in few)
+                      + f": fewer than {MIN_PANEL_TASKS} tasks, which are in 'all')")
         for ax, (dom, c) in zip(axes.ravel(), curves.items(), strict=False):
             for mi, m in enumerate(methods):
                 mean, se = c.mean[mi], np.nan_to_num(c.se[mi])
