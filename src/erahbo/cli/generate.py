@@ -143,6 +143,10 @@ def generate(
         except (ValueError, RuntimeError) as err:  # other settings, or a run already going
             console.print(f"[red]error:[/red] {err}")
             raise typer.Exit(code=2) from None
+        except KeyboardInterrupt:
+            typer.echo(f"interrupted; the finished shards are kept under {out}/shards: run the "
+                       "same command again to continue (finished shards are skipped)", err=True)
+            raise typer.Exit(130) from None
     console.print(
         f"{t.name}: {len(res['written'])} shards written, {len(res['skipped'])} "
         f"already present, {res['runs']} runs in {res['wall_s']:.0f} s"

@@ -229,7 +229,9 @@ def optimize(
     except errors as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        hint = f"; continue with `erahbo resume {journal}`" if journal is not None else ""
+        hint = (f"; continue with `erahbo resume {journal}`" if journal is not None else
+                "; without --journal the study cannot be continued (pass --journal PATH to "
+                "make it resumable)")
         typer.echo(f"interrupted{hint}", err=True)
         raise typer.Exit(130) from None
     from erahbo.diagnostics import diagnose
