@@ -88,14 +88,15 @@ def _first_run_note(agg: pd.DataFrame) -> str:
     if agg.empty:
         return ""
     means = agg.groupby("threshold")["mean"].agg(lambda v: bool(np.all(v.to_numpy() == 1.0)))
-    at_one = [f"{round(100 * t)} %" for t, yes in means.items() if yes]
+    at_one = [f"{round(100 * t)} %" for t, yes in sorted(means.items(), reverse=True) if yes]
     if not at_one:
         return ""
-    return (f" The {', '.join(at_one)} row reads 1 for every method: regret is normalized by "
+    rows = "row reads" if len(at_one) == 1 else "rows read"
+    return (f" The {', '.join(at_one)} {rows} 1 for every method: regret is normalized by "
             "that of the *average* initial configuration (mv_star - mean MV of the initial "
             "design), while the regret after the first run is that of the *best* initial "
-            "configuration, already below this threshold on these tasks. The row is reached "
-            "by the initial design alone and does not compare the methods.")
+            "configuration, already below it on these tasks: reached by the initial design "
+            "alone, such a row does not compare the methods.")
 
 
 def can_reject(n_units: int, alpha: float) -> bool:
