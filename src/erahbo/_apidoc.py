@@ -29,6 +29,8 @@ MODULES = (
     "erahbo.failures",
     "erahbo.failure_limit",
     "erahbo.diagnostics",
+    "erahbo.recommendation",
+    "erahbo.study_status",
     "erahbo.journal",
     "erahbo.executors",
     "erahbo.datasets",

@@ -8,11 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo._data import Observations
 from erahbo.surrogate import InnerBounds, RoundModel
 
-__all__ = ["HISTORY_COLUMNS", "ROUND_COLUMNS", "Result", "Trial", "configs_frame",
-           "failures_per_config", "failures_per_round", "history_frame"]
+__all__ = ["HISTORY_COLUMNS", "ROUND_COLUMNS", "Result", "Trial", "failures_per_round",
+           "history_frame"]
 
 # history: one row per training run (config values go between config_id and seed)
 HISTORY_COLUMNS = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
@@ -79,7 +78,13 @@ class Result:
         ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
         beta_stop, acquisition, stop_reason, mean, var``.
     configs : pandas.DataFrame
-        One row per evaluated configuration: ``config_id``, hyperparameters, ``mean, var, k``.
+        One row per evaluated configuration, the everyday view of a study (as Optuna's
+        ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
+        std, var`` (sample statistics of its returns), ``failures`` (failed runs), ``mv``
+        (posterior MV estimate ``mu_f - alpha * mu_var``), ``lcb_mv, ucb_mv`` (its bounds at
+        ``beta``; GP-UCB: of ``f``), ``rank`` (1: the incumbent, by ``lcb_mv``; ``<NA>``:
+        may not be recommended). Rows in order of first evaluation;
+        ``configs.sort_values("rank")`` ranks them (:func:`erahbo.recommendation.top_configs`).
     method : str
     n_evals : int
         Counted training runs (``ok`` and ``penalized``; what the budget counts).
@@ -150,19 +155,4 @@ def failures_per_round(history: pd.DataFrame, rounds: pd.DataFrame) -> pd.DataFr
     out = rounds.copy()
     counts = (history["status"] != "ok").groupby(history["iteration"]).sum()
     out["n_failed"] = out["iteration"].map(counts).fillna(0).astype(np.int64)
-    return out
-
-
-def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:
-    """One row per evaluated configuration: id, hyperparameters, pooled mean, variance, k."""
-    return pd.DataFrame({"config_id": d.config_ids,
-                         **{nm: [c.get(nm) for c in cfgs] for nm in names},
-                         "mean": d.ybar, "var": d.s2, "k": d.k.astype(int)})
-
-
-def failures_per_config(history: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
-    """``configs`` with ``n_failed``: failed runs (status other than ``ok``) of each one."""
-    out = configs.copy()
-    counts = (history["status"] != "ok").groupby(history["config_id"]).sum()
-    out["n_failed"] = out["config_id"].map(counts).fillna(0).astype(np.int64)
     return out

@@ -48,16 +48,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo._data import Observations, config_seeds
-from erahbo._records import (
-    ROUND_COLUMNS,
-    Result,
-    Trial,
-    _Round,
-    configs_frame,
-    failures_per_config,
-    failures_per_round,
-    history_frame,
-)
+from erahbo._records import ROUND_COLUMNS, Result, Trial, _Round, failures_per_round, history_frame
 from erahbo._search import continuous_argmax
 from erahbo._threads import single_blas_thread
 from erahbo.failures import (
@@ -73,6 +64,7 @@ from erahbo.failures import (
 )
 from erahbo.models import KERNELS, GPHyper
 from erahbo.policies import AdaptiveK, BetaStopSchedule, make_policy
+from erahbo.recommendation import configs_table
 from erahbo.space import SearchSpace
 from erahbo.surrogate import ENGINES, RoundModel, RoundSettings, fit_hyperparameters, make_round
 from erahbo.validation import check_options
@@ -631,19 +623,27 @@ class Optimizer:
         return out
 
     def _open_journal(self, path: Any, info: dict[str, Any] | None, synchronous: str) -> None:
-        from erahbo.journal import Journal, JournaledStudy
+        from erahbo._budget import BudgetSteps, open_journal
+        from erahbo.journal import JournaledStudy
 
-        journal = Journal.open(path, self.study_settings(), info=info, synchronous=synchronous)
+        # a larger budget than the journaled one extends the study (erahbo._budget)
+        journal, extend = open_journal(path, self.study_settings(), info, synchronous)
         warm = self._warm_ok  # finite warm returns (not their penalties)
         try:
             self._t_start = journal.created_at
+            steps = BudgetSteps(self, journal)  # replays each event under its own budget
             self._study = JournaledStudy(
                 self,
                 journal,
                 failures=self.failure_policy,
-                ask=self._ask,
-                tell_outcome=lambda opt, trial, outcome: opt._tell_outcome(trial, outcome),
+                ask=steps.ask(self._ask),
+                tell_outcome=steps.tell(lambda opt, trial, outcome: opt._tell_outcome(trial,
+                                                                                   outcome)),
             )
+            if extend is not None:
+                journal.extend_budget(extend)
+            self.budget = journal.budget()
+            self._options["budget"] = self.budget
             # penalties of failed runs use every return seen, warm runs included
             self._study.penalizer.observe(warm)
         except BaseException:
@@ -1184,12 +1184,27 @@ class Optimizer:
             incumbent_mv=np.nan if rec is None else rec[1],
             history=hist,
             rounds=failures_per_round(hist, rounds),
-            configs=failures_per_config(hist, configs_frame(d, cfgs, names)),
+            configs=self._configs_table(cfgs),
             method=self.method,
             n_evals=self.n_evals,
             failures=None if self.failure_policy is None else self.failure_policy.mode,
             settings={k: v for k, v in self._options.items() if k != "warm_start"},
         )
+
+    def _configs_table(self, cfgs: list[dict[str, Any]]) -> pd.DataFrame:
+        """:attr:`Result.configs`: every configuration with its MV bounds and rank."""
+        d = self.data
+        post = None
+        if self._settings is not None and d.n:
+            post = self._round_model().predict(d.U)
+        fails: dict[int, int] = {}
+        for h in self._hist:
+            if h[9] != "ok":
+                fails[h[2]] = fails.get(h[2], 0) + 1
+        return configs_table(d.config_ids, cfgs, self.space.names, d.ybar, d.s2, d.k,
+                             posterior=post, alpha=self.alpha, weight=self.weight,
+                             beta=self.beta, eligible=self._row_mask(), failures=fails)
+
 
 # ---------------------------------------------------------------------------- settings JSON
 def _design_json(design: Any) -> Any:

@@ -83,6 +83,36 @@ def _tex_esc(s: str) -> str:
     return s
 
 
+def _first_run_note(agg: pd.DataFrame) -> str:
+    """Why a threshold row reads 1.0 for every method (the normalization, not the methods)."""
+    if agg.empty:
+        return ""
+    means = agg.groupby("threshold")["mean"].agg(lambda v: bool(np.all(v.to_numpy() == 1.0)))
+    at_one = [f"{round(100 * t)} %" for t, yes in sorted(means.items(), reverse=True) if yes]
+    if not at_one:
+        return ""
+    rows = "row reads" if len(at_one) == 1 else "rows read"
+    return (f" The {', '.join(at_one)} {rows} 1 for every method: regret is normalized by "
+            "that of the *average* initial configuration (mv_star - mean MV of the initial "
+            "design), while the regret after the first run is that of the *best* initial "
+            "configuration, already below it on these tasks: reached by the initial design "
+            "alone, such a row does not compare the methods.")
+
+
+def can_reject(n_units: int, alpha: float) -> bool:
+    """Whether the one-sided Wilcoxon signed-rank test on ``n_units`` pairs can reject at
+    ``alpha`` at all: its smallest attainable p-value is ``1 / 2**n_units`` (all differences
+    of one sign), so with 4 units or fewer it never goes below 0.05."""
+    return 0.5 ** int(n_units) < alpha
+
+
+def _untestable_note(alpha: float, unit: str, tex: bool) -> str:
+    dagger = r"$^\dagger$" if tex else "\u2020"
+    return (f" {dagger}: too few {unit}s for the test to reject at level {alpha} (its smallest "
+            f"p-value is 1/2^n); there only the best is bold, and no method is shown to be "
+            "worse.")
+
+
 def _pm(mean: float, se: float, bold: bool, tex: bool, digits: int = 2) -> str:
     m, s = _num(mean, digits), _num(se, digits)
     if tex:
@@ -381,17 +411,22 @@ def write_report(
     res.figures.append(f_rdist)
     rot_md, rot_tex = [], []
     rot_test_rows = []
+    untestable: set[str] = set()
     for g in groups:
         c = rot["simple"][g]
         for cp in cps:
             i = cp - 1
             # same test as table 1: one-sided Wilcoxon on the per-unit ranks at t = cp
             _, vals_cp = stats.unit_values(ts, "simple", unit=unit, t=cp, domain=g)
-            best, p_cp, bold_cp = stats.wilcoxon_vs_best(stats.rank_rows(vals_cp), alpha=alpha)
-            row_md = [domain_label(g), str(cp)]
-            row_tex = [_tex_esc(domain_label(g)), str(cp)]
+            rr = stats.rank_rows(vals_cp)
+            best, p_cp, bold_cp = stats.wilcoxon_vs_best(rr, alpha=alpha)
+            testable = can_reject(rr.shape[0], alpha)  # else every cell would be bold
+            untestable.update(() if testable else [g])
+            mark = "" if testable else " \u2020"
+            row_md = [domain_label(g) + mark, str(cp)]
+            row_tex = [_tex_esc(domain_label(g)) + ("" if testable else r"$^\dagger$"), str(cp)]
             for mi, m in enumerate(methods_l):
-                bold = bool(bold_cp[mi]) or mi == best
+                bold = (bool(bold_cp[mi]) and testable) or mi == best
                 row_md.append(_pm(c.mean[mi, i], c.se[mi, i], bold, tex=False))
                 row_tex.append(_pm(c.mean[mi, i], c.se[mi, i], bold, tex=True))
                 rot_test_rows.append({"domain": g, "run": cp, "method": m,
@@ -405,7 +440,8 @@ def write_report(
                    r" aggregated by domain. Bold values are not statistically significantly "
                    rf"worse than the best (lowest mean rank) at that $t$ (one-sided Wilcoxon "
                    rf"signed-rank test on the paired per-{unit} ranks of the domain, level "
-                   rf"{alpha}).", "tab:rank_over_time"),
+                   rf"{alpha})." + (_untestable_note(alpha, unit, tex=True) if untestable
+                                    else ""), "tab:rank_over_time"),
         "rank_over_time.tex")
     md += [
         "## 2. Rank over time by domain", "",
@@ -416,7 +452,8 @@ def write_report(
         "**Table 2.** Mean ± SE rank of simple MV regret after t training runs. **Bold**: "
         "not significantly worse than the best (lowest mean rank) of that domain at that t "
         f"(one-sided Wilcoxon signed-rank test on the paired per-{unit} ranks, level "
-        f"{alpha}, as in Table 1); the best is always bold.", "",
+        f"{alpha}, as in Table 1); the best is always bold."
+        + (_untestable_note(alpha, unit, tex=False) if untestable else ""), "",
         _md_table(["Domain", "t", *labels], rot_md, "lr" + "c" * len(methods_l)), "",
         f"Cumulative regret: ![Rank over time, cumulative]"
         f"({f_rotc.relative_to(out).as_posix()})", "",
@@ -515,7 +552,7 @@ def write_report(
         f"{ts.budget} runs).", "",
         "**Table 4a.** Aggregate over the tasks where *all* methods reach the threshold: "
         "mean ± SE training runs (number of tasks in which each method reaches it in "
-        "brackets).", "",
+        "brackets)." + _first_run_note(agg), "",
         _md_table(["Threshold", *labels], agg_md), "",
         "**Table 4b.** Per task.", "",
         _md_table(task_hdr, task_rows_md), "",

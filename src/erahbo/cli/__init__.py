@@ -25,6 +25,25 @@ groups: dict[str, typer.Typer] = {
     ),
     "arlbench": typer.Typer(help="Manage the ARLBench worker environment.", no_args_is_help=True),
 }
+
+
+def _version(value: bool) -> None:
+    if value:
+        from erahbo import __version__
+
+        typer.echo(f"erahbo {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """Risk-aware hyperparameter optimization of reinforcement learning (ERAHBO, RAHBO,
+    GP-UCB)."""
+
+
 for _name, _group in groups.items():
     app.add_typer(_group, name=_name)
 
@@ -36,6 +55,7 @@ _COMMAND_MODULES = (
     "report",
     "tune",
     "resume",
+    "status",
     "dataset",
     "generate",
     "arlbench_cmd",
