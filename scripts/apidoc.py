@@ -36,6 +36,8 @@ MODULES = (
     "erahbo.runtime.failure_limit",
     "erahbo.runtime.evaluate",
     "erahbo.diagnostics",
+    "erahbo.recommendation",
+    "erahbo.study_status",
     "erahbo.runtime.journal",
     "erahbo.runtime.replay",
     "erahbo.runtime.executors",

@@ -567,3 +567,16 @@ def test_plot_rounds_draws_every_kind_of_run(tmp_path: Path) -> None:
         png = plot_rounds(result, tmp_path / f"{name}.png")
         img = mpimg.imread(png)
         assert img.shape[0] > 400 and img.shape[1] > 600, name
+
+
+def test_table2_says_where_the_test_cannot_reject(report) -> None:
+    """2 tasks per domain: the Wilcoxon test cannot reject (p >= 1/4), so only the best of a
+    domain row is bold and the row is marked, instead of every cell in bold."""
+    text = Path(report.report_md).read_text()
+    table2 = text.split("**Table 2.**")[1].split("Cumulative regret")[0]
+    assert "too few tasks for the test to reject at level" in table2
+    rows = [ln for ln in table2.splitlines() if ln.startswith("| CC")]
+    assert rows and all("\u2020" in ln for ln in rows)
+    for ln in rows:
+        cells = ln.split("|")[3:-1]
+        assert sum("**" in c for c in cells) == 1  # the best only

@@ -453,6 +453,14 @@ def test_status_reports_work_done_and_merged_stats(fake_cmd: list[str], tmp_path
     assert res.exit_code == 0, res.output
     row = next(ln for ln in res.output.splitlines() if ln.startswith("| dqn_cc_cartpole"))
     assert "| 12 x 3 |" in row and "| 8 x 3 (prefix) |" in row and "| 0 |" in row
+    for width in (80, 120):  # the terminal view fits, every value readable
+        res = CliRunner().invoke(app, ["dataset", "status", "--out", str(tmp_path)],
+                                 env={"COLUMNS": str(width)})
+        assert res.exit_code == 0, res.output
+        lines = [ln for ln in res.output.splitlines() if str(tmp_path) not in ln]
+        assert max(map(len, lines)) <= width
+        assert "dqn_cc_cartpole: 8 of 12 x 3 done" in res.output
+        assert "merged: 8 x 3 (prefix)" in res.output and "NaN runs 0" in res.output
     res = CliRunner().invoke(app, ["dataset", "status", "--out", str(tmp_path / "none")])
     assert res.exit_code == 2 and "no generation plan" in res.output
     # --update writes the same table between the markers of a README, the rest untouched
@@ -470,3 +478,17 @@ def test_status_reports_work_done_and_merged_stats(fake_cmd: list[str], tmp_path
                                    str(readme)])
     assert res.exit_code == 2 and "no <!-- status -->" in res.output
     assert readme.read_text() == "no markers\n"  # nothing lost
+
+
+@real
+def test_arlbench_setup_prints_a_line_per_step() -> None:
+    """On an existing venv: the check is announced before its silent minute."""
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+
+    res = CliRunner().invoke(app, ["arlbench", "setup"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert any("checking the venv" in ln for ln in lines)
+    assert "already present" in res.output

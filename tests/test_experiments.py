@@ -266,3 +266,25 @@ def test_in_process_study_runs_on_one_blas_thread(tmp_path, replay_task, monkeyp
         run_study([replay_task], parse_methods("rahbo-k2"), 1,
                   StudySettings(budget=10, k_init=4), tmp_path, workers=1)
     assert seen and set(seen) == {1}
+
+
+def test_benchmark_ctrl_c_says_how_to_continue(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    import erahbo.experiments as experiments
+    from erahbo.cli import app
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiments, "run_study", interrupted)
+    data = Path(__file__).resolve().parents[1] / "src/erahbo/data/synthetic"
+    task = sorted(data.glob("*.parquet"))[0]
+    res = CliRunner().invoke(app, ["benchmark", str(task), "--methods", "erahbo",
+                                   "--repetitions", "1", "--budget", "20",
+                                   "--out", str(tmp_path / "b")])
+    assert res.exit_code == 130
+    assert "budget 20 runs after the initial design" in res.output
+    assert "run the same command again to continue" in res.output

@@ -503,3 +503,126 @@ def test_cli_seed_batch_is_a_journaled_setting(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     bad = runner.invoke(app, [*base, "--seed-batch", "3", "--out", "c"])
     assert bad.exit_code != 0 and "seed_batch" in bad.output
+
+
+# --- more budget for a finished or running study ---------------------------------------------
+
+
+def test_finished_study_gets_more_budget_and_replays_exactly(tmp_path):
+    path = tmp_path / "s.db"
+    calls = Counting(table_objective)
+    first = optimize(calls, table(), journal=path, **KW)
+    assert first.n_evals == 40 and calls.calls == 40
+    assert not os.path.exists(f"{path}.lock")  # no lock file left behind
+    more = optimize(calls, table(), journal=path, **{**KW, "budget": 70})
+    assert more.n_evals == 70 and calls.calls == 70  # the first 40 runs were replayed
+    same_history(first.history, more.history.iloc[:len(first.history)])
+    pd.testing.assert_frame_equal(first.rounds, more.rounds.iloc[:len(first.rounds)])
+    assert more.settings["budget"] == 70
+    with Journal.open(path) as j:
+        assert j.settings["budget"] == 40 and j.budget() == 70
+        assert j.budget_steps()[0][1] == 70
+    # the same study again (its first budget, or the extended one): replayed, nothing run
+    for b in (40, 70):
+        again = optimize(calls, table(), journal=path, **{**KW, "budget": b})
+        assert calls.calls == 70
+        same_history(more.history, again.history)
+    with pytest.raises(ValueError, match="budget of 70 runs"):
+        optimize(calls, table(), journal=path, **{**KW, "budget": 50})
+    with pytest.raises(SettingsMismatchError, match="give it more budget"):
+        optimize(calls, table(), journal=path, **{**KW, "budget": 90, "alpha": 2.0})
+
+
+def test_running_study_extended_then_killed_resumes_exactly(tmp_path):
+    """A study with a beta_stop schedule (its decisions depend on the budget) is cut, given
+    more budget, cut again and resumed: every replay decides each event under the budget it
+    was decided under, and the ask/tell and the one-call paths agree."""
+    kw = {**KW, "schedule": "exponential", "gamma": 5.0}
+
+    def run(path, budget, cut=None):
+        opt = Optimizer(table(), "erahbo", journal=path, **{**kw, "budget": budget})
+        try:
+            n = 0
+            while (t := opt.ask()) is not None:
+                opt.tell(t, [table_objective(t.config, s) for s in t.seeds])
+                n += 1
+                if cut is not None and n == cut:
+                    return None
+            return opt.result()
+        finally:
+            opt.close()
+
+    assert run(tmp_path / "a.db", 40, cut=6) is None  # running study, cut
+    assert run(tmp_path / "a.db", 70, cut=4) is None  # extended, cut again
+    done = run(tmp_path / "a.db", 70)
+    assert done.n_evals == 70
+    again = optimize(table_objective, table(), journal=tmp_path / "a.db",
+                     **{**kw, "budget": 70})  # a fresh replay through both budgets
+    same_history(done.history, again.history)
+    pd.testing.assert_frame_equal(done.rounds, again.rounds)
+    # the events before the extension were decided under budget 40: its schedule
+    first = run(tmp_path / "b.db", 40, cut=6)
+    assert first is None
+    ref = Optimizer(table(), "erahbo", journal=tmp_path / "b.db", **{**kw, "budget": 40})
+    head = ref.result().rounds
+    ref.close()
+    pd.testing.assert_frame_equal(head, done.rounds.iloc[:len(head)])
+
+
+def test_cli_resume_with_more_budget(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "study.db"
+    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "100",
+                                   "--journal", str(db), "--out", "o", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["resume", str(db), "--budget", "140", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "budget raised from 100 to 140" in res.output
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["n_evals"] == 140
+    res = CliRunner().invoke(app, ["resume", str(db), "--budget", "120", "--no-progress"])
+    assert res.exit_code != 0 and "more budget, not less" in res.output
+    assert not (tmp_path / "study.db.lock").exists()
+
+
+def test_status_is_a_read_only_summary_of_a_journal(tmp_path):
+    from erahbo.study_status import study_status
+
+    path = tmp_path / "s.db"
+    told = []
+
+    def crash_after_3(opt, trial, outcome):
+        if trial is not None:
+            told.append(trial)
+            if len(told) == 3:
+                raise Crash
+
+    with pytest.raises(Crash):
+        optimize(table_objective, table(), journal=path, callback=crash_after_3, **KW)
+    # a candidate-table study: counts, no incumbent (the table is not in the journal)
+    s = study_status(path)
+    assert s.state == "stopped" and s.budget == 40 and s.n_rounds == 3
+    assert s.incumbent is None and "candidate table" in s.note
+    task = Figure1Task()
+    path = tmp_path / "f.db"
+    ref = optimize(task, task.space, journal=path, **KW)
+    before = snapshot(str(path))
+    s = study_status(path)
+    # 39 of 40: one run left cannot start a new configuration (k_min = 2 seeds)
+    assert s.state == "finished" and s.n_counted == ref.n_evals == 39 and s.budget == 40
+    assert s.incumbent_id == ref.incumbent_id and s.incumbent == ref.incumbent
+    assert s.incumbent_mv == pytest.approx(ref.incumbent_mv)
+    assert s.run_status == {"ok": 39} and s.n_pending == 0
+    assert snapshot(str(path)) == before  # nothing written
+    with Journal.open(path):  # another process would hold the lock: running
+        assert study_status(path).state == "running"
+    res = CliRunner().invoke(app, ["status", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "finished" in res.output and f"config {ref.incumbent_id}" in res.output
+    assert "--budget N" in res.output
+    res = CliRunner().invoke(app, ["status", str(tmp_path / "nope.db")])
+    assert res.exit_code != 0 and "does not exist" in res.output
+
+
+def test_cli_version():
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.strip() == f"erahbo {erahbo.__version__}"

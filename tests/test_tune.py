@@ -258,3 +258,43 @@ def test_tune_cli_warm_starts_from_an_earlier_tuning(fake_worker, tmp_path):
     warm = hist[hist.phase == "warm"]
     off = warm["use_target_network"].astype(str) == "False"
     assert warm.loc[off, "tau"].isna().all() and warm.loc[~off, "tau"].notna().all()
+
+
+def test_tune_cli_checks_options_before_anything_starts(fake_worker, tmp_path):
+    out = tmp_path / "never" / "made"
+    res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "10",
+                                   "--k-max", "4", "--out", str(out),
+                                   "--worker-cmd", shlex.join(fake_worker)])
+    assert res.exit_code == 1
+    assert "budget=10 is smaller than the initial design" in res.output
+    assert "tuning dqn_cc_cartpole" not in res.output  # no banner first
+    assert not (tmp_path / "never").exists()  # no empty --out folder left behind
+
+
+def test_tune_cli_ctrl_c_says_how_to_continue(fake_worker, tmp_path, monkeypatch):
+    import erahbo.arlbench.tune as tune_mod
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tune_mod, "tune", interrupted)
+    out = tmp_path / "t"
+    res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "20",
+                                   "--k-max", "4", "--out", str(out),
+                                   "--worker-cmd", shlex.join(fake_worker)])
+    assert res.exit_code == 130
+    assert f"the study is journaled in {out / 'study.db'}" in res.output
+    assert "run the same command again to continue it: erahbo tune" in res.output
+
+
+def test_progress_bar_is_drawn_from_the_first_update_only():
+    from rich.console import Console
+
+    from erahbo.cli._progress import LazyProgress, run_progress
+
+    with LazyProgress(run_progress(Console(force_terminal=True))) as bar:
+        tid = bar.add_task("", total=3)
+        assert not bar.started  # an error here would print no empty bar
+        bar.update(tid, completed=1)
+        assert bar.started
+    assert not bar.progress.live.is_started

@@ -31,12 +31,22 @@ _LAZY = {
     "write_task": "erahbo.datasets.format",
 }
 
+# Submodules reachable as attributes after a plain ``import erahbo`` (imported on first use),
+# e.g. ``erahbo.diagnostics.diagnose(result)``.
+_SUBMODULES = frozenset((
+    "acquisition", "analysis", "arlbench", "datasets", "diagnostics", "experiments",
+    "integrations", "models", "objectives", "optimizer", "policies", "prior",
+    "recommendation", "runtime", "search", "space", "study_status", "surrogate", "validation",
+))
+
 __all__ = [*sorted(_LAZY), "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"erahbo.{name}")
     raise AttributeError(f"module 'erahbo' has no attribute {name!r}")
 
 

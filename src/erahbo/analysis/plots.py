@@ -150,9 +150,17 @@ def _log_x(ax: Any, budget: int) -> None:
     ax.set_xlim(1, budget)
 
 
+#: Fewest tasks for a domain panel of its own in :func:`plot_rank_over_time`.
+MIN_PANEL_TASKS = 3
+
+
 def plot_rank_over_time(curves: Mapping[str, Any], methods: Sequence[str], budget: int,
                         path: str | Path, *, title: str = "Simple MV regret rank") -> Path:
     """Mean rank over training runs, one panel per domain, mean ± SE bands.
+
+    A domain with fewer than :data:`MIN_PANEL_TASKS` tasks gets no panel of its own when an
+    ``"all"`` panel holds its tasks (a mean rank over one or two tasks is a tangle of crossing
+    lines); a note below the figure names it.
 
     Parameters
     ----------
@@ -166,11 +174,17 @@ def plot_rank_over_time(curves: Mapping[str, Any], methods: Sequence[str], budge
     mpl = _mpl()
     colors = method_colors(methods)
     t = np.arange(1, budget + 1)
+    few = [d for d, c in curves.items() if d != "all" and c.n_units < MIN_PANEL_TASKS]
+    if "all" in curves and few:  # a mean rank over 1-2 tasks is a tangle of crossing lines
+        curves = {d: c for d, c in curves.items() if d not in few}
     n = len(curves)
     rows, cols = _grid_shape(n)
     with mpl.rc_context(_RC):
         fig = _figure((3.6 * cols, 2.9 * rows + 0.6))
         axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
+        if "all" in curves and few:
+            title += (" (no panel for " + ", ".join(domain_label(d) for d in few)
+                      + f": fewer than {MIN_PANEL_TASKS} tasks, which are in 'all')")
         for ax, (dom, c) in zip(axes.ravel(), curves.items(), strict=False):
             for mi, m in enumerate(methods):
                 mean, se = c.mean[mi], np.nan_to_num(c.se[mi])
@@ -365,13 +379,26 @@ def plot_seed_counts(dist: pd.DataFrame, rounds: pd.DataFrame, methods: Sequence
             m = adaptive[0]
             r = rounds[rounds["method"] == m]
             kv = np.sort(r["k"].unique())
-            data = [r.loc[r["k"] == k, "config_norm_regret"].to_numpy() for k in kv]
-            bp = ax2.boxplot(data, positions=np.arange(kv.size), widths=0.6,
+            # rounds the budget ended (fewer seeds than the rule would have used, possibly
+            # fewer than k_min): marked apart, not mixed into the boxes
+            cut = (r["stop_reason"] == "budget").to_numpy() if "stop_reason" in r else \
+                np.zeros(len(r), dtype=bool)
+            kk, reg = r["k"].to_numpy(), r["config_norm_regret"].to_numpy(dtype=float)
+            data = [reg[(kk == k) & ~cut] for k in kv]
+            bp = ax2.boxplot([d if d.size else [np.nan] for d in data],
+                             positions=np.arange(kv.size), widths=0.6,
                              showfliers=False, patch_artist=True)
             for patch in bp["boxes"]:
                 patch.set_facecolor(colors[m])
                 patch.set_alpha(0.45)
-            ax2.set_xticks(np.arange(kv.size), [str(k) for k in kv])
+            if cut.any():
+                pos = np.searchsorted(kv, kk[cut])
+                ax2.scatter(pos + 0.3, reg[cut], marker="x", s=18, color="black", zorder=3,
+                            label="round cut by the budget")
+                ax2.legend(frameon=False, fontsize=8, loc="upper right")
+            only_cut = [not d.size for d in data]
+            ax2.set_xticks(np.arange(kv.size), [f"{k}\n(cut)" if oc else str(k)
+                                                for k, oc in zip(kv, only_cut, strict=True)])
             ax2.set_xlabel("seeds per round k")
             ax2.set_ylabel("normalized MV regret of the configuration")
             ax2.set_title(f"{method_label(m)}: k vs true MV (lower = better)")

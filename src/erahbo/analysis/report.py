@@ -28,8 +28,10 @@ import pandas as pd
 
 from erahbo.analysis import plots, stats
 from erahbo.analysis.tables import (
+    can_reject,
     checkpoint_rows,
     ci_cell,
+    first_run_note,
     format_rank_summary,
     md_table,
     num,
@@ -41,6 +43,7 @@ from erahbo.analysis.tables import (
     tex_table,
     threshold_agg_rows,
     threshold_task_rows,
+    untestable_note,
 )
 from erahbo.analysis.traces import TraceSet, domain_label, load_traces, method_label
 
@@ -301,17 +304,22 @@ def _section_rank_over_time(ctx: _Ctx) -> list[str]:
     res.figures.append(f_rdist)
     rot_md, rot_tex = [], []
     rot_test_rows = []
+    untestable: set[str] = set()
     for g in groups:
         curve = rot["simple"][g]
         for cp in cps:
             i = cp - 1
             # same test as table 1: one-sided Wilcoxon on the per-unit ranks at t = cp
             _, vals_cp = stats.unit_values(ts, "simple", unit=unit, t=cp, domain=g)
-            best, p_cp, bold_cp = stats.wilcoxon_vs_best(stats.rank_rows(vals_cp), alpha=alpha)
-            row_md = [domain_label(g), str(cp)]
-            row_tex = [tex_esc(domain_label(g)), str(cp)]
+            rr = stats.rank_rows(vals_cp)
+            best, p_cp, bold_cp = stats.wilcoxon_vs_best(rr, alpha=alpha)
+            testable = can_reject(rr.shape[0], alpha)  # else every cell would be bold
+            untestable.update(() if testable else [g])
+            mark = "" if testable else " \u2020"
+            row_md = [domain_label(g) + mark, str(cp)]
+            row_tex = [tex_esc(domain_label(g)) + ("" if testable else r"$^\dagger$"), str(cp)]
             for mi, m in enumerate(methods_l):
-                bold = bool(bold_cp[mi]) or mi == best
+                bold = (bool(bold_cp[mi]) and testable) or mi == best
                 row_md.append(pm(curve.mean[mi, i], curve.se[mi, i], bold, tex=False))
                 row_tex.append(pm(curve.mean[mi, i], curve.se[mi, i], bold, tex=True))
                 rot_test_rows.append({"domain": g, "run": cp, "method": m,
@@ -325,7 +333,8 @@ def _section_rank_over_time(ctx: _Ctx) -> list[str]:
                    r" aggregated by domain. Bold values are not statistically significantly "
                    rf"worse than the best (lowest mean rank) at that $t$ (one-sided Wilcoxon "
                    rf"signed-rank test on the paired per-{unit} ranks of the domain, level "
-                   rf"{alpha}).", "tab:rank_over_time"),
+                   rf"{alpha})." + (untestable_note(alpha, unit, tex=True) if untestable
+                                    else ""), "tab:rank_over_time"),
         "rank_over_time.tex")
     md = [
         "## 2. Rank over time by domain", "",
@@ -336,7 +345,8 @@ def _section_rank_over_time(ctx: _Ctx) -> list[str]:
         "**Table 2.** Mean ± SE rank of simple MV regret after t training runs. **Bold**: "
         "not significantly worse than the best (lowest mean rank) of that domain at that t "
         f"(one-sided Wilcoxon signed-rank test on the paired per-{unit} ranks, level "
-        f"{alpha}, as in Table 1); the best is always bold.", "",
+        f"{alpha}, as in Table 1); the best is always bold."
+        + (untestable_note(alpha, unit, tex=False) if untestable else ""), "",
         md_table(["Domain", "t", *labels], rot_md, "lr" + "c" * len(methods_l)), "",
         f"Cumulative regret: ![Rank over time, cumulative]"
         f"({f_rotc.relative_to(out).as_posix()})", "",
@@ -447,7 +457,7 @@ def _section_thresholds(ctx: _Ctx) -> list[str]:
         f"{ts.budget} runs).", "",
         "**Table 4a.** Aggregate over the tasks where *all* methods reach the threshold: "
         "mean ± SE training runs (number of tasks in which each method reaches it in "
-        "brackets).", "",
+        "brackets)." + first_run_note(agg), "",
         md_table(["Threshold", *labels], agg_md), "",
         "**Table 4b.** Per task.", "",
         md_table(task_hdr, task_rows_md), "",
@@ -535,4 +545,10 @@ def _section_checkpoints(ctx: _Ctx) -> list[str]:
     return md
 
 
-__all__ = ["RANKS_CSV_COLUMNS", "ReportResult", "format_rank_summary", "write_report"]
+__all__ = [
+    "RANKS_CSV_COLUMNS",
+    "ReportResult",
+    "can_reject",
+    "format_rank_summary",
+    "write_report",
+]

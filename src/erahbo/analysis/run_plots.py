@@ -48,7 +48,7 @@ def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) ->
     ax.scatter(c[name], c["mean"], s=12 + 3 * c["k"], color="tab:orange", zorder=3,
                label="evaluated (size ~ seeds)")
     best = task.mv_argmax(alpha)[name]
-    ax.axvline(best, color="tab:blue", lw=0.8, alpha=0.6)
+    ax.axvline(best, color="tab:blue", lw=1.0, ls=":", label="true MV optimum")
     if result.incumbent is not None:
         ax.axvline(result.incumbent[name], color="tab:green", lw=2, label="recommended")
     ax.set_ylabel("return")
@@ -60,10 +60,11 @@ def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) ->
     return _save(fig, path)
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def _save(fig: Any, path: str | Path, tight: bool = True) -> Path:
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
@@ -76,11 +77,36 @@ def _bounds(task: Any, name: str) -> tuple[float, float]:
     return float(hp.get("low", hp.get("lower"))), float(hp.get("high", hp.get("upper")))
 
 
-def plot_configs(result: Any, path: str | Path, title: str = "") -> Path:
-    """Sample mean vs sample std of every evaluated configuration (size: seeds k).
+#: Axis convention of every mean-vs-spread plot (configs.png, ``dataset inspect``'s plot):
+#: the spread (std across seeds) on x, the mean return on y; better is up and to the left.
+SPREAD_LABEL = "std of the return across seeds"
+MEAN_LABEL = "mean return across seeds"
 
-    The recommended configuration is ringed. Risk-aware tuning should recommend a point
-    towards the upper left (high mean, low spread).
+
+def _num(x: Any) -> float:
+    """A table cell as a float (NaN for a missing value, pandas' NA included)."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _ranked(c: Any) -> tuple[Any, Any]:
+    """Rows of the incumbent (rank 1) and the runner-up (rank 2) of a configs table."""
+    ranked = c[c["rank"].notna()].sort_values("rank") if "rank" in c else c.iloc[:0]
+    first = ranked.iloc[0] if len(ranked) else None
+    second = ranked.iloc[1] if len(ranked) > 1 else None
+    return first, second
+
+
+def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) -> Path:
+    """Every evaluated configuration, and why the incumbent wins (two panels).
+
+    Left: sample std (x) against sample mean (y), marker size and colour the seeds ``k``, with
+    MV iso-lines ``mean - alpha * std^2 = const`` (the study's ``alpha``); the incumbent
+    (rank 1, highest ``LCB_MV``) and the runner-up are marked. Right: the ``top`` best
+    configurations by rank with their ``[LCB_MV, UCB_MV]`` and MV estimate: the incumbent's
+    lower bound is the line the others' lower bounds stay below.
 
     Parameters
     ----------
@@ -89,6 +115,8 @@ def plot_configs(result: Any, path: str | Path, title: str = "") -> Path:
         PNG to write.
     title : str
         Figure title.
+    top : int
+        Configurations in the bounds panel.
 
     Returns
     -------
@@ -101,22 +129,74 @@ def plot_configs(result: Any, path: str | Path, title: str = "") -> Path:
 
     c = result.configs
     std = np.sqrt(np.maximum(c["var"].to_numpy(dtype=float), 0.0))
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    sc = ax.scatter(std, c["mean"], s=15 + 6 * c["k"], c=c["k"], cmap="viridis", alpha=0.8,
+    mean = c["mean"].to_numpy(dtype=float)
+    alpha = float(result.settings.get("alpha", 1.0) or 0.0)
+    fig, (ax, axb) = plt.subplots(1, 2, figsize=(11, 4.8),
+                                  gridspec_kw={"width_ratios": [1.35, 1]})
+    sc = ax.scatter(std, mean, s=15 + 6 * c["k"], c=c["k"], cmap="viridis", alpha=0.8,
                     edgecolors="none")
-    fig.colorbar(sc, ax=ax, label="seeds k")
-    if result.incumbent_id is not None:
-        row = c.index[c["config_id"] == result.incumbent_id]
-        if len(row):
-            i = row[0]
-            ax.scatter([std[i]], [c.loc[i, "mean"]], s=260, facecolors="none",
-                       edgecolors="tab:red", linewidths=2, label="recommended")
-            ax.legend(loc="lower right", fontsize=8)
-    ax.set_xlabel("sample std of the return across seeds")
-    ax.set_ylabel("sample mean return")
-    ax.set_title(title or f"{result.method.upper()}: {len(c)} configurations, "
-                 f"{result.n_evals} runs")
+    fig.colorbar(sc, ax=ax, label="seeds k", pad=0.01)
+    first, second = _ranked(c)
+    if alpha > 0 and np.isfinite(std).any():
+        _mv_isolines(ax, std, mean, alpha, first)
+    for row, style, label in ((first, dict(edgecolors="tab:red", s=300), "incumbent (rank 1)"),
+                              (second, dict(edgecolors="tab:orange", s=220),
+                               "runner-up (rank 2)")):
+        if row is not None:
+            i = c.index.get_loc(row.name)
+            ax.scatter([std[i]], [mean[i]], facecolors="none", linewidths=2, zorder=4,
+                       label=f"{label}: config {int(row['config_id'])}", **style)
+    ax.set_xlabel(SPREAD_LABEL)
+    ax.set_ylabel(MEAN_LABEL)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=7,
+              frameon=False)
+    ax.set_title(f"{len(c)} configurations, {result.n_evals} runs", fontsize=9)
+    _bounds_panel(axb, c, top)
+    fig.suptitle(title or f"{result.method.upper()}: evaluated configurations", fontsize=11)
     return _save(fig, path)
+
+
+def _mv_isolines(ax: Any, std: np.ndarray, mean: np.ndarray, alpha: float, first: Any) -> None:
+    """Curves of equal MV, ``mean = MV + alpha * std^2``, over the plotted range."""
+    x0, x1 = 0.0, float(np.nanmax(std)) * 1.05 or 1.0
+    y0, y1 = float(np.nanmin(mean)), float(np.nanmax(mean))
+    pad = 0.05 * (y1 - y0 or 1.0)
+    xs = np.linspace(x0, x1, 200)
+    mv_pts = mean - alpha * std**2
+    levels = np.unique(np.quantile(mv_pts[np.isfinite(mv_pts)], [0.1, 0.3, 0.5, 0.7, 0.9]))
+    for lv in levels:
+        ax.plot(xs, lv + alpha * xs**2, color="grey", lw=0.6, ls=":", zorder=1)
+    ax.plot([], [], color="grey", lw=0.6, ls=":", label=f"equal MV (alpha={alpha:.3g})")
+    if first is not None and np.isfinite(_num(first["mv"])):
+        ax.plot(xs, float(first["mv"]) + alpha * xs**2, color="tab:red", lw=1, ls="--",
+                zorder=2, label=f"incumbent's MV estimate {float(first['mv']):.3g}")
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0 - pad, y1 + pad)
+
+
+def _bounds_panel(ax: Any, c: Any, top: int) -> None:
+    ranked = c[c["rank"].notna()].sort_values("rank").head(int(top)) if "rank" in c else c[:0]
+    if ranked.empty or not np.isfinite(ranked["lcb_mv"].to_numpy(dtype=float)).any():
+        ax.text(0.5, 0.5, "no MV bounds yet (models not fit)", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    y = np.arange(len(ranked))[::-1]
+    lo, hi = ranked["lcb_mv"].to_numpy(float), ranked["ucb_mv"].to_numpy(float)
+    colours = ["tab:red" if i == 0 else "tab:orange" if i == 1 else "tab:gray"
+               for i in range(len(ranked))]
+    ax.hlines(y, lo, hi, colors=colours, lw=3, alpha=0.8)
+    ax.scatter(ranked["mv"].to_numpy(float), y, color="black", s=14, zorder=3,
+               label="MV estimate")
+    ax.axvline(lo[0], color="tab:red", lw=1, ls="--",
+               label=f"incumbent's LCB_MV {lo[0]:.3g} (highest)")
+    ax.set_yticks(y, [f"#{int(r)} cfg {int(cid)} (k={int(k)})" for r, cid, k in
+                      zip(ranked["rank"], ranked["config_id"], ranked["k"], strict=True)],
+                  fontsize=7)
+    ax.set_xlabel("MV: [LCB_MV, UCB_MV] and estimate")
+    ax.set_title("best configurations by LCB_MV (the recommendation rule)", fontsize=9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, fontsize=7,
+              frameon=False)
 
 
 # one colour per stop reason (erahbo.policies.STOP_REASONS), the same in both panels
@@ -157,7 +237,7 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     reasons = r["stop_reason"].fillna("initial").astype(str).to_numpy()
     colour_of = {x: _REASON_COLOURS.get(x, "tab:brown") for x in dict.fromkeys(reasons)}
     colours = [colour_of[x] for x in reasons]
-    fig, (ax, axk) = plt.subplots(2, 1, figsize=(7.5, 5.5), sharex=True,
+    fig, (ax, axk) = plt.subplots(2, 1, figsize=(7.5, 6.3), sharex=True,
                                   gridspec_kw={"height_ratios": [3, 1.4]})
     bo = r["phase"].to_numpy() == "bo"
     lcb, ucb = r["lcb_mv"].to_numpy(dtype=float), r["ucb_mv"].to_numpy(dtype=float)
@@ -166,16 +246,32 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
               alpha=0.7)
     b_t = r["B_t"].to_numpy(dtype=float)
     fin = bo & np.isfinite(b_t)
-    if fin.any():
-        ax.step(runs[fin] - k[fin], b_t[fin], where="post", color="black", lw=1.3,
+    if fin.any():  # B_t holds from the start of its round to the end of the last one
+        xs = np.append(runs[fin] - k[fin], runs[-1])
+        ax.step(xs, np.append(b_t[fin], b_t[fin][-1]), where="post", color="black", lw=1.3,
                 label="B_t = max LCB_MV (incumbent bound)")
+    first, second = _ranked(result.configs)
+    for row, colour, label in ((first, "tab:red", "incumbent"), (second, "tab:orange",
+                                                                "runner-up")):
+        if row is None:
+            continue
+        mine = np.flatnonzero(r["config_id"].to_numpy() == row["config_id"])
+        if mine.size:  # its last round, at the height of its final lower bound
+            at = runs[mine[-1]]
+            y = _num(row["lcb_mv"])
+            ax.scatter([at], [y], marker="*", s=140, color=colour, edgecolors="black",
+                       linewidths=0.5, zorder=5,
+                       label=f"{label}: config {int(row['config_id'])} (its LCB_MV now)")
     for reason, colour in colour_of.items():  # one legend for both panels: colours agree
         ax.plot([], [], color=colour, lw=4, label=f"round ended: {reason}")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set_xlim(0, runs[-1] * 1.01 + 1 if len(runs) else 1)
     ax.set_ylabel("MV bounds of x_t")
     ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")
     axk.bar(runs - k / 2, k, width=np.maximum(k, 1.0), color=colours, edgecolor="white",
             linewidth=0.3)
     axk.set_ylabel("seeds k")
     axk.set_xlabel("training runs")
-    return _save(fig, path)
+    handles, labels = ax.get_legend_handles_labels()  # below the panels: covers no round
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.06 + 0.03 * (len(labels) // 3), 1, 1))
+    return _save(fig, path, tight=False)

@@ -20,9 +20,11 @@ METRIC_NAMES = {"simple": "Simple Regret MV", "cumulative": "Cumulative Regret M
 
 __all__ = [
     "METRIC_NAMES",
+    "can_reject",
     "checkpoint_rows",
     "ci_cell",
     "crossing_cell",
+    "first_run_note",
     "format_rank_summary",
     "md_table",
     "num",
@@ -35,6 +37,7 @@ __all__ = [
     "tex_table",
     "threshold_agg_rows",
     "threshold_task_rows",
+    "untestable_note",
 ]
 
 
@@ -47,6 +50,37 @@ def tex_esc(s: str) -> str:
                  ("#", r"\#"), ("$", r"\$")):
         s = s.replace(a, b)
     return s
+
+
+def first_run_note(agg: pd.DataFrame) -> str:
+    """Why a threshold row reads 1.0 for every method (the normalization, not the methods)."""
+    if agg.empty:
+        return ""
+    means = agg.groupby("threshold")["mean"].agg(lambda v: bool(np.all(v.to_numpy() == 1.0)))
+    at_one = [f"{round(100 * t)} %" for t, yes in sorted(means.items(), reverse=True) if yes]
+    if not at_one:
+        return ""
+    rows = "row reads" if len(at_one) == 1 else "rows read"
+    return (f" The {', '.join(at_one)} {rows} 1 for every method: regret is normalized by "
+            "that of the *average* initial configuration (mv_star - mean MV of the initial "
+            "design), while the regret after the first run is that of the *best* initial "
+            "configuration, already below it on these tasks: reached by the initial design "
+            "alone, such a row does not compare the methods.")
+
+
+def can_reject(n_units: int, alpha: float) -> bool:
+    """Whether the one-sided Wilcoxon signed-rank test on ``n_units`` pairs can reject at
+    ``alpha`` at all: its smallest attainable p-value is ``1 / 2**n_units`` (all differences
+    of one sign), so with 4 units or fewer it never goes below 0.05."""
+    return 0.5 ** int(n_units) < alpha
+
+
+def untestable_note(alpha: float, unit: str, tex: bool) -> str:
+    """The footnote of a table whose marked rows have too few units for the test."""
+    dagger = r"$^\dagger$" if tex else "\u2020"
+    return (f" {dagger}: too few {unit}s for the test to reject at level {alpha} (its smallest "
+            f"p-value is 1/2^n); there only the best is bold, and no method is shown to be "
+            "worse.")
 
 
 def pm(mean: float, se: float, bold: bool, tex: bool, digits: int = 2) -> str:

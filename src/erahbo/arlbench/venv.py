@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
@@ -101,6 +102,7 @@ def setup_venv(
     lock: bool = True,
     python: str | None = None,
     quiet: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, object]:
     """Create the ARLBench venv if needed (idempotent) and verify the import.
 
@@ -116,6 +118,9 @@ def setup_venv(
         current one).  ARLBench 0.1.3 was tested with CPython 3.11.
     quiet : bool
         Pass ``-q`` to pip.
+    progress : callable, optional
+        Called with a short line before each step (the checks and the install take up to a
+        minute each).
 
     Returns
     -------
@@ -124,7 +129,9 @@ def setup_venv(
     """
     import shutil
 
+    say = progress if progress is not None else (lambda line: None)
     venv = Path(venv) if venv is not None else default_venv_path()
+    say("checking the venv (imports arlbench and jax: up to a minute)")
     status = venv_status(venv)
     if status["ok"]:
         status["created"] = False
@@ -133,15 +140,19 @@ def setup_venv(
     if not py.exists():
         base = python or shutil.which("python3.11") or sys.executable
         venv.parent.mkdir(parents=True, exist_ok=True)
+        say(f"creating the venv with {base}")
         subprocess.run([base, "-m", "venv", str(venv)], check=True)
     pip = [str(py), "-m", "pip", "install", *(["-q"] if quiet else [])]
     last_err = ""
     for use_lock in [True, False] if lock else [False]:
         cmd = [*pip, *ARLBENCH_REQUIREMENTS, "-c", str(constraints_file(use_lock))]
+        say(f"installing arlbench 0.1.3 ({'full lock file' if use_lock else 'constraints'}; "
+            "a few minutes the first time)")
         proc = subprocess.run(cmd, capture_output=quiet, text=True, check=False)
         if proc.returncode == 0:
             break
         last_err = (proc.stderr or "").strip()[-500:]
+    say("verifying the import")
     status = venv_status(venv)
     status["created"] = True
     if not status["ok"] and last_err:

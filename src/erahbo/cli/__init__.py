@@ -18,6 +18,7 @@ from erahbo.cli import (
     optimize_cmd,
     report,
     resume,
+    status,
     tune,
 )
 
@@ -35,12 +36,31 @@ groups: dict[str, typer.Typer] = {
     ),
     "arlbench": typer.Typer(help="Manage the ARLBench worker environment.", no_args_is_help=True),
 }
+
+
+def _version(value: bool) -> None:
+    if value:
+        from erahbo import __version__
+
+        typer.echo(f"erahbo {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """Risk-aware hyperparameter optimization of reinforcement learning (ERAHBO, RAHBO,
+    GP-UCB)."""
+
+
 for _name, _group in groups.items():
     app.add_typer(_group, name=_name)
 
 # Command modules, in --help order: each adds its command(s) to the app or a group.
-for _module in (demo, optimize_cmd, benchmark, report, tune, resume, dataset, generate,
-                arlbench_cmd):
+for _module in (demo, optimize_cmd, benchmark, report, tune, resume, status, dataset,
+                generate, arlbench_cmd):
     _module.register(app, groups)
 
 

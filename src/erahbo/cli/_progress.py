@@ -54,3 +54,31 @@ class PlainTicker:
             tail = f" ({100 * done / total:.1f} %) eta={eta / 60:.1f}min"
         print(f"{time.strftime('%H:%M:%S')} {self.label} {done}/{total or '?'}{tail} "
               f"elapsed={elapsed:.0f}s", flush=True)
+
+
+class LazyProgress:
+    """A rich ``Progress`` drawn from its first ``update`` on (a context manager).
+
+    An error raised before the first update (bad options, a journal of another study) is then
+    printed without an empty progress bar above it.
+    """
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.started = False
+
+    def __enter__(self) -> LazyProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.started:
+            self.progress.stop()
+
+    def add_task(self, *args: Any, **kwargs: Any) -> Any:
+        return self.progress.add_task(*args, **kwargs)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        if not self.started:
+            self.started = True
+            self.progress.start()
+        self.progress.update(*args, **kwargs)

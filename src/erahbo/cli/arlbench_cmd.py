@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -29,8 +30,11 @@ def setup(
     console = make_console()
     target = venv or default_venv_path()
     console.print(f"ARLBench venv: {target}")
-    with console.status("installing arlbench 0.1.3 (about a minute the first time)..."):
-        st = setup_venv(target, lock=not no_lock, python=python)
+
+    def step(line: str) -> None:  # a plain line per step: also visible in logs and pipes
+        console.print(f"{time.strftime('%H:%M:%S')} {line}...", markup=False, highlight=False)
+
+    st = setup_venv(target, lock=not no_lock, python=python, progress=step)
     if not st["ok"]:
         console.print(f"[red]error:[/red] {st['error']}")
         raise typer.Exit(code=1)

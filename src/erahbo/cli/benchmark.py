@@ -105,22 +105,27 @@ def benchmark(
     for note in capped:
         console.print(f"[yellow]note[/]: {note}")
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "
-                  f"budget {budget} runs -> {out}"
+                  f"budget {budget} runs after the initial design -> {out}"
                   + (f" [executor: ray{' @ ' + address if address else ''}]"
                      if executor == "ray" else ""))
     plain = not sys.stderr.isatty()  # logs: a plain line every 30 s instead of the bar
     ticker = PlainTicker("runs")
-    with run_progress(console, disable=plain) as bar:
-        tid = bar.add_task("", total=None)
+    try:
+        with run_progress(console, disable=plain) as bar:
+            tid = bar.add_task("", total=None)
 
-        def on_progress(done: int, total: int) -> None:
-            bar.update(tid, completed=done, total=total)
-            if plain:
-                ticker(done, total)
+            def on_progress(done: int, total: int) -> None:
+                bar.update(tid, completed=done, total=total)
+                if plain:
+                    ticker(done, total)
 
-        summary = run_study(tasks, specs, repetitions, settings, out, workers=workers,
-                            on_progress=on_progress,
-                            executor="ray" if executor == "ray" else None, address=address)
+            summary = run_study(tasks, specs, repetitions, settings, out, workers=workers,
+                                on_progress=on_progress,
+                                executor="ray" if executor == "ray" else None, address=address)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted; the finished traces are kept in {out / 'traces'}: run the "
+                   "same command again to continue (finished jobs are skipped)", err=True)
+        raise typer.Exit(130) from None
     console.print(f"{summary['jobs_run']} trace(s) written, {summary['jobs_skipped']} already "
                   f"done, in {out / 'traces'}")
     if report:

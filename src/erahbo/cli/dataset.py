@@ -98,21 +98,27 @@ def inspect(
         ]
     except ValueError as err:
         raise _fail(err) from None
-    names = [t.name for t in tasks]
+    wide = console.width >= 110  # domain, degeneracy and the std range only where they fit
     table = Table(
-        title="RL-outcome tasks (statistics over feasible configurations)",
+        title="RL-outcome tasks (over feasible configurations)",
         caption=("* synthetic (not real RL data). " if any(_synthetic(t) for t in tasks) else "")
-        + "NaN: values (configurations with a NaN). alpha*: the smallest alpha at which the "
-        "best-mean configuration is no longer MV-optimal (processed scale).",
+        + ("NaN: values (configurations) with a NaN. std: min/median/max" if wide else
+           "NaN: configurations with a NaN. std: median")
+        + " over configurations. corr: of mean and std. rank (regret): MV rank and regret of "
+        "the best-mean configuration. alpha*: the smallest alpha at which it is no longer "
+        "MV-optimal (processed scale)." + ("" if wide else " ! degenerate task."),
+        caption_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
+        collapse_padding=True,
     )
-    table.add_column("task", min_width=min(max(map(len, names), default=4) + 1, 40))
-    for col in ("domain", "N x S", "NaN", "degen."):
+    table.add_column("task", no_wrap=True)
+    cols = ("domain", "N x S", "NaN", "degen.") if wide else ("N x S", "NaN")
+    for col in cols:
         table.add_column(col, no_wrap=True)
-    table.add_column("std min/med/max", overflow="fold")
-    table.add_column("corr(m,s)", no_wrap=True)
-    table.add_column("best-mean MV rank (regret)", no_wrap=True)
+    table.add_column("std" + (" min/med/max" if wide else ""), no_wrap=True)
+    table.add_column("corr", no_wrap=True)
+    table.add_column("rank (regret)", no_wrap=True)
     table.add_column("alpha*", no_wrap=True)
     for task in tasks:
         s = summarize_task(task)
@@ -122,17 +128,14 @@ def inspect(
             from_alpha = "never" if math.isinf(tr.alpha_tradeoff) else compact(tr.alpha_tradeoff)
         except ValueError:  # degenerate: nothing to trade off
             trade = from_alpha = "-"
-        table.add_row(
-            s.task + ("*" if _synthetic(task) else ""),
-            s.domain,
-            f"{s.n_configs}x{s.n_seeds}",
-            f"{s.n_nan_values} ({s.n_infeasible})",
-            "yes" if s.degenerate else "no",
-            "/".join(compact(v) for v in (s.std_min, s.std_median, s.std_max)),
-            f"{s.corr_mean_std:+.2f}",
-            trade,
-            from_alpha,
-        )
+        name = s.task + ("*" if _synthetic(task) else "") + (
+            "!" if s.degenerate and not wide else "")
+        nan = f"{s.n_nan_values} ({s.n_infeasible})" if wide else str(s.n_infeasible)
+        std = ("/".join(compact(v) for v in (s.std_min, s.std_median, s.std_max)) if wide
+               else compact(s.std_median))
+        head = ([s.domain, f"{s.n_configs}x{s.n_seeds}", nan, "yes" if s.degenerate else "no"]
+                if wide else [f"{s.n_configs}x{s.n_seeds}", nan])
+        table.add_row(name, *head, std, f"{s.corr_mean_std:+.2f}", trade, from_alpha)
         if plot_dir is not None:
             plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png", alpha=alpha,
                           outcome_processing=outcome_processing)

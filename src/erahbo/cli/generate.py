@@ -148,6 +148,10 @@ def generate(
         except (ValueError, RuntimeError) as err:  # other settings, or a run already going
             console.print(f"[red]error:[/red] {err}")
             raise typer.Exit(code=2) from None
+        except KeyboardInterrupt:
+            typer.echo(f"interrupted; the finished shards are kept under {out}/shards: run the "
+                       "same command again to continue (finished shards are skipped)", err=True)
+            raise typer.Exit(130) from None
     console.print(
         f"{t.name}: {len(res['written'])} shards written, {len(res['skipped'])} "
         f"already present, {res['runs']} runs in {res['wall_s']:.0f} s"
@@ -269,12 +273,37 @@ def status(
     if markdown:
         typer.echo("\n".join(lines))
         return
-    table = Table(title=f"ARLBench generation under {out}")
-    for i, col in enumerate(STATUS_COLUMNS):
-        table.add_column(col, no_wrap=i == 0)  # task names are never cut
+    console = make_console()
+    if console.width >= 200:  # the whole table fits
+        table = Table(title=f"ARLBench generation under {out}")
+        for i, col in enumerate(STATUS_COLUMNS):
+            table.add_column(col, no_wrap=i == 0)  # task names are never cut
+        for r in rows:
+            table.add_row(*r)
+        console.print(table)
+        return
+    print_status_records(rows, console, out)
+
+
+def print_status_records(rows: list[list[str]], console: Any, out: Path) -> None:
+    """The status, one short block per task (fits 80 columns; the table needs ~200)."""
+    say = lambda line: console.print(line, markup=False, highlight=False)  # noqa: E731
+    say(f"ARLBench generation under {out}")
+    say("(std, mean: min / median / max over configurations)")
     for r in rows:
-        table.add_row(*r)
-    make_console().print(table)
+        d = dict(zip(STATUS_COLUMNS, r, strict=True))
+        done, _, pct = d["done (work)"].partition(" ")
+        merged = d["merged"] if d["merged"] != "not merged" else "not merged yet"
+        say(f"{d['task']}: {done} of {d['planned']} done {pct}, merged: {merged}")
+        if d["worker time (left)"]:
+            used, _, left = d["worker time (left)"].partition(" (")
+            run, _, first = d["median run / first run"].partition(" / ")
+            say(f"  {used} of worker time ({left.rstrip(')')} left)"
+                + (f", {d['runs/s per core']} runs/s/core, run {run} (first {first})"
+                   if run else ""))
+        if d["NaN runs"]:
+            say(f"  NaN runs {d['NaN runs']}; std {d['per-config std min/med/max']}; mean "
+                f"{d['mean return min/med/max']}; corr {d['corr(mean, std)'] or '-'}")
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:

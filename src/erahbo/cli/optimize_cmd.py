@@ -20,6 +20,7 @@ from typing import Any
 import typer
 
 from erahbo.cli._console import make_console
+from erahbo.cli._decision import print_top, top_rows, unspent_note, why
 
 ERRORS: tuple[type[BaseException], ...] = (
     ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
@@ -64,10 +65,10 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
         yield None
         return
 
-    from erahbo.cli._progress import run_progress
+    from erahbo.cli._progress import LazyProgress, run_progress
 
     console = make_console(stderr=True)
-    with run_progress(console) as bar:
+    with LazyProgress(run_progress(console)) as bar:  # drawn from the first run on
         tid = bar.add_task("", total=None)
         failed = 0
 
@@ -125,6 +126,8 @@ def write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[
         "incumbent": result.incumbent,
         "incumbent_id": result.incumbent_id,
         "incumbent_mv": None if not math.isfinite(result.incumbent_mv) else result.incumbent_mv,
+        "why": why(result),
+        "top_configs": top_rows(result),
         "failures": result.failures,
         "stopped": getattr(result, "stopped", None),
         "run_status": {str(k): int(v) for k, v in status.items()},
@@ -163,6 +166,7 @@ def print_result(result: Any, findings: list[Any]) -> None:
     for name, value in result.incumbent.items():
         table.add_row(name, f"{value:.6g}" if isinstance(value, float) else str(value))
     console.print(table)
+    print_top(result, console)
     n_bad = int((result.history["status"] != "ok").sum()) if len(result.history) else 0
     n_warm = int((result.rounds["phase"] == "warm").sum())
     n_warm_runs = int((result.history["phase"] == "warm").sum())
@@ -171,6 +175,8 @@ def print_result(result: Any, findings: list[Any]) -> None:
                   f"{result.n_evals} training runs counted in {len(result.rounds) - n_warm} "
                   f"rounds{warm_note}"
                   + (f"; {n_bad} failed run(s) ({result.failures})" if n_bad else ""))
+    if unspent_note(result):
+        console.print(unspent_note(result), markup=False, highlight=False)
     print_findings(findings, console)
 
 
@@ -250,7 +256,6 @@ def optimize(
             "executor": executor, "workers": workers, "address": address,
             "run_timeout": run_timeout, "out": str(out.resolve()),
         }
-        out.mkdir(parents=True, exist_ok=True)
         if journal is not None:  # the CLI makes the journal's folder (the library does not)
             journal.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
@@ -271,7 +276,9 @@ def optimize(
     except errors as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        hint = f"; continue with `erahbo resume {journal}`" if journal is not None else ""
+        hint = (f"; continue with `erahbo resume {journal}`" if journal is not None else
+                "; without --journal the study cannot be continued (pass --journal PATH to "
+                "make it resumable)")
         typer.echo(f"interrupted{hint}", err=True)
         raise typer.Exit(130) from None
     from erahbo.diagnostics import diagnose

@@ -1,4 +1,4 @@
-"""``erahbo resume PATH``: continue a journaled study to its budget.
+"""``erahbo resume PATH``: continue a journaled study to its budget (``--budget N``: more).
 
 A thin layer over :func:`erahbo.optimizer.resume`: the settings come from the journal, the
 objective is rebuilt from the journal's info (``module:function`` or a bundled task name), the
@@ -32,6 +32,8 @@ def resume(
     run_timeout: float = typer.Option(None, help="Seconds per run (default: as journaled)."),
     out: Path = typer.Option(None, help="Output folder (default: the one of `erahbo optimize`, "
                              "if it recorded one)."),
+    budget: int = typer.Option(None, help="Give the study more training runs in all (a "
+                               "finished study continues: replay, then more rounds)."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
     """Reopen a journal and continue its study to the budget; print the incumbent."""
@@ -47,21 +49,24 @@ def resume(
         with Journal.open(path) as j:
             info = dict(j.info)
             n_before = j.n_counted()
-            budget = j.settings.get("budget")
+            now = j.budget()
         fn = None
         space = None
         if objective is not None:
             fn, space = load_objective(objective)
-        typer.echo(f"resuming {path}: {n_before} of {budget} training runs done "
+        more = f", budget raised from {now} to {budget}" if budget and budget != now else ""
+        typer.echo(f"resuming {path}: {n_before} of {now} training runs done{more} "
                    f"(objective {objective or info.get('objective')})")
         t0 = time.time()
         with progress_display(progress) as callback:
             result = resume_study(path, fn, space, executor=executor, workers=workers,
-                                  address=address, run_timeout=run_timeout, callback=callback)
+                                  address=address, run_timeout=run_timeout, callback=callback,
+                                  budget=budget)
     except errors as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        typer.echo(f"interrupted; continue with `erahbo resume {path}`", err=True)
+        more = f" --budget {budget}" if budget else ""
+        typer.echo(f"interrupted; continue with `erahbo resume {path}{more}`", err=True)
         raise typer.Exit(130) from None
     from erahbo.diagnostics import diagnose
 

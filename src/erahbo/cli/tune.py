@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from erahbo.cli._console import make_console
+from erahbo.cli._decision import markdown_top, print_top, top_rows, unspent_note, why
 from erahbo.cli.optimize_cmd import findings_json, print_findings, warm_frame
 
 
@@ -75,8 +76,8 @@ def tune(
     from erahbo.arlbench.tune import return_scale
     from erahbo.arlbench.tune import tune as run_tune
     from erahbo.arlbench.tune import verify as run_verify
-    from erahbo.cli._progress import run_progress
-    from erahbo.optimizer.options import Options
+    from erahbo.cli._progress import LazyProgress, run_progress
+    from erahbo.recommendation import explain_verification
 
     console = make_console()
     try:
@@ -87,14 +88,6 @@ def tune(
         console.print(f"[red]error[/]: {t.name} cannot run here: {t.note} (use --force to try "
                       "anyway, as for erahbo arlbench generate)")
         raise typer.Exit(2)
-    if not t.runnable_here:
-        console.print(f"[yellow]warning[/]: {t.name}: {t.note}")
-    out = out or Path("results/tune") / t.name
-    try:
-        check_out_dir(out)
-    except ValueError as e:
-        raise typer.BadParameter(str(e), param_hint="--out") from None
-    out.mkdir(parents=True, exist_ok=True)
     extra = {"n_total_timesteps": int(steps)} if steps else None
     options = dict(alpha=alpha, scale=scale, k_min=k_min, k_max=k_max, k=k, n_init=n_init,
                    k_init=k_init, beta=beta, beta_stop=beta_stop, schedule=schedule,
@@ -109,52 +102,72 @@ def tune(
         options["warm_start"] = warm
     if parallel is not None:
         options["n_parallel"] = parallel
-    try:  # the optimizer's rules, before any worker starts
-        Options(method=method, budget=budget, seed=seed, failures=failures,
-                **{k: v for k, v in options.items() if k not in ("scale", "warm_start")})
-    except (ValueError, TypeError) as e:
-        raise typer.BadParameter(str(e)) from None
+    try:  # every option checked before anything is printed or created
+        check_tune_options(t, method=method, budget=budget, seed=seed, failures=failures,
+                           **options)
+    except (ValueError, TypeError, FileNotFoundError) as e:
+        console.print(f"[red]error[/]: {e}", markup=True, highlight=False)
+        raise typer.Exit(1) from None
+    if not t.runnable_here:
+        console.print(f"[yellow]warning[/]: {t.name}: {t.note}")
+    out = out or Path("results/tune") / t.name
+    try:
+        check_out_dir(out)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--out") from None
+    made = [p for p in (out, *out.parents) if not p.exists()]  # removed again if left empty
     cmd = shlex.split(worker_cmd) if worker_cmd else None
     try:
         client = ArlClient(workers, venv=venv, worker_cmd=cmd, run_timeout_s=run_timeout,
                            log_dir=out / "worker-logs")
     except WorkerError as e:
+        _remove_empty(out / "worker-logs", *made)
         console.print(f"[red]error[/]: {e}")
         raise typer.Exit(1) from None
+    out.mkdir(parents=True, exist_ok=True)
     width = scale or return_scale(t)
     console.print(f"tuning {t.name} ({t.algorithm}, {t.environment}) with {method}, budget "
                   f"{budget} runs, {workers} worker(s); alpha {alpha} on returns / {width:g}; "
                   f"journal {out / 'study.db'}")
     plain = not sys.stderr.isatty()  # logs (nohup, CI): one plain line per trial instead
-    with client, run_progress(console, disable=plain) as bar:
-        tid = bar.add_task("", total=budget)
+    try:
+        with client, LazyProgress(run_progress(console, disable=plain)) as bar:
+            tid = bar.add_task("", total=budget)
 
-        def on_trial(trial, results, opt) -> None:
-            failed = sum(r.status != "ok" for r in results)
-            inc = opt.incumbent_id
-            mv = opt.incumbent_mv
-            busy = f" | {opt.n_pending} more in flight" if opt.n_parallel > 1 else ""
-            desc = (f"round {trial.round:3d} | config {trial.config_id:3d} | "
-                    f"+{len(results)} seed(s){f' ({failed} failed)' if failed else ''} | "
-                    f"incumbent {inc} MV {mv:.4g}{busy}")
-            bar.update(tid, completed=opt.n_evals, description=desc)
-            if plain:
-                print(f"{time.strftime('%H:%M:%S')} runs {opt.n_evals}/{budget} | {desc}",
-                      flush=True)
+            def on_trial(trial, results, opt) -> None:
+                failed = sum(r.status != "ok" for r in results)
+                inc = opt.incumbent_id
+                mv = opt.incumbent_mv
+                busy = f" | {opt.n_pending} more in flight" if opt.n_parallel > 1 else ""
+                desc = (f"round {trial.round:3d} | config {trial.config_id:3d} | "
+                        f"+{len(results)} seed(s){f' ({failed} failed)' if failed else ''} | "
+                        f"incumbent {inc} MV {mv:.4g}{busy}")
+                bar.update(tid, completed=opt.n_evals, description=desc)
+                if plain:
+                    print(f"{time.strftime('%H:%M:%S')} runs {opt.n_evals}/{budget} | {desc}",
+                          flush=True)
 
-        try:
-            result = run_tune(t, client=client, method=method, budget=budget, seed=seed,
-                              journal=out / "study.db", failures=failures, extra=extra,
-                              on_trial=on_trial, **options)
-        except ValueError as e:
-            console.print(f"[red]error[/]: {e}")
-            raise typer.Exit(1) from None
-        check = None
-        if verify and result.incumbent is not None:
-            bar.update(tid, description=f"verifying the incumbent on {verify} fresh seeds")
-            used = result.history.loc[result.history["config_id"] == result.incumbent_id, "seed"]
-            check = run_verify(t, result.incumbent, client=client, n_seeds=verify, alpha=alpha,
-                               scale=scale, seed=seed, exclude=used.tolist(), extra=extra)
+            try:
+                result = run_tune(t, client=client, method=method, budget=budget, seed=seed,
+                                  journal=out / "study.db", failures=failures, extra=extra,
+                                  on_trial=on_trial, **options)
+            except ValueError as e:
+                console.print(f"[red]error[/]: {e}")
+                raise typer.Exit(1) from None
+            check = None
+            if verify and result.incumbent is not None:
+                bar.update(tid, description=f"verifying the incumbent on {verify} fresh seeds")
+                used = result.history.loc[result.history["config_id"] == result.incumbent_id,
+                                          "seed"]
+                check = run_verify(t, result.incumbent, client=client, n_seeds=verify,
+                                   alpha=alpha, scale=scale, seed=seed, exclude=used.tolist(),
+                                   extra=extra)
+    except KeyboardInterrupt:
+        again = shlex.join(["erahbo", *sys.argv[1:]]) if sys.argv[1:2] == ["tune"] else \
+            f"erahbo tune --task {t.name} --out {out}"
+        typer.echo(f"interrupted; the study is journaled in {out / 'study.db'}: run the same "
+                   f"command again to continue it: {again}", err=True)
+        raise typer.Exit(130) from None
     from erahbo.diagnostics import diagnose
 
     findings = diagnose(result)
@@ -165,7 +178,11 @@ def tune(
                "incumbent_id": result.incumbent_id, "incumbent": result.incumbent,
                "incumbent_mv": result.incumbent_mv, "alpha": alpha, "scale": width,
                "failed_runs": int((result.history["status"] != "ok").sum()),
+               "why": why(result), "top_configs": top_rows(result),
                "verification": None if check is None else check.to_dict(),
+               "verification_gap": None if check is None else explain_verification(
+                   result.incumbent_mv, check.mv, check.std,
+                   len(check.returns) - check.n_failed, alpha / width),
                "findings": findings_json(findings)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
@@ -173,17 +190,49 @@ def tune(
     _write_markdown(out, summary, result)
     console.print(f"recommended configuration (estimated MV {result.incumbent_mv:.4g}):")
     console.print(result.incumbent)
+    print_top(result, console)
+    if unspent_note(result):
+        console.print(unspent_note(result), markup=False, highlight=False)
     if check is not None:
         console.print(f"on {verify} fresh seeds: mean {check.mean:.4g}, std {check.std:.4g}, "
-                      f"MV {check.mv:.4g} ({check.n_failed} failed)")
+                      f"MV {check.mv:.4g} ({check.n_failed} failed); "
+                      f"{summary['verification_gap']}", markup=False, highlight=False)
     print_findings(findings, console)
     console.print(f"history, rounds, summary, {png.name}, rounds.png and tune.md written to {out}")
 
 
+def check_tune_options(task, *, method: str, budget: int, seed: int, failures: str,
+                       alpha: float, scale: float | None, **options) -> None:
+    """Raise ValueError/TypeError for options the tuning would refuse (nothing is started).
+
+    Builds the optimizer without a journal (the initial design only), as ``tune`` will.
+    """
+    from erahbo.arlbench.tune import return_scale
+    from erahbo.optimizer import Optimizer
+    from erahbo.space import SearchSpace
+
+    width = return_scale(task) if scale is None else float(scale)
+    if not width > 0:
+        raise ValueError(f"--scale {scale} must be > 0 (the width of the return range)")
+    Optimizer(SearchSpace(task.search_space), method, budget=budget, seed=seed,
+              alpha=alpha / width, failures=failures, **options)
+
+
+def _remove_empty(*folders: Path) -> None:
+    """Remove the folders that are empty, in order (those this command made)."""
+    for f in folders:
+        try:
+            f.rmdir()
+        except OSError:
+            pass
+
+
 def _write_markdown(out: Path, summary: dict, result) -> None:
     row = result.configs[result.configs["config_id"] == result.incumbent_id]
+    unspent = unspent_note(result)
     lines = [f"# Tuning {summary['task']} with {summary['method']}", "",
-             f"- training runs: {summary['n_evals']} (failed: {summary['failed_runs']})",
+             f"- training runs: {summary['n_evals']} (failed: {summary['failed_runs']})"
+             + (f"; {unspent}" if unspent else ""),
              f"- alpha: {summary['alpha']} on returns divided by {summary['scale']:g} "
              "(MV and its estimate below are on the raw return scale)",
              f"- recommended configuration (id {summary['incumbent_id']}): "
@@ -196,9 +245,15 @@ def _write_markdown(out: Path, summary: dict, result) -> None:
     v = summary.get("verification")
     if v:
         lines.append(f"- out of sample, {len(v['seeds'])} fresh seeds: mean {v['mean']:.4g}, "
-                     f"std {v['std']:.4g}, MV {v['mv']:.4g} ({v['n_failed']} failed runs)")
+                     f"std {v['std']:.4g}, MV {v['mv']:.4g} ({v['n_failed']} failed runs); "
+                     f"{summary['verification_gap']}")
     for f in summary.get("findings", []):
         lines.append(f"- **note ({f['code']})**: {f['message']}")
+    top = markdown_top(result)
+    if top:
+        lines += ["", "## Best configurations", "",
+                  "Ranked by LCB_MV, the lower confidence bound of MV = mean - alpha var "
+                  "(raw return scale); k: seeds run.", "", *top]
     lines += ["", "![evaluated configurations](configs.png)", "",
               "![rounds: stopping-rule bounds and seeds](rounds.png)", "",
               "Seeds per round: see `rounds.csv`; every run: `history.csv`."]

@@ -139,7 +139,10 @@ def plot_mean_std(
     alpha: float = 1.0,
     outcome_processing: str = "vizier",
 ) -> Path:
-    """Write the per-configuration mean-vs-std scatter of ``task`` as a PNG.
+    """Write the per-configuration std-vs-mean scatter of ``task`` as a PNG.
+
+    The axes follow every mean-vs-spread plot of erahbo (``configs.png`` too): the std across
+    seeds on x, the mean return on y (better: up and to the left).
 
     The configuration with the best mean and the MV-optimal one (as the benchmark scores them,
     see :func:`benchmark_optima`) are marked: where they differ, the task rewards risk-aversion.
@@ -169,19 +172,19 @@ def plot_mean_std(
     fig = Figure(figsize=(5.0, 4.0))
     FigureCanvasAgg(fig)  # Agg canvas, no pyplot state
     ax = fig.add_subplot()
-    ax.scatter(mean, std, s=8, alpha=0.6, linewidths=0)
+    ax.scatter(std, mean, s=8, alpha=0.6, linewidths=0)
     if mean.size:
         opt = benchmark_optima(task, alpha=alpha, outcome_processing=outcome_processing)
         if opt is not None:
             scale = "" if outcome_processing == "none" else f", {outcome_processing} scale"
-            (bx, by), (mx, my) = opt
+            (by, bx), (my, mx) = opt  # (mean, std) pairs: std on x
             ax.scatter([bx], [by], marker="^", s=70, facecolors="none", edgecolors="tab:orange",
                        linewidths=1.5, label=f"best mean{scale}")
             ax.scatter([mx], [my], marker="*", s=90, color="tab:red", zorder=3,
                        label=f"MV optimum (alpha={alpha:g}{scale})")
             ax.legend(fontsize=7, loc="best")
-    ax.set_xlabel("mean return over seeds")
-    ax.set_ylabel("std of return over seeds")
+    ax.set_xlabel("std of the return across seeds")
+    ax.set_ylabel("mean return across seeds")
     tag = " (synthetic)" if task.meta.get("synthetic") else ""
     ax.set_title(
         f"{task.name}{tag}\n{mean.size} configs x {task.n_seeds} seeds, "

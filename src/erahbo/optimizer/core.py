@@ -29,7 +29,7 @@ import numpy as np
 
 from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
-from erahbo.optimizer.journaling import StudyRecorder, open_study_journal
+from erahbo.optimizer.journaling import open_study_journal
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
 from erahbo.optimizer.records import (
     History,
@@ -179,10 +179,11 @@ class Optimizer:
         self._study: JournaledStudy | None = None
         if journal is not None:
             self._study = open_study_journal(
-                journal, self.study_settings(), StudyRecorder(self._ask, self._tell_outcome),
+                journal, self.study_settings(), self._ask, self._tell_outcome,
                 failures=self.failure_policy, info=journal_info, synchronous=synchronous,
                 on_open=lambda j: setattr(self.history, "t_start", j.created_at),
-                warm_returns=self._warm_ok)
+                set_budget=lambda b: setattr(self, "budget", b), warm_returns=self._warm_ok)
+            self._settings_json["budget"] = self.budget  # a larger budget extends the study
 
     # ------------------------------------------------------------------ setup helpers
     @property
@@ -574,5 +575,5 @@ class Optimizer:
     def result(self) -> Result:
         """Current :class:`Result` (history, rounds, per-configuration table, incumbent)."""
         settings = {k: v for k, v in self._settings_json.items() if k != "warm_start"}
-        return self.history.result(self.state, self._recommend(), self.method,
+        return self.history.result(self.state, self.models, self._recommend(), self.method,
                                    self.failure_policy, settings)

@@ -5,19 +5,32 @@ only through a :class:`StudyRecorder`: its unjournaled ask and its whole-outcome
 a study's journal replays every journaled event through the recorder (exact resume) and hands
 back the :class:`~erahbo.runtime.replay.JournaledStudy` that the optimizer's public ask and tell
 go through from then on.
+
+More budget for a journaled study (a finished or a running one), replayed exactly: opening
+its journal with the same settings but a larger budget does not start another study; the
+journal records the extension as a *budget step* (:meth:`Journal.extend_budget`: from event
+``n`` on, the budget is ``B``), the optimizer replays the journaled events with the budget each
+of them was decided under (:class:`BudgetSteps`), then continues with more rounds. A later
+resume replays the same steps (Optuna's analogue: ``study.optimize`` again on a loaded study).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
-from erahbo.runtime.journal import Journal
-from erahbo.runtime.replay import JournaledStudy
+from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
+from erahbo.runtime.replay import JournaledStudy, replay
 
-__all__ = ["StudyRecorder", "open_study_journal"]
+__all__ = [
+    "BudgetSteps",
+    "StudyRecorder",
+    "open_budget_journal",
+    "open_study_journal",
+    "replay_into",
+]
 
 
 class StudyRecorder:
@@ -46,29 +59,131 @@ class StudyRecorder:
         self._tell_outcome(trial, outcome)
 
 
+def _without_budget(settings: Mapping[str, Any]) -> str:
+    return canonical_json({k: v for k, v in settings.items() if k != "budget"}, "settings")
+
+
+def open_budget_journal(
+    path: Any, settings: Mapping[str, Any], info: Mapping[str, Any] | None, synchronous: str
+) -> tuple[Journal, int | None]:
+    """Open the study's journal; allow a budget other than the journaled one.
+
+    Returns
+    -------
+    journal : Journal
+        Opened with its own settings when only the budget differs.
+    budget : int or None
+        The budget to extend the study to after the replay (None: no extension, the
+        requested budget is not larger than the study's).
+
+    Raises
+    ------
+    SettingsMismatchError
+        Other settings than the budget differ (the message lists them).
+    """
+    try:
+        journal = Journal.open(path, settings, info=info, synchronous=synchronous)
+    except SettingsMismatchError:
+        with Journal.open(path) as j:
+            stored = dict(j.settings)
+        if stored.get("budget") is None or settings.get("budget") is None or (
+                _without_budget(stored) != _without_budget(settings)):
+            raise
+        journal = Journal.open(path, stored, info=info, synchronous=synchronous)
+        now = journal.budget()
+        if now is not None and settings["budget"] < now:
+            journal.close()
+            raise ValueError(
+                f"budget={settings['budget']}: journal {journal.path} holds this study with a "
+                f"budget of {now} runs (extended); pass budget={now} or more (a study can be "
+                "given more budget, not less), or use another journal path for a new study"
+            ) from None
+    want = settings.get("budget")
+    now = journal.budget()
+    return journal, (int(want) if want is not None and now is not None and want > now else None)
+
+
+class BudgetSteps:
+    """Sets the optimizer's budget (``set_budget``) at the journaled budget steps while events
+    are replayed.
+
+    Wraps the optimizer's ask and tell: every event (a trial asked, a trial told) counts one,
+    as the journal counts them, and before the event with index ``n`` of a step ``(n, B)`` the
+    budget becomes ``B``.
+    """
+
+    def __init__(self, set_budget: Callable[[int | None], None], journal: Journal) -> None:
+        self.set_budget = set_budget
+        self.steps = dict(journal.budget_steps())
+        self.n = 0
+        set_budget(journal.settings.get("budget"))  # the first events' budget
+
+    def _event(self) -> None:
+        b = self.steps.get(self.n)
+        if b is not None:
+            self.set_budget(int(b))
+
+    def ask(self, ask: Callable[[], Any]) -> Callable[[], Any]:
+        def wrapped() -> Any:
+            self._event()
+            trial = ask()
+            if trial is not None:  # asked nothing: no event in the journal
+                self.n += 1
+            return trial
+
+        return wrapped
+
+    def tell(self, tell: Callable[..., None]) -> Callable[..., None]:
+        def wrapped(*args: Any) -> None:
+            self._event()
+            self.n += 1
+            tell(*args)
+
+        return wrapped
+
+
 def open_study_journal(
     path: str | os.PathLike[str],
     settings: dict[str, Any],
-    recorder: StudyRecorder,
+    ask: Callable[[], Any],
+    tell_outcome: Callable[[Any, TrialOutcome], None],
     *,
     failures: FailurePolicy | None,
     info: dict[str, Any] | None,
     synchronous: str,
     on_open: Callable[[Journal], None],
+    set_budget: Callable[[int | None], None],
     warm_returns: Iterable[float] = (),
 ) -> JournaledStudy:
-    """Open (or create) the journal of a study and replay it through ``recorder``.
+    """Open (or create) the journal of a study and replay it through the optimizer.
 
+    ``ask`` and ``tell_outcome`` are the optimizer's unjournaled inner methods (they become its
+    :class:`StudyRecorder`); ``set_budget`` follows the journaled budget steps during the
+    replay and ends at the study's budget (a larger ``settings["budget"]`` extends it).
     ``on_open(journal)`` runs before the replay (e.g. the history's clock starts at the
-    journal's creation). Penalties of failed runs use every return seen, ``warm_returns``
-    (the warm start's finite returns) included. The journal is closed again on any error.
+    journal's creation). Penalties of failed runs use every return seen, ``warm_returns`` (the
+    warm start's finite returns) included. The journal is closed again on any error.
     """
-    journal = Journal.open(path, settings, info=info, synchronous=synchronous)
+    journal, extend = open_budget_journal(path, settings, info, synchronous)
     try:
         on_open(journal)
-        study = JournaledStudy(recorder, journal, failures=failures)
+        steps = BudgetSteps(set_budget, journal)  # replays each event under its own budget
+        study = JournaledStudy(StudyRecorder(steps.ask(ask), steps.tell(tell_outcome)), journal,
+                               failures=failures)
+        if extend is not None:
+            journal.extend_budget(extend)
+        set_budget(journal.budget())
         study.penalizer.observe(warm_returns)
     except BaseException:
         journal.close()
         raise
     return study
+
+
+def replay_into(opt: Any, journal: Journal) -> None:
+    """Drive a fresh optimizer without a journal of its own through a journal's events.
+
+    Each event is decided under its own budget; nothing is run (``erahbo status``).
+    """
+    steps = BudgetSteps(lambda b: setattr(opt, "budget", b), journal)
+    replay(StudyRecorder(steps.ask(opt.ask), steps.tell(opt.tell_outcome)), journal)

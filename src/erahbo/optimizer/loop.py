@@ -395,6 +395,7 @@ def resume(
     address: str | None = None,
     run_timeout: float | None = None,
     callback: Callable[[Optimizer, Trial, TrialOutcome], None] | None = None,
+    budget: int | None = None,
 ) -> Result:
     """Reopen a journaled study and continue it to its budget (``erahbo resume PATH``).
 
@@ -412,6 +413,10 @@ def resume(
         Default: as journaled in the info (see :func:`optimize`).
     callback : callable, optional
         See :func:`optimize`.
+    budget : int, optional
+        Continue a finished (or running) study to this larger budget: the journal is
+        replayed exactly, then more rounds run (the extension is journaled, so a later resume
+        replays it too). Default: the study's budget.
 
     Returns
     -------
@@ -419,6 +424,12 @@ def resume(
     """
     with Journal.open(path) as j:
         settings, info = dict(j.settings), dict(j.info)
+        now = j.budget()
+    if budget is not None:
+        if now is None or int(budget) != budget or budget < now:
+            raise ValueError(f"budget={budget!r} must be an int >= the study's budget ({now}) "
+                             f"in journal {path}; a study can be given more budget, not less")
+        settings["budget"] = int(budget)
     if objective is None:
         spec = info.get("objective")
         if not spec:

@@ -29,7 +29,6 @@ __all__ = [
     "Result",
     "Round",
     "Trial",
-    "configs_frame",
     "told_returns",
 ]
 
@@ -100,7 +99,13 @@ class Result:
         ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
         beta_stop, acquisition, stop_reason, mean, var``.
     configs : pandas.DataFrame
-        One row per evaluated configuration: ``config_id``, hyperparameters, ``mean, var, k``.
+        One row per evaluated configuration, the everyday view of a study (as Optuna's
+        ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
+        std, var`` (sample statistics of its returns), ``failures`` (failed runs), ``mv``
+        (posterior MV estimate ``mu_f - alpha * mu_var``), ``lcb_mv, ucb_mv`` (its bounds at
+        ``beta``; GP-UCB: of ``f``), ``rank`` (1: the incumbent, by ``lcb_mv``; ``<NA>``:
+        may not be recommended). Rows in order of first evaluation;
+        ``configs.sort_values("rank")`` ranks them (:func:`erahbo.recommendation.top_configs`).
     method : str
     n_evals : int
         Counted training runs (``ok`` and ``penalized``; what the budget counts).
@@ -232,19 +237,24 @@ class History:
             "mean": mean, "var": var,
         })
 
-    def result(self, state: StudyState, rec: tuple[int, float] | None, method: str,
-               failures: Any, settings: dict[str, Any]) -> Result:
-        """The :class:`Result` of a study: incumbent (``rec``: its data row and MV) and tables."""
+    def result(self, state: StudyState, models: Any, rec: tuple[int, float] | None,
+               method: str, failures: Any, settings: dict[str, Any]) -> Result:
+        """The :class:`Result` of a study: incumbent (``rec``: its data row and MV) and tables.
+
+        ``models`` (:class:`erahbo.optimizer.rounds.RoundModels`) gives the configurations'
+        MV bounds and ranks.
+        """
         d, names = state.data, state.space.names
         cfgs = [state.config(c, d.U[i]) for i, c in enumerate(d.config_ids)]
         hist = self.history_frame(names)
+        fails = hist.loc[hist["status"] != "ok", "config_id"].value_counts().to_dict()
         return Result(
             incumbent=None if rec is None else cfgs[rec[0]],
             incumbent_id=None if rec is None else d.config_ids[rec[0]],
             incumbent_mv=np.nan if rec is None else rec[1],
             history=hist,
             rounds=self.rounds_frame(hist),
-            configs=_with_failures(configs_frame(d, cfgs, names), hist, "config_id"),
+            configs=models.configs_table(cfgs, fails),
             method=method,
             n_evals=self.n_counted,
             failures=None if failures is None else failures.mode,
@@ -282,16 +292,9 @@ def told_returns(trial: Trial, returns: Any, infeasible: bool) -> list[float]:
     return vals
 
 
-def configs_frame(d: Observations, cfgs: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:
-    """One row per evaluated configuration: id, hyperparameters, pooled mean, variance, k."""
-    return pd.DataFrame({"config_id": d.config_ids,
-                         **{nm: [c.get(nm) for c in cfgs] for nm in names},
-                         "mean": d.ybar, "var": d.s2, "k": d.k.astype(int)})
-
-
 def _with_failures(table: pd.DataFrame, history: pd.DataFrame, key: str) -> pd.DataFrame:
     """``table`` with ``n_failed``: failed runs (status other than ``ok``) per ``key`` value
-    (``"iteration"``: per round, ``"config_id"``: per configuration)."""
+    (``"iteration"``: per round)."""
     out = table.copy()
     counts = (history["status"] != "ok").groupby(history[key]).sum()
     out["n_failed"] = out[key].map(counts).fillna(0).astype(np.int64)

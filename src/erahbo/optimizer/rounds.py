@@ -18,6 +18,7 @@ from erahbo.acquisition import mean_variance
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
+from erahbo.recommendation import configs_table
 from erahbo.search import continuous_argmax
 from erahbo.surrogate import (
     RoundModel,
@@ -157,6 +158,14 @@ class RoundModels:
         ib = rm.inner(row, u, cand, float(np.mean(pooled)), float(np.var(pooled, ddof=1)),
                       len(pooled), beta_stop, o.weight)
         return policy.decide(len(vals), ib.ucb_mv, B_t), float(ib.ucb_mv), float(B_t)
+
+    def configs_table(self, cfgs: list[dict[str, Any]], failures: dict[int, int]) -> Any:
+        """:attr:`erahbo.Result.configs`: every configuration with its MV bounds and rank."""
+        d, o = self.state.data, self.options
+        post = self.current().predict(d.U) if self.settings is not None and d.n else None
+        return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
+                             posterior=post, alpha=o.alpha, weight=o.weight, beta=o.beta,
+                             eligible=self.state.row_mask(), failures=failures)
 
     def recommend(self) -> tuple[int, float] | None:
         """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta``.

@@ -55,6 +55,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from erahbo._lockfile import release
 from erahbo.runtime.failures import RunOutcome, TrialOutcome
 from erahbo.runtime.journal_format import (
     KILL_ENV,
@@ -214,7 +215,8 @@ class Journal:
                     f"journal {p} holds a study with other settings:\n  "
                     + "\n  ".join(diff or ["(same keys, different canonical form)"])
                     + "\nTo resume it, pass the same settings (or run `erahbo resume "
-                    f"{p}`); to start a new study, use another journal path."
+                    f"{p}`); to give it more budget, change only the budget (or run `erahbo "
+                    f"resume {p} --budget N`); to start a new study, use another journal path."
                 )
         if info_json is not None and not created:
             with journal._tx() as c:
@@ -230,8 +232,7 @@ class Journal:
             self._closed = True
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            if self._lockfile is not None:
-                self._lockfile.close()
+            release(self._lockfile)  # and remove PATH.lock
 
     def _abandon(self) -> None:
         """Drop the connection and lock without any cleanup (tests: simulate a crash)."""
@@ -443,6 +444,43 @@ class Journal:
                 )
             )
         return out
+
+    def budget_steps(self) -> list[tuple[int, int]]:
+        """Extensions of the study's budget: ``(n_events, budget)`` pairs, oldest first.
+
+        The budget in :attr:`settings` holds for the first events; from event ``n_events`` on
+        (0-based, in :meth:`events` order) the budget is ``budget``. Empty if never extended.
+        """
+        has = self._rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name = "
+                         "'budget_steps'")
+        if not has:
+            return []
+        rows = self._rows("SELECT n_events, budget FROM budget_steps ORDER BY seq")
+        return [(int(r[0]), int(r[1])) for r in rows]
+
+    def budget(self) -> int | None:
+        """The study's current budget: the settings' one, or its last extension."""
+        steps = self.budget_steps()
+        b = self.settings.get("budget")
+        return steps[-1][1] if steps else (None if b is None else int(b))
+
+    def extend_budget(self, budget: int) -> None:
+        """Record that the study continues, from the next event on, to ``budget`` runs.
+
+        Raises ValueError unless ``budget`` is larger than :meth:`budget`.
+        """
+        now = self.budget()
+        if now is None or int(budget) != budget or budget <= now:
+            raise ValueError(
+                f"journal {self.path}: budget={budget!r} must be an int larger than the "
+                f"study's budget ({now}); a study can be given more budget, not less"
+            )
+        with self._tx() as c:
+            c.execute("CREATE TABLE IF NOT EXISTS budget_steps (seq INTEGER PRIMARY KEY "
+                      "AUTOINCREMENT, n_events INTEGER NOT NULL, budget INTEGER NOT NULL)")
+            n = c.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+            c.execute("INSERT INTO budget_steps (n_events, budget) VALUES (?, ?)",
+                      (int(n), int(budget)))
 
     def events(self) -> list[tuple[str, int]]:
         """``("ask" | "tell", trial_id)`` in the order the optimizer saw them."""

@@ -1,0 +1,94 @@
+"""The best configurations and why the incumbent wins, for the terminal, JSON and Markdown."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from erahbo.cli._console import compact
+
+#: Rows of the best-configurations table in the terminal, summary.json and tune.md.
+TOP = 5
+
+_COLS = (("rank", "rank"), ("config_id", "config"), ("k", "k"), ("mean", "mean"),
+         ("std", "std"), ("mv", "MV"), ("lcb_mv", "LCB_MV"), ("ucb_mv", "UCB_MV"),
+         ("n_failed", "failed"))
+
+
+def _cell(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if isinstance(x, (bool, str)):
+        return str(x)
+    if isinstance(x, float):
+        return compact(x, 4)
+    try:
+        return str(int(x))
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def top_rows(result: Any, n: int = TOP) -> list[dict[str, Any]]:
+    """The ``n`` best-ranked configurations as JSON records (hyperparameters included)."""
+    from erahbo.recommendation import top_configs
+
+    top = top_configs(result.configs, n)
+    out = []
+    for rec in top.to_dict("records"):
+        out.append({k: (None if v is None or (isinstance(v, float) and math.isnan(v))
+                        else (v.item() if hasattr(v, "item") else v)) for k, v in rec.items()})
+    return out
+
+
+def why(result: Any) -> str:
+    """One sentence on why the incumbent wins ("" when there is none)."""
+    from erahbo.recommendation import explain_incumbent
+
+    if result.incumbent is None or not len(result.configs):
+        return ""
+    return explain_incumbent(result.configs, risk_neutral=result.method == "gpucb")
+
+
+def print_top(result: Any, console: Any, n: int = TOP) -> None:
+    """The best configurations (no hyperparameters: 9 narrow columns, fits 80 columns)."""
+    from rich.table import Table
+
+    rows = top_rows(result, n)
+    if not rows:
+        return
+    table = Table(title=f"best {len(rows)} of {len(result.configs)} configurations "
+                  "(rank by LCB_MV)", title_justify="left")
+    for _, head in _COLS:
+        table.add_column(head, justify="right", no_wrap=True)
+    for r in rows:
+        table.add_row(*[_cell(r.get(key)) for key, _ in _COLS])
+    console.print(table)
+    sentence = why(result)
+    if sentence:
+        console.print(sentence[0].upper() + sentence[1:], markup=False, highlight=False)
+
+
+def markdown_top(result: Any, n: int = TOP) -> list[str]:
+    """The best configurations as a Markdown table with their hyperparameters, then why."""
+    rows = top_rows(result, n)
+    if not rows:
+        return []
+    names = [c for c in result.configs.columns if c not in {key for key, _ in _COLS}
+             and c != "var"]
+    heads = [h for _, h in _COLS] + names
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for r in rows:
+        lines.append("| " + " | ".join([_cell(r.get(key)) for key, _ in _COLS]
+                                       + [_cell(r.get(nm)) for nm in names]) + " |")
+    sentence = why(result)
+    return lines + (["", sentence[0].upper() + sentence[1:]] if sentence else [])
+
+
+def unspent_note(result: Any) -> str:
+    """Why a finished study counted fewer runs than its budget ("" when it used them all)."""
+    budget = result.settings.get("budget")
+    if budget is None or result.n_evals >= budget:
+        return ""
+    left = int(budget) - int(result.n_evals)
+    return (f"{left} run(s) of the budget of {budget} left unspent: a new configuration needs "
+            f"at least 2 seeds (a sample variance), so a study ends when fewer are left")

@@ -1,0 +1,50 @@
+"""``erahbo status PATH``: a read-only summary of a study journal (thin layer over
+:func:`erahbo.study_status.study_status`)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import typer
+
+from erahbo.cli._console import make_console
+
+
+def status(
+    path: Path = typer.Argument(..., help="The study's journal (SQLite file)."),
+) -> None:
+    """Show a journal's runs, rounds, incumbent and whether it finished (changes nothing)."""
+    from erahbo.cli.optimize_cmd import fail, library_errors
+    from erahbo.study_status import study_status
+
+    try:
+        s = study_status(path)
+    except library_errors() as exc:
+        raise fail(str(exc)) from None
+    console = make_console()
+    p = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731
+    budget = "?" if s.budget is None else s.budget
+    p(f"{s.path}: {s.method} study, {s.state}")
+    p(f"  objective: {s.info.get('objective', '?')}")
+    runs = ", ".join(f"{n} {k}" for k, n in sorted(s.run_status.items()))
+    p(f"  training runs: {s.n_counted} of {budget} counted ({runs or 'none yet'})")
+    p(f"  rounds: {s.n_rounds}; trials: {s.n_trials} asked, {s.n_pending} not told")
+    if s.incumbent is not None:
+        mv = "nan" if not math.isfinite(s.incumbent_mv) else f"{s.incumbent_mv:.6g}"
+        p(f"  incumbent: config {s.incumbent_id}, estimated MV {mv}")
+        for name, value in s.incumbent.items():
+            p(f"    {name} = {value:.6g}" if isinstance(value, float) else f"    {name} = {value}")
+    elif s.note:
+        p(f"  incumbent: none ({s.note})")
+    tuned = str(s.info.get("objective", "")).startswith("arlbench:")
+    if s.state == "stopped":
+        p("  continue it: run the same erahbo tune command again" if tuned
+          else f"  continue it: erahbo resume {path}")
+    elif s.state == "finished":
+        p("  more runs: the same erahbo tune command with a larger --budget" if tuned
+          else f"  more runs: erahbo resume {path} --budget N (N > {budget})")
+
+
+def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
+    app.command("status")(status)

@@ -1,0 +1,210 @@
+"""The recommendation and why: every evaluated configuration ranked by ``LCB_MV`` (Sec. 3).
+
+The incumbent is ``argmax LCB_MV`` over the evaluated configurations (eq. inc_lcb), with
+``LCB_MV(x) = LCB_f(x) - alpha * UCB_var(x)`` at confidence ``beta``. :func:`configs_table`
+builds :attr:`erahbo.Result.configs` (one row per configuration: its sample statistics, the
+posterior MV estimate, ``[LCB_MV, UCB_MV]`` and its rank), :func:`explain_incumbent` says in
+one sentence why the incumbent wins, and :func:`explain_verification` what a gap between a
+measured and an estimated MV means.
+
+>>> import pandas as pd
+>>> t = pd.DataFrame({"config_id": [0, 3], "k": [4, 10], "mean": [83.9, 183.0],
+...                   "std": [61.8, 167.0], "n_failed": [0, 0], "mv": [85.0, 120.0],
+...                   "lcb_mv": [40.0, 10.0], "ucb_mv": [130.0, 230.0], "rank": [1, 2]})
+>>> explain_incumbent(t).split(";")[0]
+'config 0 is recommended because it has the highest lower bound LCB_MV (40)'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo.acquisition import lcb_mv, ucb_mv
+
+__all__ = ["CONFIG_COLUMNS", "configs_table", "explain_incumbent", "explain_verification",
+           "top_configs"]
+
+#: Columns of :attr:`erahbo.Result.configs` after ``config_id`` and the hyperparameters.
+CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv", "rank")
+
+
+def configs_table(
+    config_ids: Sequence[int],
+    configs: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    ybar: np.ndarray,
+    s2: np.ndarray,
+    k: np.ndarray,
+    *,
+    posterior: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None,
+    alpha: float,
+    weight: float,
+    beta: float,
+    eligible: np.ndarray | None = None,
+    failures: Mapping[int, int] | None = None,
+) -> pd.DataFrame:
+    """One row per evaluated configuration, with the bounds the recommendation compares.
+
+    Parameters
+    ----------
+    config_ids : sequence of int, length n
+    configs : sequence of dict, length n
+        Hyperparameter values of each configuration.
+    names : sequence of str
+        Hyperparameter names (one column each; missing values are None).
+    ybar, s2, k : numpy.ndarray, each (n,)
+        Sample mean, sample variance and seed count of each configuration.
+    posterior : tuple of numpy.ndarray, each (n,), or None
+        ``(mu_f, sd_f, mu_var, sd_var)`` of the round model at the configurations; None
+        before the models are fit (the MV estimate is then the sample MV and the bounds NaN).
+    alpha : float
+        Risk aversion of ``MV = f - alpha * rho^2`` (the estimate ``mv``).
+    weight : float
+        Risk weight of the decision (``alpha``; 0 for GP-UCB, which ranks by ``LCB_f``).
+    beta : float
+        Confidence of the bounds (``mu +- sqrt(beta) * sigma``).
+    eligible : numpy.ndarray of bool, (n,), optional
+        Configurations that may be recommended (None: all); the others get no rank.
+    failures : mapping, optional
+        Failed runs per configuration id.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``config_id``, the hyperparameters, then :data:`CONFIG_COLUMNS`; ``rank`` 1 is the
+        incumbent (highest ``lcb_mv``; sample MV before the first fit), ``<NA>`` for
+        configurations that may not be recommended. Rows in order of first evaluation.
+    """
+    ybar = np.asarray(ybar, dtype=float)
+    s2 = np.asarray(s2, dtype=float)
+    n = ybar.shape[0]
+    if posterior is None:
+        mv = ybar - alpha * s2
+        lo = hi = np.full(n, np.nan)
+        score = ybar - weight * s2
+    else:
+        mf, sdf, mvar, sdv = (np.asarray(a, dtype=float) for a in posterior)
+        mv = mf - alpha * mvar
+        lo = np.asarray(lcb_mv(mf, sdf, mvar, sdv, weight, beta), dtype=float)
+        hi = np.asarray(ucb_mv(mf, sdf, mvar, sdv, weight, beta), dtype=float)
+        score = lo
+    ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)
+    score = np.where(ok & np.isfinite(score), score, -np.inf)
+    order = np.argsort(-score, kind="stable")
+    rank = pd.array([pd.NA] * n, dtype="Int64")
+    for r, i in enumerate(order, start=1):
+        if np.isfinite(score[i]):
+            rank[i] = r
+    fails = failures or {}
+    return pd.DataFrame({
+        "config_id": np.asarray(config_ids, dtype=int),
+        **{nm: [c.get(nm) for c in configs] for nm in names},
+        "k": np.asarray(k).astype(int), "mean": ybar, "std": np.sqrt(np.maximum(s2, 0.0)),
+        "var": s2, "n_failed": [int(fails.get(int(c), 0)) for c in config_ids],
+        "mv": mv, "lcb_mv": lo, "ucb_mv": hi, "rank": rank,
+    })
+
+
+def top_configs(configs: pd.DataFrame, n: int = 5) -> pd.DataFrame:
+    """The ``n`` best-ranked rows of :attr:`erahbo.Result.configs`, best first."""
+    ranked = configs[configs["rank"].notna()].sort_values("rank")
+    return ranked.head(int(n))
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 1e3 else f"{x:.0f}"
+
+
+def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> str:
+    """One sentence on why the rank-1 configuration is the incumbent.
+
+    ``risk_neutral`` (GP-UCB): the bounds are those of ``f``, the rule ``argmax LCB_f``.
+
+    It names the rule (highest ``LCB_MV``, or the sample MV before the models were fit) and,
+    when a configuration with a higher sample mean lost, why: its wider bounds (few seeds or a
+    large spread) or a lower MV estimate. Empty when nothing can be recommended.
+    """
+    top = top_configs(configs, len(configs))
+    if top.empty:
+        return ""
+    inc = top.iloc[0]
+    cid = int(inc["config_id"])
+    bounded = not pd.isna(inc["lcb_mv"])
+    if bounded:
+        rule = "LCB_f (risk-neutral)" if risk_neutral else "LCB_MV"
+        text = (f"config {cid} is recommended because it has the highest lower bound {rule} "
+                f"({_g(inc['lcb_mv'])})")
+    else:
+        text = (f"config {cid} is recommended because it has the highest sample MV "
+                f"({_g(inc['mv'])}; the models are not fit yet)")
+    better = top.iloc[1:]
+    better = better[better["mean"] > inc["mean"]]
+    if better.empty:
+        if len(top) > 1:
+            text += "; no other configuration has a higher sample mean"
+        return text + "."
+    rival = better.sort_values("mean", ascending=False).iloc[0]
+    rid = int(rival["config_id"])
+    reason = (f"its MV estimate is lower ({_g(rival['mv'])} vs {_g(inc['mv'])}): its spread "
+              f"(std {_g(rival['std'])} vs {_g(inc['std'])}) costs more than its mean gains")
+    if bounded and not pd.isna(rival["lcb_mv"]) and rival["mv"] >= inc["mv"]:
+        reason = (f"its MV estimate is higher ({_g(rival['mv'])} vs {_g(inc['mv'])}) but less "
+                  f"certain: its bounds [{_g(rival['lcb_mv'])}, {_g(rival['ucb_mv'])}] are "
+                  f"wider (std {_g(rival['std'])} over k = {int(rival['k'])} seeds), so its "
+                  "lower bound is lower")
+    return (f"{text}; config {rid} has a higher sample mean ({_g(rival['mean'])} vs "
+            f"{_g(inc['mean'])}) but {reason}.")
+
+
+def mv_standard_error(std: float, n: int, alpha: float) -> float:
+    """Standard error of a sample MV ``mean - alpha * var`` over ``n`` seeds.
+
+    ``sqrt(std^2 / n + alpha^2 * 2 var^2 / (n - 1))`` (the variance of a sample variance of
+    normal returns is ``2 var^2 / (n - 1)``); NaN for ``n < 2``.
+    """
+    if n < 2 or not math.isfinite(std):
+        return math.nan
+    var = std * std
+    return math.sqrt(var / n + alpha * alpha * 2.0 * var * var / (n - 1))
+
+
+def explain_verification(
+    estimate: float, measured: float, std: float, n: int, alpha: float
+) -> str:
+    """One sentence on the gap between the estimated and the measured MV of the incumbent.
+
+    Parameters
+    ----------
+    estimate : float
+        The optimizer's posterior MV of the incumbent.
+    measured : float
+        Its sample MV on ``n`` fresh seeds (``mean - alpha * var``).
+    std : float
+        Sample standard deviation of the fresh returns.
+    n : int
+        Fresh seeds with a finite return.
+    alpha : float
+        Risk aversion on the raw return scale (``MV = f - alpha * rho^2``).
+    """
+    se = mv_standard_error(std, n, alpha)
+    if not (math.isfinite(estimate) and math.isfinite(measured) and math.isfinite(se)):
+        return "the measured MV cannot be compared with the estimate (too few finite returns)."
+    gap = measured - estimate
+    z = abs(gap) / se if se > 0 else math.inf
+    text = (f"the measured MV differs from the estimate by {_g(gap)}, "
+            f"{z:.1f} standard errors of the measurement (SE {_g(se)} over {n} seeds)")
+    if z <= 2.0:
+        curse = (" (a lower measurement is also expected: the incumbent is the best of many "
+                 "noisy estimates, the winner's curse)") if gap < 0 else ""
+        return (text + ": within the noise of a verification on few seeds" + curse +
+                "; more fresh seeds narrow it (the SE shrinks as 1/sqrt(n)).")
+    if gap < 0:
+        return (text + ": the estimate is optimistic, as expected of the best of many noisy "
+                "estimates (winner's curse: the incumbent was chosen partly for its lucky "
+                "seeds); the measured value is the one to trust.")
+    return text + ": the configuration does better on fresh seeds than its tuning seeds showed."

@@ -1,0 +1,239 @@
+"""ERAHBOSampler and its pruner against the real Optuna (skipped without the extra)."""
+
+import math
+import random
+import subprocess
+import sys
+
+import pytest
+
+optuna = pytest.importorskip("optuna")
+
+from erahbo.integrations.optuna import SEED_OFFSET, ERAHBOSampler  # noqa: E402
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+QUIET, NOISY = 0.25, 0.75  # two peaks; the higher one (NOISY) is much noisier
+
+
+def two_peaks(x: float, seed: int) -> float:
+    """One training run: a quiet peak at 0.25 (1.0) and a noisy higher one at 0.75 (1.3)."""
+    rng = random.Random(f"{x:.12f}/{seed}")  # string seeds: the same in every process
+    mean = math.exp(-((x - QUIET) / 0.12) ** 2) + 1.3 * math.exp(-((x - NOISY) / 0.12) ** 2)
+    return mean + rng.gauss(0.0, 0.05 + 1.0 * math.exp(-((x - NOISY) / 0.2) ** 2))
+
+
+def make_objective(fail=None, sign=1.0):
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        offset = trial.user_attrs.get(SEED_OFFSET, 0)
+        returns = []
+        for step in range(30):
+            if fail is not None and fail(x, step):
+                raise RuntimeError("diverged")
+            returns.append(sign * two_peaks(x, offset + step))
+            trial.report(returns[-1], step)
+            if trial.should_prune():
+                break
+        return sum(returns) / len(returns)
+
+    return objective
+
+
+def run(sampler, n_trials, storage=None, name="s", direction="maximize", **kw):
+    study = optuna.create_study(direction=direction, sampler=sampler, pruner=sampler.pruner,
+                                storage=storage, study_name=name, load_if_exists=True)
+    study.optimize(make_objective(**kw), n_trials=n_trials, catch=(RuntimeError,))
+    return study
+
+
+def seeds_of(study):
+    return [len(t.intermediate_values) for t in study.trials]
+
+
+OPTS = dict(seed=0, n_init=4, k_init=6, k_min=2, k_max=10, raw_samples=128, n_polish=2)
+
+
+def test_pruner_is_erahbos_stopping_rule():
+    sampler = ERAHBOSampler(**OPTS)
+    study = run(sampler, 16)
+    init = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "init"]
+    bo = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "bo"]
+    assert len(init) == 4 and len(bo) == 12
+    assert all(len(t.intermediate_values) == 6 for t in init)  # k_init, never pruned before
+    ks = [len(t.intermediate_values) for t in bo]
+    assert all(2 <= k <= 10 for k in ks)
+    assert min(ks) < 10 and max(ks) == 10  # some stopped early, some ran to k_max
+    for t in bo:
+        d = t.system_attrs["erahbo:decision"]
+        assert d["k"] == len(t.intermediate_values)
+        if d["k"] < 10:  # stopped by the rule: UCB_MV(x; k) <= B_t
+            assert d["reason"] == "dominated" and d["ucb_mv"] <= d["B_t"]
+        else:
+            assert d["reason"] in ("k_max", "dominated")
+    # the initial design is spread (Sobol once the space is known), not random repeats
+    assert len({round(t.params["x"], 6) for t in init}) == 4
+
+
+def test_fixed_k_methods_stop_at_k():
+    sampler = ERAHBOSampler(method="rahbo", k=3, **{**OPTS, "k_init": 4})
+    study = run(sampler, 8)
+    assert seeds_of(study) == [4] * 4 + [3] * 4
+
+
+def test_recommendation_is_the_mv_optimum_not_the_best_mean():
+    sampler = ERAHBOSampler(**OPTS)
+    study = run(sampler, 20)
+    best = sampler.recommend(study)
+    assert abs(best["x"] - QUIET) < 0.1  # the quiet peak: MV(0.25) ~ 1.0 > MV(0.75) ~ 0.2
+    assert best == next(t.params for t in study.trials if t.params["x"] == best["x"])
+    result = sampler.optimizer(study).result()  # the study as an erahbo Result
+    assert result.n_evals == 0  # warm-start runs are not counted as the optimizer's own
+    assert len(result.history) == sum(seeds_of(study))
+
+
+def test_minimize_direction_minimizes_mean_plus_alpha_var():
+    sampler = ERAHBOSampler(**OPTS)
+    study = run(sampler, 20, direction="minimize", sign=-1.0)
+    assert abs(sampler.recommend(study)["x"] - QUIET) < 0.1
+
+
+def test_resume_through_sqlite_storage_is_exact(tmp_path):
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    whole = run(ERAHBOSampler(**OPTS), 8)
+    run(ERAHBOSampler(**OPTS), 5, storage=url)
+    resumed = run(ERAHBOSampler(**OPTS), 3, storage=url)  # a new process would do the same
+    assert len(resumed.trials) == 8
+    assert [t.params for t in resumed.trials] == [t.params for t in whole.trials]
+    assert seeds_of(resumed) == seeds_of(whole)
+    stored = resumed._storage.get_study_system_attrs(resumed._study_id)
+    assert "erahbo:hyperparameters" in stored  # fitted once, stored with the study
+    assert ERAHBOSampler(**OPTS).recommend(resumed) == ERAHBOSampler(**OPTS).recommend(whole)
+
+
+def test_resume_through_journal_storage(tmp_path):
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    storage = JournalStorage(JournalFileBackend(str(tmp_path / "journal.log")))
+    run(ERAHBOSampler(**OPTS), 5, storage=storage)
+    study = run(ERAHBOSampler(**OPTS), 3, storage=storage)
+    assert len(study.trials) == 8 and ERAHBOSampler(**OPTS).recommend(study) is not None
+
+
+def test_failed_trials_are_penalized_and_never_recommended():
+    fail = lambda x, step: x > 0.6 and step == 1  # noqa: E731 (the noisy peak diverges)
+    sampler = ERAHBOSampler(**OPTS)
+    study = run(sampler, 14, fail=fail)
+    failed = [t for t in study.trials if t.state == optuna.trial.TrialState.FAIL]
+    assert failed, "the test needs failing trials"
+    assert len(study.trials) == 14  # the study goes on after failures
+    best = sampler.recommend(study)
+    assert best["x"] <= 0.6
+    result = sampler.optimizer(study).result()
+    assert "penalized" in set(result.history["status"])
+
+
+def test_nan_report_stops_the_trial_and_exclude_makes_it_infeasible():
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        for step in range(10):
+            v = float("nan") if x > 0.6 else two_peaks(x, step)
+            trial.report(v, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return 0.0
+
+    sampler = ERAHBOSampler(failures="exclude", **OPTS)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    study.optimize(objective, n_trials=10)
+    bad = [t for t in study.trials if t.params["x"] > 0.6]
+    assert bad and all(len(t.intermediate_values) == 1 for t in bad)  # stopped at the NaN
+    rounds = sampler.optimizer(study).result().rounds
+    assert (rounds["stop_reason"] == "infeasible").sum() == len(bad)
+    assert sampler.recommend(study)["x"] <= 0.6
+
+
+def test_every_distribution_kind_is_modelled():
+    seen = []
+
+    def objective(trial):
+        p = {
+            "lr": trial.suggest_float("lr", 1e-5, 1e-1, log=True),
+            "clip": trial.suggest_float("clip", 0.1, 0.5, step=0.1),
+            "batch": trial.suggest_int("batch", 16, 256, step=16),
+            "layers": trial.suggest_int("layers", 1, 64, log=True),
+            "act": trial.suggest_categorical("act", [None, "tanh", 3]),
+        }
+        seen.append(p)
+        for step in range(3):
+            trial.report(-abs(math.log10(p["lr"]) + 3) + random.Random(step).random(), step)
+            if trial.should_prune():
+                break
+        return 0.0
+
+    sampler = ERAHBOSampler(**{**OPTS, "k_init": 3, "k_max": 3, "n_init": 3})
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error")  # no independent-sampling warning
+        study.optimize(objective, n_trials=7)
+    for p in seen:
+        assert 1e-5 <= p["lr"] <= 1e-1
+        assert any(abs(p["clip"] - c) < 1e-9 for c in (0.1, 0.2, 0.3, 0.4, 0.5))
+        assert p["batch"] % 16 == 0 and 16 <= p["batch"] <= 256
+        assert 1 <= p["layers"] <= 64 and isinstance(p["layers"], int)
+        assert p["act"] in (None, "tanh", 3)
+    assert sampler.recommend(study) is not None
+
+
+def test_a_dynamic_parameter_is_sampled_independently_with_a_warning():
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        if trial.number >= 3:
+            trial.suggest_float(f"extra{trial.number % 2}", 0.0, 1.0)
+        for step in range(2):
+            trial.report(two_peaks(x, step), step)
+        return 0.0
+
+    sampler = ERAHBOSampler(**{**OPTS, "n_init": 2, "k_init": 2})
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    with pytest.warns(UserWarning, match="sampled by RandomSampler"):
+        study.optimize(objective, n_trials=5)
+
+
+def test_a_repeated_configuration_pools_its_seeds_and_gets_a_seed_offset():
+    ran = {}
+
+    def objective(trial):
+        c = trial.suggest_categorical("c", ["a", "b"])
+        offset = trial.user_attrs.get(SEED_OFFSET, 0)
+        assert offset == ran.get(c, 0)  # the seeds this configuration ran before
+        for step in range(10):
+            v = (1.0 if c == "a" else 0.8) + random.Random(f"{c}{offset + step}").gauss(0, 0.1)
+            trial.report(v, step)
+            ran[c] = ran.get(c, 0) + 1
+            if trial.should_prune():
+                break
+        return 0.0
+
+    sampler = ERAHBOSampler(**{**OPTS, "n_init": 2, "k_init": 2})
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    study.optimize(objective, n_trials=6)
+    assert any(SEED_OFFSET in t.user_attrs for t in study.trials)
+    assert sampler.recommend(study)["c"] == "a"
+    assert len(sampler.optimizer(study).result().configs) == 2  # pooled: two configurations
+
+
+def test_bad_options_are_refused_clearly():
+    with pytest.raises(ValueError, match="method"):
+        ERAHBOSampler(method="tpe")
+    with pytest.raises(ValueError, match="failures"):
+        ERAHBOSampler(failures="retry")
+
+
+def test_the_integration_package_does_not_import_optuna_or_ray():
+    code = ("import sys, erahbo.integrations; "
+            "print(any(m in sys.modules for m in ('optuna', 'ray')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"

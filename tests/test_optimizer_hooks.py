@@ -1,0 +1,68 @@
+"""Optimizer hooks for the integrations: fit_hyperparameters and stopping_decision."""
+
+import math
+
+import pytest
+
+from erahbo.objectives.synthetic import Figure1Task
+from erahbo.optimizer import Optimizer
+
+
+def test_stopping_decision_is_the_inner_loops_rule():
+    """Asked at a round's start, the hook predicts exactly where the optimizer stops."""
+    task = Figure1Task()
+    opt = Optimizer(task.space, method="erahbo", budget=160, seed=1, k_min=2, k_max=8,
+                    n_init=4, k_init=4, raw_samples=128, n_polish=2)
+    checked = stopped_early = 0
+    while (trial := opt.ask()) is not None:
+        if trial.phase == "bo" and opt.data.row_of(trial.config_id) is None \
+                and len(trial.seeds) == 2:  # a new round on a new configuration
+            returns = [task(trial.config, s) for s in range(1000, 1008)]
+            k_pred = next((k for k in range(2, 9)
+                           if opt.stopping_decision(trial.config, returns[:k])[0]), None)
+            opt.tell(trial, returns[:2])
+            k = 2
+            while (nxt := opt.ask()) is not None and nxt.round == trial.round:
+                opt.tell(nxt, [returns[k]])
+                k += 1
+            rounds = opt.result().rounds
+            row = rounds[rounds["iteration"] == trial.round].iloc[0]
+            if row["stop_reason"] != "budget":
+                assert k_pred == row["k"] == k, (k_pred, row["k"], k)
+                checked += 1
+                stopped_early += row["stop_reason"] == "dominated" and k < 8
+            if nxt is None:
+                break
+            opt.tell(nxt, [task(nxt.config, s) for s in nxt.seeds])
+        else:
+            opt.tell(trial, [task(trial.config, s) for s in trial.seeds])
+    assert checked >= 5 and stopped_early >= 1
+
+
+def test_stopping_decision_before_k_min_fixed_k_and_inputs():
+    task = Figure1Task()
+    opt = Optimizer(task.space, method="rahbo", k=3, budget=40, seed=0, n_init=3, k_init=3)
+    assert opt.stopping_decision({"x": 0.5}, [1.0, 2.0])[0] is None
+    assert opt.stopping_decision({"x": 0.5}, [1.0, 2.0, 3.0])[0] == "fixed_k"
+    e = Optimizer(task.space, budget=40, seed=0, n_init=3, k_init=3)
+    assert e.stopping_decision({"x": 0.5}, [1.0])[0] is None  # no data, before k_min
+    with pytest.raises(ValueError, match="finite"):
+        e.stopping_decision({"x": 0.5}, [1.0, math.nan])
+
+
+def test_fit_hyperparameters_are_shared_by_another_optimizer():
+    task = Figure1Task()
+    opt = Optimizer(task.space, budget=40, seed=0, n_init=4, k_init=4)
+    with pytest.raises(ValueError, match="no evaluated"):
+        opt.fit_hyperparameters()
+    records = []
+    for _ in range(4):
+        t = opt.ask()
+        returns = [task(t.config, s) for s in t.seeds]
+        opt.tell(t, returns)
+        records.append({"config": t.config, "returns": returns, "seeds": list(t.seeds)})
+    hyper = opt.fit_hyperparameters()
+    twin = Optimizer(task.space, budget=40, seed=0, n_init=0, warm_start=records,
+                     hyperparameters=hyper)
+    assert twin.recommend() == opt.recommend()
+    assert twin.incumbent_mv == pytest.approx(opt.incumbent_mv)

@@ -1,0 +1,122 @@
+"""Result.configs (every configuration with its MV bounds and rank) and the explanations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import erahbo
+from erahbo.objectives.synthetic import Figure1Task
+from erahbo.recommendation import (
+    explain_incumbent,
+    explain_verification,
+    mv_standard_error,
+    top_configs,
+)
+
+
+@pytest.fixture(scope="module")
+def fig1() -> erahbo.Result:
+    task = Figure1Task()
+    return erahbo.optimize(task, task.space, method="erahbo", budget=160, seed=0)
+
+
+def test_configs_table_ranks_by_lcb_mv_and_matches_the_incumbent(fig1):
+    c = fig1.configs
+    for col in ("config_id", "x", "k", "mean", "std", "var", "n_failed", "mv", "lcb_mv",
+                "ucb_mv", "rank"):
+        assert col in c.columns, col
+    assert len(c) == fig1.history["config_id"].nunique()
+    # sample statistics agree with the history
+    h = fig1.history[fig1.history["status"] == "ok"]
+    g = h.groupby("config_id")["return"]
+    by_id = c.set_index("config_id")
+    np.testing.assert_allclose(by_id["mean"], g.mean().loc[by_id.index])
+    np.testing.assert_allclose(by_id["std"], g.std(ddof=1).loc[by_id.index])
+    assert (by_id["k"] == g.size().loc[by_id.index]).all()
+    # rank 1 is the incumbent, its MV estimate the Result's; ranks follow LCB_MV
+    best = top_configs(c, 3)
+    assert list(best["rank"]) == [1, 2, 3]
+    assert best.iloc[0]["config_id"] == fig1.incumbent_id
+    assert best.iloc[0]["mv"] == pytest.approx(fig1.incumbent_mv)
+    assert (np.diff(best["lcb_mv"].to_numpy(float)) <= 0).all()
+    assert (c["lcb_mv"] <= c["mv"]).all() and (c["mv"] <= c["ucb_mv"]).all()
+    assert sorted(c["rank"].dropna().astype(int)) == list(range(1, len(c) + 1))
+
+
+def test_configs_table_counts_failures_and_leaves_failed_configs_unranked():
+    space = erahbo.SearchSpace({"x": ("float", 0.0, 1.0)})
+
+    def objective(config, seed):
+        if config["x"] > 0.8:
+            raise RuntimeError("diverged")
+        return config["x"] + 0.01 * (seed % 7)
+
+    res = erahbo.optimize(objective, space, method="rahbo", k=2, budget=40, seed=1)
+    c = res.configs
+    bad = c[c["n_failed"] > 0]
+    assert len(bad) and bad["rank"].isna().all()
+    n_failed = (res.history["status"] != "ok").sum()
+    assert c["n_failed"].sum() == n_failed
+
+
+def test_explain_incumbent_names_the_rule_and_the_beaten_higher_mean():
+    t = pd.DataFrame({"config_id": [0, 3], "k": [4, 10], "mean": [83.9, 183.0],
+                      "std": [61.8, 167.0], "n_failed": [0, 0], "mv": [80.0, 120.0],
+                      "lcb_mv": [40.0, 10.0], "ucb_mv": [130.0, 230.0], "rank": [1, 2]})
+    s = explain_incumbent(t)
+    assert s.startswith("config 0 is recommended because it has the highest lower bound LCB_MV")
+    assert "config 3 has a higher sample mean (183 vs 83.9)" in s
+    assert "less certain" in s and "[10, 230]" in s
+    t.loc[1, "mv"] = 50.0  # a lower MV estimate: the spread costs more than the mean gains
+    assert "its MV estimate is lower (50 vs 80)" in explain_incumbent(t)
+    assert "LCB_f (risk-neutral)" in explain_incumbent(t, risk_neutral=True)
+    assert explain_incumbent(t.iloc[:0]) == ""
+
+
+def test_explain_verification_uses_the_standard_error():
+    se = mv_standard_error(10.0, 5, 0.01)
+    assert se == pytest.approx(math.sqrt(100 / 5 + 1e-4 * 2 * 1e4 / 4))
+    near = explain_verification(85.0, 80.0, 10.0, 5, 0.01)
+    assert "within the noise" in near and "winner's curse" in near
+    far = explain_verification(85.03, 44.05, 10.0, 50, 0.0)
+    assert "winner's curse" in far and "standard errors" in far
+    assert "cannot be compared" in explain_verification(1.0, math.nan, 1.0, 1, 1.0)
+
+
+def test_gpucb_configs_rank_by_lcb_f():
+    task = Figure1Task()
+    res = erahbo.optimize(task, task.space, method="gpucb", k=5, budget=60, seed=0)
+    c = res.configs
+    assert top_configs(c, 1).iloc[0]["config_id"] == res.incumbent_id
+    assert "LCB_f" in erahbo_cli_why(res)
+
+
+def erahbo_cli_why(res) -> str:
+    from erahbo.cli._decision import why
+
+    return why(res)
+
+
+def test_optimize_cli_prints_and_writes_the_best_configurations(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "120",
+                                   "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "best 5 of" in res.output and "LCB_MV" in res.output
+    assert "is recommended because it has the highest lower bound LCB_MV" in res.output
+    assert max(len(ln) for ln in res.output.splitlines() if str(tmp_path) not in ln) <= 80
+    import json
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["top_configs"][0]["config_id"] == summary["incumbent_id"]
+    assert summary["top_configs"][0]["rank"] == 1 and "x" in summary["top_configs"][0]
+    assert summary["why"].startswith(f"config {summary['incumbent_id']} is recommended")
