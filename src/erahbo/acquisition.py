@@ -6,7 +6,7 @@ Equation numbers are those of the paper (``erahbo-paper.tex``, numbered as LaTeX
 eq.     quantity                                            here
 ======  ==================================================  =====================================
 (5)     ``MV(x) = f(x) - alpha rho^2(x)``                   :func:`mean_variance`
-(8)     RAHBO acquisition ``UCB^f - alpha LCB^var``         :func:`rahbo_acquisition` (+ ``_grad``)
+(8)     RAHBO acquisition ``UCB^f - alpha LCB^var``         :func:`rahbo_acquisition`
 (9)     ``UCB^MV``, ``LCB^MV``                              :func:`ucb_mv`, :func:`lcb_mv`,
                                                             :func:`mv_bounds_scalar`
 (10)    incumbent bound ``B_t = max_{D_{t-1}} LCB^MV``      :func:`incumbent_lcb`
@@ -21,7 +21,8 @@ eq.     quantity                                            here
 The array forms broadcast over candidates (shape ``(m,)``); the ``*_scalar`` forms take and
 return Python floats (ERAHBO's inner loop evaluates them once per extra seed).  The round models
 (:mod:`erahbo.surrogate`: the reference engine and the fast one) compute posteriors and call
-these functions for every bound they report; the stopping rule and the schedules of
+these functions for every bound they report (on a GP's standardized scale where they work there:
+a bound is equivariant under the positive affine map of the standardization); the schedules of
 ``beta_stop`` (eqs. 35-36) live with the replication policies (:mod:`erahbo.policies`).
 
 Convention for ``beta`` (as in BoTorch and the RAHBO reference code): a confidence bound is
@@ -52,7 +53,6 @@ __all__ = [
     "mean_variance",
     "mv_bounds_scalar",
     "rahbo_acquisition",
-    "rahbo_acquisition_grad",
     "sigma_hat",
     "sigma_hat_scalar",
     "ucb",
@@ -212,40 +212,6 @@ def rahbo_acquisition(
     argmax).
     """
     return ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta)
-
-
-def rahbo_acquisition_grad(
-    mu_f: float,
-    sd_f: float,
-    dmu_f: np.ndarray,
-    dsd_f: np.ndarray,
-    mu_var: float,
-    sd_var: float,
-    dmu_var: np.ndarray,
-    dsd_var: np.ndarray,
-    alpha: float,
-    beta: float,
-) -> tuple[float, np.ndarray]:
-    """Eq. 8 at one point and its gradient (continuous spaces: L-BFGS-B polish).
-
-    Parameters
-    ----------
-    mu_f, sd_f, mu_var, sd_var : float
-        Raw-scale posterior means and standard deviations at the point.
-    dmu_f, dsd_f, dmu_var, dsd_var : numpy.ndarray
-        ``(dim,)`` their gradients with respect to the encoded point.
-    alpha, beta : float
-        Risk weight and confidence parameter.
-
-    Returns
-    -------
-    value : float
-    gradient : numpy.ndarray
-        ``(dim,)``.
-    """
-    r = math.sqrt(beta)
-    value = rahbo_acquisition(mu_f, sd_f, mu_var, sd_var, alpha, beta)
-    return float(value), (dmu_f + r * dsd_f) - alpha * (dmu_var - r * dsd_var)
 
 
 # ---------------------------------------------------------------- eqs. (10), (12)

@@ -34,11 +34,12 @@ from typing import NamedTuple
 import numpy as np
 
 from erahbo.acquisition import (
+    lcb_var,
     mv_bounds_scalar,
     rahbo_acquisition,
-    rahbo_acquisition_grad,
     sigma_hat,
     sigma_hat_scalar,
+    ucb_f,
     ucb_var,
     ucb_var_scalar,
 )
@@ -156,8 +157,12 @@ class RoundModel:
         )
 
     def _noise(self, mu_v: np.ndarray, var_v: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior."""
-        ucbv = ucb_var(self.mv + self.sv * mu_v, self.sv * np.sqrt(var_v), self.beta)
+        """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior.
+
+        ``UCB^var`` (eq. 17) is computed on the variance GP's standardized scale and mapped
+        back (a bound is equivariant under the positive affine map of the standardization).
+        """
+        ucbv = self.mv + self.sv * ucb_var(mu_v, np.sqrt(var_v), self.beta)
         return fixed_noise(ucbv, self.rho2, k, self.sf)
 
     def _inner_from(
@@ -176,9 +181,11 @@ class RoundModel:
         and 9 in :mod:`erahbo.acquisition`.
         """
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
-        mv, sdv = self.mv + self.sv * mu_v, self.sv * math.sqrt(max(var_v, 0.0))
-        noise_t = sigma_hat_scalar(ucb_var_scalar(mv, sdv, self.beta), self.rho2, k_total)
-        noise_t = max(noise_t / (self.sf * self.sf), MEAN_NOISE_FLOOR)
+        sd_v = math.sqrt(max(var_v, 0.0))
+        ucbv = self.mv + self.sv * ucb_var_scalar(mu_v, sd_v, self.beta)  # as in _noise
+        noise_t = max(sigma_hat_scalar(ucbv, self.rho2, k_total) / (self.sf * self.sf),
+                      MEAN_NOISE_FLOOR)
+        mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
         up, lo = mv_bounds_scalar(mf, sdf, mv, sdv, weight, beta_stop)
@@ -195,14 +202,20 @@ class RoundModel:
         return rahbo_acquisition(mf, sdf, mv, sdv, weight, self.beta)
 
     def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
-        """Acquisition at one point ``u (dim,)`` and its gradient ``(dim,)``."""
+        """Acquisition (eq. 8) at one point ``u (dim,)`` and its gradient ``(dim,)``.
+
+        The bounds (eqs. 15, 18) on each GP's standardized scale, mapped back; the gradient
+        is their derivative (``d sd = d var / (2 sd)``).
+        """
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
         sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
-        sf, sv = self.sf, self.sv
-        return rahbo_acquisition_grad(
-            self.mf + sf * mf, sf * sdf, sf * dmf, sf * dvf / (2 * sdf),
-            self.mv + sv * mv, sv * sdv, sv * dmv, sv * dvv / (2 * sdv), weight, self.beta,
+        r = math.sqrt(self.beta)
+        val = (self.mf + self.sf * ucb_f(mf, sdf, self.beta)
+               - weight * (self.mv + self.sv * lcb_var(mv, sdv, self.beta)))
+        grad = self.sf * (dmf + r * dvf / (2 * sdf)) - weight * self.sv * (
+            dmv - r * dvv / (2 * sdv)
         )
+        return float(val), grad
 
     def _grads(self, u: np.ndarray):
         raise NotImplementedError

@@ -38,7 +38,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from erahbo.acquisition import lcb_mv, rahbo_acquisition
+from erahbo.acquisition import lcb_var, ucb_var
 from erahbo.models import k_of_d2, kernel, posterior_grad, robust_cholesky
 from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
 
@@ -250,15 +250,15 @@ class FastRound(RoundModel):
         return self._raw(self.mu_fX, var_f, self.mu_vX, self.var_vX)
 
     # ------------------------------------------------------------------ candidate search
-    def _candidate_posteriors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Raw ``mu_f``, ``mu_var`` and ``sd_var`` at all candidates, each ``(m,)`` (cached)."""
+    def _candidate_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Raw ``mu_f`` and ``LCB^var`` (eq. 18) at all candidates, each ``(m,)`` (cached)."""
         if self._cand is None:
             n, M = self.n, self.M
-            mu_f = self.af @ M.KfC[:n]  # (m,)
-            mu_v = self.zv @ M.WvC[:n]  # (m,)
-            var_v = np.maximum(1.0 - self.cv, 0.0)
-            self._cand = (self.mf + self.sf * mu_f, self.mv + self.sv * mu_v,
-                          self.sv * np.sqrt(var_v))
+            mu_f = self.af @ M.KfC[:n]  # (m,) standardized
+            mu_v = self.zv @ M.WvC[:n]  # (m,) standardized
+            sd_v = np.sqrt(np.maximum(1.0 - self.cv, 0.0))
+            self._cand = (self.mf + self.sf * mu_f,
+                          self.mv + self.sv * lcb_var(mu_v, sd_v, self.beta))
         return self._cand
 
     def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
@@ -278,28 +278,29 @@ class FastRound(RoundModel):
         value : float
             Its acquisition value.
         """
-        n, M, beta, sf = self.n, self.M, self.beta, self.sf
-        mu_f, mu_v, sd_v = self._candidate_posteriors()
+        n, M, sf = self.n, self.M, self.sf
+        # eq. 8 as base + sqrt(beta) sd_f with base = mu_f - alpha LCB^var: sd_f is the only
+        # part not known at every candidate, so bounds of it bound the acquisition
+        mu_f, lcbv = self._candidate_parts()
+        base = mu_f - weight * lcbv  # (m,)
+        scale = math.sqrt(self.beta) * sf
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             raise ValueError("select: no candidate left (all excluded)")
         inv = 1.0 / (1.0 + self.D)  # (n,)
         g = (M.KfC2[:n] * inv[:, None]).max(0)  # (m,) max_j k(x_j, c)^2 / (1 + D_j)
-        sd_up = sf * np.sqrt(np.maximum(1.0 - g, 0.0))  # (m,) upper bounds of sd_f
-        ub = rahbo_acquisition(mu_f, sd_up, mu_v, sd_v, weight, beta)  # (m,) upper bounds
-        # the best value is at least the acquisition with sd_f = 0 at any allowed candidate
-        floor = rahbo_acquisition(mu_f[idx], 0.0, mu_v[idx], sd_v[idx], weight, beta).max()
+        ub = base + scale * np.sqrt(np.maximum(1.0 - g, 0.0))  # (m,) upper bounds
+        floor = base[idx].max()  # the best value is at least max(base) since sd_f >= 0
         idx = idx[ub[idx] >= floor]
         order = idx[np.argsort(-ub[idx], kind="stable")]
 
         def exact(cols: np.ndarray) -> np.ndarray:  # (b,) acquisition at candidates ``cols``
             V = blas.dtrsm(1.0, self.L, M.KfC[:n, cols], lower=1)  # (n, b)
-            sd_f = sf * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
-            return rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], weight, beta)
+            return base[cols] + scale * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
 
         first = int(min(max(1e5 / max(n, 1) ** 2, 8), 64))  # ~1e5 flops per first batch
-        best, best_i, self.n_exact_ = _pruned_max(
-            order, ub, exact, first, tol=1e-12 * (abs(floor) + np.sqrt(beta) * sf))
+        best, best_i, self.n_exact_ = _pruned_max(order, ub, exact, first,
+                                                  tol=1e-12 * (abs(floor) + scale))
         return best_i, float(best)
 
     def best_lcb_mv(
@@ -309,10 +310,10 @@ class FastRound(RoundModel):
 
         ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
         """
-        sf = self.sf
-        mu_f = self.mf + sf * self.mu_fX  # (n,) raw
-        mu_v, sd_v = self.mv + self.sv * self.mu_vX, self.sv * np.sqrt(self.var_vX)
-        base = lcb_mv(mu_f, 0.0, mu_v, sd_v, weight, beta)  # (n,) upper bounds (sd_f >= 0)
+        sq, sf = math.sqrt(beta), self.sf
+        # LCB^MV (eq. 9) as base - sqrt(beta) sd_f: base (with UCB^var, eq. 17) bounds it
+        ucbv = self.mv + self.sv * ucb_var(self.mu_vX, np.sqrt(self.var_vX), beta)
+        base = self.mf + sf * self.mu_fX - weight * ucbv  # (n,) upper bounds (sd_f >= 0)
         order = np.argsort(-base, kind="stable")
         if mask is not None:
             order = order[np.asarray(mask, dtype=bool)[order]]
@@ -325,10 +326,9 @@ class FastRound(RoundModel):
             V = blas.dtrsm(1.0, self.L, E, lower=1)
             q = (V * V).sum(0)  # (A^{-1})_ss
             D = self.D[rows]
-            sd_f = sf * np.sqrt(np.maximum(D - D * D * q, 0.0))
-            return lcb_mv(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], weight, beta)
+            return base[rows] - sq * sf * np.sqrt(np.maximum(D - D * D * q, 0.0))
 
-        tol = 1e-12 * (abs(float(base[order[0]])) + np.sqrt(beta) * sf)
+        tol = 1e-12 * (abs(float(base[order[0]])) + sq * sf)
         best, best_i, _ = _pruned_max(order, base, exact, 4, tol)
         return float(best), best_i
 

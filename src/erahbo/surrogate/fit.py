@@ -53,7 +53,7 @@ def fit_hyperparameters(
     hv = fit_map(X, yv, kind=kind, fixed_noise=None, seed=seed)
     gp_v = ExactGP(X, yv, hv.noise, hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
-    ucbv = ucb_var(mv + sv * mu, sv * np.sqrt(var), beta)  # eq. 17
+    ucbv = mv + sv * ucb_var(mu, np.sqrt(var), beta)  # eq. 17 (standardized scale)
     rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))
     mf, sf = standardize(ybar)
     D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf)
