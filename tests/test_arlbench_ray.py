@@ -20,7 +20,7 @@ from erahbo.arlbench.venv import venv_python
 from erahbo.datasets.format import read_task
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_arlbench import FAKE_WORKER  # noqa: E402
+from test_arlbench import FAKE_WORKER
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install erahbo[ray])")
 

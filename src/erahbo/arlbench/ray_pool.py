@@ -159,10 +159,10 @@ class RayArlClient:
             raise
         except Exception as e:  # ConnectionError, RuntimeError, ValueError from ray.init
             where = "a local Ray instance" if address is None else f"the Ray cluster at {address!r}"
+            why = f"{type(e).__name__}: {str(e).rstrip('. ')}"
             raise WorkerError(
-                f"cannot start or reach {where}: {type(e).__name__}: {str(e).rstrip('. ')}. Start a cluster with "
-                "`ray start --head` (then --address auto), or leave --address out to start a "
-                "local instance"
+                f"cannot start or reach {where}: {why}. Start a cluster with `ray start --head` "
+                "(then --address auto), or leave --address out to start a local instance"
             ) from None
         import ray  # imported by RayExecutor above: installed
 
