@@ -83,9 +83,17 @@ def test_ray_shards_equal_the_process_pool_and_resume(ray_session, tmp_path: Pat
         r3 = generate(TASK, tmp_path / "ray", cl, **kw)
         assert r3["written"] == [] and r3["runs"] == 0
         assert len(set(cl.nodes.values())) == 1 and cl.restarts == 0
-    # every configuration trained once (the resumes skipped the finished shards)
-    assert len(calls.read_text().splitlines()) == 10
-    assert set(calls_per_config(calls).values()) == {1}
+        # every configuration trained once (the resumes skipped the finished shards)
+        assert len(calls.read_text().splitlines()) == 10
+        assert set(calls_per_config(calls).values()) == {1}
+        # a train_many closed early leaves no actor behind: the next one uses both
+        slow = [{"learning_rate": 0.5, "sleep_s": 0.5}] * 3
+        it = cl.train_many(TASK, slow, [1])
+        next(it)
+        it.close()
+        out = dict(cl.train_many(TASK, [{"learning_rate": k / 10} for k in range(4)], [1, 2]))
+        assert sorted(out) == [0, 1, 2, 3] and out[3][1].return_ == pytest.approx(32.0)
+        assert not cl._abandoned and len(cl._idle) == 2
     for k in range(3):
         same_shard(shard_path(shard_dir(tmp_path / "pool", TASK), k),
                    shard_path(shard_dir(tmp_path / "ray", TASK), k))

@@ -189,6 +189,7 @@ class RayArlClient:
         self._starting: dict[Any, int] = {}  # ping ref -> slot of an actor not ready yet
         self._pending: dict[int, Any] = {}  # slot -> handle of an actor not ready yet
         self._idle: deque[int] = deque()
+        self._abandoned: dict[Any, int] = {}  # ref -> slot: calls of a train_many closed early
         self._next_slot = 0
         self.versions: dict[str, Any] | None = None
         self.nodes: dict[int, str] = {}  # slot -> node host name
@@ -316,58 +317,74 @@ class RayArlClient:
         running: dict[Any, tuple[int, int]] = {}  # ref -> (slot, config index)
         done: set[int] = set()
         lost = (rex.RayActorError, rex.WorkerCrashedError, rex.ObjectLostError)
-        while todo or running:
-            while todo and self._idle:
-                slot, k = self._idle.popleft(), todo.popleft()
-                if slot not in self._actors:
+        try:
+            while todo or running:
+                while todo and self._idle:
+                    slot, k = self._idle.popleft(), todo.popleft()
+                    if slot not in self._actors:
+                        todo.appendleft(k)
+                        continue
+                    attempts[k] += 1
+                    running[self._actors[slot].train.remote(request, configs[k], seeds)] = (slot, k)
+                if not running and not self._starting and not self._abandoned:
+                    raise WorkerError(
+                        f"all Ray workers were lost ({self.restarts} replaced, the most allowed); "
+                        f"{len(todo)} configurations not run. Restart the run: finished shards "
+                        "are kept"
+                    )
+                ready, _ = ray.wait(
+                    [*running, *self._starting, *self._abandoned],
+                    num_returns=1,
+                    timeout=None if running or self._abandoned else self.start_timeout_s,
+                )
+                if not ready:
+                    raise self._no_start_error()
+                ref = ready[0]
+                if ref in self._starting:
+                    self._on_started(ref)
+                    continue
+                if ref in self._abandoned:
+                    slot = self._abandoned.pop(ref)
+                    try:
+                        ray.get(ref)
+                        self._idle.append(slot)
+                    except lost as e:
+                        self._lost(slot, self._actors.get(slot), e)
+                    except rex.RayTaskError:
+                        self._idle.append(slot)
+                    continue
+                slot, k = running.pop(ref)
+                try:
+                    res = ray.get(ref)
+                except lost as e:
+                    self._lost(slot, self._actors.get(slot), e)
+                    if attempts[k] >= self.max_attempts:
+                        raise WorkerError(
+                            f"configuration {k} lost its Ray worker {attempts[k]} times (last: "
+                            f"{type(e).__name__}); stopping. Finished shards are kept; restart "
+                            "the run to resume"
+                        ) from None
+                    self.reruns += 1
                     todo.appendleft(k)
                     continue
-                attempts[k] += 1
-                running[self._actors[slot].train.remote(request, configs[k], seeds)] = (slot, k)
-            if not running and not self._starting:
-                raise WorkerError(
-                    f"all Ray workers were lost ({self.restarts} replaced, the most allowed); "
-                    f"{len(todo)} configurations not run. Restart the run: finished shards "
-                    "are kept"
-                )
-            ready, _ = ray.wait(
-                [*running, *self._starting],
-                num_returns=1,
-                timeout=None if running else self.start_timeout_s,
-            )
-            if not ready:
-                raise self._no_start_error()
-            ref = ready[0]
-            if ref in self._starting:
-                self._on_started(ref)
-                continue
-            slot, k = running.pop(ref)
-            try:
-                res = ray.get(ref)
-            except lost as e:
-                self._lost(slot, self._actors.get(slot), e)
-                if attempts[k] >= self.max_attempts:
+                except rex.RayTaskError as e:
+                    cause = getattr(e, "cause", None)
                     raise WorkerError(
-                        f"configuration {k} lost its Ray worker {attempts[k]} times (last: "
-                        f"{type(e).__name__}); stopping. Finished shards are kept; restart "
-                        "the run to resume"
+                        f"Ray worker {slot} failed on configuration {k}: "
+                        f"{cause if cause is not None else e}"
                     ) from None
-                self.reruns += 1
-                todo.appendleft(k)
-                continue
-            except rex.RayTaskError as e:
-                cause = getattr(e, "cause", None)
-                raise WorkerError(
-                    f"Ray worker {slot} failed on configuration {k}: "
-                    f"{cause if cause is not None else e}"
-                ) from None
-            self._idle.append(slot)
-            if k in done:  # pragma: no cover - a configuration is only re-sent after a loss
-                continue
-            done.add(k)
-            if on_result:
-                on_result(k, res)
-            yield k, res
+                self._idle.append(slot)
+                if k in done:  # pragma: no cover - a configuration is only re-sent after a loss
+                    continue
+                done.add(k)
+                if on_result:
+                    on_result(k, res)
+                yield k, res
+        finally:
+            # closed early (an error in the caller): the actors still busy return to the pool
+            # when their call ends; the configurations not yielded are not run
+            for ref, (slot, _) in running.items():
+                self._abandoned[ref] = slot
 
     # -- shutdown --------------------------------------------------------------------------
     def close(self) -> None:
