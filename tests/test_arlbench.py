@@ -47,6 +47,18 @@ FAKE_WORKER = textwrap.dedent(
         if calls:
             with open(calls, "a") as f:
                 f.write(json.dumps({"hp": hp, "seeds": req["seeds"]}) + "\n")
+            # lose the process driving this worker (a Ray actor) at the N-th training
+            # request, once per mark file (or every time without one)
+            kill_at = os.environ.get("FAKE_KILL_PARENT_AT")
+            if kill_at:
+                at, _, mark = kill_at.partition(":")
+                with open(calls) as f:
+                    n_calls = sum(1 for _ in f)
+                if n_calls >= int(at) and not (mark and os.path.exists(mark)):
+                    if mark:
+                        open(mark, "w").close()
+                    os.kill(os.getppid(), 9)
+                    os._exit(0)
         for k, s in enumerate(req["seeds"]):
             if hp.get("crash_at_seed") == s:
                 os._exit(3)

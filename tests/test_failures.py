@@ -327,6 +327,10 @@ def pool():
 
 
 def test_timeout_kills_the_run_only(pool):
+    # both workers booted and this module imported first: under load, a cold worker's first
+    # unpickling (importing this module and erahbo) can itself take longer than the 1 s limit
+    warm = [pool.submit(linear, CONFIG, s) for s in (5, 6)]
+    assert [f.result() for f in warm] == [0.5, 0.6]
     out = evaluate(hang_on_2, CONFIG, [1, 2, 3], run_timeout=1.0, executor=pool)
     by_slot = {r.slot: r for r in out}
     assert by_slot[1].status == "penalized" and "RunTimeout" in by_slot[1].error

@@ -230,6 +230,7 @@ class ArlClient:
         self._req_id = 0
         self._lock = threading.Lock()
         self.restarts = 0
+        self._stopped = False
 
     # -- worker management -----------------------------------------------------------
     def _log_path(self, i: int) -> Path | None:
@@ -239,6 +240,8 @@ class ArlClient:
         return self.log_dir / f"worker-{i}.log"
 
     def _worker(self, i: int) -> WorkerProcess:
+        if self._stopped:
+            raise WorkerError("client stopped: its workers were killed")
         w = self._workers[i]
         if w is not None and (not w.alive or self._served[i] >= self.restart_every):
             w.stop()
@@ -464,6 +467,17 @@ class ArlClient:
             done = True
         finally:
             ex.shutdown(wait=done, cancel_futures=True)
+
+    def kill_workers(self) -> None:
+        """Kill every worker process at once, even mid-run, and start no new one.
+
+        A run in progress in another thread fails ("client stopped"); for a client that
+        must stop now (:class:`erahbo.arlbench.ray_pool.RayArlClient` ending its actors).
+        """
+        self._stopped = True
+        for w in list(self._workers):
+            if w is not None:
+                w.kill()
 
     def close(self) -> None:
         """Shut all workers down."""

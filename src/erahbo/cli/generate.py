@@ -44,7 +44,30 @@ def generate(
     out: Annotated[Path, typer.Option("--out", help="Output root (shards + merged table).")] = Path(
         "data/arlbench"
     ),
-    workers: Annotated[int, typer.Option("--workers", help="Worker processes (one per core).")] = 1,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            help="Worker processes (one per core; default 1), or Ray actors with --executor ray "
+            "(default: one per CPU of the cluster, 2 for a local instance).",
+        ),
+    ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="process: local worker processes; ray: one actor per CPU of a Ray cluster "
+            "(pip install erahbo[ray]).",
+        ),
+    ] = "process",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            help="With --executor ray: 'auto' joins this machine's cluster (ray start --head), "
+            "'ray://host:10001' a remote one; default: a local instance on loopback.",
+        ),
+    ] = None,
     sobol_seed: Annotated[
         int, typer.Option("--sobol-seed", help="Seed of the scrambled Sobol sequence.")
     ] = 0,
@@ -93,16 +116,33 @@ def generate(
                       "configuration (a sample variance needs 2; inspect and benchmark refuse "
                       "fewer); use --seeds 2 or more")
         raise typer.Exit(code=2)
+    if executor not in ("process", "ray"):
+        console.print(f"[red]error:[/red] --executor {executor!r}: use 'process' or 'ray'")
+        raise typer.Exit(code=2)
+    if address is not None and executor != "ray":
+        console.print("[red]error:[/red] --address needs --executor ray")
+        raise typer.Exit(code=2)
+    client: Any = None
     try:
-        client = ArlClient(
-            workers,
-            venv=venv,
-            run_timeout_s=run_timeout,
-            log_dir=default_venv_path().parent / "logs" / t.name,
-            vectorize_seeds=vectorize_seeds,
-        )
+        settings: dict[str, Any] = {
+            "venv": venv,
+            "run_timeout_s": run_timeout,
+            "log_dir": default_venv_path().parent / "logs" / t.name,
+            "vectorize_seeds": vectorize_seeds,
+        }
+        if executor == "ray":
+            from erahbo.arlbench.ray_pool import RayArlClient
+
+            client = RayArlClient(workers, address=address, **settings)
+        else:
+            client = ArlClient(workers or 1, **settings)
         versions = client.ping()["versions"]
+    except ImportError as err:  # --executor ray without Ray
+        console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(code=1) from None
     except WorkerError as err:
+        if client is not None:
+            client.close()
         console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(code=1) from None
     plain = not sys.stderr.isatty()
