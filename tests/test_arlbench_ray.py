@@ -30,7 +30,7 @@ TIMING = ("wall_s", "run_runtime_s", "first_run_s")  # metadata that may differ 
 
 @pytest.fixture(scope="module")
 def ray_session():
-    from erahbo.executors import RayExecutor
+    from erahbo.runtime.executors import RayExecutor
 
     ex = RayExecutor(address=None, num_cpus=2, init_kwargs={"log_to_driver": False})
     yield ex

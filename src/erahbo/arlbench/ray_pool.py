@@ -32,7 +32,7 @@ from typing import Any
 
 from erahbo.arlbench.client import ArlClient, RunResult, WorkerError
 from erahbo.arlbench.registry import ArlTask, get_task
-from erahbo.executors import RayExecutor
+from erahbo.runtime.executors import RayExecutor
 
 __all__ = ["RayArlClient"]
 
