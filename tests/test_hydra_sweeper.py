@@ -168,10 +168,17 @@ hyperparameters:
     # the same sweep again: nothing left to run
     proc = _run(folder)
     assert proc.returncode == 0 and len(_calls(folder)) == len(calls)
-    # other settings on the same journal: a clear refusal
+    # a larger budget continues the sweep: the journal is replayed, then more runs launched
     proc = _run(folder, "hydra.sweeper.budget=20")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    more = _calls(folder)[len(calls):]
+    assert 5 <= len(more) <= 6 and not set(more) & set(ran)  # new runs only
+    hist = pd.read_csv(folder / "sweep" / "history.csv")
+    assert 19 <= (hist["status"] == "ok").sum() <= 20
+    # other settings on the same journal: a clear refusal
+    proc = _run(folder, "hydra.sweeper.budget=20", "hydra.sweeper.alpha=2.0")
     assert proc.returncode != 0
-    assert "budget: 14 in the journal, 20 now" in proc.stderr
+    assert "in the journal" in proc.stderr and "alpha" in proc.stderr
     assert "another hydra.sweep.dir" in proc.stderr
 
 

@@ -35,7 +35,12 @@ def demo(
 
     console = make_console()
     task = Figure1Task()
-    result = optimize(task, task.space, method="erahbo", budget=300, seed=seed)
+    try:
+        result = optimize(task, task.space, method="erahbo", budget=300, seed=seed)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; run the same command again to start the demo over (part 1 "
+                   "takes seconds; part 2 continues from its finished traces)", err=True)
+        raise typer.Exit(130) from None
     best = task.mv_argmax(1.0)
     console.rule("[bold]1. ERAHBO on the Figure-1 task (alpha = 1)")
     console.print(f"recommended configuration: {result.incumbent}  "
@@ -58,11 +63,13 @@ def demo(
             "--repetitions", str(repetitions), "--budget", str(budget), "--workers", str(workers),
             "--seed", str(seed), "--out", str(study)]
     try:
-        typer.main.get_command(bench).main(args, standalone_mode=False)
+        code = typer.main.get_command(bench).main(args, standalone_mode=False)
     except StudySettingsMismatch:  # an earlier demo with other settings: the demo's own output
         console.print(f"{study} holds an earlier demo study with other settings: replacing it")
         shutil.rmtree(study)
-        typer.main.get_command(bench).main(args, standalone_mode=False)
+        code = typer.main.get_command(bench).main(args, standalone_mode=False)
+    if code == 130:  # Ctrl-C in the study: benchmark said how to continue; exit as it did
+        raise typer.Exit(130)
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
