@@ -33,7 +33,7 @@ def tune(
     seed_batch: int = typer.Option(None, help="ERAHBO: seeds asked at once after "
                                    "k_min (default: the workers of one configuration; a "
                                    "resumed study keeps its own)."),
-    parallel: int = typer.Option(None, min=1, help="Configurations trained at once, each on "
+    parallel: int = typer.Option(None, help="Configurations trained at once, each on "
                                  "--workers / --parallel workers (default 1; a resumed study "
                                  "keeps its own)."),
     beta: float = typer.Option(2.5, help="Acquisition confidence "
