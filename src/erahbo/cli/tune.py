@@ -70,14 +70,12 @@ def tune(
     """Tune an ARLBench task on live training, resumable from its journal."""
 
     from erahbo._files import check_out_dir
-    from erahbo.analysis.run_plots import plot_configs, plot_rounds
     from erahbo.arlbench.client import ArlClient, WorkerError
     from erahbo.arlbench.registry import get_task
     from erahbo.arlbench.tune import return_scale
     from erahbo.arlbench.tune import tune as run_tune
     from erahbo.arlbench.tune import verify as run_verify
     from erahbo.cli._progress import LazyProgress, run_progress
-    from erahbo.recommendation import explain_verification
 
     console = make_console()
     try:
@@ -168,7 +166,15 @@ def tune(
         typer.echo(f"interrupted; the study is journaled in {out / 'study.db'}: run the same "
                    f"command again to continue it: {again}", err=True)
         raise typer.Exit(130) from None
+    _write_outputs(out, t, method, budget, alpha, width, verify, result, check, console)
+
+
+def _write_outputs(out: Path, t, method: str, budget: int, alpha: float, width: float,
+                   verify: int, result, check, console) -> None:
+    """Tables, summary.json, figures and tune.md of a tuning; the recommendation printed."""
+    from erahbo.analysis.run_plots import plot_configs, plot_rounds
     from erahbo.diagnostics import diagnose
+    from erahbo.recommendation import explain_verification
 
     findings = diagnose(result)
     result.history.to_csv(out / "history.csv", index=False)
