@@ -73,6 +73,10 @@ def test_explain_incumbent_names_the_rule_and_the_beaten_higher_mean():
     assert "less certain" in s and "[10, 230]" in s
     t.loc[1, "mv"] = 50.0  # a lower MV estimate: the spread costs more than the mean gains
     assert "its MV estimate is lower (50 vs 80)" in explain_incumbent(t)
+    assert "costs more than its mean gains" in explain_incumbent(t)  # its std is larger
+    t.loc[1, "std"] = 30.0  # a smaller spread than the incumbent's: the posterior decided
+    s = explain_incumbent(t)
+    assert "costs more" not in s and "models' posterior" in s
     assert "LCB_f (risk-neutral)" in explain_incumbent(t, risk_neutral=True)
     assert explain_incumbent(t.iloc[:0]) == ""
 

@@ -150,8 +150,13 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
         return text + "."
     rival = better.sort_values("mean", ascending=False).iloc[0]
     rid = int(rival["config_id"])
-    reason = (f"its MV estimate is lower ({_g(rival['mv'])} vs {_g(inc['mv'])}): its spread "
-              f"(std {_g(rival['std'])} vs {_g(inc['std'])}) costs more than its mean gains")
+    reason = f"its MV estimate is lower ({_g(rival['mv'])} vs {_g(inc['mv'])})"
+    if rival["std"] > inc["std"]:
+        reason += (f": its spread (std {_g(rival['std'])} vs {_g(inc['std'])}) costs more than "
+                   "its mean gains")
+    else:  # the posterior, not the sample: the models pool neighbouring configurations' runs
+        reason += (": the models' posterior (which pools nearby configurations' runs) puts its "
+                   "mean lower or its variance higher than its own seeds do")
     if bounded and not pd.isna(rival["lcb_mv"]) and rival["mv"] >= inc["mv"]:
         reason = (f"its MV estimate is higher ({_g(rival['mv'])} vs {_g(inc['mv'])}) but less "
                   f"certain: its bounds [{_g(rival['lcb_mv'])}, {_g(rival['ucb_mv'])}] are "
