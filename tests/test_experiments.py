@@ -288,3 +288,28 @@ def test_benchmark_ctrl_c_says_how_to_continue(tmp_path, monkeypatch):
     assert res.exit_code == 130
     assert "budget 20 runs after the initial design" in res.output
     assert "run the same command again to continue" in res.output
+
+
+def test_user_protocol_counts_each_methods_own_initial_design(replay_task):
+    settings = StudySettings(budget=60, protocol="user")
+    for name, k_init in (("rahbo-k2", 2), ("random-k3", 3)):
+        trace, meta = run_repetition(replay_task, parse_method(name), 0, settings)
+        assert meta["protocol"] == "user" and meta["k_init"] == k_init
+        assert len(trace) == 60  # the initial design's runs are in the trace and the budget
+        n_init = len(meta["initial_config_ids"])
+        assert n_init == 5
+        first = trace.iloc[: n_init * k_init]
+        assert first["config_id"].tolist() == [c for c in meta["initial_config_ids"]
+                                               for _ in range(k_init)]
+        # normalized by the table's average configuration, the same for every method
+        assert meta["init_regret"] == pytest.approx(replay_task.mv_star - replay_task.mv.mean())
+        np.testing.assert_allclose(trace["simple_regret"],
+                                   replay_task.mv_star - trace["incumbent_mv"])
+    with pytest.raises(ValueError, match="protocol='usr' must be one of paper, user"):
+        StudySettings(protocol="usr")
+
+
+def test_user_protocol_budget_must_cover_the_initial_design(replay_task):
+    settings = StudySettings(budget=30, protocol="user", k_init=8)
+    with pytest.raises(ValueError, match="budget"):
+        run_repetition(replay_task, parse_method("rahbo-k2"), 0, settings)

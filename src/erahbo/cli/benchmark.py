@@ -52,7 +52,11 @@ def benchmark(
                                 "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
                                 "random-k<K> (any with -p<Q>)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
-    budget: int = typer.Option(2000, help="Training runs after the initial design."),
+    budget: int = typer.Option(2000, help="Training runs per repetition: after the shared "
+                               "initial design (paper protocol) or in all (user protocol)."),
+    protocol: str = typer.Option("paper", help="paper: a shared initial design of 5 x 20 "
+                                 "seeds, not counted in the budget | user: each method as a "
+                                 "user runs it, its own initial design counted."),
     out: Path = typer.Option(Path("results/benchmark"), help="Results directory."),
     workers: int = typer.Option(2, min=1, help="Concurrent jobs (worker processes, or Ray "
                                 "CPUs of a local instance)."),
@@ -60,14 +64,21 @@ def benchmark(
                                  "ray."),
     address: str = typer.Option(None, help="Ray: 'auto' joins the cluster of this machine, "
                                 "'ray://host:10001' a remote one; unset starts a local one."),
-    n_init: int = typer.Option(5, help="Initial Sobol configurations per repetition."),
-    k_init: int = typer.Option(20, help="Stored seeds per initial configuration."),
+    n_init: int = typer.Option(None, help="Initial Sobol configurations per repetition "
+                               "(default: 5 in the paper protocol, each method's own in the "
+                               "user protocol)."),
+    k_init: int = typer.Option(None, help="Stored seeds per initial configuration (default: "
+                               "20 in the paper protocol, each method's own in the user "
+                               "protocol)."),
     alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2."),
-    beta: float = typer.Option(2.5,
-                               help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
-    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence."),
-    k_min: int = typer.Option(2, help="ERAHBO: seeds before the stopping rule."),
-    k_max: int = typer.Option(20, help="ERAHBO: most seeds per round."),
+    beta: float = typer.Option(None, help="Acquisition confidence (mu +- sqrt(beta) sigma; "
+                               "default: each method's own)."),
+    beta_stop: float = typer.Option(None, help="ERAHBO stopping confidence (default: the "
+                                    "method's own)."),
+    k_min: int = typer.Option(None, help="ERAHBO: seeds before the stopping rule (default: "
+                              "the method's own)."),
+    k_max: int = typer.Option(None, help="ERAHBO: most seeds per round (default: the "
+                              "method's own)."),
     seed: int = typer.Option(0, help="Base seed of the study."),
     outcome_processing: str = typer.Option(
         "vizier", help="vizier (paper) | minmax (linear onto [0, 1]) | none (raw returns)."),
@@ -94,7 +105,8 @@ def benchmark(
         specs = parse_methods(methods)
         settings = StudySettings(budget=budget, n_init=n_init, k_init=k_init, alpha=alpha,
                                  beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max,
-                                 seed=seed, outcome_processing=outcome_processing)
+                                 seed=seed, outcome_processing=outcome_processing,
+                                 protocol=protocol)
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console,
                                   checkpoint)
         with warnings.catch_warnings():
@@ -105,7 +117,7 @@ def benchmark(
     for note in capped:
         console.print(f"[yellow]note[/]: {note}")
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "
-                  f"budget {budget} runs after the initial design -> {out}"
+                  f"budget {budget} runs" + (" after the initial design" if protocol == "paper" else " (initial design included)") + f" -> {out}"
                   + (f" [executor: ray{' @ ' + address if address else ''}]"
                      if executor == "ray" else ""))
     plain = not sys.stderr.isatty()  # logs: a plain line every 30 s instead of the bar

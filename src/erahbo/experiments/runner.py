@@ -1,10 +1,18 @@
 """The offline benchmark: tasks x methods x repetitions, one Parquet trace each.
 
-Protocol (paper Sec. 4): every repetition draws its own ``n_init`` Sobol initial
-configurations with ``k_init`` stored seeds each; they are shared by all methods of that
-repetition and not counted in the budget, so every method starts from the same data.  GP
-hyperparameters are fitted by MAP on that initial design.  The budget counts training runs
-after the initial design.  The trace layout is documented in ``docs/benchmark.md``.
+Two protocols (:data:`PROTOCOLS`):
+
+* ``"paper"`` (paper Sec. 4): every repetition draws its own ``n_init`` Sobol initial
+  configurations with ``k_init`` stored seeds each; they are shared by all methods of that
+  repetition and not counted in the budget, so every method starts from the same data.  GP
+  hyperparameters are fitted by MAP on that initial design.  The budget counts training runs
+  after the initial design; regret is normalized by the initial design's average regret.
+* ``"user"``: each method runs as a user runs :class:`erahbo.Optimizer`: its own initial
+  design (its defaults unless the study sets ``n_init`` / ``k_init``), counted in the budget
+  and in the trace (its rows have ``round`` of the initial design); regret is normalized by
+  the regret of the table's average configuration (1 = average, 0 = best).
+
+The trace layout is documented in ``docs/benchmark.md``.
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ from erahbo.optimizer.loop import drive
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.records import Trial
 
+PROTOCOLS = ("paper", "user")
+_PAPER_DESIGN = {"n_init": 5, "k_init": 20}  # the paper's shared initial design
+
 
 @dataclass(frozen=True)
 class StudySettings:
@@ -35,32 +46,57 @@ class StudySettings:
     Attributes
     ----------
     budget : int
-        Training runs per repetition after the initial design (paper: 2000).
-    n_init, k_init : int
-        Initial Sobol configurations and stored seeds for each (paper: 5 and 20).
-    alpha, beta, beta_stop : float
-        Risk aversion, acquisition confidence and ERAHBO's stopping confidence.
-    k_min, k_max : int
-        ERAHBO's seed range.
+        Training runs per repetition: after the initial design (``"paper"`` protocol, paper:
+        2000) or in all (``"user"``).
+    n_init, k_init : int or None
+        Initial Sobol configurations and stored seeds for each. None: the paper's 5 and 20
+        under the ``"paper"`` protocol (shared by all methods), each method's own default
+        under ``"user"``.
+    alpha : float
+        Risk aversion.
+    beta, beta_stop : float or None
+        Acquisition confidence and ERAHBO's stopping confidence; None: each method's own.
+    k_min, k_max : int or None
+        ERAHBO's seed range; None: the method's own.
     seed : int
         Base seed; repetition ``r`` of a task derives its own seed from it.
     outcome_processing : str
         ``"vizier"`` (paper), ``"minmax"`` or ``"none"``.
+    protocol : {"paper", "user"}
+        See the module docstring.
     """
 
     budget: int = 2000
-    n_init: int = 5
-    k_init: int = 20
+    n_init: int | None = None
+    k_init: int | None = None
     alpha: float = 1.0
-    beta: float = 2.5
-    beta_stop: float = 1.0
-    k_min: int = 2
-    k_max: int = 20
+    beta: float | None = None
+    beta_stop: float | None = None
+    k_min: int | None = None
+    k_max: int | None = None
     seed: int = 0
     outcome_processing: str = "vizier"
+    protocol: str = "paper"
 
     def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol={self.protocol!r} must be one of "
+                             f"{', '.join(PROTOCOLS)}")
+        if self.protocol == "paper":
+            for name, value in _PAPER_DESIGN.items():
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, value)
         self.validate()
+
+    def overrides(self) -> dict[str, Any]:
+        """The optimizer options this study sets for every method (None: the method's own)."""
+        names = ("n_init", "k_init", "beta")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+    def erahbo_overrides(self) -> dict[str, Any]:
+        """ERAHBO's options this study sets (a method's own name-given options win)."""
+        names = ("beta_stop", "k_min", "k_max")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
     def validate(self) -> None:
         """Raise one clear error for an invalid setting (the optimizer's rules, once).
@@ -69,9 +105,9 @@ class StudySettings:
         :class:`erahbo.optimizer.options.Options` (e.g. ``beta > 0``) before any file is
         written; ``outcome_processing`` by :data:`erahbo.datasets.warping.METHODS`.
         """
-        Options(method="erahbo", budget=self.budget, n_init=self.n_init, k_init=self.k_init,
-                alpha=self.alpha, beta=self.beta, beta_stop=self.beta_stop, k_min=self.k_min,
-                k_max=self.k_max, seed=self.seed, initial_in_budget=False)
+        Options(method="erahbo", budget=self.budget, alpha=self.alpha, seed=self.seed,
+                initial_in_budget=self.protocol == "user", **self.overrides(),
+                **self.erahbo_overrides())
         if self.outcome_processing not in PROCESSINGS:
             raise ValueError(f"outcome_processing={self.outcome_processing!r} must be one of "
                              f"{', '.join(PROCESSINGS)}")
@@ -115,28 +151,20 @@ def run_repetition(
         ``TRACE_COLUMNS``) and its metadata.
     """
     t0 = time.perf_counter()
+    user = settings.protocol == "user"
     rep_seed = repetition_seed(task, settings.seed, repetition)
     replay = SeedReplay(task, settings.seed, repetition)
-    init_ids = [int(i) for i in task.space.sobol_indices(settings.n_init, rep_seed)]
-    options = dict(method.options)
+    options = {**settings.overrides(), **method.options}
     if method.method == "erahbo":
-        options.setdefault("k_min", settings.k_min)
-        options.setdefault("k_max", settings.k_max)
-        options.setdefault("beta_stop", settings.beta_stop)
-    opt = Optimizer(
-        task.space,
-        method.method,
-        budget=settings.budget,
-        seed=rep_seed,
-        alpha=settings.alpha,
-        beta=settings.beta,
-        k_init=settings.k_init,
-        initial_design=init_ids,
-        initial_in_budget=False,
-        **options,
-    )
+        options = {**settings.erahbo_overrides(), **options}
+    if not user:
+        options["initial_design"] = [
+            int(i) for i in task.space.sobol_indices(int(settings.n_init), rep_seed)]
+    opt = Optimizer(task.space, method.method, budget=settings.budget, seed=rep_seed,
+                    alpha=settings.alpha, initial_in_budget=user, **options)
     mv_star = task.mv_star
     rows: list[list[Any]] = []
+    init_ids: list[int] = []
     cum = 0.0
     init_inc: int | None = None  # incumbent after the initial design, before run 1
 
@@ -156,9 +184,11 @@ def run_repetition(
         if replay.remaining(cid) == 0:
             opt.exclude(cid)
         if trial.phase == "init":
-            return
-        prev = rows[-1][6] if rows else init_inc
+            init_ids.append(cid)
+            if not user:
+                return
         inc = _incumbent_id(opt)
+        prev = rows[-1][6] if rows else (init_inc if init_inc is not None else inc)
         for j, s in enumerate(seeds):
             cum += mv_star - task.mv[cid]
             inc_j = inc if j == len(seeds) - 1 else prev  # models update once per tell
@@ -171,7 +201,9 @@ def run_repetition(
     drive(opt, evaluate, tell, after_ask=after_ask, threads=False)
     trace = pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
     _fill_rounds(trace, opt)
-    init_mv = task.mv[init_ids]
+    # the normalizer of regret: the initial design's average configuration (paper), or the
+    # table's average configuration (user protocol: each method has its own design)
+    ref_mv = task.mv if user else task.mv[init_ids]
     meta = {
         "task": task.name,
         "domain": task.domain,
@@ -181,12 +213,13 @@ def run_repetition(
         "seed": rep_seed,
         "budget": settings.budget,
         "alpha": settings.alpha,
+        "protocol": settings.protocol,
         "mv_star": mv_star,
-        "init_mv_mean": float(np.mean(init_mv)),
-        "init_regret": float(mv_star - np.mean(init_mv)),
+        "init_mv_mean": float(np.mean(ref_mv)),
+        "init_regret": float(mv_star - np.mean(ref_mv)),
         "init_incumbent_mv": float(task.mv[init_inc]) if init_inc is not None else None,
         "initial_config_ids": init_ids,
-        "k_init": settings.k_init,
+        "k_init": opt.k_init,
         "outcome_processing": settings.outcome_processing,
         "n_configs": task.n_configs,
         "n_seeds": task.n_seeds,

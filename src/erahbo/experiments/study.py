@@ -27,11 +27,14 @@ from erahbo._threads import one_blas_thread
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import StudySettings, run_repetition
+from erahbo.optimizer.options import Options
 from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.runtime.executors import Executor, RayExecutor, make_executor
 from erahbo.validation import check_option
 
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+_OPTION_NAMES = frozenset(Options.names())
 
 
 class StudySettingsMismatch(ValueError):
@@ -200,18 +203,26 @@ def check_seed_counts(
                     f"holds and the label would be wrong. Use at most k={s} (e.g. "
                     f"{m.method}-k{s}), or a table with more seeds"
                 )
-        capped = [f"k_init={settings.k_init}"] if settings.k_init > s else []
-        if any(m.method == "erahbo" for m in methods) and any(
-            int(m.options.get("k_max", settings.k_max)) > s
-            for m in methods if m.method == "erahbo"
-        ):
-            capped.append(f"k_max={settings.k_max}")
+        capped = sorted({f"{name}={value}" for m in methods
+                         for name, value in _seed_needs(m, settings).items() if value > s})
         if capped:
             notes.append(f"task {t.name} stores {s} seeds per configuration: "
                          f"{' and '.join(capped)} run as {s} there")
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     return notes
+
+
+def _seed_needs(method: MethodSpec, settings: StudySettings) -> dict[str, int]:
+    """Stored seeds a method may ask of one configuration: ``k_init`` and ERAHBO's ``k_max``."""
+    opts = {**settings.overrides(), **method.options}
+    if method.method == "erahbo":
+        opts = {**settings.erahbo_overrides(), **opts}
+    o = Options(method=method.method, **{k: v for k, v in opts.items() if k in _OPTION_NAMES})
+    need = {"k_init": o.k_init_value}
+    if method.method == "erahbo":
+        need["k_max"] = o.k_max
+    return need
 
 
 def run_study(
