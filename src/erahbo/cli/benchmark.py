@@ -117,7 +117,9 @@ def benchmark(
     for note in capped:
         console.print(f"[yellow]note[/]: {note}")
     console.print(f"{len(tasks)} task(s) x {len(specs)} method(s) x {repetitions} repetitions, "
-                  f"budget {budget} runs" + (" after the initial design" if protocol == "paper" else " (initial design included)") + f" -> {out}"
+                  f"budget {budget} runs "
+                  + ("after the initial design" if protocol == "paper"
+                     else "(initial design included)") + f" -> {out}"
                   + (f" [executor: ray{' @ ' + address if address else ''}]"
                      if executor == "ray" else ""))
     plain = not sys.stderr.isatty()  # logs: a plain line every 30 s instead of the bar

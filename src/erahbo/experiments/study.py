@@ -27,8 +27,8 @@ from erahbo._threads import one_blas_thread
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import StudySettings, run_repetition
-from erahbo.optimizer.options import Options
 from erahbo.experiments.traces import trace_path, write_trace
+from erahbo.optimizer.options import Options
 from erahbo.runtime.executors import Executor, RayExecutor, make_executor
 from erahbo.validation import check_option
 
