@@ -48,7 +48,7 @@ def benchmark(
                                       "row, runhistory.csv, ARLBench landscape) or "
                                       "directories of them."),
     methods: str = typer.Option(",".join(PAPER_METHODS), help="Comma-separated methods: "
-                                "erahbo, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
+                                "erahbo, erahbo-paper, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
                                 "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
                                 "random-k<K> (any with -p<Q>)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
@@ -64,6 +64,9 @@ def benchmark(
                                  "ray."),
     address: str = typer.Option(None, help="Ray: 'auto' joins the cluster of this machine, "
                                 "'ray://host:10001' a remote one; unset starts a local one."),
+    preset: str = typer.Option("default", help="Defaults of the options a method does not "
+                               "set: default (erahbo's) | paper (the paper's exact settings; "
+                               "with --protocol paper it reproduces the paper's study)."),
     n_init: int = typer.Option(None, help="Initial Sobol configurations per repetition "
                                "(default: 5 in the paper protocol, each method's own in the "
                                "user protocol)."),
@@ -106,7 +109,7 @@ def benchmark(
         settings = StudySettings(budget=budget, n_init=n_init, k_init=k_init, alpha=alpha,
                                  beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max,
                                  seed=seed, outcome_processing=outcome_processing,
-                                 protocol=protocol)
+                                 protocol=protocol, preset=preset)
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console,
                                   checkpoint)
         with warnings.catch_warnings():

@@ -191,24 +191,29 @@ def optimize(
     budget: int = typer.Option(400, help="Training runs in all (initial design included)."),
     seed: int = typer.Option(0, help="Seed of the study."),
     alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2 (>= 0)."),
-    beta: float = typer.Option(2.5, help="Acquisition confidence (mu +- sqrt(beta) sigma)."),
-    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence (the maximum of a "
-                                    "schedule)."),
+    preset: str = typer.Option("default", help="Defaults of the options not given: default "
+                               "(erahbo's) | paper (the paper's exact settings)."),
+    beta: float = typer.Option(None, help="Acquisition confidence (mu +- sqrt(beta) sigma; "
+                               "default: the preset's)."),
+    beta_stop: float = typer.Option(None, help="ERAHBO stopping confidence (the maximum of a "
+                                    "schedule; default: the preset's)."),
     schedule: str = typer.Option("constant", help="ERAHBO beta_stop schedule over the budget: "
                                  "constant | exponential | sigmoid (paper appendix)."),
     gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
     slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
-    k_min: int = typer.Option(2, help="ERAHBO: seeds before the stopping rule (>= 2)."),
-    k_max: int = typer.Option(20, help="ERAHBO: most seeds per round."),
+    k_min: int = typer.Option(None, help="ERAHBO: seeds before the stopping rule (>= 2; "
+                              "default: the preset's)."),
+    k_max: int = typer.Option(None, help="ERAHBO: most seeds per round (default: the "
+                              "preset's)."),
     k: int = typer.Option(20, help="Seeds per round of the fixed-k methods."),
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
     parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "
                                  "the workers; 1: the paper's sequential loop)."),
-    n_init: int = typer.Option(5, help="Initial Sobol configurations (0 with --warm-start: "
-                               "none)."),
-    k_init: int = typer.Option(None, help="Seeds per initial configuration (default: k_max "
-                               "for erahbo, k otherwise)."),
+    n_init: int = typer.Option(None, help="Initial Sobol configurations (0 with --warm-start: "
+                               "none; default: the preset's)."),
+    k_init: int = typer.Option(None, help="Seeds per initial configuration (default: the "
+                               "preset's for erahbo, k otherwise)."),
     warm_start: Path = typer.Option(None, help="Runs done before the study (CSV/Parquet, one "
                                     "row per run: hyperparameters and 'return', e.g. an "
                                     "earlier history.csv; or a runhistory.csv, ARLBench "
@@ -262,9 +267,11 @@ def optimize(
         with progress_display(progress) as callback, warnings.catch_warnings():
             # (printed with the result: Result.stopped)
             warnings.simplefilter("ignore", FailureLimitWarning)
+            given = {"beta": beta, "beta_stop": beta_stop, "k_min": k_min, "k_max": k_max,
+                     "n_init": n_init, "k_init": k_init}
             result = optimize(
-                fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, beta=beta,
-                k_min=k_min, k_max=k_max, k=k, n_init=n_init, k_init=k_init, beta_stop=beta_stop,
+                fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, k=k,
+                preset=preset, **{n: v for n, v in given.items() if v is not None},
                 seed_batch=seed_batch, n_parallel=parallel,
                 schedule=schedule, gamma=gamma, slope=slope,
                 **({} if warm is None else {"warm_start": warm}),

@@ -28,7 +28,10 @@ def tune(
                                 "on returns divided by --scale."),
     scale: float = typer.Option(None, help="Width of the return range (default: the "
                                 "environment's, e.g. 500 for CartPole)."),
-    k_min: int = typer.Option(2, help="ERAHBO: seeds before the stopping rule."),
+    preset: str = typer.Option("default", help="Defaults of the options not given: default "
+                               "(erahbo's) | paper (the paper's exact settings)."),
+    k_min: int = typer.Option(None, help="ERAHBO: seeds before the stopping rule (default: "
+                              "the preset's)."),
     k_max: int = typer.Option(10, help="ERAHBO: most seeds per round."),
     seed_batch: int = typer.Option(None, help="ERAHBO: seeds asked at once after "
                                    "k_min (default: the workers of one configuration; a "
@@ -36,9 +39,10 @@ def tune(
     parallel: int = typer.Option(None, help="Configurations trained at once, each on "
                                  "--workers / --parallel workers (default 1; a resumed study "
                                  "keeps its own)."),
-    beta: float = typer.Option(2.5, help="Acquisition confidence "
-                               "(mu +- sqrt(beta) sigma)."),
-    beta_stop: float = typer.Option(1.0, help="ERAHBO stopping confidence (the "
+    beta: float = typer.Option(None, help="Acquisition confidence "
+                               "(mu +- sqrt(beta) sigma; default: the preset's)."),
+    beta_stop: float = typer.Option(None, help="ERAHBO stopping confidence (default: the "
+                                    "preset's; the "
                                     "maximum of a schedule)."),
     schedule: str = typer.Option("constant", help="ERAHBO beta_stop schedule over the budget: "
                                  "constant | exponential | sigmoid (paper appendix)."),
@@ -51,10 +55,11 @@ def tune(
                                     "data): data from the start, not in the budget."),
     checkpoint: int = typer.Option(None, help="--warm-start from ARLBench landscape data: "
                                    "the training_steps checkpoint (default: the last)."),
-    n_init: int = typer.Option(5, help="Initial Sobol configurations (0 with "
+    n_init: int = typer.Option(None, help="Initial Sobol configurations (default: the "
+                               "preset's; 0 with "
                                "--warm-start: none)."),
     k_init: int = typer.Option(None, help="Seeds per initial configuration "
-                               "(default: k_max for ERAHBO, k otherwise)."),
+                               "(default: the preset's for ERAHBO, k otherwise)."),
     steps: int = typer.Option(None, min=1, help="Override the training budget "
                               "(n_total_timesteps) of every run, e.g. for a smoke test."),
     failures: str = typer.Option("penalize", help="penalize | retry | exclude"),
@@ -87,9 +92,9 @@ def tune(
                       "anyway, as for erahbo arlbench generate)")
         raise typer.Exit(2)
     extra = {"n_total_timesteps": int(steps)} if steps else None
-    options = dict(alpha=alpha, scale=scale, k_min=k_min, k_max=k_max, k=k, n_init=n_init,
-                   k_init=k_init, beta=beta, beta_stop=beta_stop, schedule=schedule,
-                   gamma=gamma, slope=slope)
+    given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop)
+    options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
+                   gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:
         options["seed_batch"] = seed_batch
     try:

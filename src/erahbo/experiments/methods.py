@@ -2,7 +2,9 @@
 
 Grammar of a method name::
 
-    erahbo                 ERAHBO, k_min=2, k_max=20, beta=2.5, beta_stop=1 (the paper)
+    erahbo                 ERAHBO at erahbo's defaults (``Options``, preset "default")
+    erahbo-paper           ERAHBO at the paper's exact settings (``preset="paper"``: k_min=2,
+                           k_max=20, beta=2.5, beta_stop=1, k_init=k_max, no refit)
     erahbo-exp<gamma>      ERAHBO with the exponential beta_stop schedule (paper appendix)
     erahbo-sig<s>          ERAHBO with the sigmoid beta_stop schedule
     erahbo-b<N>            ERAHBO asking N seeds at a time after k_min (``seed_batch``: what
@@ -76,6 +78,9 @@ def parse_method(name: str) -> MethodSpec:
                           options={**base.options, "n_parallel": q})
     if key == "erahbo":
         return MethodSpec(name=key, label="ERAHBO", method="erahbo")
+    if key == "erahbo-paper":
+        return MethodSpec(name=key, label="ERAHBO (paper)", method="erahbo",
+                          options={"preset": "paper"})
     if key == "erahbo-race":
         return MethodSpec(name=key, label="ERAHBO (racing rule)", method="erahbo",
                           options={"stopping": "race"})
@@ -95,7 +100,8 @@ def parse_method(name: str) -> MethodSpec:
         return MethodSpec(name=key, label=f"{FIXED_K_LABELS[base]} (k={k})", method=base,
                           options={"k": k})
     raise ValueError(
-        f"unknown method {name!r}; valid forms: erahbo, erahbo-exp<gamma>, erahbo-sig<s>, "
+        f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
+        "erahbo-sig<s>, "
         "erahbo-b<N>, erahbo-bs<v>, erahbo-race, "
         "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in "
         "flight) (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."

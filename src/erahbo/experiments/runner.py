@@ -64,6 +64,9 @@ class StudySettings:
         ``"vizier"`` (paper), ``"minmax"`` or ``"none"``.
     protocol : {"paper", "user"}
         See the module docstring.
+    preset : {"default", "paper"}
+        Defaults of the options a method does not set (:class:`erahbo.optimizer.options.Options`;
+        the method name ``erahbo-paper`` sets ``"paper"`` itself).
     """
 
     budget: int = 2000
@@ -77,6 +80,7 @@ class StudySettings:
     seed: int = 0
     outcome_processing: str = "vizier"
     protocol: str = "paper"
+    preset: str = "default"
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -91,7 +95,8 @@ class StudySettings:
     def overrides(self) -> dict[str, Any]:
         """The optimizer options this study sets for every method (None: the method's own)."""
         names = ("n_init", "k_init", "beta")
-        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+        out = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+        return {**out, "preset": self.preset}
 
     def erahbo_overrides(self) -> dict[str, Any]:
         """ERAHBO's options this study sets (a method's own name-given options win)."""

@@ -18,7 +18,7 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -159,9 +159,11 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
     path = out / "study.json"
     if path.exists():
         old = json.loads(path.read_text())
-        if old.get("settings") != info["settings"]:
-            diff = sorted(k for k in info["settings"]
-                          if old.get("settings", {}).get(k) != info["settings"][k])
+        # a setting added after the study was written reads as its default there
+        defaults = {f.name: f.default for f in fields(StudySettings)}
+        before = {**defaults, **old.get("settings", {})}
+        if before != info["settings"]:
+            diff = sorted(k for k in info["settings"] if before.get(k) != info["settings"][k])
             raise StudySettingsMismatch(
                 f"{out} holds a study with other settings ({', '.join(diff)} differ); "
                 "use a new --out directory or the same settings to resume."

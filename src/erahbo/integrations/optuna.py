@@ -146,9 +146,10 @@ class ERAHBOSampler(BaseSampler):
     Parameters
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
-    alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, seed, kernel
+    preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_every, seed, kernel
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
-        design, Sobol points once the search space is known; ``k_init``: their seeds).
+        design, Sobol points once the search space is known; ``k_init``: their seeds; None:
+        the preset's default).
     failures : {"penalize", "exclude"}
         What a failed run (a NaN/inf report, an exception in the objective) does.
     raw_samples, n_polish : int
@@ -168,14 +169,16 @@ class ERAHBOSampler(BaseSampler):
         self,
         *,
         method: str = "erahbo",
+        preset: str = "default",
         alpha: float = 1.0,
-        beta: float = 2.5,
-        beta_stop: float = 1.0,
-        k_min: int = 2,
-        k_max: int = 20,
-        k: int = 20,
-        n_init: int = 5,
+        beta: float | None = None,
+        beta_stop: float | None = None,
+        k_min: int | None = None,
+        k_max: int | None = None,
+        k: int | None = None,
+        n_init: int | None = None,
         k_init: int | None = None,
+        refit_every: int | None = None,
         seed: int = 0,
         failures: str = "penalize",
         kernel: str = "rbf",
@@ -186,14 +189,18 @@ class ERAHBOSampler(BaseSampler):
     ) -> None:
         if failures not in ("penalize", "exclude"):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
+        given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
+                     k_init=k_init, refit_every=refit_every)
         self._options: dict[str, Any] = dict(
-            method=method, alpha=alpha, beta=beta, beta_stop=beta_stop, k_min=k_min,
-            k_max=k_max, k=k, k_init=k_init, seed=seed, failures=failures, kernel=kernel,
-            raw_samples=raw_samples, n_polish=n_polish,
+            method=method, preset=preset, alpha=alpha, seed=seed, failures=failures,
+            kernel=kernel, raw_samples=raw_samples, n_polish=n_polish,
+            **{name: v for name, v in given.items() if v is not None},
         )
-        probe = Optimizer({"x": ("float", 0.0, 1.0)}, n_init=n_init, **self._options)  # checks
-        self.method, self.n_init, self.seed = method, int(n_init), int(seed)
-        self.k_min, self.k_max, self.k, self.k_init = int(k_min), int(k_max), int(k), probe.k_init
+        init = {} if n_init is None else {"n_init": n_init}
+        probe = Optimizer({"x": ("float", 0.0, 1.0)}, **init, **self._options)  # checks
+        o = probe.options  # the values in force (given, or the preset's defaults)
+        self.method, self.n_init, self.seed = method, int(o.n_init), int(seed)
+        self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, probe.k_init
         self._independent = independent_sampler or RandomSampler(seed=seed)
         self._warn = bool(warn_independent_sampling)
         self._warned: set[str] = set()

@@ -136,7 +136,7 @@ class Optimizer:
         no_design = warm_start is not None and initial_design is None and n_init == 0
         if not no_design:
             opts.check_budget(len(initial_design) if initial_design is not None else n_init)
-        check_hyperparameters(hyperparameters, opts.refit_every)
+        check_hyperparameters(hyperparameters, opts.refit_every, opts.refit_growth)
         self.options = opts
         self.space = space if isinstance(space, SearchSpace) else SearchSpace(space)
         for name in ("method", "budget", "seed", "alpha", "beta", "n_parallel", "seed_batch",

@@ -173,10 +173,10 @@ def optimize(
     budget: int = 400,
     seed: int = 0,
     alpha: float = 1.0,
-    beta: float = 2.5,
-    k_min: int = 2,
-    k_max: int = 20,
-    k: int = 20,
+    beta: float | None = None,
+    k_min: int | None = None,
+    k_max: int | None = None,
+    k: int | None = None,
     *,
     journal: str | os.PathLike[str] | None = None,
     failures: str | FailurePolicy = "penalize",
@@ -203,7 +203,8 @@ def optimize(
     budget : int
         Training runs (seeds), initial design included.
     seed, alpha, beta, k_min, k_max, k :
-        See :class:`Optimizer`.
+        See :class:`Optimizer` (None: the default of ``preset``, see
+        :class:`erahbo.optimizer.options.Options`).
     journal : str or path-like, optional
         SQLite journal (see :class:`Optimizer`): the study is recorded as it runs and, if the
         file already holds a study with the same settings, resumed from it (runs that were in
@@ -267,9 +268,11 @@ def optimize(
         journal_info = _default_info(objective, kind, workers, address, run_timeout)
     if journal is not None:
         _check_same_objective(journal, journal_info)
-    opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, beta=beta,
-                    k_min=k_min, k_max=k_max, k=k, journal=journal, failures=failures,
-                    retries=retries, journal_info=journal_info, **options)
+    named = {n: v for n, v in (("beta", beta), ("k_min", k_min), ("k_max", k_max), ("k", k))
+             if v is not None}
+    opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, journal=journal,
+                    failures=failures, retries=retries, journal_info=journal_info, **named,
+                    **options)
     try:
         own = not isinstance(executor, Executor)
         ex = None if own else executor  # started on the first trial (none for a done study)

@@ -46,9 +46,20 @@ __all__ = [
 ]
 
 METHODS = ("erahbo", "rahbo", "gpucb", "random")
+PRESETS = ("default", "paper")
+# The paper's settings (Sec. 3-4): beta 2.5, beta_stop 1, k in [2, 20], 5 initial Sobol
+# configurations with k_init = k_max seeds (k for the fixed-k methods; None below), GP
+# hyperparameters fitted once, after the initial design.
+PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_max": 20,
+                                  "n_init": 5, "k_init": None, "refit_every": 0,
+                                  "refit_growth": None}
+# erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
+# chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
+# (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
+ERAHBO_DEFAULTS: dict[str, Any] = {**PAPER_SETTINGS}
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
-            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every",
+            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
             "raw_samples", "n_polish", "retries")
 
 
@@ -71,6 +82,12 @@ class Options:
     Attributes
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
+    preset : {"default", "paper"}
+        Where the options not given come from. ``"default"``: erahbo's defaults, which for
+        ``method="erahbo"`` differ from the paper where the defaults study measured a gain
+        (:data:`ERAHBO_DEFAULTS`, docs/results/defaults_study); ``"paper"``: the paper's
+        exact settings (:data:`PAPER_SETTINGS`), to reproduce its study. An option given by
+        name always wins. The fixed-k methods use the paper's settings under both.
     budget : int or None
         Training runs (seeds) in all; None: unlimited (``ask`` never returns None).
     seed : int
@@ -122,6 +139,11 @@ class Options:
         before the round (scale-equivariant; see docs/method.md).
     refit_every : int
         0: MAP hyperparameters once, after the initial design (paper); m: refit every m rounds.
+    refit_growth : float or None
+        An erahbo extension: refit the hyperparameters each time the number of evaluated
+        configurations has grown by this factor since the last fit (2: after 10, 20, 40, ...
+        configurations from an initial design of 5; a few fits per study, unlike
+        ``refit_every``, which costs one fit per ``refit_every`` rounds). None: never.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -138,26 +160,28 @@ class Options:
     """
 
     method: str = "erahbo"
+    preset: str = "default"
     budget: int | None = None
     seed: int = 0
     alpha: float = 1.0
-    beta: float = 2.5
-    beta_stop: float = 1.0
+    beta: float | None = None  # None: from the preset (as every option typed "| None" here
+    beta_stop: float | None = None  # whose docstring names a preset default)
     schedule: str = "constant"
     gamma: float = 10.0
     slope: float = 10.0
-    k_min: int = 2
-    k_max: int = 20
+    k_min: int | None = None
+    k_max: int | None = None
     seed_batch: int = 1
     n_parallel: int = 1
     stopping: str = "ucb"
     k: int = 20
-    n_init: int = 5
+    n_init: int | None = None
     k_init: int | None = None
     initial_in_budget: bool = True
     kernel: str = "rbf"
     rho_max2: float | None = None
-    refit_every: int = 0
+    refit_every: int | None = None
+    refit_growth: float | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -167,6 +191,12 @@ class Options:
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: the normalized values are written once, here
         method = _choice("method", self.method, METHODS)
+        preset = _choice("preset", self.preset, PRESETS)
+        given = {f.name for f in fields(self) if getattr(self, f.name) is not None}
+        base = ERAHBO_DEFAULTS if method == "erahbo" and preset == "default" else PAPER_SETTINGS
+        for name, value in base.items():
+            if name not in given:
+                set_(self, name, value)
         for name in _CHECKED:
             value = getattr(self, name)
             if value is not None:
@@ -278,7 +308,8 @@ class Options:
             "initial_in_budget": self.initial_in_budget, "engine": self.engine,
             "hyperparameters": hyper_json(hyperparameters),
         }
-        for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb")):
+        for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
+                              ("refit_growth", None)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         return out
@@ -312,7 +343,8 @@ def hyper_json(hyper: Any) -> Any:
              "noise": None if h.noise is None else float(h.noise)} for h in hyper]
 
 
-def check_hyperparameters(hyperparameters: Any, refit_every: int) -> None:
+def check_hyperparameters(hyperparameters: Any, refit_every: int,
+                          refit_growth: float | None = None) -> None:
     """Fixed hyperparameters must be ``(GPHyper, GPHyper with noise)`` and exclude refits."""
     if hyperparameters is None:
         return
@@ -324,6 +356,8 @@ def check_hyperparameters(hyperparameters: Any, refit_every: int) -> None:
         )
     if refit_every:
         raise ValueError("refit_every must be 0 when hyperparameters are given")
+    if refit_growth:
+        raise ValueError("refit_growth must be None when hyperparameters are given")
 
 
 def space_json(space: SearchSpace) -> dict[str, Any]:

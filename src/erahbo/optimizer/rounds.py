@@ -1,7 +1,8 @@
 """The models side of a study: fitting, the round model, the choice of ``x_t``, the incumbent.
 
 :class:`RoundModels` keeps the GP hyperparameters (MAP on the initial design, refit every
-``refit_every`` rounds if > 0, or fixed by hand), the engine's state across rounds and the round
+``refit_every`` rounds if > 0, each time the evaluated configurations grew ``refit_growth``-fold,
+or fixed by hand), the engine's state across rounds and the round
 model of the current data, and answers the three model questions of a BO round: which
 configuration to evaluate (eq. 8, on the kriging believer model while trials are pending), the
 incumbent bound ``B_t`` (eq. 10) and the recommendation (``argmax LCB^MV``).
@@ -48,6 +49,7 @@ class RoundModels:
         self.settings: RoundSettings | None = None
         self._fast = None
         self._rounds_since_fit = 0
+        self._n_at_fit = 0  # evaluated configurations at the last fit (refit_growth)
         self._fits = 0  # hyperparameter settings used so far (a version of the models)
         self._cache: tuple[int, RoundModel] | None = None  # (data version, model)
         self._rec: tuple[tuple, tuple[int, float] | None] | None = None  # (key, incumbent)
@@ -57,13 +59,16 @@ class RoundModels:
         self.settings = settings
         self._fast = make_engine(self.options.engine, settings, self.state.candidates)
         self._rounds_since_fit = 0
+        self._n_at_fit = self.state.data.n
         self._fits += 1
         self._cache = None
 
     def start_round(self) -> None:
-        """A model-based round starts: fit (first round, or every ``refit_every`` rounds)."""
-        refit = self.options.refit_every
-        if self.settings is None or (refit and self._rounds_since_fit >= refit):
+        """A model-based round starts: fit (first round, every ``refit_every`` rounds, or when
+        the evaluated configurations grew ``refit_growth``-fold since the last fit)."""
+        refit, growth = self.options.refit_every, self.options.refit_growth
+        if (self.settings is None or (refit and self._rounds_since_fit >= refit)
+                or (growth and self.state.data.n >= growth * max(self._n_at_fit, 1))):
             self.fit()
 
     def fit(self) -> RoundSettings:

@@ -1,0 +1,170 @@
+"""Defaults study (issue 15): which ERAHBO settings win on real RL outcomes, one factor at a time.
+
+Replays the bundled real ARLBench tables (or the synthetic suite) under the *user's protocol*
+(each method's own initial design, counted in the budget: :class:`erahbo.Optimizer` as a user
+runs it) and prints, per method, the figures the issue's done-when criteria read:
+
+* ``runs<=0.25``: median over (task, repetition) of the first run at which the normalized MV
+  regret is <= 0.25 (1 = the table's average configuration, 0 = the best); never: ``inf``;
+* ``IQM@t``: IQM over (task, repetition) of the normalized regret after ``t`` runs;
+* ``rank``: mean over tasks of the rank of the final regret (averaged over repetitions);
+* ``k``: mean seeds per BO round (ERAHBO's adaptivity).
+
+Variants are ERAHBO option sets (``--variants``, names in :data:`VARIANTS`) or any benchmark
+method name (``rahbo-k2``, ``random-k3``, ``optuna-tpe-k3`` ...).
+
+    python benchmarks/defaults_study.py --variants paper,ki2,ki2-bs0.25,rahbo-k2,random-k3 \\
+        --alpha 1 --processing minmax --repetitions 10 --budget 500 --out results/defaults/a1
+    python benchmarks/defaults_study.py --suite 19 ...          # the synthetic suite instead
+
+Traces are kept under ``--out`` (a rerun resumes); the table is also written as
+``--out/summary.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+# The paper's ERAHBO (Sec. 3.2 and Sec. 4): 5 initial configurations x k_init = k_max = 20 seeds,
+# beta 2.5, beta_stop 1, k in [2, 20], GP hyperparameters fitted once after the initial design.
+PAPER = {"n_init": 5, "k_init": 20, "k_min": 2, "k_max": 20, "beta": 2.5, "beta_stop": 1.0,
+         "refit_every": 0}
+
+# one factor at a time away from the paper, then combinations (keys: short names)
+VARIANTS: dict[str, dict] = {
+    "paper": {},
+    "ki2": {"k_init": 2},
+    "ki5": {"k_init": 5},
+    "ki2-n10": {"k_init": 2, "n_init": 10},
+    "bs0.25": {"beta_stop": 0.25},
+    "bs0": {"beta_stop": 0.0},
+    "refit5": {"refit_every": 5},
+    "kmax10": {"k_max": 10},
+    "kmin3": {"k_min": 3},
+    "b1": {"beta": 1.0},
+    "ki2-bs0.25": {"k_init": 2, "beta_stop": 0.25},
+    "ki2-bs0": {"k_init": 2, "beta_stop": 0.0},
+    "ki2-refit5": {"k_init": 2, "refit_every": 5},
+    "ki2-bs0.25-refit5": {"k_init": 2, "beta_stop": 0.25, "refit_every": 5},
+    "ki2-bs0-refit5": {"k_init": 2, "beta_stop": 0.0, "refit_every": 5},
+    "ki2-bs0.25-refit5-kmax10": {"k_init": 2, "beta_stop": 0.25, "refit_every": 5,
+                                 "k_max": 10},
+    "ki3-bs0.25-refit5": {"k_init": 3, "beta_stop": 0.25, "refit_every": 5},
+    "rg2": {"refit_growth": 2.0},
+    "ki2-rg2": {"k_init": 2, "refit_growth": 2.0},
+    "ki2-bs0.25-rg2": {"k_init": 2, "beta_stop": 0.25, "refit_growth": 2.0},
+    "ki2-bs0-rg2": {"k_init": 2, "beta_stop": 0.0, "refit_growth": 2.0},
+    "default": None,  # the package's current default (no option set)
+}
+CHECKPOINTS = (100, 250, 500)
+
+
+def method_specs(names: list[str]):
+    from erahbo.experiments import parse_method
+    from erahbo.experiments.methods import MethodSpec
+
+    out = []
+    for name in names:
+        if name in VARIANTS:
+            opts = VARIANTS[name]
+            options = {} if opts is None else {**PAPER, **opts}
+            out.append(MethodSpec(name=f"v-{name}", label=f"ERAHBO {name}", method="erahbo",
+                                  options=options))
+        else:
+            out.append(parse_method(name))
+    return out
+
+
+def load_tasks(args):
+    from erahbo.datasets.loaders import expand_paths, load_task
+    from erahbo.experiments import prepare_task
+
+    if args.suite:
+        from erahbo.datasets.synth import make_suite
+
+        return [prepare_task(t, alpha=args.alpha, outcome_processing=args.processing)
+                for t in make_suite(args.suite, seed=0)]
+    paths = expand_paths([Path(p) for p in args.data])
+    return [prepare_task(load_task(p), alpha=args.alpha, outcome_processing=args.processing)
+            for p in paths]
+
+
+def summarize(out: Path, budget: int) -> pd.DataFrame:
+    """The summary table of every trace under ``out`` (see the module docstring)."""
+    from erahbo.analysis.intervals import iqm
+    from erahbo.experiments.traces import find_trace_files, read_trace
+
+    curves: dict[tuple[str, str], list[np.ndarray]] = {}
+    ks: dict[str, list[float]] = {}
+    for path in find_trace_files(out):
+        trace, meta = read_trace(path)
+        reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
+        curve = np.full(budget, reg[-1] if len(reg) else np.nan)
+        curve[: min(len(reg), budget)] = reg[:budget]
+        curves.setdefault((meta["method"], meta["task"]), []).append(curve)
+        bo = trace[trace["round"] > len(meta["initial_config_ids"])]
+        ks.setdefault(meta["method"], []).append(
+            float(bo.groupby("round").size().mean()) if len(bo) else np.nan)
+    methods = sorted({m for m, _ in curves})
+    tasks = sorted({t for _, t in curves})
+    final = pd.DataFrame({m: [np.mean([c[-1] for c in curves.get((m, t), [[np.nan]])])
+                              for t in tasks] for m in methods}, index=tasks)
+    ranks = final.rank(axis=1).mean(axis=0)
+    rows = []
+    for m in methods:
+        allc = np.array([c for t in tasks for c in curves.get((m, t), [])])  # (R_all, budget)
+        hit = np.where((allc <= 0.25).any(axis=1), (allc <= 0.25).argmax(axis=1) + 1, np.inf)
+        row = {"method": m, "runs<=0.25": float(np.median(hit))}
+        for t in CHECKPOINTS:
+            if t <= budget:
+                row[f"IQM@{t}"] = float(iqm(allc[:, t - 1]))
+        row["IQM final"] = float(iqm(allc[:, -1]))
+        row["rank"] = float(ranks[m])
+        row["k"] = float(np.nanmean(ks[m]))
+        row["n"] = len(allc)
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values("rank").reset_index(drop=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", nargs="*", default=["data/arlbench"])
+    ap.add_argument("--suite", type=int, default=0, help="synthetic suite of N tasks instead")
+    ap.add_argument("--variants", default="paper,ki2,rahbo-k2,random-k3")
+    ap.add_argument("--alpha", type=float, default=1.0)
+    ap.add_argument("--processing", default="minmax")
+    ap.add_argument("--repetitions", type=int, default=10)
+    ap.add_argument("--budget", type=int, default=500)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    from erahbo.experiments import StudySettings, run_study
+
+    tasks = load_tasks(args)
+    specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])
+    settings = StudySettings(budget=args.budget, alpha=args.alpha, seed=args.seed,
+                             outcome_processing=args.processing, protocol="user")
+    t0 = time.perf_counter()
+    run_study(tasks, specs, args.repetitions, settings, args.out, workers=args.workers)
+    wall = time.perf_counter() - t0
+    table = summarize(args.out, args.budget)
+    table.to_csv(args.out / "summary.csv", index=False)
+    print(f"{len(tasks)} tasks x {len(specs)} methods x {args.repetitions} reps, budget "
+          f"{args.budget} (user protocol, alpha {args.alpha}, {args.processing}): {wall:.0f} s")
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(table.round(3).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

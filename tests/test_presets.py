@@ -1,0 +1,63 @@
+"""Presets: erahbo's defaults for method="erahbo" and the paper's exact settings one option away."""
+
+from __future__ import annotations
+
+import pytest
+
+import erahbo
+from erahbo.experiments import StudySettings, parse_method
+from erahbo.optimizer.options import ERAHBO_DEFAULTS, PAPER_SETTINGS, Options
+
+
+def test_paper_preset_is_the_papers_settings():
+    o = Options(method="erahbo", preset="paper", budget=400)
+    assert (o.beta, o.beta_stop, o.k_min, o.k_max, o.n_init, o.refit_every) == (
+        2.5, 1.0, 2, 20, 5, 0)
+    assert o.k_init_value == 20 and o.refit_growth is None  # k_init = k_max, fitted once
+
+
+def test_default_preset_uses_erahbos_defaults_and_names_win():
+    o = Options(method="erahbo", budget=400)
+    for name, value in ERAHBO_DEFAULTS.items():
+        assert getattr(o, name) == value
+    given = Options(method="erahbo", budget=400, beta_stop=0.7, k_init=4)
+    assert given.beta_stop == 0.7 and given.k_init_value == 4
+
+
+@pytest.mark.parametrize("method", ["rahbo", "gpucb", "random"])
+def test_fixed_k_methods_keep_the_papers_settings_under_both_presets(method):
+    a, b = Options(method=method, budget=400), Options(method=method, budget=400, preset="paper")
+    assert a.settings_json() == b.settings_json()
+    for name, value in PAPER_SETTINGS.items():
+        if value is not None:
+            assert getattr(a, name) == value
+    assert a.k_init_value == a.k
+
+
+def test_unknown_preset_names_the_choices():
+    with pytest.raises(ValueError, match=r"preset='papr' must be one of \('default', 'paper'\)"):
+        Options(preset="papr")
+
+
+def test_refit_growth_refits_at_each_doubling():
+    space = {"x": ("float", 0.0, 1.0), "y": ("float", 0.0, 1.0)}
+
+    def f(c, s):
+        return -((c["x"] - 0.3) ** 2) - (c["y"] - 0.6) ** 2 + 0.01 * ((s * 7919) % 13)
+
+    opt = erahbo.Optimizer(space, "rahbo", budget=70, k=2, n_init=5, refit_growth=2.0, seed=1,
+                           raw_samples=64, n_polish=1)
+    fits = []
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [f(trial.config, s) for s in trial.seeds])
+        fits.append(opt.models._fits)
+    # 35 configurations: fits on 5, 10, 20 (and 40 is never reached)
+    assert max(fits) == 3
+    with pytest.raises(ValueError, match="refit_growth=1 must be > 1"):
+        Options(refit_growth=1)
+
+
+def test_benchmark_method_erahbo_paper_sets_the_preset():
+    spec = parse_method("erahbo-paper")
+    assert spec.method == "erahbo" and spec.options == {"preset": "paper"}
+    assert StudySettings(preset="paper").overrides()["preset"] == "paper"
