@@ -63,6 +63,11 @@ VARIANTS: dict[str, dict] = {
     "ki2-rg2": {"k_init": 2, "refit_growth": 2.0},
     "ki2-bs0.25-rg2": {"k_init": 2, "beta_stop": 0.25, "refit_growth": 2.0},
     "ki2-bs0-rg2": {"k_init": 2, "beta_stop": 0.0, "refit_growth": 2.0},
+    "ki2-bs0-rb0": {"k_init": 2, "beta_stop": 0.0, "recommend_beta": 0.0},
+    "ki2-bs0-rb1": {"k_init": 2, "beta_stop": 0.0, "recommend_beta": 1.0},
+    "ki2-bs0.1": {"k_init": 2, "beta_stop": 0.1},
+    "ki2-bs0-kmin3": {"k_init": 3, "k_min": 3, "beta_stop": 0.0},
+    "ki2-bs0-n10": {"k_init": 2, "n_init": 10, "beta_stop": 0.0},
     "default": None,  # the package's current default (no option set)
 }
 CHECKPOINTS = (100, 250, 500)

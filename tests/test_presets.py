@@ -61,3 +61,24 @@ def test_benchmark_method_erahbo_paper_sets_the_preset():
     spec = parse_method("erahbo-paper")
     assert spec.method == "erahbo" and spec.options == {"preset": "paper"}
     assert StudySettings(preset="paper").overrides()["preset"] == "paper"
+
+
+def test_recommend_beta_zero_recommends_the_best_posterior_mean():
+    import numpy as np
+
+    space = {"x": ("float", 0.0, 1.0)}
+
+    def f(c, s):
+        return -((c["x"] - 0.3) ** 2) + 0.05 * np.sin(97.0 * s)
+
+    opts = dict(budget=40, k=2, n_init=5, seed=3, raw_samples=64, n_polish=1)
+    a = erahbo.Optimizer(space, "rahbo", recommend_beta=0.0, **opts)
+    while (trial := a.ask()) is not None:
+        a.tell(trial, [f(trial.config, s) for s in trial.seeds])
+    rm = a.models.current()
+    d = a.data
+    mf, _, mv, _ = rm.predict(d.U)
+    best_mean = int(np.argmax(mf - a.options.alpha * mv))
+    assert a.models.recommend()[0] == best_mean
+    with pytest.raises(ValueError, match="recommend_beta=-1 must be >= 0"):
+        Options(recommend_beta=-1)

@@ -52,14 +52,15 @@ PRESETS = ("default", "paper")
 # hyperparameters fitted once, after the initial design.
 PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_max": 20,
                                   "n_init": 5, "k_init": None, "refit_every": 0,
-                                  "refit_growth": None}
+                                  "refit_growth": None,
+                                  "recommend_beta": None}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
 # (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
 ERAHBO_DEFAULTS: dict[str, Any] = {**PAPER_SETTINGS}
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
-            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
+            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth", "recommend_beta",
             "raw_samples", "n_polish", "retries")
 
 
@@ -144,6 +145,10 @@ class Options:
         configurations has grown by this factor since the last fit (2: after 10, 20, 40, ...
         configurations from an initial design of 5; a few fits per study, unlike
         ``refit_every``, which costs one fit per ``refit_every`` rounds). None: never.
+    recommend_beta : float or None
+        An erahbo extension: the confidence of the recommendation ``argmax LCB^MV`` (and of
+        the incumbent the benchmark scores); None: ``beta`` (the paper); 0: the configuration
+        with the best posterior mean MV.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -182,6 +187,7 @@ class Options:
     rho_max2: float | None = None
     refit_every: int | None = None
     refit_growth: float | None = None
+    recommend_beta: float | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -309,7 +315,7 @@ class Options:
             "hyperparameters": hyper_json(hyperparameters),
         }
         for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
-                              ("refit_growth", None)):
+                              ("refit_growth", None), ("recommend_beta", None)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         return out

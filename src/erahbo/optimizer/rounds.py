@@ -173,7 +173,8 @@ class RoundModels:
                              eligible=self.state.row_mask(), failures=failures)
 
     def recommend(self) -> tuple[int, float] | None:
-        """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta``.
+        """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta`` (or
+        ``recommend_beta``; 0: the posterior mean MV).
 
         Before the first fit, the sample estimates (eq. 5 on sample means and variances).
         None without data or when every row is excluded. Cached until the data, the
@@ -195,6 +196,7 @@ class RoundModels:
             row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
             return row, float(mean_variance(d.ybar[row], d.s2[row], o.alpha))
         rm = self.current()
-        _, row = rm.best_lcb_mv(o.weight, o.beta, mask)
+        beta = o.beta if o.recommend_beta is None else o.recommend_beta
+        _, row = rm.best_lcb_mv(o.weight, beta, mask)
         mf, _, mv, _ = rm.predict(d.U[row][None, :])
         return row, float(mean_variance(mf[0], mv[0], o.alpha))
