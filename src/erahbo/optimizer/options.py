@@ -60,8 +60,8 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
 ERAHBO_DEFAULTS: dict[str, Any] = {**PAPER_SETTINGS}
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
-            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth", "recommend_beta",
-            "raw_samples", "n_polish", "retries")
+            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
+            "recommend_beta", "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
