@@ -56,7 +56,9 @@ def test_result_api_budget_and_seeds():
                                "mean", "var", "n_failed"]
     assert (h.n_failed == 0).all() and (r.n_failed == 0).all()
     assert len(h) == res.n_evals == 160  # the budget counts training runs, init included
-    assert (h.phase == "init").sum() == 5 * 10  # n_init = 5 configs x k_init = k_max seeds
+    assert (h.phase == "init").sum() == 5 * 2  # n_init = 5 configs x k_init = 2 (default)
+    paper = _run(table, TableTask(table), method="erahbo", preset="paper").history
+    assert (paper.phase == "init").sum() == 5 * 10  # the paper's k_init = k_max
     for _, g in h.groupby("config_id"):
         assert (g.seed > 0).all() and g.seed.is_unique
         assert list(g.k) == list(range(1, len(g) + 1))  # k so far

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 
 ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|b)(\d+(?:\.\d+)?)$")
-FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random)-k(\d+)$")
+FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random|optuna-tpe)-k(\d+)$")
 PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
-FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random"}
+FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random",
+                  "optuna-tpe": "Optuna TPE"}
 
 
 def parallel_label(label: str, q: int) -> str:

@@ -77,11 +77,11 @@ def method_label(method: str) -> str:
     return method
 
 
-_FIXED_K_GROUP = {"rahbo": 2, "gpucb": 3, "random": 4}
+_FIXED_K_GROUP = {"rahbo": 2, "gpucb": 3, "random": 4, "optuna-tpe": 4.5}
 _VARIANT_OFFSET = {"bs": -1e9, "exp": 0.0, "sig": 1e9, "b": 2e9}
 
 
-def method_sort_key(method: str) -> tuple[int, float, int, str]:
+def method_sort_key(method: str) -> tuple[float, float, int, str]:
     """Order of methods in tables and legends: the paper's (ERAHBO, RAHBO k=20, RAHBO k=2,
     GP-UCB), then ERAHBO schedules, other RAHBO k (descending), random, anything else; a
     ``-p<Q>`` variant right after its sequential method (ascending Q)."""
@@ -92,7 +92,7 @@ def method_sort_key(method: str) -> tuple[int, float, int, str]:
     return (*_base_sort_key(method)[:2], 1, method)
 
 
-def _base_sort_key(method: str) -> tuple[int, float, str]:
+def _base_sort_key(method: str) -> tuple[float, float, str]:
     if method == "erahbo":
         return (0, 0.0, method)
     m = ERAHBO_VARIANT_RE.match(method)

@@ -47,9 +47,13 @@ def demo(
                   f"(estimated MV {result.incumbent_mv:.3f})")
     console.print(f"true MV optimum:           {best}  (MV {task.mv_max(1.0):.3f}); "
                   f"regret of the recommendation {task.regret(result.incumbent, 1.0):.4f}")
-    ks = result.rounds.loc[result.rounds["phase"] == "bo", "k"].tolist()
+    ks = result.rounds.loc[result.rounds["phase"] == "bo", "k"].astype(int).tolist()
+    counts = ", ".join(f"{k} seeds x {ks.count(k)}" for k in sorted(set(ks)))
     console.print(f"{result.n_evals} training runs in {len(result.rounds)} rounds; "
-                  f"seeds per BO round: {ks}")
+                  f"seeds per BO round: {counts}")
+    console.print("ERAHBO adds seeds to a configuration only while its MV could still beat "
+                  "the incumbent's: most rounds stop at k_min = 2 seeds, the promising "
+                  "configurations get more, up to k_max = 20.")
     png = plot_1d_run(task, result, out / "figure1.png")
     rounds = plot_rounds(result, out / "figure1_rounds.png",
                          title="ERAHBO on the Figure-1 task: rounds")

@@ -17,6 +17,9 @@ Grammar of a method name::
     rahbo-k<K>             RAHBO with K seeds per configuration (the paper: K = 2 and 20)
     gpucb-k<K>             GP-UCB (risk-neutral) with K seeds per configuration
     random-k<K>            uniform random search with K seeds per configuration
+    optuna-tpe-k<K>        Optuna's TPE sampler, K seeds per trial, trial value = sample MV
+                           (a peer: what users run instead; :mod:`erahbo.experiments.peers`;
+                           needs the ``optuna`` extra)
     <method>-p<Q>          any of the above with Q configurations in flight (``n_parallel``:
                            each new one is chosen while Q - 1 others still train; in the
                            replay they finish in the order they were asked)
@@ -74,6 +77,9 @@ def parse_method(name: str) -> MethodSpec:
             base = parse_method(m.group(1))
         except ValueError as e:
             raise ValueError(str(e).replace(repr(m.group(1)), repr(name), 1)) from None
+        if base.method == "optuna-tpe":
+            raise ValueError(f"method {name!r}: -p<Q> is for erahbo's methods; the Optuna "
+                             f"peer runs sequentially (use {m.group(1)!r})")
         return MethodSpec(name=key, label=parallel_label(base.label, q), method=base.method,
                           options={**base.options, "n_parallel": q})
     if key == "erahbo":
@@ -101,10 +107,9 @@ def parse_method(name: str) -> MethodSpec:
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
-        "erahbo-sig<s>, "
-        "erahbo-b<N>, erahbo-bs<v>, erahbo-race, "
-        "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in "
-        "flight) (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
+        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
+        "random-k<K>, each optionally with -p<Q> (Q configurations in flight), and "
+        "optuna-tpe-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
 

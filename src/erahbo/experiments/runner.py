@@ -28,6 +28,7 @@ import pandas as pd
 from erahbo import __version__
 from erahbo.datasets.warping import METHODS as PROCESSINGS
 from erahbo.experiments.methods import MethodSpec
+from erahbo.experiments.peers import PEER_METHODS, run_peer_repetition
 from erahbo.experiments.replay import ReplayTask, SeedReplay
 from erahbo.experiments.traces import TRACE_COLUMNS
 from erahbo.optimizer.core import Optimizer
@@ -158,6 +159,52 @@ def run_repetition(
     t0 = time.perf_counter()
     user = settings.protocol == "user"
     rep_seed = repetition_seed(task, settings.seed, repetition)
+    if method.method in PEER_METHODS:
+        trace, extra, init_ids = run_peer_repetition(task, method, repetition, settings,
+                                                     rep_seed, progress)
+        init_inc, k_init = None, extra["k_init"]
+    else:
+        trace, init_ids, init_inc, k_init = _replay_optimizer(task, method, repetition,
+                                                              settings, rep_seed, progress)
+    # the normalizer of regret: the initial design's average configuration (paper), or the
+    # table's average configuration (user protocol: each method has its own design)
+    ref_mv = task.mv if user else task.mv[init_ids]
+    meta = {
+        "task": task.name,
+        "domain": task.domain,
+        "method": method.name,
+        "label": method.label,
+        "repetition": int(repetition),
+        "seed": rep_seed,
+        "budget": settings.budget,
+        "alpha": settings.alpha,
+        "protocol": settings.protocol,
+        "mv_star": task.mv_star,
+        "init_mv_mean": float(np.mean(ref_mv)),
+        "init_regret": float(task.mv_star - np.mean(ref_mv)),
+        "init_incumbent_mv": float(task.mv[init_inc]) if init_inc is not None else None,
+        "initial_config_ids": init_ids,
+        "k_init": k_init,
+        "outcome_processing": settings.outcome_processing,
+        "n_configs": task.n_configs,
+        "n_seeds": task.n_seeds,
+        "wall_time_s": time.perf_counter() - t0,
+        "erahbo_version": _version(),
+    }
+    return trace, meta
+
+
+def _replay_optimizer(
+    task: ReplayTask,
+    method: MethodSpec,
+    repetition: int,
+    settings: StudySettings,
+    rep_seed: int,
+    progress: Callable[[int], None] | None,
+) -> tuple[pd.DataFrame, list[int], int | None, int]:
+    """One repetition through :class:`Optimizer`: (trace, initial rows, incumbent after the
+    initial design, k_init)."""
+    user = settings.protocol == "user"
     replay = SeedReplay(task, settings.seed, repetition)
     options = {**settings.overrides(), **method.options}
     if method.method == "erahbo":
@@ -206,32 +253,7 @@ def run_repetition(
     drive(opt, evaluate, tell, after_ask=after_ask, threads=False)
     trace = pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
     _fill_rounds(trace, opt)
-    # the normalizer of regret: the initial design's average configuration (paper), or the
-    # table's average configuration (user protocol: each method has its own design)
-    ref_mv = task.mv if user else task.mv[init_ids]
-    meta = {
-        "task": task.name,
-        "domain": task.domain,
-        "method": method.name,
-        "label": method.label,
-        "repetition": int(repetition),
-        "seed": rep_seed,
-        "budget": settings.budget,
-        "alpha": settings.alpha,
-        "protocol": settings.protocol,
-        "mv_star": mv_star,
-        "init_mv_mean": float(np.mean(ref_mv)),
-        "init_regret": float(mv_star - np.mean(ref_mv)),
-        "init_incumbent_mv": float(task.mv[init_inc]) if init_inc is not None else None,
-        "initial_config_ids": init_ids,
-        "k_init": opt.k_init,
-        "outcome_processing": settings.outcome_processing,
-        "n_configs": task.n_configs,
-        "n_seeds": task.n_seeds,
-        "wall_time_s": time.perf_counter() - t0,
-        "erahbo_version": _version(),
-    }
-    return trace, meta
+    return trace, init_ids, init_inc, int(opt.k_init)
 
 
 def _fill_rounds(trace: pd.DataFrame, opt: Optimizer) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 from erahbo._threads import one_blas_thread
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask
+from erahbo.experiments.peers import PEER_METHODS
 from erahbo.experiments.runner import StudySettings, run_repetition
 from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.optimizer.options import Options
@@ -217,6 +218,8 @@ def check_seed_counts(
 
 def _seed_needs(method: MethodSpec, settings: StudySettings) -> dict[str, int]:
     """Stored seeds a method may ask of one configuration: ``k_init`` and ERAHBO's ``k_max``."""
+    if method.method in PEER_METHODS:  # K per trial (checked above); the shared design's
+        return {} if settings.k_init is None else {"k_init": int(settings.k_init)}
     opts = {**settings.overrides(), **method.options}
     if method.method == "erahbo":
         opts = {**settings.erahbo_overrides(), **opts}

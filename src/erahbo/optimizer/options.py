@@ -8,6 +8,8 @@ CLI all build an :class:`Options`, so the same value is accepted or refused ever
 ``beta > 0``: ``erahbo benchmark --beta 0`` fails before anything is written).
 
 >>> Options(method="erahbo", budget=400).k_init_value
+2
+>>> Options(method="erahbo", preset="paper", budget=400).k_init_value
 20
 >>> Options(beta=0)
 Traceback (most recent call last):
@@ -57,7 +59,11 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
 # (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
-ERAHBO_DEFAULTS: dict[str, Any] = {**PAPER_SETTINGS}
+ERAHBO_DEFAULTS: dict[str, Any] = {
+    **PAPER_SETTINGS,
+    "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
+    "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
+}
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
@@ -98,7 +104,8 @@ class Options:
     beta : float
         Acquisition confidence: bounds are ``mu +- sqrt(beta) sigma`` (paper: 2.5).
     beta_stop : float
-        Confidence of ``B_t`` and of the stopping UCB (paper: 1.0); maximum of a schedule.
+        Confidence of ``B_t`` and of the stopping UCB; maximum of a schedule. Default 0 for
+        ERAHBO (``B_t`` and the stopping rule compare posterior means; the paper: 1.0).
     schedule : {"constant", "exponential", "sigmoid"}
         ``beta_stop`` schedule over the progress ``t / T`` (seeds used over ``budget``).
     gamma, slope : float
@@ -130,7 +137,8 @@ class Options:
     n_init : int
         Size of the initial Sobol design.
     k_init : int or None
-        Seeds per initial configuration; default ``k_max`` for ERAHBO, ``k`` otherwise.
+        Seeds per initial configuration; default 2 for ERAHBO (the paper: ``k_max``), ``k``
+        otherwise.
     initial_in_budget : bool
         Count the initial design's seeds in ``budget`` (default).  False for shared initial
         designs (offline benchmark: tell them once, only the BO seeds count).

@@ -1,0 +1,124 @@
+"""Peers in the offline benchmark: what users would run instead of erahbo.
+
+``optuna-tpe-k<K>``: Optuna's :class:`~optuna.samplers.TPESampler` (its defaults, seeded per
+repetition) where each trial trains one configuration on ``K`` stored seeds and reports the
+sample MV ``mean - alpha var`` (eq. 5 on the ``K`` returns, ``ddof=1``) to maximize, the way an
+Optuna user tunes an RL algorithm for reliability. The recommendation after each trial is
+``study.best_trial``'s configuration (the best sample MV so far), what an Optuna user deploys.
+
+TPE suggests one float in ``[0, 1]`` per column of the task's unit-cube encoding
+(:meth:`erahbo.space.SearchSpace.candidates_unit`); the trial runs the nearest table row that
+still has ``K`` unused stored seeds (Euclidean distance in that encoding), since a replay can
+only run configurations of the table. Under the paper's protocol the shared initial design is
+told to the study first as completed trials (their sample MV on ``k_init`` seeds), not counted;
+under the user's protocol TPE's own startup trials are its initial design, counted.
+
+Optuna is an optional extra: ``pip install erahbo[optuna]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo.acquisition import mean_variance
+from erahbo.experiments.methods import MethodSpec
+from erahbo.experiments.replay import ReplayTask, SeedReplay
+from erahbo.experiments.traces import TRACE_COLUMNS
+
+__all__ = ["PEER_METHODS", "run_peer_repetition"]
+
+PEER_METHODS = ("optuna-tpe",)
+
+
+def _optuna() -> Any:
+    try:
+        import optuna
+    except ImportError:  # pragma: no cover - the extra is installed in CI
+        raise ImportError("the optuna-tpe-k<K> methods need Optuna: pip install "
+                          "erahbo[optuna]") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def sample_mv(returns: list[float], alpha: float) -> float:
+    """Sample MV of one trial's returns (eq. 5 on ``mean`` and ``var(ddof=1)``)."""
+    r = np.asarray(returns, dtype=float)  # (K,)
+    return float(mean_variance(r.mean(), r.var(ddof=1), alpha))
+
+
+def run_peer_repetition(
+    task: ReplayTask,
+    method: MethodSpec,
+    repetition: int,
+    settings: Any,
+    rep_seed: int,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any], list[int]]:
+    """Replay one repetition of a peer method (``optuna-tpe``) on ``task``.
+
+    Returns
+    -------
+    (pandas.DataFrame, dict, list of int)
+        The trace (columns ``TRACE_COLUMNS``, as :func:`erahbo.experiments.run_repetition`),
+        the method-specific metadata and the initial design's row ids (paper protocol; empty
+        under the user's protocol).
+    """
+    if method.method != "optuna-tpe":
+        raise ValueError(f"unknown peer method {method.method!r}; peers: {PEER_METHODS}")
+    optuna = _optuna()
+    k = int(method.options["k"])
+    alpha = float(settings.alpha)
+    replay = SeedReplay(task, settings.seed, repetition)
+    C = np.asarray(task.space.candidates_unit())  # (N, dim)
+    dists = {f"u{j}": optuna.distributions.FloatDistribution(0.0, 1.0)
+             for j in range(C.shape[1])}
+    study = optuna.create_study(direction="maximize",
+                                sampler=optuna.samplers.TPESampler(seed=rep_seed))
+    best: tuple[float, int] | None = None  # (sample MV, row) of study.best_trial
+
+    def record(cid: int, vals: list[float]) -> float:
+        nonlocal best
+        value = sample_mv(vals, alpha)
+        if best is None or value > best[0]:
+            best = (value, cid)
+        return value
+
+    init_ids: list[int] = []
+    if settings.protocol == "paper":
+        for cid in task.space.sobol_indices(int(settings.n_init), rep_seed):
+            cid = int(cid)
+            vals, _ = replay.draw(cid, int(settings.k_init))
+            study.add_trial(optuna.trial.create_trial(
+                params={f"u{j}": float(C[cid, j]) for j in range(C.shape[1])},
+                distributions=dists, value=record(cid, vals)))
+            init_ids.append(cid)
+    rows: list[list[Any]] = []
+    mv_star, cum, used = task.mv_star, 0.0, 0
+    t = len(init_ids)
+    while settings.budget - used >= k:
+        avail = np.array([replay.remaining(i) >= k for i in range(task.n_configs)])
+        if not avail.any():
+            break
+        trial = study.ask(dists)
+        u = np.array([trial.params[f"u{j}"] for j in range(C.shape[1])])  # (dim,)
+        d2 = np.where(avail, ((C - u) ** 2).sum(axis=1), np.inf)  # (N,)
+        cid = int(np.argmin(d2))
+        vals, seeds = replay.draw(cid, k)
+        prev = best[1] if best is not None else None
+        study.tell(trial, record(cid, vals))
+        t += 1
+        used += len(vals)
+        for j, s in enumerate(seeds):
+            inc = best[1] if (j == len(seeds) - 1 or prev is None) else prev
+            cum += mv_star - task.mv[cid]
+            rows.append([len(rows) + 1, t, cid, s, len(seeds), task.mv[cid], inc, task.mv[inc],
+                         mv_star - task.mv[inc], cum, "fixed_k" if j == len(seeds) - 1 else ""])
+        if progress is not None:
+            progress(len(seeds))
+    trace = pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
+    meta = {"k_init": int(settings.k_init) if init_ids else k}
+    return trace, meta, init_ids
