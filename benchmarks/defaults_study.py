@@ -68,6 +68,7 @@ VARIANTS: dict[str, dict] = {
     "ki2-bs0.1": {"k_init": 2, "beta_stop": 0.1},
     "ki2-bs0-kmin3": {"k_init": 3, "k_min": 3, "beta_stop": 0.0},
     "ki2-bs0-n10": {"k_init": 2, "n_init": 10, "beta_stop": 0.0},
+    "bs0-rb0": {"beta_stop": 0.0, "recommend_beta": 0.0},
     "default": None,  # the package's current default (no option set)
 }
 CHECKPOINTS = (100, 250, 500)
@@ -152,6 +153,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--protocol", default="user", help="user (everything counted) | paper "
+                    "(a shared 5 x 20 initial design, not counted)")
     args = ap.parse_args()
 
     from erahbo.experiments import StudySettings, run_study
@@ -159,14 +162,14 @@ def main() -> None:
     tasks = load_tasks(args)
     specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])
     settings = StudySettings(budget=args.budget, alpha=args.alpha, seed=args.seed,
-                             outcome_processing=args.processing, protocol="user")
+                             outcome_processing=args.processing, protocol=args.protocol)
     t0 = time.perf_counter()
     run_study(tasks, specs, args.repetitions, settings, args.out, workers=args.workers)
     wall = time.perf_counter() - t0
     table = summarize(args.out, args.budget)
     table.to_csv(args.out / "summary.csv", index=False)
     print(f"{len(tasks)} tasks x {len(specs)} methods x {args.repetitions} reps, budget "
-          f"{args.budget} (user protocol, alpha {args.alpha}, {args.processing}): {wall:.0f} s")
+          f"{args.budget} ({args.protocol} protocol, alpha {args.alpha}, {args.processing}): {wall:.0f} s")
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table.round(3).to_string(index=False))
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from erahbo._threads import one_blas_thread
 from erahbo.experiments.methods import MethodSpec
-from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.peers import PEER_METHODS
+from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import StudySettings, run_repetition
 from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.optimizer.options import Options
