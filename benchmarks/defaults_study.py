@@ -169,7 +169,8 @@ def main() -> None:
     table = summarize(args.out, args.budget)
     table.to_csv(args.out / "summary.csv", index=False)
     print(f"{len(tasks)} tasks x {len(specs)} methods x {args.repetitions} reps, budget "
-          f"{args.budget} ({args.protocol} protocol, alpha {args.alpha}, {args.processing}): {wall:.0f} s")
+          f"{args.budget} ({args.protocol} protocol, alpha {args.alpha}, {args.processing}): "
+          f"{wall:.0f} s")
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table.round(3).to_string(index=False))
 
