@@ -63,9 +63,14 @@ def test_result_api_budget_and_seeds():
         assert (g.seed > 0).all() and g.seed.is_unique
         assert list(g.k) == list(range(1, len(g) + 1))  # k so far
     bo = r[r.phase == "bo"]
-    assert bo.k.between(1, 10).all() and set(bo.stop_reason) <= {"dominated", "k_max", "budget"}
+    assert bo.k.between(1, 10).all() and set(bo.stop_reason) <= {"dominated", "k_max", "budget",
+                                                                  "max_seeds"}
     assert (bo.k[bo.stop_reason == "k_max"] == 10).all()
-    assert (bo.k[bo.stop_reason == "dominated"] >= 2).all()
+    # max_seeds (default k_max = 10): no configuration collects more seeds in all
+    assert h.groupby("config_id").size().max() <= 10
+    assert (bo.k_total[bo.stop_reason == "max_seeds"] == 10).all()
+    new = bo.k == bo.k_total  # rounds at a configuration not evaluated before: k_min first
+    assert (bo.k[new & (bo.stop_reason == "dominated")] >= 2).all()
     assert r.k.sum() == 160 and h.wall_time.is_monotonic_increasing
     # a finite table row gets the same seeds under every method
     res2 = _run(table, TableTask(table), method="rahbo")
@@ -173,7 +178,7 @@ def test_exclude_and_external_initial_design_outside_the_budget():
     table = _table()
     task = TableTask(table)
     opt = Optimizer(table, "erahbo", budget=30, seed=0, k_max=6, initial_design=[3, 7, 9],
-                    k_init=4, initial_in_budget=False)
+                    k_init=4, initial_in_budget=False, preset="paper")
     init = [opt.ask() for _ in range(1)]
     assert init[0].config_id == 3 and len(init[0].seeds) == 4 and init[0].phase == "init"
     opt.tell(init[0], [task(init[0].config, s) for s in init[0].seeds])
@@ -196,7 +201,8 @@ def test_exclude_and_external_initial_design_outside_the_budget():
 def test_budget_cuts_the_inner_loop_and_partial_tells():
     table = _table()
     task = TableTask(table)
-    opt = Optimizer(table, "erahbo", budget=55, seed=0, k_max=10)  # 50 for the design
+    opt = Optimizer(table, "erahbo", budget=55, seed=0, k_max=10,
+                    preset="paper")  # 50 for the design
     while (t := opt.ask()) is not None:
         ys = [task(t.config, s) for s in t.seeds]
         opt.tell(t, ys[:-1] if len(ys) > 2 else ys)  # the last run of long trials failed
@@ -243,7 +249,7 @@ def test_refit_every_refits_and_schedule_rises():
     table = _table()
     task = TableTask(table)
     opt = Optimizer(table, "erahbo", budget=200, seed=0, k_max=10, refit_every=2,
-                    schedule="exponential", gamma=5.0)
+                    schedule="exponential", gamma=5.0, preset="paper")
     seen = []
     while (t := opt.ask()) is not None:
         seen.append(id(opt.model_settings))
@@ -258,7 +264,11 @@ def test_bad_inputs_give_clear_errors():
     with pytest.raises(ValueError, match="method"):
         Optimizer(table, "bogus")
     with pytest.raises(ValueError, match="budget"):
-        Optimizer(table, "erahbo", budget=20)  # cannot cover 5 x 20 initial runs
+        Optimizer(table, "erahbo", budget=20, preset="paper")  # cannot cover 5 x 20 runs
+    with pytest.raises(ValueError, match="budget"):
+        Optimizer(table, "erahbo", budget=9)  # cannot cover 5 x 2 initial runs
+    with pytest.raises(ValueError, match="max_seeds=3 is below the seeds of one round"):
+        Optimizer(table, "rahbo", k=5, max_seeds=3)
     with pytest.raises(ValueError, match="k_min"):
         Optimizer(table, "erahbo", k_min=1)
     with pytest.raises(ValueError, match="schedule"):
@@ -355,8 +365,8 @@ def test_mostly_failing_configuration_is_never_the_incumbent():
 def test_seed_batch_asks_several_seeds_in_the_inner_loop():
     table = _table()
     task = TableTask(table)
-    one = _run(table, task)  # seed_batch=1: the paper's rule, one seed at a time
-    res = _run(table, task, seed_batch=3)
+    one = _run(table, task, preset="paper")  # seed_batch=1: the paper's rule, one at a time
+    res = _run(table, task, seed_batch=3, preset="paper")
     for r in (one, res):
         assert r.n_evals == 160
     # every round: k_min seeds, then batches of 3 (fewer only at k_max or the budget's end)

@@ -48,9 +48,9 @@ SCHEDULES = ("constant", "exponential", "sigmoid")
 STOPPING_RULES = ("ucb", "race")  # ERAHBO's rule for more seeds: the paper's, or racing
 # why a round ended: the stopping rule fired, k_max reached, a fixed-k round completed,
 # the budget ran out, the configuration was excluded (finite table) or failed (infeasible),
-# the initial design, or runs given as a warm start.
+# the initial design, runs given as a warm start, or the configuration has max_seeds seeds.
 STOP_REASONS = ("dominated", "k_max", "fixed_k", "budget", "excluded", "infeasible", "initial",
-                "warm")
+                "warm", "max_seeds")
 
 
 @dataclass(frozen=True)

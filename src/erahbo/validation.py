@@ -120,6 +120,8 @@ RULES: dict[str, Rule] = {
     "n_parallel": _int_at_least(1, " (trials pending at once: the number of configurations "
                                    "trained in parallel, or 1 for the paper's loop)"),
     "refit_every": _int_at_least(0, " (0: never refit)"),
+    "max_seeds": _int_at_least(0, " (the most seeds one configuration collects; 0: no "
+                               "limit)"),
     "recommend_beta": _real_above(0, False, " or None (the recommendation's confidence; None: "
                                   "beta, 0: the best posterior mean MV)"),
     "refit_growth": _real_above(1, True, " or None (refit when the evaluated configurations "

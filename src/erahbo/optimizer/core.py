@@ -291,23 +291,45 @@ class Optimizer:
         for r in list(self._open.values()):  # open rounds first, oldest first
             if r.t in busy:
                 continue
+            left = self._seeds_left(r.config_id)
             if allowed is not None and not allowed[r.config_id]:
                 self._close(r, "excluded")
             elif free < 1:
                 self._close(r, "budget")
+            elif left < 1:
+                self._close(r, "max_seeds")
             else:  # the inner loop: one more seed, or a batch of them
-                return self._trial(r.config_id, r.u, self.policy.next_seeds(r.k, free), "bo",
-                                   r.t)
+                n = int(min(self.policy.next_seeds(r.k, free), left))
+                return self._trial(r.config_id, r.u, n, "bo", r.t)
         if any(t.phase == "init" for t in self._pending.values()):
             return None  # the first model fit waits for the whole initial design
-        if allowed is not None and self._pending:  # pending configurations are not proposed
+        full = self._at_cap()  # rows with max_seeds seeds are not proposed again
+        if allowed is not None and (self._pending or full):  # nor pending configurations
             allowed = allowed.copy()
             allowed[[t.config_id for t in self._pending.values()]] = False
+            allowed[[self.data.config_ids[i] for i in full]] = False
         if free < 2 or (allowed is not None and not allowed.any()):
             return None
-        return self._start_round(int(min(self.policy.first, free)), allowed)
+        return self._start_round(int(min(self.policy.first, free)), allowed,
+                                 [self.data.U[i] for i in full])
 
-    def _start_round(self, n: int, allowed: np.ndarray | None) -> Trial:
+    def _seeds_left(self, cid: int) -> float:
+        """Seeds ``cid`` may still get under ``max_seeds`` (told and pending; inf: no limit)."""
+        cap = self.options.seed_cap
+        if cap is None:
+            return math.inf
+        row = self.data.row_of(cid)
+        have = 0 if row is None else int(self.data.k[row])
+        return cap - have - sum(len(t.seeds) for t in self._pending.values()
+                                if t.config_id == cid)
+
+    def _at_cap(self) -> list[int]:
+        """Rows of the configurations that have ``max_seeds`` seeds."""
+        cap = self.options.seed_cap
+        return [] if cap is None else np.flatnonzero(self.data.k >= cap).tolist()
+
+    def _start_round(self, n: int, allowed: np.ndarray | None,
+                     avoid: list[np.ndarray]) -> Trial:
         no_data = self.data.n == 0  # every initial configuration was infeasible
         if not no_data:
             self.models.start_round()
@@ -321,12 +343,12 @@ class Optimizer:
         else:
             rm = self.models.current()
             cand, u, cid, acq = self.models.choose(rm, allowed, list(self._pending.values()),
-                                                   self.seed * 100003 + self._n_rounds)
+                                                   self.seed * 100003 + self._n_rounds, avoid)
             B_t, _ = rm.best_lcb_mv(self.weight, bs, self.state.row_mask())  # eq. 10
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq))
         self._open[r.t] = r
-        return self._trial(cid, r.u, n, "bo", r.t)
+        return self._trial(cid, r.u, int(max(min(n, self._seeds_left(cid)), 1)), "bo", r.t)
 
     # ------------------------------------------------------------------ tell
     def tell(
@@ -497,6 +519,9 @@ class Optimizer:
             r.k, asked, self.remaining, ucb_mv=None if r.ib is None else r.ib.ucb_mv,
             B_t=r.B_t, sample_gap=gap,
         )
+        if self._seeds_left(r.config_id) < 1 and reason in (None, "budget") and (
+                self.remaining >= 1):
+            reason = "max_seeds"  # the round was cut short by the cap, not by its policy
         if reason is not None:
             self._close(r, reason)
 

@@ -67,7 +67,7 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
-            "recommend_beta", "raw_samples", "n_polish", "retries")
+            "recommend_beta", "max_seeds", "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -157,6 +157,14 @@ class Options:
         An erahbo extension: the confidence of the recommendation ``argmax LCB^MV`` (and of
         the incumbent the benchmark scores); None: ``beta`` (the paper); 0: the configuration
         with the best posterior mean MV.
+    max_seeds : int or None
+        An erahbo extension: the most seeds one configuration collects over the whole study
+        (initial design included). A configuration that has them is no longer proposed
+        (it stays in ``B_t`` and the recommendation), and a configuration chosen again gets
+        at most the rest, so that re-selecting a configuration cannot pool seeds without end
+        and stop the exploration. None: ``k_max`` for ERAHBO, ``max(k, k_max)`` for the
+        other methods, no limit under ``preset="paper"`` (the paper pools a re-selected
+        configuration's seeds without limit); 0: no limit.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -196,6 +204,7 @@ class Options:
     refit_every: int | None = None
     refit_growth: float | None = None
     recommend_beta: float | None = None
+    max_seeds: int | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -218,6 +227,12 @@ class Options:
         for name in ("gamma", "slope"):  # the schedule using one checks its sign
             set_(self, name, check_real(name, getattr(self, name)))
         check_k_range(self.k_min, self.k_max)
+        cap, first = self.seed_cap, self.k_min if method == "erahbo" else self.k
+        if cap is not None and cap < max(self.k_init_value, first):
+            raise ValueError(
+                f"max_seeds={self.max_seeds} is below the seeds of one round (k_init="
+                f"{self.k_init_value}, first round {first} seeds): give at least "
+                f"{max(self.k_init_value, first)}, or 0 for no limit")
         if self.seed_batch != 1 and method != "erahbo":
             raise ValueError(
                 f"seed_batch={self.seed_batch} applies to ERAHBO's inner loop only; method "
@@ -274,6 +289,15 @@ class Options:
         return self.k_max if self.method == "erahbo" else self.k
 
     @property
+    def seed_cap(self) -> int | None:
+        """Most seeds per configuration (``max_seeds`` resolved; None: no limit)."""
+        if self.max_seeds is None:
+            if self.preset == "paper":
+                return None
+            return int(self.k_max if self.method == "erahbo" else max(self.k, self.k_max))
+        return int(self.max_seeds) or None
+
+    @property
     def weight(self) -> float:
         """Risk weight of the choices: ``alpha``, 0 for the risk-neutral GP-UCB."""
         return 0.0 if self.method == "gpucb" else self.alpha
@@ -326,6 +350,8 @@ class Options:
                               ("refit_growth", None), ("recommend_beta", None)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
+        if self.seed_cap is not None:  # absent: no limit (as in journals written before it)
+            out["max_seeds"] = self.seed_cap
         return out
 
     @classmethod

@@ -102,11 +102,14 @@ class RoundModels:
         allowed: np.ndarray | None,
         pending: list[Any],
         round_seed: int,
+        avoid: list[np.ndarray] | None = None,
     ) -> tuple[int | None, np.ndarray, int, float]:
         """``x_t``: the argmax of the acquisition (eq. 8) on the round's model.
 
         With pending trials at new configurations the choice is made on the kriging believer
-        model (:mod:`erahbo.surrogate.believer`), which avoids them.
+        model (:mod:`erahbo.surrogate.believer`), which avoids them. ``avoid``: encodings
+        ``(dim,)`` a continuous search must not return (configurations with ``max_seeds``
+        seeds; a finite table leaves them out of ``allowed`` instead).
 
         Returns
         -------
@@ -123,7 +126,7 @@ class RoundModels:
         if st.candidates is not None:
             cand, acq = choose.select(allowed, o.weight)
             return cand, st.candidates[cand], cand, acq
-        avoid = st.forbidden + [t.u for t in pending]
+        avoid = st.forbidden + [t.u for t in pending] + list(avoid or [])
         u, acq = continuous_argmax(choose, st.space, o.weight, d.U, seed=round_seed,
                                    raw_samples=o.raw_samples, n_polish=o.n_polish,
                                    forbidden=np.asarray(avoid) if avoid else None)

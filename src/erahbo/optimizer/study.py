@@ -46,6 +46,7 @@ def study_options(settings: dict[str, Any]) -> dict[str, Any]:
         Everything but ``space`` (see :func:`resume` for rebuilding it).
     """
     out = {k: v for k, v in settings.items() if k not in ("space", "hyperparameters")}
+    out.setdefault("max_seeds", 0)  # journals written before max_seeds: no limit
     if out.get("retries") is None:
         out.pop("retries", None)
     if out.get("failures") is None:

@@ -1,0 +1,61 @@
+"""max_seeds: a re-selected configuration cannot pool seeds without end (issue 15, item 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import erahbo
+
+
+def _table() -> pd.DataFrame:
+    X = np.random.default_rng(0).random((256, 3))
+    return pd.DataFrame(X, columns=["a", "b", "c"])
+
+
+def _objective(config: dict, seed: int) -> float:
+    x = np.array([config["a"], config["b"], config["c"]])
+    mean = float(np.exp(-4.0 * ((x - 0.5) ** 2).sum()))
+    return mean + (0.05 + 0.3 * x[0] * x[1]) * np.random.default_rng(seed).standard_normal()
+
+
+def _study(method: str, **kw) -> erahbo.Result:
+    opt = erahbo.Optimizer(_table(), method, budget=400, seed=0, k_max=10, **kw)
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
+    return opt.result()
+
+
+@pytest.mark.parametrize("method,kw", [("erahbo", {}), ("rahbo", {"k": 2})])
+def test_the_cap_keeps_the_search_exploring(method, kw):
+    capped = _study(method, **kw)  # default: max_seeds = k_max = 10
+    free = _study(method, max_seeds=0, **kw)
+    per_cfg = capped.history.groupby("config_id").size()
+    assert per_cfg.max() <= 10 and capped.n_evals >= 399
+    assert free.history.groupby("config_id").size().max() > 10  # re-selection pools seeds
+    assert per_cfg.size > free.history.groupby("config_id").size().size
+    # configurations at the cap still compete for the recommendation and B_t
+    assert capped.incumbent_id in set(capped.history.config_id)
+    full = set(per_cfg[per_cfg == 10].index)
+    assert full  # some configuration reached the cap ...
+    bo = capped.rounds[capped.rounds.phase == "bo"]
+    later = bo[bo.iteration > bo[bo.config_id.isin(full)].iteration.min()]
+    assert not later.empty
+    # ... and a round started at it afterwards never exceeds the cap
+    assert (bo.k_total <= 10).all()
+    assert set(bo.stop_reason) <= {"dominated", "k_max", "fixed_k", "budget", "max_seeds"}
+
+
+def test_max_seeds_settings_and_resume(tmp_path):
+    db = tmp_path / "s.db"
+    first = erahbo.optimize(_objective, _table(), budget=60, seed=1, k_max=6, journal=db)
+    assert first.history.groupby("config_id").size().max() <= 6
+    again = erahbo.resume(db, _objective, space=_table())
+    cols = ["config_id", "seed", "return"]
+    assert again.history[cols].equals(first.history[cols])
+    assert erahbo.Optimizer(_table(), budget=60).study_settings()["max_seeds"] == 20
+    assert "max_seeds" not in erahbo.Optimizer(_table(), budget=200,
+                                               preset="paper").study_settings()
+    with pytest.raises(ValueError, match="max_seeds=-1 must be an int >= 0"):
+        erahbo.Optimizer(_table(), max_seeds=-1)
