@@ -104,8 +104,10 @@ def load_tasks(args):
             for p in paths]
 
 
-def summarize(out: Path, budget: int) -> pd.DataFrame:
-    """The summary table of every trace under ``out`` (see the module docstring)."""
+def summarize(out: Path, budget: int, methods: list[str] | None = None,
+              tasks: list[str] | None = None) -> pd.DataFrame:
+    """The summary table of the traces under ``out`` (see the module docstring), optionally
+    of some methods and tasks only."""
     from erahbo.analysis.intervals import iqm
     from erahbo.experiments.traces import find_trace_files, read_trace
 
@@ -113,6 +115,8 @@ def summarize(out: Path, budget: int) -> pd.DataFrame:
     ks: dict[str, list[float]] = {}
     for path in find_trace_files(out):
         trace, meta = read_trace(path)
+        if (methods and meta["method"] not in methods) or (tasks and meta["task"] not in tasks):
+            continue
         reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
         curve = np.full(budget, reg[-1] if len(reg) else np.nan)
         curve[: min(len(reg), budget)] = reg[:budget]
@@ -141,6 +145,18 @@ def summarize(out: Path, budget: int) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("rank").reset_index(drop=True)
 
 
+def markdown(table: pd.DataFrame) -> str:
+    """A GitHub markdown table of ``table`` (3 decimals)."""
+    def cell(v: object) -> str:
+        return f"{v:.3f}" if isinstance(v, float) and not float(v).is_integer() else str(v)
+
+    head = "| " + " | ".join(table.columns) + " |"
+    rule = "|" + "---|" * len(table.columns)
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(
+        index=False)]
+    return "\n".join([head, rule, *body])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="*", default=["data/arlbench"])
@@ -153,12 +169,21 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--summarize", action="store_true", help="only summarize the traces "
+                    "under --out (any benchmark results directory)")
+    ap.add_argument("--methods", default=None, help="--summarize: these methods only")
+    ap.add_argument("--tasks", default=None, help="--summarize: these tasks only")
     ap.add_argument("--protocol", default="user", help="user (everything counted) | paper "
                     "(a shared 5 x 20 initial design, not counted)")
     args = ap.parse_args()
 
     from erahbo.experiments import StudySettings, run_study
 
+    if args.summarize:
+        split = (lambda v: [x.strip() for x in v.split(",")] if v else None)
+        print(markdown(summarize(args.out, args.budget, split(args.methods),
+                                 split(args.tasks))))
+        return
     tasks = load_tasks(args)
     specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])
     settings = StudySettings(budget=args.budget, alpha=args.alpha, seed=args.seed,
