@@ -145,6 +145,10 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
     return pd.DataFrame(rows).sort_values("rank").reset_index(drop=True)
 
 
+def _names(text: str | None) -> list[str] | None:
+    return [x.strip() for x in text.split(",")] if text else None
+
+
 def markdown(table: pd.DataFrame) -> str:
     """A GitHub markdown table of ``table`` (3 decimals)."""
     def cell(v: object) -> str:
@@ -180,9 +184,8 @@ def main() -> None:
     from erahbo.experiments import StudySettings, run_study
 
     if args.summarize:
-        split = (lambda v: [x.strip() for x in v.split(",")] if v else None)
-        print(markdown(summarize(args.out, args.budget, split(args.methods),
-                                 split(args.tasks))))
+        print(markdown(summarize(args.out, args.budget, _names(args.methods),
+                                 _names(args.tasks))))
         return
     tasks = load_tasks(args)
     specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])
