@@ -116,12 +116,13 @@ class ErahboSweeperImpl(Sweeper):
     # ------------------------------------------------------------------ helpers
     def _optimizer(self, space: Any, o: dict[str, Any], journal: Path,
                    sweep_dir: Path, fixed: list[str]) -> Any:
+        given = {n: o[n] for n in ("beta", "beta_stop", "k_min", "n_init", "k_init")
+                 if o.get(n) is not None}
         return erahbo.Optimizer(
             space, method=o["method"], budget=int(o["budget"]), seed=int(o["seed"]),
-            alpha=o["alpha"], beta=o["beta"], beta_stop=o["beta_stop"], k_min=o["k_min"],
-            k_max=o["k_max"], k=o["k"], n_init=o["n_init"], k_init=o["k_init"],
-            seed_batch=o["seed_batch"], n_parallel=o["n_parallel"], failures=o["failures"],
-            warm_start=o["warm_start"], journal=journal,
+            alpha=o["alpha"], preset=o.get("preset", "default"), k_max=o["k_max"], k=o["k"],
+            **given, seed_batch=o["seed_batch"], n_parallel=o["n_parallel"],
+            failures=o["failures"], warm_start=o["warm_start"], journal=journal,
             journal_info={"sweeper": "hydra", "sweep_dir": str(sweep_dir.resolve()),
                           "fixed_overrides": fixed},
         )

@@ -20,13 +20,14 @@ class ErahboSweeperConf:
     budget: int = 100  # training runs (jobs) in all, initial design included
     method: str = "erahbo"  # erahbo | rahbo | gpucb | random
     alpha: float = 1.0  # risk aversion in MV = f - alpha rho^2
-    beta: float = 2.5
-    beta_stop: float = 1.0
-    k_min: int = 2
+    preset: str = "default"  # default (erahbo's defaults) | paper (the paper's settings)
+    beta: Any = None  # None: the preset's (beta, beta_stop, k_min, n_init, k_init)
+    beta_stop: Any = None
+    k_min: Any = None
     k_max: int = 10
     k: int = 5  # seeds per round of rahbo / gpucb / random
-    n_init: int = 5
-    k_init: Any = None  # default: k_max (erahbo) or k
+    n_init: Any = None
+    k_init: Any = None
     seed: int = 0  # seed of the optimizer (not of the training runs)
     seed_keyword: str = "seed"  # task config key receiving each run's training seed
     maximize: bool = True  # False: the task returns a cost
