@@ -49,6 +49,9 @@ def tune(
     gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
     slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
     k: int = typer.Option(5, help="Seeds per round of the fixed-k methods."),
+    max_seeds: int = typer.Option(None, help="Most seeds one configuration collects in the "
+                                  "study (default: k_max, or max(k, k_max) for the fixed-k "
+                                  "methods; none with --preset paper; 0: no limit)."),
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
                                     "history.csv; or a runhistory.csv, ARLBench landscape "
@@ -92,7 +95,8 @@ def tune(
                       "anyway, as for erahbo arlbench generate)")
         raise typer.Exit(2)
     extra = {"n_total_timesteps": int(steps)} if steps else None
-    given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop)
+    given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
+                 max_seeds=max_seeds)
     options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:
