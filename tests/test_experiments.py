@@ -245,7 +245,8 @@ def test_parallel_replay_interleaves_rounds_and_the_report_counts_them(tmp_path,
         r = rounds[rounds.method == m]
         assert r["round"].is_unique
         assert (r["n_runs"] == r["k"]).all()  # every round counted once, with all its seeds
-        assert r["n_runs"].sum() == settings.budget
+        # the whole budget (or all but a single run, which cannot start a new configuration)
+        assert settings.budget - 1 <= r["n_runs"].sum() <= settings.budget
 
 
 def test_in_process_study_runs_on_one_blas_thread(tmp_path, replay_task, monkeypatch):

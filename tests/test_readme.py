@@ -4,6 +4,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+from conftest import spent_budget
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -18,7 +20,7 @@ def test_readme_python_examples_run(capsys, tmp_path, monkeypatch):
         exec(compile(block, str(README), "exec"), namespace)
     out = capsys.readouterr().out
     assert "lr" in out
-    assert namespace["result"].n_evals == 200
+    assert spent_budget(namespace["result"], 200)
     assert namespace["opt"].recommend() is not None
     assert (tmp_path / "study.db").exists()
     assert set(namespace["result"].history["status"]) <= {"ok", "penalized"}

@@ -211,7 +211,7 @@ def test_tune_cli_passes_the_beta_stop_schedule(fake_worker, tmp_path):
     out = tmp_path / "s"
     res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "40",
                                    "--k-max", "4", "--schedule", "sigmoid", "--slope", "8",
-                                   "--beta", "1.5", "--out", str(out),
+                                   "--beta", "1.5", "--preset", "paper", "--out", str(out),
                                    "--worker-cmd", shlex.join(fake_worker)])
     assert res.exit_code == 0, res.output
     from erahbo.runtime.journal import Journal
@@ -262,11 +262,11 @@ def test_tune_cli_warm_starts_from_an_earlier_tuning(fake_worker, tmp_path):
 
 def test_tune_cli_checks_options_before_anything_starts(fake_worker, tmp_path):
     out = tmp_path / "never" / "made"
-    res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "10",
+    res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "9",
                                    "--k-max", "4", "--out", str(out),
                                    "--worker-cmd", shlex.join(fake_worker)])
     assert res.exit_code == 1
-    assert "budget=10 is smaller than the initial design" in res.output
+    assert "budget=9 is smaller than the initial design" in res.output
     assert "tuning dqn_cc_cartpole" not in res.output  # no banner first
     assert not (tmp_path / "never").exists()  # no empty --out folder left behind
 
