@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import spent_budget
 from typer.testing import CliRunner
 
 import erahbo
+from conftest import spent_budget
 from erahbo.cli import app
 from erahbo.objectives.synthetic import Figure1Task
 
