@@ -37,10 +37,10 @@ import pandas as pd  # noqa: E402
 # The paper's ERAHBO (Sec. 3.2 and Sec. 4): 5 initial configurations x k_init = k_max = 20 seeds,
 # beta 2.5, beta_stop 1, k in [2, 20], GP hyperparameters fitted once after the initial design.
 PAPER = {"n_init": 5, "k_init": 20, "k_min": 2, "k_max": 20, "beta": 2.5, "beta_stop": 1.0,
-         "refit_every": 0}
+         "refit_every": 0, "max_seeds": 0}
 
 # one factor at a time away from the paper, then combinations (keys: short names)
-VARIANTS: dict[str, dict] = {
+VARIANTS: dict[str, dict | tuple | None] = {
     "paper": {},
     "ki2": {"k_init": 2},
     "ki5": {"k_init": 5},
@@ -70,6 +70,8 @@ VARIANTS: dict[str, dict] = {
     "ki2-bs0-n10": {"k_init": 2, "n_init": 10, "beta_stop": 0.0},
     "bs0-rb0": {"beta_stop": 0.0, "recommend_beta": 0.0},
     "default": None,  # the package's current default (no option set)
+    "default-nocap": ("default", {"max_seeds": 0}),  # on top of the package's defaults
+    "default-bs0.25": ("default", {"beta_stop": 0.25}),
 }
 CHECKPOINTS = (100, 250, 500)
 
@@ -82,7 +84,12 @@ def method_specs(names: list[str]):
     for name in names:
         if name in VARIANTS:
             opts = VARIANTS[name]
-            options = {} if opts is None else {**PAPER, **opts}
+            if opts is None:
+                options = {}
+            elif isinstance(opts, tuple):  # ("default", overrides of the package's defaults)
+                options = dict(opts[1])
+            else:
+                options = {**PAPER, **opts}
             out.append(MethodSpec(name=f"v-{name}", label=f"ERAHBO {name}", method="erahbo",
                                   options=options))
         else:
