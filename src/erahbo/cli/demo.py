@@ -51,9 +51,9 @@ def demo(
     counts = ", ".join(f"{k} seeds x {ks.count(k)}" for k in sorted(set(ks)))
     console.print(f"{result.n_evals} training runs in {len(result.rounds)} rounds; "
                   f"seeds per BO round: {counts}")
-    console.print("ERAHBO adds seeds to a configuration only while its MV could still beat "
-                  "the incumbent's: most rounds stop at k_min = 2 seeds, the promising "
-                  "configurations get more, up to k_max = 20.")
+    console.print("ERAHBO gives a configuration more seeds only while it looks better than "
+                  "every configuration evaluated so far: most rounds stop at k_min = 2 seeds, "
+                  "the promising ones get more, up to k_max = 20.")
     png = plot_1d_run(task, result, out / "figure1.png")
     rounds = plot_rounds(result, out / "figure1_rounds.png",
                          title="ERAHBO on the Figure-1 task: rounds")
