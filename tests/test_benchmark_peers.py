@@ -84,4 +84,7 @@ def test_benchmark_cli_user_protocol_with_the_tpe_peer(small_task, tmp_path):
                                    "--workers", "1", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert (out / "report" / "report.md").exists()
-    assert "Optuna TPE (k=3)" in (out / "report" / "report.md").read_text()
+    text = (out / "report" / "report.md").read_text()
+    assert "Optuna TPE (k=3)" in text
+    assert "each method's own initial design included (user's protocol)" in text
+    assert "the table's average configuration" in text

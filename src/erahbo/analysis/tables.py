@@ -229,8 +229,9 @@ def report_header(ts: TraceSet, backend: str, reps: int, seed: int, unit: str,
         f"Results: `{ts.results_dir}`", "",
         f"- Tasks: {len(ts.tasks)} ({per_dom})",
         f"- Methods: {', '.join(method_label(m) for m in ts.methods)}",
-        f"- Repetitions per task: {reps_txt}; budget: {ts.budget} training runs after the "
-        "initial design",
+        f"- Repetitions per task: {reps_txt}; budget: {ts.budget} training runs "
+        + ("in all, each method's own initial design included (user's protocol)"
+           if ts.user_protocol else "after the initial design"),
         *objective_line(ts.results_dir),
         f"- Ranking unit: {unit}; bootstrap: {reps} resamples, seed {seed}, {backend} "
         "backend", "",
@@ -247,10 +248,18 @@ def objective_line(results_dir: Any) -> list[str]:
     if not path.is_file():
         return []
     st = json.loads(path.read_text()).get("settings", {})
+
+    def value(name: str) -> Any:  # None: every method used its own (its preset's) value
+        v = st.get(name, "?")
+        return "each method's own" if v is None else v
+
     return [f"- Objective: MV = mean - alpha * variance, alpha = {st.get('alpha', '?')}, on "
             f"returns processed with `{st.get('outcome_processing', '?')}`; beta = "
-            f"{st.get('beta', '?')}, beta_stop = {st.get('beta_stop', '?')}, ERAHBO k in "
-            f"[{st.get('k_min', '?')}, {st.get('k_max', '?')}]"]
+            f"{value('beta')}, beta_stop = {value('beta_stop')}, ERAHBO k "
+            + ("range: each method's own" if st.get("k_min", "?") is None
+               and st.get("k_max", "?") is None else
+               f"in [{value('k_min')}, {value('k_max')}]")
+            + f"; preset {st.get('preset', 'default')}"]
 
 
 def format_rank_summary(ranks: pd.DataFrame) -> list[dict[str, str]]:

@@ -244,6 +244,12 @@ class TraceSet:
             return self.normalized_regret
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
 
+    @property
+    def user_protocol(self) -> bool:
+        """True when the traces come from ``erahbo benchmark --protocol user`` (each method's
+        own initial design counted; regret normalized by the table's average configuration)."""
+        return "protocol" in self.meta and bool((self.meta["protocol"] == "user").all())
+
     def tasks_in(self, domain: str | None) -> list[str]:
         """Tasks of one domain, or all tasks for ``None`` / ``"all"``."""
         if domain is None or domain == "all":
@@ -403,6 +409,7 @@ def _read_traces(
             "init_regret": init_regret, "init_simple_regret": init_simple,
             "n_rows": len(frame), "last_run": int(frame["run"].max()) if len(frame) else 0,
             "wall_time_s": meta.get("wall_time_s"), "path": str(path),
+            "protocol": str(meta.get("protocol", "paper")),
         })
         frames.append(frame)
     return records, frames
