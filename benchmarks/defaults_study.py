@@ -7,6 +7,9 @@ runs it) and prints, per method, the figures the issue's done-when criteria read
 * ``runs<=0.25``: median over (task, repetition) of the first run at which the normalized MV
   regret is <= 0.25 (1 = the table's average configuration, 0 = the best); never: ``inf``;
 * ``IQM@t``: IQM over (task, repetition) of the normalized regret after ``t`` runs;
+* ``best evaluated``: IQM of the final normalized regret of the best configuration the method
+  evaluated (what a perfect recommendation would score: the gap to ``IQM final`` is lost in
+  identifying the best among the evaluated configurations, the rest in exploration);
 * ``rank``: mean over tasks of the rank of the final regret (averaged over repetitions);
 * ``k``: mean seeds per BO round (ERAHBO's adaptivity).
 
@@ -72,6 +75,14 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default": None,  # the package's current default (no option set)
     "default-nocap": ("default", {"max_seeds": 0}),  # on top of the package's defaults
     "default-bs0.25": ("default", {"beta_stop": 0.25}),
+    "default-rb0": ("default", {"recommend_beta": 0.0}),
+    "default-rb1": ("default", {"recommend_beta": 1.0}),
+    "default-b1": ("default", {"beta": 1.0}),
+    "default-b1.5": ("default", {"beta": 1.5}),
+    "default-cap30": ("default", {"max_seeds": 30}),
+    "default-rg2": ("default", {"refit_growth": 2.0}),
+    "default-pool0.1": ("default", {"pool_share": 0.1}),
+    "default-pool0.25": ("default", {"pool_share": 0.25}),
 }
 CHECKPOINTS = (100, 250, 500)
 
@@ -120,6 +131,7 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
 
     curves: dict[tuple[str, str], list[np.ndarray]] = {}
     ks: dict[str, list[float]] = {}
+    found: dict[str, list[float]] = {}  # regret of the best configuration evaluated
     for path in find_trace_files(out):
         trace, meta = read_trace(path)
         if (methods and meta["method"] not in methods) or (tasks and meta["task"] not in tasks):
@@ -128,6 +140,10 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
         curve = np.full(budget, reg[-1] if len(reg) else np.nan)
         curve[: min(len(reg), budget)] = reg[:budget]
         curves.setdefault((meta["method"], meta["task"]), []).append(curve)
+        if len(reg):
+            best = float(trace["incumbent_mv"].iloc[-1] + trace["simple_regret"].iloc[-1])
+            found.setdefault(meta["method"], []).append(
+                (best - float(trace["config_mv"].max())) / max(float(meta["init_regret"]), 1e-12))
         bo = trace[trace["round"] > len(meta["initial_config_ids"])]
         ks.setdefault(meta["method"], []).append(
             float(bo.groupby("round").size().mean()) if len(bo) else np.nan)
@@ -145,6 +161,7 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
             if t <= budget:
                 row[f"IQM@{t}"] = float(iqm(allc[:, t - 1]))
         row["IQM final"] = float(iqm(allc[:, -1]))
+        row["best evaluated"] = float(iqm(np.asarray(found.get(m, [np.nan]))))
         row["rank"] = float(ranks[m])
         row["k"] = float(np.nanmean(ks[m]))
         row["n"] = len(allc)

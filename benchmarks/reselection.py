@@ -50,12 +50,12 @@ def objective(config: dict, seed: int) -> float:
     return float(m[0] + s[0] * np.random.default_rng(seed).standard_normal())
 
 
-def run(method: str, asks: int, alpha: float, **opts) -> dict:
+def run(method: str, asks: int, alpha: float, seed: int = 0, **opts) -> dict:
     import erahbo
 
     df = table()
     t0 = time.perf_counter()
-    opt = erahbo.Optimizer(df, method, budget=asks, seed=0, alpha=alpha, **opts)
+    opt = erahbo.Optimizer(df, method, budget=asks, seed=seed, alpha=alpha, **opts)
     while (trial := opt.ask()) is not None:
         opt.tell(trial, [objective(trial.config, s) for s in trial.seeds])
     res = opt.result()
@@ -72,18 +72,32 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--asks", type=int, default=3000)
     ap.add_argument("--alpha", type=float, default=1.0)
+    ap.add_argument("--reps", type=int, default=1, help="optimizer seeds 0..reps-1 (the "
+                    "table and the objective stay the same); the table shows means")
+    ap.add_argument("--cases", default="default", help="'default': ERAHBO, GP-UCB k=2 and "
+                    "RAHBO k=2 with the default cap and without; 'pool': ERAHBO's cap "
+                    "variants (strict, pool_share 0.1 / 0.25, no cap, no cap + refit_growth 2)")
     args = ap.parse_args()
-    cases = [("erahbo", {}), ("gpucb", {"k": 2}), ("rahbo", {"k": 2}),
-             ("rahbo", {"k": 2, "refit_every": 10})]
+    if args.cases == "pool":
+        cases = [("erahbo", {}, "k_max"), ("erahbo", {"pool_share": 0.1}, "pool 0.1"),
+                 ("erahbo", {"pool_share": 0.25}, "pool 0.25"),
+                 ("erahbo", {"max_seeds": 0}, "none"),
+                 ("erahbo", {"max_seeds": 0, "refit_growth": 2.0}, "none, refit_growth 2")]
+    else:
+        cases = [(m, {**o, **c}, cap) for m, o in (("erahbo", {}), ("gpucb", {"k": 2}),
+                                                  ("rahbo", {"k": 2}),
+                                                  ("rahbo", {"k": 2, "refit_every": 10}))
+                 for c, cap in (({}, "default"), ({"max_seeds": 0}, "none"))]
     rows = []
-    for method, opts in cases:
-        for cap in (None, 0):
-            kw = dict(opts) if cap is None else {**opts, "max_seeds": 0}
-            r = run(method, args.asks, args.alpha, **kw)
-            name = method + "".join(f" {k}={v}" for k, v in opts.items())
-            rows.append({"method": name, "cap": "default" if cap is None else "none", **r})
+    for method, opts, cap in cases:
+        name = method + "".join(f" {k}={v}" for k, v in opts.items()
+                                if k not in ("max_seeds", "pool_share"))
+        for rep in range(args.reps):
+            r = run(method, args.asks, args.alpha, seed=rep, **opts)
+            rows.append({"method": name, "cap": cap, "rep": rep, **r})
             print(rows[-1], flush=True)
-    print(pd.DataFrame(rows).round(4).to_string(index=False))
+    table = pd.DataFrame(rows).drop(columns="rep").groupby(["method", "cap"], sort=False).mean()
+    print(table.round(4).to_string())
 
 
 if __name__ == "__main__":

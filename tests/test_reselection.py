@@ -59,3 +59,27 @@ def test_max_seeds_settings_and_resume(tmp_path):
                                                preset="paper").study_settings()
     with pytest.raises(ValueError, match="max_seeds=-1 must be an int >= 0"):
         erahbo.Optimizer(_table(), max_seeds=-1)
+
+
+def test_pool_share_bounds_the_seeds_beyond_the_cap(tmp_path):
+    res = _study("erahbo", pool_share=0.2)
+    per_cfg = res.history.groupby("config_id").size()
+    beyond = int(np.maximum(per_cfg - 10, 0).sum())
+    assert per_cfg.max() > 10  # the pool lets re-selected configurations go past the cap ...
+    assert 0 < beyond <= 0.2 * res.n_evals  # ... within the share of all runs
+    # after every run, the seeds beyond the cap never exceeded the share of the runs so far
+    h = res.history.sort_values("iteration")
+    counts: dict[int, int] = {}
+    over = 0
+    for n, cid in enumerate(h.config_id, start=1):
+        counts[cid] = counts.get(cid, 0) + 1
+        over += counts[cid] > 10
+        assert over <= 0.2 * n + 1e-9
+    assert per_cfg.size > 10  # and the search still explores
+    strict = _study("erahbo", pool_share=0.0)
+    assert strict.history.groupby("config_id").size().max() <= 10
+    # stored with the study's settings, checked at the boundary
+    assert erahbo.Optimizer(_table(), pool_share=0.2).study_settings()["pool_share"] == 0.2
+    assert "pool_share" not in erahbo.Optimizer(_table()).study_settings()
+    with pytest.raises(ValueError, match=r"pool_share=1.5 must be in \[0, 1\)"):
+        erahbo.Optimizer(_table(), pool_share=1.5)

@@ -39,6 +39,7 @@ from erahbo.optimizer.records import (
     told_returns,
 )
 from erahbo.optimizer.rounds import RoundModels
+from erahbo.optimizer.seedcap import rows_at_cap, seeds_left
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.warm import add_warm_start, warm_records
 from erahbo.policies import Race
@@ -314,19 +315,12 @@ class Optimizer:
                                  [self.data.U[i] for i in full])
 
     def _seeds_left(self, cid: int) -> float:
-        """Seeds ``cid`` may still get under ``max_seeds`` (told and pending; inf: no limit)."""
-        cap = self.options.seed_cap
-        if cap is None:
-            return math.inf
-        row = self.data.row_of(cid)
-        have = 0 if row is None else int(self.data.k[row])
-        return cap - have - sum(len(t.seeds) for t in self._pending.values()
-                                if t.config_id == cid)
+        """Seeds ``cid`` may still get (:func:`erahbo.optimizer.seedcap.seeds_left`)."""
+        return seeds_left(self.options, self.data, self._pending.values(), cid)
 
     def _at_cap(self) -> list[int]:
-        """Rows of the configurations that have ``max_seeds`` seeds."""
-        cap = self.options.seed_cap
-        return [] if cap is None else np.flatnonzero(self.data.k >= cap).tolist()
+        """Rows not to propose again (:func:`erahbo.optimizer.seedcap.rows_at_cap`)."""
+        return rows_at_cap(self.options, self.data, self._pending.values())
 
     def _start_round(self, n: int, allowed: np.ndarray | None,
                      avoid: list[np.ndarray]) -> Trial:

@@ -55,7 +55,7 @@ PRESETS = ("default", "paper")
 PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_max": 20,
                                   "n_init": 5, "k_init": None, "refit_every": 0,
                                   "refit_growth": None,
-                                  "recommend_beta": None}
+                                  "recommend_beta": None, "pool_share": 0.0}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
 # (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
@@ -67,7 +67,7 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
-            "recommend_beta", "max_seeds", "raw_samples", "n_polish", "retries")
+            "recommend_beta", "max_seeds", "pool_share", "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -165,6 +165,12 @@ class Options:
         and stop the exploration. None: ``k_max`` for ERAHBO, ``max(k, k_max)`` for the
         other methods, no limit under ``preset="paper"`` (the paper pools a re-selected
         configuration's seeds without limit); 0: no limit.
+    pool_share : float or None
+        An erahbo extension, with ``max_seeds``: configurations that have ``max_seeds`` seeds
+        may still be chosen and get more while the seeds beyond ``max_seeds`` (over all
+        configurations, pending included) stay within this share of all runs so far, so the
+        best configurations can be told apart with more seeds while the other runs keep
+        exploring. In ``[0, 1)``; 0 (the paper's, and for the fixed-k methods): a strict cap.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -205,6 +211,7 @@ class Options:
     refit_growth: float | None = None
     recommend_beta: float | None = None
     max_seeds: int | None = None
+    pool_share: float | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -347,7 +354,8 @@ class Options:
             "hyperparameters": hyper_json(hyperparameters),
         }
         for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
-                              ("refit_growth", None), ("recommend_beta", None)):
+                              ("refit_growth", None), ("recommend_beta", None),
+                              ("pool_share", 0.0)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         if self.seed_cap is not None:  # absent: no limit (as in journals written before it)

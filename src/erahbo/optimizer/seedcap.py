@@ -1,0 +1,72 @@
+"""The seed cap: how many seeds one configuration may collect (an erahbo extension).
+
+The paper pools a re-selected configuration's seeds without limit; with live objectives this
+can stop the exploration (issue 15: one configuration collected 2903 of 3000 runs). erahbo
+caps a configuration at ``max_seeds`` seeds (default ``k_max``). ``pool_share`` relaxes the cap
+for identification: configurations at the cap may get more seeds while all the seeds beyond
+the cap stay within that share of the runs, so the best few configurations can be told apart
+with more seeds while the other runs still explore.
+
+Both functions count told and pending seeds, so parallel trials never overshoot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from erahbo._data import Observations
+from erahbo.optimizer.options import Options
+
+__all__ = ["pool_left", "rows_at_cap", "seeds_left"]
+
+
+def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int, dict]:
+    """Seeds per evaluated row ``(n,)`` with pending ones added, the total number of runs,
+    and the pending seeds of configurations not yet evaluated (config id -> seeds)."""
+    k = np.asarray(data.k, dtype=int).copy()
+    total, new = int(k.sum()), {}
+    for t in pending:
+        total += len(t.seeds)
+        row = data.row_of(t.config_id)
+        if row is None:
+            new[t.config_id] = new.get(t.config_id, 0) + len(t.seeds)
+        else:
+            k[row] += len(t.seeds)
+    return k, total, new
+
+
+def pool_left(options: Options, data: Observations, pending: Iterable[Any]) -> int:
+    """Runs still allowed beyond the cap: ``floor(pool_share * runs)`` minus the seeds already
+    beyond it (told and pending); 0 without a cap or with ``pool_share = 0``."""
+    cap, share = options.seed_cap, options.pool_share or 0.0
+    if cap is None or not share:
+        return 0
+    k, total, new = _seeds(data, pending)
+    beyond = int(np.maximum(k - cap, 0).sum()) + sum(max(v - cap, 0) for v in new.values())
+    return max(math.floor(share * total) - beyond, 0)
+
+
+def seeds_left(options: Options, data: Observations, pending: Iterable[Any],
+               config_id: int) -> float:
+    """Seeds ``config_id`` may still get: up to ``max_seeds``, then what the pool leaves
+    (inf: no cap)."""
+    cap = options.seed_cap
+    if cap is None:
+        return math.inf
+    pending = list(pending)
+    row = data.row_of(config_id)
+    have = (0 if row is None else int(data.k[row])) + sum(
+        len(t.seeds) for t in pending if t.config_id == config_id)
+    return max(cap - have, 0) + pool_left(options, data, pending)
+
+
+def rows_at_cap(options: Options, data: Observations, pending: Iterable[Any]) -> list[int]:
+    """Rows not to propose again: ``max_seeds`` seeds and nothing left in the pool."""
+    cap = options.seed_cap
+    if cap is None or pool_left(options, data, pending) >= 1:
+        return []
+    return np.flatnonzero(np.asarray(data.k) >= cap).tolist()
