@@ -83,6 +83,9 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-rg2": ("default", {"refit_growth": 2.0}),
     "default-pool0.1": ("default", {"pool_share": 0.1}),
     "default-pool0.25": ("default", {"pool_share": 0.25}),
+    "default-b1-pool0.1": ("default", {"beta": 1.0, "pool_share": 0.1}),
+    "default-b1-pool0.25": ("default", {"beta": 1.0, "pool_share": 0.25}),
+    "default-b1-nocap": ("default", {"beta": 1.0, "max_seeds": 0}),
 }
 CHECKPOINTS = (100, 250, 500)
 

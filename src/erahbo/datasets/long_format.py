@@ -34,7 +34,8 @@ RUN_COLUMNS = ("seed", "return")
 STATUS_OK = ("ok",)
 STATUS_FAILED = ("penalized", "failed")
 STATUS_DROP = ("retried", "running", "interrupted")
-# erahbo's history.csv bookkeeping (erahbo.optimizer.records.HISTORY_COLUMNS), never hyperparameters
+# erahbo's history.csv bookkeeping, never hyperparameters (the optimizer's history columns,
+# erahbo.optimizer.records.HISTORY_COLUMNS, are these)
 HISTORY_BOOKKEEPING = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
                        "wall_time", "status", "error", "attempt", "worker", "rerun", "n_failed")
 

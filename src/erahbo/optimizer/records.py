@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo._data import Observations
+from erahbo.datasets.long_format import HISTORY_BOOKKEEPING
 from erahbo.optimizer.state import StudyState
 from erahbo.runtime.failures import COUNTED, tell_values
 from erahbo.surrogate import InnerBounds, RoundModel
@@ -32,9 +33,9 @@ __all__ = [
     "told_returns",
 ]
 
-# history: one row per training run (config values go between config_id and seed)
-HISTORY_COLUMNS = ("iteration", "phase", "config_id", "seed", "return", "k", "k_round",
-                   "wall_time", "status", "error", "attempt", "worker", "rerun", "n_failed")
+# history: one row per training run (config values go between config_id and seed); defined
+# with the file formats, which read a history.csv back
+HISTORY_COLUMNS = HISTORY_BOOKKEEPING
 # run statuses shown in the history (a run still "running" or "interrupted" is not final)
 FINAL = ("ok", "penalized", "retried", "failed")
 # rounds: one row per round (initial-design configurations included)

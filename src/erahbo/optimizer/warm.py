@@ -41,20 +41,20 @@ import pandas as pd
 
 from erahbo._files import read_table_file
 from erahbo.datasets.loaders import HP_PREFIX
+from erahbo.datasets.long_format import STATUS_DROP, STATUS_FAILED, STATUS_OK
 from erahbo.datasets.run_rows import read_runs
-from erahbo.optimizer.records import History
+from erahbo.optimizer.records import HISTORY_COLUMNS, History
 from erahbo.optimizer.state import StudyState
 from erahbo.runtime.failures import Penalizer
 from erahbo.space import SearchSpace
 
 __all__ = ["add_warm_start", "warm_records"]
 
-_FAILED = ("penalized", "failed")  # final failures of an earlier study (erahbo.runtime.failures)
-_KEEP = ("ok", *_FAILED)
-_DROP = ("retried", "running", "interrupted")  # replaced by a retry, or cut by a crash
+_FAILED = STATUS_FAILED  # final failures of an earlier study (erahbo.runtime.failures)
+_KEEP = (*STATUS_OK, *_FAILED)
+_DROP = STATUS_DROP  # replaced by a retry, or cut by a crash
 # columns of a run table that are not hyperparameters (an erahbo history.csv has them all)
-_KNOWN = ("return", "seed", "status", "config_id", "iteration", "phase", "k", "k_round",
-          "wall_time", "error", "attempt", "worker", "rerun", "n_failed")
+_KNOWN = HISTORY_COLUMNS
 
 
 def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
