@@ -172,6 +172,48 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
     return pd.DataFrame(rows).sort_values("rank").reset_index(drop=True)
 
 
+def first_hits(out: Path, method: str, level: float = 0.25) -> dict[tuple[str, str], float]:
+    """(task, repetition file) -> first run with normalized regret <= ``level`` (inf: never)."""
+    from erahbo.experiments.traces import find_trace_files, read_trace
+
+    hits = {}
+    for path in find_trace_files(out):
+        trace, meta = read_trace(path)
+        if meta["method"] != method:
+            continue
+        reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
+        hit = reg <= level
+        hits[(meta["task"], Path(path).name)] = float(hit.argmax() + 1) if hit.any() else np.inf
+    return hits
+
+
+def paired(out: Path, a: str, b: str, n_boot: int = 4000, seed: int = 0) -> str:
+    """Runs to regret 0.25 of ``a`` against ``b`` on the same (task, repetition) pairs (common
+    random numbers): the difference of the pooled medians with a 95 % bootstrap interval
+    (repetitions resampled within each task) and the paired wins, ties and losses."""
+    ha, hb = first_hits(out, a), first_hits(out, b)
+    keys = sorted(set(ha) & set(hb))
+    if not keys:
+        return f"{a} vs {b}: no common (task, repetition) pairs under {out}"
+    tasks = sorted({t for t, _ in keys})
+    A = {t: np.array([ha[k] for k in keys if k[0] == t]) for t in tasks}
+    B = {t: np.array([hb[k] for k in keys if k[0] == t]) for t in tasks}
+    rng = np.random.default_rng(seed)
+    diffs = np.empty(n_boot)
+    for i in range(n_boot):
+        idx = {t: rng.integers(0, len(A[t]), len(A[t])) for t in tasks}
+        diffs[i] = (np.median(np.concatenate([A[t][idx[t]] for t in tasks]))
+                    - np.median(np.concatenate([B[t][idx[t]] for t in tasks])))
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    wins = sum(ha[k] < hb[k] for k in keys)
+    ties = sum(ha[k] == hb[k] for k in keys)
+    med_a = np.median([ha[k] for k in keys])
+    med_b = np.median([hb[k] for k in keys])
+    return (f"runs to 0.25, {a} vs {b} ({len(keys)} pairs): median {med_a:g} vs {med_b:g}, "
+            f"difference 95% CI [{lo:g}, {hi:g}]; {a} fewer runs in {wins}, ties {ties}, "
+            f"more runs in {len(keys) - wins - ties}")
+
+
 def _names(text: str | None) -> list[str] | None:
     return [x.strip() for x in text.split(",")] if text else None
 
@@ -204,6 +246,9 @@ def main() -> None:
                     "under --out (any benchmark results directory)")
     ap.add_argument("--methods", default=None, help="--summarize: these methods only")
     ap.add_argument("--tasks", default=None, help="--summarize: these tasks only")
+    ap.add_argument("--paired", default=None, help="--summarize: 'A,B[;A,C...]' also print "
+                    "the paired comparison of runs to 0.25 (bootstrap CI of the median "
+                    "difference; wins, ties, losses)")
     ap.add_argument("--protocol", default="user", help="user (everything counted) | paper "
                     "(a shared 5 x 20 initial design, not counted)")
     args = ap.parse_args()
@@ -213,6 +258,9 @@ def main() -> None:
     if args.summarize:
         print(markdown(summarize(args.out, args.budget, _names(args.methods),
                                  _names(args.tasks))))
+        for pair in (args.paired or "").split(";"):
+            if pair.strip():
+                print(paired(args.out, *[x.strip() for x in pair.split(",")][:2]))
         return
     tasks = load_tasks(args)
     specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])

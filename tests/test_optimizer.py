@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import erahbo
+from conftest import spent_budget
 from erahbo.optimizer import Optimizer, optimize
 from erahbo.surrogate import ReferenceRound
 from erahbo.surrogate.fast import FastModel, FastRound
@@ -55,7 +56,8 @@ def test_result_api_budget_and_seeds():
                                "lcb_mv", "B_t", "beta_stop", "acquisition", "stop_reason",
                                "mean", "var", "n_failed"]
     assert (h.n_failed == 0).all() and (r.n_failed == 0).all()
-    assert len(h) == res.n_evals == 160  # the budget counts training runs, init included
+    # the budget counts training runs, init included (a single last run cannot start a round)
+    assert len(h) == res.n_evals and spent_budget(res, 160)
     assert (h.phase == "init").sum() == 5 * 2  # n_init = 5 configs x k_init = 2 (default)
     paper = _run(table, TableTask(table), method="erahbo", preset="paper").history
     assert (paper.phase == "init").sum() == 5 * 10  # the paper's k_init = k_max
@@ -66,12 +68,13 @@ def test_result_api_budget_and_seeds():
     assert bo.k.between(1, 10).all() and set(bo.stop_reason) <= {"dominated", "k_max", "budget",
                                                                   "max_seeds"}
     assert (bo.k[bo.stop_reason == "k_max"] == 10).all()
-    # max_seeds (default k_max = 10): no configuration collects more seeds in all
-    assert h.groupby("config_id").size().max() <= 10
-    assert (bo.k_total[bo.stop_reason == "max_seeds"] == 10).all()
+    # max_seeds (default k_max = 10): seeds beyond it only within pool_share (default 0.25)
+    # of all runs
+    assert (h.groupby("config_id").size() - 10).clip(lower=0).sum() <= 0.25 * len(h)
+    assert (bo.k_total[bo.stop_reason == "max_seeds"] >= 10).all()  # the cap, or the pool
     new = bo.k == bo.k_total  # rounds at a configuration not evaluated before: k_min first
     assert (bo.k[new & (bo.stop_reason == "dominated")] >= 2).all()
-    assert r.k.sum() == 160 and h.wall_time.is_monotonic_increasing
+    assert r.k.sum() == len(h) and h.wall_time.is_monotonic_increasing
     # a finite table row gets the same seeds under every method
     res2 = _run(table, TableTask(table), method="rahbo")
     s1 = res.history.groupby("config_id").seed.apply(list)
@@ -128,7 +131,7 @@ def test_zero_variance_returns_duplicate_rows_and_huge_offsets_do_not_break():
     table = _table(dup=True)
     for task in (TableTask(table, zero_noise=True), TableTask(table, scale=1e-6, offset=1e6)):
         res = _run(table, task, method="erahbo", budget=120)
-        assert res.n_evals == 120 and res.incumbent is not None
+        assert spent_budget(res, 120) and res.incumbent is not None
     # the duplicated rows are two configurations with the same encoding
     opt = Optimizer(table, "rahbo", budget=40, k=2, initial_design=[0, 1, 2])
     task = TableTask(table)

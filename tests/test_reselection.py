@@ -27,9 +27,9 @@ def _study(method: str, **kw) -> erahbo.Result:
     return opt.result()
 
 
-@pytest.mark.parametrize("method,kw", [("erahbo", {}), ("rahbo", {"k": 2})])
+@pytest.mark.parametrize("method,kw", [("erahbo", {"pool_share": 0.0}), ("rahbo", {"k": 2})])
 def test_the_cap_keeps_the_search_exploring(method, kw):
-    capped = _study(method, **kw)  # default: max_seeds = k_max = 10
+    capped = _study(method, **kw)  # default: max_seeds = k_max = 10 (strict: no pool)
     free = _study(method, max_seeds=0, **kw)
     per_cfg = capped.history.groupby("config_id").size()
     assert per_cfg.max() <= 10 and capped.n_evals >= 399
@@ -80,6 +80,9 @@ def test_pool_share_bounds_the_seeds_beyond_the_cap(tmp_path):
     assert strict.history.groupby("config_id").size().max() <= 10
     # stored with the study's settings, checked at the boundary
     assert erahbo.Optimizer(_table(), pool_share=0.2).study_settings()["pool_share"] == 0.2
-    assert "pool_share" not in erahbo.Optimizer(_table()).study_settings()
+    # ERAHBO's default: a quarter; the fixed-k methods and the paper's preset: none
+    assert erahbo.Optimizer(_table()).study_settings()["pool_share"] == 0.25
+    assert "pool_share" not in erahbo.Optimizer(_table(), "rahbo").study_settings()
+    assert "pool_share" not in erahbo.Optimizer(_table(), preset="paper").study_settings()
     with pytest.raises(ValueError, match=r"pool_share=1.5 must be in \[0, 1\)"):
         erahbo.Optimizer(_table(), pool_share=1.5)

@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 import erahbo
+from conftest import spent_budget
 from erahbo.cli import app
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer import Optimizer, load_objective, objective_spec, optimize, study_options
@@ -147,7 +148,10 @@ def test_sigkill_at_random_points_real_optimizer_resumes_exactly(tmp_path):
     same_history(ref.history, res.history)
     pd.testing.assert_frame_equal(ref.rounds, res.rounds)
     assert res.incumbent == ref.incumbent and res.n_evals == ref.n_evals <= 60
-    assert len(ref.history) >= 60  # retried runs count in the budget too (issue 13)
+    # retried runs count in the budget too (issue 13): the history fills it, but for a single
+    # last run that no round can use (a new configuration needs 2 seeds; README)
+    assert len(ref.history) >= 60 or (len(ref.history) == 59 and ref.rounds.stop_reason.iloc[
+        -1] in ("dominated", "k_max", "max_seeds"))
     counts = check_no_loss_no_duplicates(out["k.db"], out["r.db"])
     # a run cut again during its re-run has two interrupted rows and one final re-run
     assert 1 <= res.history.rerun.sum() <= counts["interrupted"]
@@ -556,7 +560,7 @@ def test_running_study_extended_then_killed_resumes_exactly(tmp_path):
     assert run(tmp_path / "a.db", 40, cut=6) is None  # running study, cut
     assert run(tmp_path / "a.db", 70, cut=4) is None  # extended, cut again
     done = run(tmp_path / "a.db", 70)
-    assert done.n_evals == 70
+    assert spent_budget(done, 70)
     again = optimize(table_objective, table(), journal=tmp_path / "a.db",
                      **{**kw, "budget": 70})  # a fresh replay through both budgets
     same_history(done.history, again.history)

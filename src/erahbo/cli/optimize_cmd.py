@@ -209,6 +209,9 @@ def optimize(
     max_seeds: int = typer.Option(None, help="Most seeds one configuration collects in the "
                                   "study (default: k_max, or max(k, k_max) for the fixed-k "
                                   "methods; none with --preset paper; 0: no limit)."),
+    pool_share: float = typer.Option(None, help="Share of all runs that may go beyond "
+                                     "--max-seeds to re-selected configurations, to tell the "
+                                     "best apart (default: the preset's; 0: a strict cap)."),
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
     parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "
@@ -271,7 +274,8 @@ def optimize(
             # (printed with the result: Result.stopped)
             warnings.simplefilter("ignore", FailureLimitWarning)
             given = {"beta": beta, "beta_stop": beta_stop, "k_min": k_min, "k_max": k_max,
-                     "n_init": n_init, "k_init": k_init, "max_seeds": max_seeds}
+                     "n_init": n_init, "k_init": k_init, "max_seeds": max_seeds,
+                     "pool_share": pool_share}
             result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, k=k,
                 preset=preset, **{n: v for n, v in given.items() if v is not None},

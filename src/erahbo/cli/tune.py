@@ -52,6 +52,9 @@ def tune(
     max_seeds: int = typer.Option(None, help="Most seeds one configuration collects in the "
                                   "study (default: k_max, or max(k, k_max) for the fixed-k "
                                   "methods; none with --preset paper; 0: no limit)."),
+    pool_share: float = typer.Option(None, help="Share of all runs that may go beyond "
+                                     "--max-seeds to re-selected configurations, to tell the "
+                                     "best apart (default: the preset's; 0: a strict cap)."),
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
                                     "history.csv; or a runhistory.csv, ARLBench landscape "
@@ -96,7 +99,7 @@ def tune(
         raise typer.Exit(2)
     extra = {"n_total_timesteps": int(steps)} if steps else None
     given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
-                 max_seeds=max_seeds)
+                 max_seeds=max_seeds, pool_share=pool_share)
     options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:

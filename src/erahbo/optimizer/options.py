@@ -63,6 +63,7 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
     **PAPER_SETTINGS,
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
     "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
+    "pool_share": 0.25,  # up to a quarter of the runs may go beyond max_seeds (identification)
 }
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
@@ -170,7 +171,8 @@ class Options:
         may still be chosen and get more while the seeds beyond ``max_seeds`` (over all
         configurations, pending included) stay within this share of all runs so far, so the
         best configurations can be told apart with more seeds while the other runs keep
-        exploring. In ``[0, 1)``; 0 (the paper's, and for the fixed-k methods): a strict cap.
+        exploring. In ``[0, 1)``. Default 0.25 for ERAHBO; 0 (the fixed-k methods, and no
+        cap at all under ``preset="paper"``): a strict cap.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}

@@ -40,14 +40,16 @@ def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int,
 
 
 def pool_left(options: Options, data: Observations, pending: Iterable[Any]) -> int:
-    """Runs still allowed beyond the cap: ``floor(pool_share * runs)`` minus the seeds already
-    beyond it (told and pending); 0 without a cap or with ``pool_share = 0``."""
+    """Runs still allowed beyond the cap: the most ``x`` with ``beyond + x <= pool_share *
+    (runs + x)``, where ``beyond`` counts the seeds beyond the cap and ``runs`` all runs (told
+    and pending), so the share holds after every run; 0 without a cap or with
+    ``pool_share = 0``."""
     cap, share = options.seed_cap, options.pool_share or 0.0
     if cap is None or not share:
         return 0
     k, total, new = _seeds(data, pending)
     beyond = int(np.maximum(k - cap, 0).sum()) + sum(max(v - cap, 0) for v in new.values())
-    return max(math.floor(share * total) - beyond, 0)
+    return max(math.floor((share * total - beyond) / (1.0 - share) + 1e-9), 0)
 
 
 def seeds_left(options: Options, data: Observations, pending: Iterable[Any],
