@@ -126,9 +126,12 @@ def load_tasks(args):
 
 
 def summarize(out: Path, budget: int, methods: list[str] | None = None,
-              tasks: list[str] | None = None) -> pd.DataFrame:
+              tasks: list[str] | None = None, reps: str | None = None) -> pd.DataFrame:
     """The summary table of the traces under ``out`` (see the module docstring), optionally
-    of some methods and tasks only."""
+    of some methods and tasks, and of some repetitions only (``reps``: ``"N"`` the first N,
+    ``"A:B"`` repetitions A to B-1)."""
+    lo, hi = (0, None) if reps is None else (
+        (int(reps.split(":")[0]), int(reps.split(":")[1])) if ":" in reps else (0, int(reps)))
     from erahbo.analysis.intervals import iqm
     from erahbo.experiments.traces import find_trace_files, read_trace
 
@@ -138,6 +141,9 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
     for path in find_trace_files(out):
         trace, meta = read_trace(path)
         if (methods and meta["method"] not in methods) or (tasks and meta["task"] not in tasks):
+            continue
+        rep = int(Path(path).stem.split("-")[-1])
+        if rep < lo or (hi is not None and rep >= hi):
             continue
         reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
         curve = np.full(budget, reg[-1] if len(reg) else np.nan)
@@ -246,6 +252,8 @@ def main() -> None:
                     "under --out (any benchmark results directory)")
     ap.add_argument("--methods", default=None, help="--summarize: these methods only")
     ap.add_argument("--tasks", default=None, help="--summarize: these tasks only")
+    ap.add_argument("--reps", default=None, help="--summarize: the first N repetitions "
+                    "only ('N'), or repetitions A to B-1 ('A:B')")
     ap.add_argument("--paired", default=None, help="--summarize: 'A,B[;A,C...]' also print "
                     "the paired comparison of runs to 0.25 (bootstrap CI of the median "
                     "difference; wins, ties, losses)")
@@ -257,7 +265,7 @@ def main() -> None:
 
     if args.summarize:
         print(markdown(summarize(args.out, args.budget, _names(args.methods),
-                                 _names(args.tasks))))
+                                 _names(args.tasks), args.reps)))
         for pair in (args.paired or "").split(";"):
             if pair.strip():
                 print(paired(args.out, *[x.strip() for x in pair.split(",")][:2]))

@@ -4,10 +4,13 @@ A live objective on a 2048-row, 6-D candidate table (Sobol rows of a smooth func
 noise depends on x; every seed is a new draw, so a configuration can be run without end),
 driven through :class:`erahbo.Optimizer` ask/tell for ``--asks`` training runs. Without a cap a
 re-selected configuration pools more and more seeds and exploration stops; with ``max_seeds``
-(default ``k_max``) it cannot collect more than that and the search moves on.
+(default ``k_max``) it cannot collect more than that, but for ERAHBO's ``pool_share`` (default
+0.25 of all runs, which may go beyond the cap to tell the best configurations apart), and the
+search moves on.
 
     python benchmarks/reselection.py                 # 3000 runs, the table below
     python benchmarks/reselection.py --asks 1000     # quicker
+    python benchmarks/reselection.py --cases pool --reps 5   # ERAHBO's cap variants
 
 Prints, per method and cap: distinct configurations evaluated, most seeds on one
 configuration, true MV regret of the recommendation and wall time.
@@ -77,10 +80,12 @@ def main() -> None:
     ap.add_argument("--cases", default="default", help="'default': ERAHBO, GP-UCB k=2 and "
                     "RAHBO k=2 with the default cap and without; 'pool': ERAHBO's cap "
                     "variants (strict, pool_share 0.1 / 0.25, no cap, no cap + refit_growth 2)")
+    ap.add_argument("--only", type=int, default=None, help="run only case number N (0-based)")
     args = ap.parse_args()
     if args.cases == "pool":
-        cases = [("erahbo", {}, "k_max"), ("erahbo", {"pool_share": 0.1}, "pool 0.1"),
-                 ("erahbo", {"pool_share": 0.25}, "pool 0.25"),
+        cases = [("erahbo", {"pool_share": 0.0}, "k_max, strict"),
+                 ("erahbo", {"pool_share": 0.1}, "k_max, pool 0.1"),
+                 ("erahbo", {"pool_share": 0.25}, "k_max, pool 0.25 (default)"),
                  ("erahbo", {"max_seeds": 0}, "none"),
                  ("erahbo", {"max_seeds": 0, "refit_growth": 2.0}, "none, refit_growth 2")]
     else:
@@ -88,6 +93,8 @@ def main() -> None:
                                                   ("rahbo", {"k": 2}),
                                                   ("rahbo", {"k": 2, "refit_every": 10}))
                  for c, cap in (({}, "default"), ({"max_seeds": 0}, "none"))]
+    if args.only is not None:
+        cases = [cases[args.only]]
     rows = []
     for method, opts, cap in cases:
         name = method + "".join(f" {k}={v}" for k, v in opts.items()
