@@ -7,10 +7,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
-def spent_budget(result, budget: int) -> bool:
+def spent_budget(result, budget: int, n: int | None = None) -> bool:
     """The study ran its whole budget, or all but one run when its last round ended by its own
-    rule (a new configuration needs 2 seeds, so a single run left is unusable; README)."""
-    n = result.n_evals
+    rule (a new configuration needs 2 seeds, so a single run left is unusable; README).
+    ``n``: the runs to check (default ``result.n_evals``)."""
+    n = result.n_evals if n is None else n
     last = result.rounds.stop_reason.iloc[-1]
     return n == budget or (n == budget - 1 and last in ("dominated", "k_max", "max_seeds",
                                                           "fixed_k"))

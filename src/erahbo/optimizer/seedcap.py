@@ -24,19 +24,19 @@ from erahbo.optimizer.options import Options
 __all__ = ["pool_left", "rows_at_cap", "seeds_left"]
 
 
-def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int, dict]:
-    """Seeds per evaluated row ``(n,)`` with pending ones added, the total number of runs,
-    and the pending seeds of configurations not yet evaluated (config id -> seeds)."""
+def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int]:
+    """Seeds per evaluated row ``(n,)`` with pending ones added, and all runs (told and
+    pending). A configuration not evaluated yet holds one round's seeds at most, never more
+    than the cap (``Options`` checks ``max_seeds`` against a round), so it counts in the total
+    only."""
     k = np.asarray(data.k, dtype=int).copy()
-    total, new = int(k.sum()), {}
+    total = int(k.sum())
     for t in pending:
         total += len(t.seeds)
         row = data.row_of(t.config_id)
-        if row is None:
-            new[t.config_id] = new.get(t.config_id, 0) + len(t.seeds)
-        else:
+        if row is not None:
             k[row] += len(t.seeds)
-    return k, total, new
+    return k, total
 
 
 def pool_left(options: Options, data: Observations, pending: Iterable[Any]) -> int:
@@ -47,8 +47,8 @@ def pool_left(options: Options, data: Observations, pending: Iterable[Any]) -> i
     cap, share = options.seed_cap, options.pool_share or 0.0
     if cap is None or not share:
         return 0
-    k, total, new = _seeds(data, pending)
-    beyond = int(np.maximum(k - cap, 0).sum()) + sum(max(v - cap, 0) for v in new.values())
+    k, total = _seeds(data, pending)
+    beyond = int(np.maximum(k - cap, 0).sum())
     return max(math.floor((share * total - beyond) / (1.0 - share) + 1e-9), 0)
 
 

@@ -50,11 +50,9 @@ from erahbo.space import SearchSpace
 
 __all__ = ["add_warm_start", "warm_records"]
 
-_FAILED = STATUS_FAILED  # final failures of an earlier study (erahbo.runtime.failures)
-_KEEP = (*STATUS_OK, *_FAILED)
-_DROP = STATUS_DROP  # replaced by a retry, or cut by a crash
-# columns of a run table that are not hyperparameters (an erahbo history.csv has them all)
-_KNOWN = HISTORY_COLUMNS
+# rows kept: finished runs and final failures of an earlier study (erahbo.runtime.failures);
+# STATUS_DROP rows were replaced by a retry, or cut by a crash
+_KEEP = (*STATUS_OK, *STATUS_FAILED)
 
 
 def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
@@ -96,17 +94,17 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
         ) from None
     if "status" in df.columns:
         status = df["status"].astype(str)
-        unknown = sorted(set(status) - set(_KEEP) - set(_DROP))
+        unknown = sorted(set(status) - set(_KEEP) - set(STATUS_DROP))
         if unknown:
             raise ValueError(
                 f"warm_start: unknown status {unknown} in the 'status' column; use 'ok' for a "
-                f"finished run, {_FAILED} for a failed one (or drop the column)"
+                f"finished run, {STATUS_FAILED} for a failed one (or drop the column)"
             )
         returns = returns.where(status == "ok")  # a failure's value is a penalty: not a return
         df = df.assign(**{"return": returns})[status.isin(_KEEP).to_numpy()]
     else:
         df = df.assign(**{"return": returns})
-    extra = [c for c in df.columns if c not in _KNOWN and c not in space.names]
+    extra = [c for c in df.columns if c not in HISTORY_COLUMNS and c not in space.names]
     if extra:
         warnings.warn(
             f"warm_start: column(s) {extra} are neither hyperparameters of the space "
