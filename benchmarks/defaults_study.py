@@ -86,6 +86,9 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-b1-pool0.1": ("default", {"beta": 1.0, "pool_share": 0.1}),
     "default-b1-pool0.25": ("default", {"beta": 1.0, "pool_share": 0.25}),
     "default-b1-nocap": ("default", {"beta": 1.0, "max_seeds": 0}),
+    "default-ss0.02": ("default", {"seed_share": 0.02}),
+    "default-ss0.05": ("default", {"seed_share": 0.05}),
+    "default-ss0.1": ("default", {"seed_share": 0.1}),
 }
 CHECKPOINTS = (100, 250, 500)
 

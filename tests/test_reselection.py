@@ -86,3 +86,34 @@ def test_pool_share_bounds_the_seeds_beyond_the_cap(tmp_path):
     assert "pool_share" not in erahbo.Optimizer(_table(), preset="paper").study_settings()
     with pytest.raises(ValueError, match=r"pool_share=1.5 must be in \[0, 1\)"):
         erahbo.Optimizer(_table(), pool_share=1.5)
+
+
+def test_seed_share_grows_the_cap_with_the_study():
+    res = _study("erahbo", seed_share=0.05, pool_share=0.0)
+    h = res.history.sort_values("iteration")
+    counts: dict[int, int] = {}
+    for n, cid in enumerate(h.config_id, start=1):  # after every run: at most 5 % of the runs
+        counts[cid] = counts.get(cid, 0) + 1  # so far, never below one round's 2 seeds, and
+        assert counts[cid] <= min(10, max(2, int(0.05 * n)))  # never above max_seeds = 10
+    per_cfg = res.history.groupby("config_id").size()
+    assert per_cfg.max() == 10  # the cap reaches max_seeds (at 200 runs) and is used
+    assert res.n_evals >= 399
+    # early rounds explore: in the first 59 runs every configuration has its 2 first seeds only
+    assert h.iloc[:59].config_id.value_counts().max() == 2
+    # stored with the study's settings (0: off, not stored), checked at the boundary
+    assert erahbo.Optimizer(_table(), seed_share=0.05).study_settings()["seed_share"] == 0.05
+    assert "seed_share" not in erahbo.Optimizer(_table()).study_settings()
+    with pytest.raises(ValueError, match=r"seed_share=1 must be in \[0, 1\)"):
+        erahbo.Optimizer(_table(), seed_share=1)
+
+
+def test_seed_share_never_ends_a_study_on_a_small_table():
+    # 12 rows x 2 seeds = 24 runs exhaust the table at a cap of 2 (1 % of 24 runs): the cap
+    # then falls back to max_seeds and the budget is spent
+    table = _table().iloc[:12]
+    opt = erahbo.Optimizer(table, budget=100, seed=0, k_max=10, seed_share=0.01, pool_share=0)
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
+    res = opt.result()
+    assert res.n_evals >= 99
+    assert res.history.groupby("config_id").size().max() <= 10

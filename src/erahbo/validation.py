@@ -91,12 +91,14 @@ def _seeds(what: str) -> Rule:
     return rule
 
 
-def _share(name: str, value: Any) -> float:
-    v = check_real(name, value)
-    if not 0 <= v < 1:
-        raise ValueError(f"{name}={value!r} must be in [0, 1) (the share of the runs that may "
-                         "go beyond max_seeds to re-selected configurations; 0: a strict cap)")
-    return v
+def _share(what: str) -> Rule:
+    def rule(name: str, value: Any) -> float:
+        v = check_real(name, value)
+        if not 0 <= v < 1:
+            raise ValueError(f"{name}={value!r} must be in [0, 1) ({what})")
+        return v
+
+    return rule
 
 
 def _alpha(name: str, value: Any) -> float:
@@ -130,7 +132,10 @@ RULES: dict[str, Rule] = {
     "refit_every": _int_at_least(0, " (0: never refit)"),
     "max_seeds": _int_at_least(0, " (the most seeds one configuration collects; 0: no "
                                "limit)"),
-    "pool_share": _share,
+    "pool_share": _share("the share of the runs that may go beyond max_seeds to re-selected "
+                         "configurations; 0: a strict cap"),
+    "seed_share": _share("the share of the runs so far one configuration may hold until "
+                         "max_seeds; 0: the cap is max_seeds from the start"),
     "recommend_beta": _real_above(0, False, " or None (the recommendation's confidence; None: "
                                   "beta, 0: the best posterior mean MV)"),
     "refit_growth": _real_above(1, True, " or None (refit when the evaluated configurations "

@@ -316,11 +316,12 @@ class Optimizer:
 
     def _seeds_left(self, cid: int) -> float:
         """Seeds ``cid`` may still get (:func:`erahbo.optimizer.seedcap.seeds_left`)."""
-        return seeds_left(self.options, self.data, self._pending.values(), cid)
+        return seeds_left(self.options, self.data, self._pending.values(), cid,
+                          self.state.allowed)
 
     def _at_cap(self) -> list[int]:
         """Rows not to propose again (:func:`erahbo.optimizer.seedcap.rows_at_cap`)."""
-        return rows_at_cap(self.options, self.data, self._pending.values())
+        return rows_at_cap(self.options, self.data, self._pending.values(), self.state.allowed)
 
     def _start_round(self, n: int, allowed: np.ndarray | None,
                      avoid: list[np.ndarray]) -> Trial:

@@ -55,7 +55,8 @@ PRESETS = ("default", "paper")
 PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_max": 20,
                                   "n_init": 5, "k_init": None, "refit_every": 0,
                                   "refit_growth": None,
-                                  "recommend_beta": None, "pool_share": 0.0}
+                                  "recommend_beta": None, "pool_share": 0.0,
+                                  "seed_share": 0.0}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
 # (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
@@ -68,7 +69,8 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
-            "recommend_beta", "max_seeds", "pool_share", "raw_samples", "n_polish", "retries")
+            "recommend_beta", "max_seeds", "pool_share", "seed_share", "raw_samples", "n_polish",
+            "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -214,6 +216,7 @@ class Options:
     recommend_beta: float | None = None
     max_seeds: int | None = None
     pool_share: float | None = None
+    seed_share: float | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -237,11 +240,11 @@ class Options:
             set_(self, name, check_real(name, getattr(self, name)))
         check_k_range(self.k_min, self.k_max)
         cap, first = self.seed_cap, self.k_min if method == "erahbo" else self.k
-        if cap is not None and cap < max(self.k_init_value, first):
+        if cap is not None and cap < self.round_seeds:
             raise ValueError(
                 f"max_seeds={self.max_seeds} is below the seeds of one round (k_init="
                 f"{self.k_init_value}, first round {first} seeds): give at least "
-                f"{max(self.k_init_value, first)}, or 0 for no limit")
+                f"{self.round_seeds}, or 0 for no limit")
         if self.seed_batch != 1 and method != "erahbo":
             raise ValueError(
                 f"seed_batch={self.seed_batch} applies to ERAHBO's inner loop only; method "
@@ -296,6 +299,12 @@ class Options:
         if self.k_init is not None:
             return int(self.k_init)
         return self.k_max if self.method == "erahbo" else self.k
+
+    @property
+    def round_seeds(self) -> int:
+        """Seeds of one round at least: ``k_init`` and the first seeds of a BO round (the
+        least any seed cap allows)."""
+        return max(self.k_init_value, self.k_min if self.method == "erahbo" else self.k)
 
     @property
     def seed_cap(self) -> int | None:
@@ -357,7 +366,7 @@ class Options:
         }
         for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
                               ("refit_growth", None), ("recommend_beta", None),
-                              ("pool_share", 0.0)):
+                              ("pool_share", 0.0), ("seed_share", 0.0)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         if self.seed_cap is not None:  # absent: no limit (as in journals written before it)

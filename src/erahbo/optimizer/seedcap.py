@@ -5,9 +5,12 @@ can stop the exploration (issue 15: one configuration collected 2903 of 3000 run
 caps a configuration at ``max_seeds`` seeds (default ``k_max``). ``pool_share`` relaxes the cap
 for identification: configurations at the cap may get more seeds while all the seeds beyond
 the cap stay within that share of the runs, so the best few configurations can be told apart
-with more seeds while the other runs still explore.
+with more seeds while the other runs still explore. ``seed_share`` makes the cap grow with the
+study: a configuration holds at most that share of the runs so far (never less than one
+round's seeds) until the share reaches ``max_seeds``, so the first rounds explore instead of
+verifying the first promising configurations.
 
-Both functions count told and pending seeds, so parallel trials never overshoot.
+Every function counts told and pending seeds, so parallel trials never overshoot.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 from erahbo._data import Observations
 from erahbo.optimizer.options import Options
 
-__all__ = ["pool_left", "rows_at_cap", "seeds_left"]
+__all__ = ["cap_now", "pool_left", "rows_at_cap", "seeds_left"]
 
 
 def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int]:
@@ -39,13 +42,38 @@ def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int]
     return k, total
 
 
-def pool_left(options: Options, data: Observations, pending: Iterable[Any]) -> int:
+def cap_now(options: Options, data: Observations, pending: Iterable[Any],
+            allowed: np.ndarray | None = None) -> int | None:
+    """The seed cap now: ``max_seeds``, or with ``seed_share`` that share of all runs (told
+    and pending), at least one round's seeds and at most ``max_seeds``; None: no limit.
+
+    ``allowed``: a finite table's candidate mask ``(N,)``. Once every allowed candidate has
+    been evaluated (or is pending) the cap is ``max_seeds``: a growing cap never ends a
+    study early.
+    """
+    cap, share = options.seed_cap, options.seed_share or 0.0
+    if not share:
+        return cap
+    pending = list(pending)
+    if allowed is not None:
+        fresh = np.asarray(allowed, dtype=bool).copy()
+        fresh[data.config_ids] = False
+        fresh[[t.config_id for t in pending]] = False
+        if not fresh.any():
+            return cap
+    grown = max(options.round_seeds, math.floor(share * _seeds(data, pending)[1] + 1e-9))
+    return grown if cap is None else min(cap, grown)
+
+
+def pool_left(options: Options, data: Observations, pending: Iterable[Any],
+              allowed: np.ndarray | None = None) -> int:
     """Runs still allowed beyond the cap: the most ``x`` with ``beyond + x <= pool_share *
     (runs + x)``, where ``beyond`` counts the seeds beyond the cap and ``runs`` all runs (told
-    and pending), so the share holds after every run; 0 without a cap or with
-    ``pool_share = 0``."""
+    and pending), so the share holds after every run; 0 without a cap, with
+    ``pool_share = 0`` or while a growing cap (``seed_share``) is below ``max_seeds``."""
     cap, share = options.seed_cap, options.pool_share or 0.0
-    if cap is None or not share:
+    pending = list(pending)
+    if cap is None or not share or cap_now(options, data, pending, allowed) != cap:
         return 0
     k, total = _seeds(data, pending)
     beyond = int(np.maximum(k - cap, 0).sum())
@@ -53,22 +81,25 @@ def pool_left(options: Options, data: Observations, pending: Iterable[Any]) -> i
 
 
 def seeds_left(options: Options, data: Observations, pending: Iterable[Any],
-               config_id: int) -> float:
-    """Seeds ``config_id`` may still get: up to ``max_seeds``, then what the pool leaves
-    (inf: no cap)."""
-    cap = options.seed_cap
+               config_id: int, allowed: np.ndarray | None = None) -> float:
+    """Seeds ``config_id`` may still get: up to the cap (:func:`cap_now`), then what the pool
+    leaves (inf: no cap)."""
+    pending = list(pending)
+    cap = cap_now(options, data, pending, allowed)
     if cap is None:
         return math.inf
-    pending = list(pending)
     row = data.row_of(config_id)
     have = (0 if row is None else int(data.k[row])) + sum(
         len(t.seeds) for t in pending if t.config_id == config_id)
-    return max(cap - have, 0) + pool_left(options, data, pending)
+    return max(cap - have, 0) + pool_left(options, data, pending, allowed)
 
 
-def rows_at_cap(options: Options, data: Observations, pending: Iterable[Any]) -> list[int]:
-    """Rows not to propose again: ``max_seeds`` seeds and nothing left in the pool."""
-    cap = options.seed_cap
-    if cap is None or pool_left(options, data, pending) >= 1:
+def rows_at_cap(options: Options, data: Observations, pending: Iterable[Any],
+                allowed: np.ndarray | None = None) -> list[int]:
+    """Rows not to propose again: the cap's seeds (:func:`cap_now`) and nothing left in the
+    pool."""
+    pending = list(pending)
+    cap = cap_now(options, data, pending, allowed)
+    if cap is None or pool_left(options, data, pending, allowed) >= 1:
         return []
     return np.flatnonzero(np.asarray(data.k) >= cap).tolist()
