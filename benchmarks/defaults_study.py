@@ -128,26 +128,42 @@ def load_tasks(args):
             for p in paths]
 
 
-def summarize(out: Path, budget: int, methods: list[str] | None = None,
-              tasks: list[str] | None = None, reps: str | None = None) -> pd.DataFrame:
-    """The summary table of the traces under ``out`` (see the module docstring), optionally
-    of some methods and tasks, and of some repetitions only (``reps``: ``"N"`` the first N,
-    ``"A:B"`` repetitions A to B-1)."""
-    lo, hi = (0, None) if reps is None else (
-        (int(reps.split(":")[0]), int(reps.split(":")[1])) if ":" in reps else (0, int(reps)))
-    from erahbo.analysis.intervals import iqm
+def _rep_range(reps: str | None) -> tuple[int, int | None]:
+    """``None``: all repetitions; ``"N"``: the first N; ``"A:B"``: repetitions A to B-1."""
+    if reps is None:
+        return 0, None
+    if ":" in reps:
+        a, b = reps.split(":")
+        return int(a), int(b)
+    return 0, int(reps)
+
+
+def selected_traces(out: Path, methods: list[str] | None = None,
+                    tasks: list[str] | None = None, reps: str | None = None):
+    """Yield ``(trace, meta, repetition)`` of the traces under ``out`` kept by the filters."""
     from erahbo.experiments.traces import find_trace_files, read_trace
 
-    curves: dict[tuple[str, str], list[np.ndarray]] = {}
-    ks: dict[str, list[float]] = {}
-    found: dict[str, list[float]] = {}  # regret of the best configuration evaluated
+    lo, hi = _rep_range(reps)
     for path in find_trace_files(out):
         trace, meta = read_trace(path)
         if (methods and meta["method"] not in methods) or (tasks and meta["task"] not in tasks):
             continue
         rep = int(Path(path).stem.split("-")[-1])
-        if rep < lo or (hi is not None and rep >= hi):
-            continue
+        if lo <= rep and (hi is None or rep < hi):
+            yield trace, meta, rep
+
+
+def summarize(out: Path, budget: int, methods: list[str] | None = None,
+              tasks: list[str] | None = None, reps: str | None = None) -> pd.DataFrame:
+    """The summary table of the traces under ``out`` (see the module docstring), optionally
+    of some methods and tasks, and of some repetitions only (``reps``: ``"N"`` the first N,
+    ``"A:B"`` repetitions A to B-1)."""
+    from erahbo.analysis.intervals import iqm
+
+    curves: dict[tuple[str, str], list[np.ndarray]] = {}
+    ks: dict[str, list[float]] = {}
+    found: dict[str, list[float]] = {}  # regret of the best configuration evaluated
+    for trace, meta, _ in selected_traces(out, methods, tasks, reps):
         reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
         curve = np.full(budget, reg[-1] if len(reg) else np.nan)
         curve[: min(len(reg), budget)] = reg[:budget]
@@ -181,26 +197,24 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
     return pd.DataFrame(rows).sort_values("rank").reset_index(drop=True)
 
 
-def first_hits(out: Path, method: str, level: float = 0.25) -> dict[tuple[str, str], float]:
-    """(task, repetition file) -> first run with normalized regret <= ``level`` (inf: never)."""
-    from erahbo.experiments.traces import find_trace_files, read_trace
-
+def first_hits(out: Path, method: str, level: float = 0.25, tasks: list[str] | None = None,
+               reps: str | None = None) -> dict[tuple[str, int], float]:
+    """(task, repetition) -> first run with normalized regret <= ``level`` (inf: never)."""
     hits = {}
-    for path in find_trace_files(out):
-        trace, meta = read_trace(path)
-        if meta["method"] != method:
-            continue
+    for trace, meta, rep in selected_traces(out, [method], tasks, reps):
         reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
         hit = reg <= level
-        hits[(meta["task"], Path(path).name)] = float(hit.argmax() + 1) if hit.any() else np.inf
+        hits[(meta["task"], rep)] = float(hit.argmax() + 1) if hit.any() else np.inf
     return hits
 
 
-def paired(out: Path, a: str, b: str, n_boot: int = 4000, seed: int = 0) -> str:
+def paired(out: Path, a: str, b: str, tasks: list[str] | None = None, reps: str | None = None,
+           n_boot: int = 4000, seed: int = 0) -> str:
     """Runs to regret 0.25 of ``a`` against ``b`` on the same (task, repetition) pairs (common
     random numbers): the difference of the pooled medians with a 95 % bootstrap interval
-    (repetitions resampled within each task) and the paired wins, ties and losses."""
-    ha, hb = first_hits(out, a), first_hits(out, b)
+    (repetitions resampled within each task) and the paired wins, ties and losses; the same
+    task and repetition filters as :func:`summarize`."""
+    ha, hb = first_hits(out, a, tasks=tasks, reps=reps), first_hits(out, b, tasks=tasks, reps=reps)
     keys = sorted(set(ha) & set(hb))
     if not keys:
         return f"{a} vs {b}: no common (task, repetition) pairs under {out}"
@@ -271,7 +285,8 @@ def main() -> None:
                                  _names(args.tasks), args.reps)))
         for pair in (args.paired or "").split(";"):
             if pair.strip():
-                print(paired(args.out, *[x.strip() for x in pair.split(",")][:2]))
+                a, b = [x.strip() for x in pair.split(",")][:2]
+                print(paired(args.out, a, b, _names(args.tasks), args.reps))
         return
     tasks = load_tasks(args)
     specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])
