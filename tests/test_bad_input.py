@@ -215,3 +215,14 @@ def test_a_finished_journal_rerun_with_another_objective_is_refused(tmp_path, mo
     again = erahbo.optimize(mod.ok_objective, space, budget=20, k_init=2, k_max=2, seed=0,
                             journal=path)
     assert again.incumbent == first.incumbent
+
+
+@pytest.mark.parametrize("flag", ["--pool-share", "--seed-share"])
+def test_a_share_outside_0_1_is_refused_naming_the_option(flag, tmp_path, monkeypatch):
+    (tmp_path / "space.json").write_text('{"x": ["float", 0, 1]}')
+    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space",
+                "space.json", "--budget", "20", "--no-progress", flag, "1.5"], tmp_path,
+               monkeypatch)
+    name = flag[2:].replace("-", "_")
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert f"{name}=1.5 must be in [0, 1)" in " ".join(res.output.split())

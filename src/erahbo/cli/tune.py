@@ -55,6 +55,10 @@ def tune(
     pool_share: float = typer.Option(None, help="Share of all runs that may go beyond "
                                      "--max-seeds to re-selected configurations, to tell the "
                                      "best apart (default: the preset's; 0: a strict cap)."),
+    seed_share: float = typer.Option(None, help="Share of all runs so far one configuration "
+                                     "may hold until --max-seeds: the cap grows with the "
+                                     "study (default: the preset's; 0: --max-seeds from the "
+                                     "start)."),
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
                                     "history.csv; or a runhistory.csv, ARLBench landscape "
@@ -99,7 +103,7 @@ def tune(
         raise typer.Exit(2)
     extra = {"n_total_timesteps": int(steps)} if steps else None
     given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
-                 max_seeds=max_seeds, pool_share=pool_share)
+                 max_seeds=max_seeds, pool_share=pool_share, seed_share=seed_share)
     options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:
