@@ -237,6 +237,32 @@ def paired(out: Path, a: str, b: str, tasks: list[str] | None = None, reps: str 
             f"more runs in {len(keys) - wins - ties}")
 
 
+def per_task(out: Path, budget: int, methods: list[str] | None = None,
+             tasks: list[str] | None = None, reps: str | None = None) -> str:
+    """Two Markdown tables, task x method: the median runs to normalized regret <= 0.25 and
+    the mean final normalized regret (after ``budget`` runs)."""
+    hits: dict[tuple[str, str], list[float]] = {}
+    final: dict[tuple[str, str], list[float]] = {}
+    for trace, meta, _ in selected_traces(out, methods, tasks, reps):
+        reg = trace["simple_regret"].to_numpy()[:budget] / max(float(meta["init_regret"]),
+                                                               1e-12)
+        key = (meta["task"], meta["method"])
+        hit = reg <= 0.25
+        hits.setdefault(key, []).append(float(hit.argmax() + 1) if hit.any() else np.inf)
+        final.setdefault(key, []).append(float(reg[-1]) if len(reg) else np.nan)
+    names = sorted({t for t, _ in hits})
+    cols = [m for m in (methods or sorted({m for _, m in hits})) if any(
+        (t, m) in hits for t in names)]
+    out_lines = []
+    for title, data, fn in (("Median runs to normalized regret <= 0.25", hits, np.median),
+                            (f"Mean final normalized regret ({budget} runs)", final, np.mean)):
+        table = pd.DataFrame({m: [fn(data[(t, m)]) if (t, m) in data else np.nan
+                                  for t in names] for m in cols}, index=names)
+        table.index.name = "task"
+        out_lines += [f"{title}, per task:", "", markdown(table.reset_index()), ""]
+    return "\n".join(out_lines)
+
+
 def _names(text: str | None) -> list[str] | None:
     return [x.strip() for x in text.split(",")] if text else None
 
@@ -274,6 +300,8 @@ def main() -> None:
     ap.add_argument("--paired", default=None, help="--summarize: 'A,B[;A,C...]' also print "
                     "the paired comparison of runs to 0.25 (bootstrap CI of the median "
                     "difference; wins, ties, losses)")
+    ap.add_argument("--per-task", action="store_true", help="--summarize: also print the "
+                    "median runs to 0.25 and the mean final regret per task")
     ap.add_argument("--protocol", default="user", help="user (everything counted) | paper "
                     "(a shared 5 x 20 initial design, not counted)")
     args = ap.parse_args()
@@ -287,6 +315,9 @@ def main() -> None:
             if pair.strip():
                 a, b = [x.strip() for x in pair.split(",")][:2]
                 print(paired(args.out, a, b, _names(args.tasks), args.reps))
+        if args.per_task:
+            print(per_task(args.out, args.budget, _names(args.methods), _names(args.tasks),
+                           args.reps))
         return
     tasks = load_tasks(args)
     specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])
