@@ -79,7 +79,8 @@ def main() -> None:
                     "table and the objective stay the same); the table shows means")
     ap.add_argument("--cases", default="default", help="'default': ERAHBO, GP-UCB k=2 and "
                     "RAHBO k=2 with the default cap and without; 'pool': ERAHBO's cap "
-                    "variants (strict, pool_share 0.1 / 0.25, no cap, no cap + refit_growth 2)")
+                    "variants (strict, pool_share 0.1 / 0.25, no cap, no cap + refit_growth 2, "
+                    "pool 0.25 + seed_share 0.1)")
     ap.add_argument("--only", type=int, default=None, help="run only case number N (0-based)")
     args = ap.parse_args()
     if args.cases == "pool":
@@ -87,7 +88,9 @@ def main() -> None:
                  ("erahbo", {"pool_share": 0.1}, "k_max, pool 0.1"),
                  ("erahbo", {"pool_share": 0.25}, "k_max, pool 0.25 (default)"),
                  ("erahbo", {"max_seeds": 0}, "none"),
-                 ("erahbo", {"max_seeds": 0, "refit_growth": 2.0}, "none, refit_growth 2")]
+                 ("erahbo", {"max_seeds": 0, "refit_growth": 2.0}, "none, refit_growth 2"),
+                 ("erahbo", {"pool_share": 0.25, "seed_share": 0.1},
+                  "k_max, pool 0.25, seed_share 0.1")]
     else:
         cases = [(m, {**o, **c}, cap) for m, o in (("erahbo", {}), ("gpucb", {"k": 2}),
                                                   ("rahbo", {"k": 2}),
@@ -98,7 +101,7 @@ def main() -> None:
     rows = []
     for method, opts, cap in cases:
         name = method + "".join(f" {k}={v}" for k, v in opts.items()
-                                if k not in ("max_seeds", "pool_share"))
+                                if k not in ("max_seeds", "pool_share", "seed_share"))
         for rep in range(args.reps):
             r = run(method, args.asks, args.alpha, seed=rep, **opts)
             rows.append({"method": name, "cap": cap, "rep": rep, **r})
