@@ -81,6 +81,13 @@ def test_explain_incumbent_names_the_rule_and_the_beaten_higher_mean():
     assert explain_incumbent(t.iloc[:0]) == ""
 
 
+def test_mv_standard_error_takes_arrays():
+    se = mv_standard_error(np.array([1.0, 2.0, 1.0]), np.array([4, 9, 1]), 0.5)
+    assert se[0] == pytest.approx(mv_standard_error(1.0, 4, 0.5))
+    assert se[1] == pytest.approx(math.sqrt(4 / 9 + 0.25 * 2 * 16 / 8))
+    assert math.isnan(se[2])  # one seed: no sample variance
+
+
 def test_explain_verification_uses_the_standard_error():
     se = mv_standard_error(10.0, 5, 0.01)
     assert se == pytest.approx(math.sqrt(100 / 5 + 1e-4 * 2 * 1e4 / 4))
@@ -124,3 +131,41 @@ def test_optimize_cli_prints_and_writes_the_best_configurations(tmp_path, monkey
     assert summary["top_configs"][0]["config_id"] == summary["incumbent_id"]
     assert summary["top_configs"][0]["rank"] == 1 and "x" in summary["top_configs"][0]
     assert summary["why"].startswith(f"config {summary['incumbent_id']} is recommended")
+
+
+def _noisy_table_study(**kw) -> erahbo.Result:
+    X = np.random.default_rng(0).random((256, 3))
+    table = pd.DataFrame(X, columns=["a", "b", "c"])
+
+    def objective(config: dict, seed: int) -> float:
+        x = np.array([config["a"], config["b"], config["c"]])
+        mean = float(np.exp(-4.0 * ((x - 0.5) ** 2).sum()))
+        return mean + (0.05 + 0.3 * x[0] * x[1]) * np.random.default_rng(seed).standard_normal()
+
+    return erahbo.optimize(objective, table, budget=400, seed=0, k_max=10, **kw)
+
+
+def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
+    res = _noisy_table_study()  # ERAHBO's default: recommend_seeds = max_seeds = 10
+    c = res.configs.set_index("config_id")
+    sample_mv = c["mean"] - 1.0 * c["var"]
+    bound = sample_mv - mv_standard_error(c["std"].to_numpy(), c["k"].to_numpy(), 1.0)
+    by_lcb = c["lcb_mv"].idxmax()
+    big = c[c["k"] >= 10]
+    best_big = bound[big.index].idxmax()  # sample MV less one standard error
+    expected = best_big if bound[best_big] >= sample_mv[by_lcb] else by_lcb
+    assert res.incumbent_id == expected
+    assert c.loc[res.incumbent_id, "rank"] == 1  # the table and the explanation agree
+    off = _noisy_table_study(recommend_seeds=0)  # argmax LCB_MV alone (the same search)
+    c0 = off.configs.set_index("config_id")
+    assert off.incumbent_id == c0["lcb_mv"].idxmax()
+    assert off.history["config_id"].tolist() == res.history["config_id"].tolist()
+    assert c.loc[res.incumbent_id, "k"] >= 10 and res.incumbent_id != by_lcb  # the rule acted
+    assert "best sample MV among the well-sampled" in explain_incumbent(res.configs)
+    # stored with the settings; off for the fixed-k methods and the paper's preset
+    table = pd.DataFrame({"a": np.linspace(0, 1, 8)})
+    assert erahbo.Optimizer(table, k_max=10).study_settings()["recommend_seeds"] == 10
+    assert "recommend_seeds" not in erahbo.Optimizer(table, "rahbo").study_settings()
+    assert "recommend_seeds" not in erahbo.Optimizer(table, preset="paper").study_settings()
+    with pytest.raises(ValueError, match="recommend_seeds=-1"):
+        erahbo.Optimizer(table, recommend_seeds=-1)

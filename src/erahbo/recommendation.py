@@ -47,6 +47,7 @@ def configs_table(
     beta: float,
     eligible: np.ndarray | None = None,
     failures: Mapping[int, int] | None = None,
+    incumbent: int | None = None,
 ) -> pd.DataFrame:
     """One row per evaluated configuration, with the bounds the recommendation compares.
 
@@ -72,6 +73,9 @@ def configs_table(
         Configurations that may be recommended (None: all); the others get no rank.
     failures : mapping, optional
         Failed runs per configuration id.
+    incumbent : int, optional
+        Row of the recommendation when a rule other than the highest bound chose it
+        (``recommend_seeds``); it gets rank 1, the others follow by their bound.
 
     Returns
     -------
@@ -96,6 +100,8 @@ def configs_table(
     ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)
     score = np.where(ok & np.isfinite(score), score, -np.inf)
     order = np.argsort(-score, kind="stable")
+    if incumbent is not None and np.isfinite(score[incumbent]):
+        order = np.concatenate([[incumbent], order[order != incumbent]])
     rank = pd.array([pd.NA] * n, dtype="Int64")
     for r, i in enumerate(order, start=1):
         if np.isfinite(score[i]):
@@ -125,7 +131,8 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
 
     ``risk_neutral`` (GP-UCB): the bounds are those of ``f``, the rule ``argmax LCB_f``.
 
-    It names the rule (highest ``LCB_MV``, or the sample MV before the models were fit) and,
+    It names the rule (highest ``LCB_MV``, the sample MV of a well-sampled configuration
+    under ``recommend_seeds``, or the sample MV before the models were fit) and,
     when a configuration with a higher sample mean lost, why: its wider bounds (few seeds or a
     large spread) or a lower MV estimate. Empty when nothing can be recommended.
     """
@@ -135,6 +142,15 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
     inc = top.iloc[0]
     cid = int(inc["config_id"])
     bounded = not pd.isna(inc["lcb_mv"])
+    top_lcb = top.iloc[1:]["lcb_mv"].max() if len(top) > 1 else -np.inf
+    if bounded and top_lcb > inc["lcb_mv"]:  # recommend_seeds: the sample MV of many seeds
+        rival = top.iloc[1:].sort_values("lcb_mv", ascending=False).iloc[0]
+        return (f"config {cid} is recommended because, with k = {int(inc['k'])} seeds, it has "
+                f"the best sample MV among the well-sampled configurations (less one standard "
+                f"error, at least the sample MV of "
+                f"config {int(rival['config_id'])}, k = {int(rival['k'])}), which has the "
+                f"highest lower bound LCB_MV ({_g(rival['lcb_mv'])} vs {_g(inc['lcb_mv'])}): "
+                "with many seeds its own runs are trusted over the models' smoothing.")
     if bounded:
         rule = "LCB_f (risk-neutral)" if risk_neutral else "LCB_MV"
         text = (f"config {cid} is recommended because it has the highest lower bound {rule} "
@@ -166,16 +182,19 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
             f"{_g(inc['mean'])}) but {reason}.")
 
 
-def mv_standard_error(std: float, n: int, alpha: float) -> float:
+def mv_standard_error(std: Any, n: Any, alpha: float) -> Any:
     """Standard error of a sample MV ``mean - alpha * var`` over ``n`` seeds.
 
     ``sqrt(std^2 / n + alpha^2 * 2 var^2 / (n - 1))`` (the variance of a sample variance of
-    normal returns is ``2 var^2 / (n - 1)``); NaN for ``n < 2``.
+    normal returns is ``2 var^2 / (n - 1)``); NaN for ``n < 2``. Scalars or arrays of the
+    same shape ``(m,)``.
     """
-    if n < 2 or not math.isfinite(std):
-        return math.nan
+    std, n = np.asarray(std, dtype=float), np.asarray(n, dtype=float)
     var = std * std
-    return math.sqrt(var / n + alpha * alpha * 2.0 * var * var / (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(var / n + alpha * alpha * 2.0 * var * var / (n - 1))
+    se = np.where((n >= 2) & np.isfinite(std), se, np.nan)
+    return float(se) if se.ndim == 0 else se
 
 
 def explain_verification(

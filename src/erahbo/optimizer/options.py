@@ -69,7 +69,8 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
-            "recommend_beta", "max_seeds", "pool_share", "seed_share", "raw_samples", "n_polish",
+            "recommend_beta", "recommend_seeds", "max_seeds", "pool_share", "seed_share",
+            "raw_samples", "n_polish",
             "retries")
 
 
@@ -160,6 +161,16 @@ class Options:
         An erahbo extension: the confidence of the recommendation ``argmax LCB^MV`` (and of
         the incumbent the benchmark scores); None: ``beta`` (the paper); 0: the configuration
         with the best posterior mean MV.
+    recommend_seeds : int or None
+        An erahbo extension: configurations with at least this many seeds compete for the
+        recommendation on their own runs. The one whose sample MV (eq. 5 on its sample mean
+        and variance) minus one standard error is highest replaces ``argmax LCB^MV`` when that
+        bound is at least the sample MV of ``argmax LCB^MV``: with many seeds a
+        configuration's own runs are more accurate than the posterior, which pulls it towards
+        its neighbours (the variance GP is homoscedastic: it trusts 50 seeds no more than 2).
+        None: ``max_seeds`` (``k_max`` without a cap) for ERAHBO under ``preset="default"``,
+        off for the other methods and under ``preset="paper"``; 0: off (``argmax LCB^MV``
+        alone).
     max_seeds : int or None
         An erahbo extension: the most seeds one configuration collects over the whole study
         (initial design included). A configuration that has them is no longer proposed
@@ -214,6 +225,7 @@ class Options:
     refit_every: int | None = None
     refit_growth: float | None = None
     recommend_beta: float | None = None
+    recommend_seeds: int | None = None
     max_seeds: int | None = None
     pool_share: float | None = None
     seed_share: float | None = None
@@ -301,6 +313,15 @@ class Options:
         return self.k_max if self.method == "erahbo" else self.k
 
     @property
+    def recommend_seeds_value(self) -> int:
+        """``recommend_seeds`` resolved (0: off)."""
+        if self.recommend_seeds is not None:
+            return int(self.recommend_seeds)
+        if self.method != "erahbo" or self.preset == "paper":
+            return 0
+        return self.seed_cap or self.k_max
+
+    @property
     def round_seeds(self) -> int:
         """Seeds of one round at least: ``k_init`` and the first seeds of a BO round (the
         least any seed cap allows)."""
@@ -369,6 +390,8 @@ class Options:
                               ("pool_share", 0.0), ("seed_share", 0.0)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
+        if self.recommend_seeds_value:
+            out["recommend_seeds"] = self.recommend_seeds_value
         if self.seed_cap is not None:  # absent: no limit (as in journals written before it)
             out["max_seeds"] = self.seed_cap
         return out

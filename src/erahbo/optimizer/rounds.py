@@ -19,7 +19,7 @@ from erahbo.acquisition import mean_variance
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
-from erahbo.recommendation import configs_table
+from erahbo.recommendation import configs_table, mv_standard_error
 from erahbo.search import continuous_argmax
 from erahbo.surrogate import (
     RoundModel,
@@ -171,9 +171,11 @@ class RoundModels:
         """:attr:`erahbo.Result.configs`: every configuration with its MV bounds and rank."""
         d, o = self.state.data, self.options
         post = self.current().predict(d.U) if self.settings is not None and d.n else None
+        rec = self.recommend() if post is not None else None
         return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
                              posterior=post, alpha=o.alpha, weight=o.weight, beta=o.beta,
-                             eligible=self.state.row_mask(), failures=failures)
+                             eligible=self.state.row_mask(), failures=failures,
+                             incumbent=None if rec is None else rec[0])
 
     def recommend(self) -> tuple[int, float] | None:
         """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta`` (or
@@ -189,6 +191,25 @@ class RoundModels:
             self._rec = (key, self._recommend())
         return self._rec[1]
 
+    def _well_sampled(self, row: int, mask: np.ndarray | None) -> int:
+        """``recommend_seeds``: among the eligible rows with at least that many seeds, the one
+        with the highest sample MV minus one standard error (eq. 5 on its sample mean and
+        variance; :func:`erahbo.recommendation.mv_standard_error`) replaces ``row`` when that
+        bound is at least ``row``'s sample MV."""
+        d, o = self.state.data, self.options
+        n = o.recommend_seeds_value
+        if not n:
+            return row
+        k = np.asarray(d.k, dtype=float)
+        big = (k >= n) if mask is None else (k >= n) & mask
+        if not big.any():
+            return row
+        ybar, s2 = np.asarray(d.ybar, dtype=float), np.asarray(d.s2, dtype=float)
+        sample = mean_variance(ybar, s2, o.weight)
+        bound = sample - mv_standard_error(np.sqrt(np.maximum(s2, 0.0)), k, o.weight)
+        best = int(np.flatnonzero(big)[np.argmax(bound[big])])
+        return best if bound[best] >= sample[row] else row
+
     def _recommend(self) -> tuple[int, float] | None:
         d, o = self.state.data, self.options
         mask = self.state.row_mask()
@@ -201,5 +222,6 @@ class RoundModels:
         rm = self.current()
         beta = o.beta if o.recommend_beta is None else o.recommend_beta
         _, row = rm.best_lcb_mv(o.weight, beta, mask)
+        row = self._well_sampled(row, mask)
         mf, _, mv, _ = rm.predict(d.U[row][None, :])
         return row, float(mean_variance(mf[0], mv[0], o.alpha))
