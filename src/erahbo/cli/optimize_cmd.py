@@ -212,6 +212,9 @@ def optimize(
     pool_share: float = typer.Option(None, help="Share of all runs that may go beyond "
                                      "--max-seeds to re-selected configurations, to tell the "
                                      "best apart (default: the preset's; 0: a strict cap)."),
+    recommend_seeds: int = typer.Option(None, help="Configurations with this many seeds "
+                                        "compete for the recommendation on their own runs "
+                                        "(default: the preset's; 0: argmax LCB_MV alone)."),
     seed_share: float = typer.Option(None, help="Share of all runs so far one configuration "
                                      "may hold until --max-seeds: the cap grows with the "
                                      "study (default: the preset's; 0: --max-seeds from the "
@@ -279,7 +282,8 @@ def optimize(
             warnings.simplefilter("ignore", FailureLimitWarning)
             given = {"beta": beta, "beta_stop": beta_stop, "k_min": k_min, "k_max": k_max,
                      "n_init": n_init, "k_init": k_init, "max_seeds": max_seeds,
-                     "pool_share": pool_share, "seed_share": seed_share}
+                     "pool_share": pool_share, "seed_share": seed_share,
+                     "recommend_seeds": recommend_seeds}
             result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, k=k,
                 preset=preset, **{n: v for n, v in given.items() if v is not None},

@@ -55,6 +55,9 @@ def tune(
     pool_share: float = typer.Option(None, help="Share of all runs that may go beyond "
                                      "--max-seeds to re-selected configurations, to tell the "
                                      "best apart (default: the preset's; 0: a strict cap)."),
+    recommend_seeds: int = typer.Option(None, help="Configurations with this many seeds "
+                                        "compete for the recommendation on their own runs "
+                                        "(default: the preset's; 0: argmax LCB_MV alone)."),
     seed_share: float = typer.Option(None, help="Share of all runs so far one configuration "
                                      "may hold until --max-seeds: the cap grows with the "
                                      "study (default: the preset's; 0: --max-seeds from the "
@@ -103,7 +106,8 @@ def tune(
         raise typer.Exit(2)
     extra = {"n_total_timesteps": int(steps)} if steps else None
     given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
-                 max_seeds=max_seeds, pool_share=pool_share, seed_share=seed_share)
+                 max_seeds=max_seeds, pool_share=pool_share, seed_share=seed_share,
+                 recommend_seeds=recommend_seeds)
     options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:
