@@ -145,12 +145,12 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
     top_lcb = top.iloc[1:]["lcb_mv"].max() if len(top) > 1 else -np.inf
     if bounded and top_lcb > inc["lcb_mv"]:  # recommend_seeds: the sample MV of many seeds
         rival = top.iloc[1:].sort_values("lcb_mv", ascending=False).iloc[0]
-        return (f"config {cid} is recommended because, with k = {int(inc['k'])} seeds, it has "
-                f"the best sample MV among the well-sampled configurations (less one standard "
-                f"error, at least the sample MV of "
-                f"config {int(rival['config_id'])}, k = {int(rival['k'])}), which has the "
-                f"highest lower bound LCB_MV ({_g(rival['lcb_mv'])} vs {_g(inc['lcb_mv'])}): "
-                "with many seeds its own runs are trusted over the models' smoothing.")
+        return (f"config {cid} is recommended because, with k = {int(inc['k'])} seeds, its "
+                "sample MV less one standard error is the best among the well-sampled "
+                f"configurations and at least the sample MV of config {int(rival['config_id'])} "
+                f"(k = {int(rival['k'])}), which has the highest lower bound LCB_MV "
+                f"({_g(rival['lcb_mv'])} vs {_g(inc['lcb_mv'])}): with many seeds a "
+                "configuration's own runs are trusted over the models' smoothing.")
     if bounded:
         rule = "LCB_f (risk-neutral)" if risk_neutral else "LCB_MV"
         text = (f"config {cid} is recommended because it has the highest lower bound {rule} "
