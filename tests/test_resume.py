@@ -106,6 +106,21 @@ def test_study_settings_hold_every_decision_setting():
     assert again.study_settings() == s2  # settings rebuild the same optimizer
 
 
+def test_journals_without_the_newer_options_resume_with_them_off(tmp_path):
+    # pool_share, seed_share and recommend_seeds are journaled only when not 0 (and journals
+    # older than them lack them): absent means off, not today's default
+    task = Figure1Task()
+    kw = {"budget": 30, "k_max": 4, "n_init": 3, "raw_samples": 64, "n_polish": 2,
+          "pool_share": 0, "recommend_seeds": 0}
+    path = tmp_path / "old.db"
+    ref = optimize(task, task.space, journal=path, **kw)
+    with Journal.open(path) as j:
+        assert not {"pool_share", "seed_share", "recommend_seeds"} & set(j.settings)
+    res = erahbo.optimizer.resume(path, budget=40)  # rebuilt from the journal, then extended
+    same_history(ref.history, res.history.iloc[: len(ref.history)])
+    assert res.n_evals >= 39
+
+
 def test_objective_specs_round_trip():
     assert objective_spec(Figure1Task()) == "figure1"
     assert objective_spec(Figure1Task(h_lo=0.5)) is None  # not the bundled defaults
