@@ -226,3 +226,16 @@ def test_a_share_outside_0_1_is_refused_naming_the_option(flag, tmp_path, monkey
     name = flag[2:].replace("-", "_")
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert f"{name}=1.5 must be in [0, 1)" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize("content,msg", [(b"", "is an empty file"),
+                                         (bytes(range(128, 256)), "is not a text CSV file")])
+def test_a_bad_warm_start_file_is_named_with_the_fix(content, msg, tmp_path, monkeypatch):
+    (tmp_path / "space.json").write_text('{"x": ["float", 0, 1]}')
+    (tmp_path / "old.csv").write_bytes(content)
+    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space",
+                "space.json", "--budget", "20", "--no-progress", "--warm-start", "old.csv"],
+               tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert f"warm-start file old.csv {msg}" in text and "history.csv works" in text

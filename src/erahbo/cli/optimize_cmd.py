@@ -97,12 +97,9 @@ def warm_frame(warm_start: Path | None, checkpoint: int | None) -> Any:
             raise ValueError("--checkpoint chooses the checkpoint of --warm-start data: give "
                              "--warm-start too, or drop --checkpoint")
         return None
-    from erahbo.datasets.run_rows import read_runs
+    from erahbo.optimizer.warm import read_warm_file
 
-    try:
-        return read_runs(warm_start, checkpoint=checkpoint)
-    except ValueError as e:
-        raise ValueError(f"--warm-start: {e}") from None
+    return read_warm_file(warm_start, checkpoint, label="--warm-start")
 
 
 def write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[Any]) -> Path:

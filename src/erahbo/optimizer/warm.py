@@ -48,24 +48,33 @@ from erahbo.optimizer.state import StudyState
 from erahbo.runtime.failures import Penalizer
 from erahbo.space import SearchSpace
 
-__all__ = ["add_warm_start", "warm_records"]
+__all__ = ["add_warm_start", "read_warm_file", "warm_records"]
 
 # rows kept: finished runs and final failures of an earlier study (erahbo.runtime.failures);
 # STATUS_DROP rows were replaced by a retry, or cut by a crash
 _KEEP = (*STATUS_OK, *STATUS_FAILED)
 
 
+def read_warm_file(path: str | Path, checkpoint: int | None = None,
+                   label: str = "warm_start") -> pd.DataFrame:
+    """Runs of a warm-start file in any layout (:func:`erahbo.datasets.run_rows.read_runs`),
+    read once; raises ValueError naming the file (missing, empty, binary, not a table) or,
+    prefixed with ``label``, what is missing in it."""
+    path = Path(path)
+    try:
+        return read_runs(path, checkpoint=checkpoint)
+    except Exception as e:  # any failure: explained below
+        read_table_file(path, "warm-start file", "a table of earlier runs: the hyperparameters "
+                        "and 'return' per run (an erahbo history.csv works)")
+        if not isinstance(e, ValueError):
+            raise
+        raise ValueError(f"{label}: {e}") from None
+
+
 def warm_records(warm_start: Any, space: SearchSpace) -> list[dict[str, Any]]:
     """Normalize ``warm_start`` to records (see the module docstring); raises ValueError."""
     if isinstance(warm_start, str | Path):
-        path = Path(warm_start)
-        # names the file when it is missing, empty, binary or not a table at all
-        read_table_file(path, "warm-start file", "a table of earlier runs: the hyperparameters "
-                        "and 'return' per run (an erahbo history.csv works)")
-        try:
-            warm_start = read_runs(path)
-        except ValueError as e:
-            raise ValueError(f"warm_start: {e}") from None
+        warm_start = read_warm_file(warm_start)
     if isinstance(warm_start, pd.DataFrame):
         records = _from_frame(warm_start, space)
     else:
