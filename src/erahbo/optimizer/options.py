@@ -70,8 +70,7 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
             "recommend_beta", "recommend_seeds", "max_seeds", "pool_share", "seed_share",
-            "raw_samples", "n_polish",
-            "retries")
+            "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

@@ -42,6 +42,30 @@ def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int]
     return k, total
 
 
+def _limits(options: Options, data: Observations, pending: Iterable[Any],
+            allowed: np.ndarray | None) -> tuple[int | None, int]:
+    """The cap now (None: no limit) and the runs left in the pool, from one count of the
+    seeds (see :func:`cap_now` and :func:`pool_left`)."""
+    pending = list(pending)
+    k, total = _seeds(data, pending)
+    cap, share = options.seed_cap, options.seed_share or 0.0
+    now = cap
+    if share:
+        fresh = None
+        if allowed is not None:
+            fresh = np.asarray(allowed, dtype=bool).copy()
+            fresh[data.config_ids] = False
+            fresh[[t.config_id for t in pending]] = False
+        if fresh is None or fresh.any():
+            grown = max(options.round_seeds, math.floor(share * total + 1e-9))
+            now = grown if cap is None else min(cap, grown)
+    pool_share = options.pool_share or 0.0
+    if cap is None or not pool_share or now != cap:
+        return now, 0
+    beyond = int(np.maximum(k - cap, 0).sum())
+    return now, max(math.floor((pool_share * total - beyond) / (1.0 - pool_share) + 1e-9), 0)
+
+
 def cap_now(options: Options, data: Observations, pending: Iterable[Any],
             allowed: np.ndarray | None = None) -> int | None:
     """The seed cap now: ``max_seeds``, or with ``seed_share`` that share of all runs (told
@@ -51,18 +75,7 @@ def cap_now(options: Options, data: Observations, pending: Iterable[Any],
     been evaluated (or is pending) the cap is ``max_seeds``: a growing cap never ends a
     study early.
     """
-    cap, share = options.seed_cap, options.seed_share or 0.0
-    if not share:
-        return cap
-    pending = list(pending)
-    if allowed is not None:
-        fresh = np.asarray(allowed, dtype=bool).copy()
-        fresh[data.config_ids] = False
-        fresh[[t.config_id for t in pending]] = False
-        if not fresh.any():
-            return cap
-    grown = max(options.round_seeds, math.floor(share * _seeds(data, pending)[1] + 1e-9))
-    return grown if cap is None else min(cap, grown)
+    return _limits(options, data, pending, allowed)[0]
 
 
 def pool_left(options: Options, data: Observations, pending: Iterable[Any],
@@ -71,13 +84,7 @@ def pool_left(options: Options, data: Observations, pending: Iterable[Any],
     (runs + x)``, where ``beyond`` counts the seeds beyond the cap and ``runs`` all runs (told
     and pending), so the share holds after every run; 0 without a cap, with
     ``pool_share = 0`` or while a growing cap (``seed_share``) is below ``max_seeds``."""
-    cap, share = options.seed_cap, options.pool_share or 0.0
-    pending = list(pending)
-    if cap is None or not share or cap_now(options, data, pending, allowed) != cap:
-        return 0
-    k, total = _seeds(data, pending)
-    beyond = int(np.maximum(k - cap, 0).sum())
-    return max(math.floor((share * total - beyond) / (1.0 - share) + 1e-9), 0)
+    return _limits(options, data, pending, allowed)[1]
 
 
 def seeds_left(options: Options, data: Observations, pending: Iterable[Any],
@@ -85,21 +92,20 @@ def seeds_left(options: Options, data: Observations, pending: Iterable[Any],
     """Seeds ``config_id`` may still get: up to the cap (:func:`cap_now`), then what the pool
     leaves (inf: no cap)."""
     pending = list(pending)
-    cap = cap_now(options, data, pending, allowed)
+    cap, pool = _limits(options, data, pending, allowed)
     if cap is None:
         return math.inf
     row = data.row_of(config_id)
     have = (0 if row is None else int(data.k[row])) + sum(
         len(t.seeds) for t in pending if t.config_id == config_id)
-    return max(cap - have, 0) + pool_left(options, data, pending, allowed)
+    return max(cap - have, 0) + pool
 
 
 def rows_at_cap(options: Options, data: Observations, pending: Iterable[Any],
                 allowed: np.ndarray | None = None) -> list[int]:
     """Rows not to propose again: the cap's seeds (:func:`cap_now`) and nothing left in the
     pool."""
-    pending = list(pending)
-    cap = cap_now(options, data, pending, allowed)
-    if cap is None or pool_left(options, data, pending, allowed) >= 1:
+    cap, pool = _limits(options, data, pending, allowed)
+    if cap is None or pool >= 1:
         return []
     return np.flatnonzero(np.asarray(data.k) >= cap).tolist()
