@@ -21,6 +21,7 @@ import typer
 
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import print_top, top_rows, unspent_note, why
+from erahbo.cli._seed_options import MAX_SEEDS, POOL_SHARE, RECOMMEND_SEEDS, SEED_SHARE
 
 ERRORS: tuple[type[BaseException], ...] = (
     ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
@@ -203,19 +204,10 @@ def optimize(
     k_max: int = typer.Option(None, help="ERAHBO: most seeds per round (default: the "
                               "preset's)."),
     k: int = typer.Option(20, help="Seeds per round of the fixed-k methods."),
-    max_seeds: int = typer.Option(None, help="Most seeds one configuration collects in the "
-                                  "study (default: k_max, or max(k, k_max) for the fixed-k "
-                                  "methods; none with --preset paper; 0: no limit)."),
-    pool_share: float = typer.Option(None, help="Share of all runs that may go beyond "
-                                     "--max-seeds to re-selected configurations, to tell the "
-                                     "best apart (default: the preset's; 0: a strict cap)."),
-    recommend_seeds: int = typer.Option(None, help="Configurations with this many seeds "
-                                        "compete for the recommendation on their own runs "
-                                        "(default: the preset's; 0: argmax LCB_MV alone)."),
-    seed_share: float = typer.Option(None, help="Share of all runs so far one configuration "
-                                     "may hold until --max-seeds: the cap grows with the "
-                                     "study (default: the preset's; 0: --max-seeds from the "
-                                     "start)."),
+    max_seeds: int = MAX_SEEDS,
+    pool_share: float = POOL_SHARE,
+    recommend_seeds: int = RECOMMEND_SEEDS,
+    seed_share: float = SEED_SHARE,
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
     parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "

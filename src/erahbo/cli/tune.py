@@ -12,6 +12,7 @@ import typer
 
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import markdown_top, print_top, top_rows, unspent_note, why
+from erahbo.cli._seed_options import MAX_SEEDS, POOL_SHARE, RECOMMEND_SEEDS, SEED_SHARE
 from erahbo.cli.optimize_cmd import findings_json, print_findings, warm_frame
 
 
@@ -49,19 +50,10 @@ def tune(
     gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
     slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
     k: int = typer.Option(5, help="Seeds per round of the fixed-k methods."),
-    max_seeds: int = typer.Option(None, help="Most seeds one configuration collects in the "
-                                  "study (default: k_max, or max(k, k_max) for the fixed-k "
-                                  "methods; none with --preset paper; 0: no limit)."),
-    pool_share: float = typer.Option(None, help="Share of all runs that may go beyond "
-                                     "--max-seeds to re-selected configurations, to tell the "
-                                     "best apart (default: the preset's; 0: a strict cap)."),
-    recommend_seeds: int = typer.Option(None, help="Configurations with this many seeds "
-                                        "compete for the recommendation on their own runs "
-                                        "(default: the preset's; 0: argmax LCB_MV alone)."),
-    seed_share: float = typer.Option(None, help="Share of all runs so far one configuration "
-                                     "may hold until --max-seeds: the cap grows with the "
-                                     "study (default: the preset's; 0: --max-seeds from the "
-                                     "start)."),
+    max_seeds: int = MAX_SEEDS,
+    pool_share: float = POOL_SHARE,
+    recommend_seeds: int = RECOMMEND_SEEDS,
+    seed_share: float = SEED_SHARE,
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
                                     "history.csv; or a runhistory.csv, ARLBench landscape "
