@@ -27,6 +27,7 @@ Traces are kept under ``--out`` (a rerun resumes); the table is also written as
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
 from pathlib import Path
@@ -138,19 +139,31 @@ def _rep_range(reps: str | None) -> tuple[int, int | None]:
     return 0, int(reps)
 
 
+@functools.cache
+def _read(path: str):
+    """One trace and its metadata, read once per run of this script (summaries, pairs and
+    per-task tables all read the same files)."""
+    from erahbo.experiments.traces import read_trace
+
+    return read_trace(path)
+
+
 def selected_traces(out: Path, methods: list[str] | None = None,
                     tasks: list[str] | None = None, reps: str | None = None):
-    """Yield ``(trace, meta, repetition)`` of the traces under ``out`` kept by the filters."""
-    from erahbo.experiments.traces import find_trace_files, read_trace
+    """Yield ``(trace, meta, repetition)`` of the traces under ``out`` kept by the filters
+    (``traces/<task>/<method>/rep-NNN.parquet``: filtered by path before reading)."""
+    from erahbo.experiments.traces import find_trace_files
 
     lo, hi = _rep_range(reps)
     for path in find_trace_files(out):
-        trace, meta = read_trace(path)
-        if (methods and meta["method"] not in methods) or (tasks and meta["task"] not in tasks):
+        path = Path(path)
+        method, task = path.parent.name, path.parent.parent.name
+        rep = int(path.stem.split("-")[-1])
+        if ((methods and method not in methods) or (tasks and task not in tasks)
+                or rep < lo or (hi is not None and rep >= hi)):
             continue
-        rep = int(Path(path).stem.split("-")[-1])
-        if lo <= rep and (hi is None or rep < hi):
-            yield trace, meta, rep
+        trace, meta = _read(str(path))
+        yield trace, meta, rep
 
 
 def summarize(out: Path, budget: int, methods: list[str] | None = None,
