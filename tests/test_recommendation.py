@@ -37,12 +37,19 @@ def test_configs_table_ranks_by_lcb_mv_and_matches_the_incumbent(fig1):
     np.testing.assert_allclose(by_id["mean"], g.mean().loc[by_id.index])
     np.testing.assert_allclose(by_id["std"], g.std(ddof=1).loc[by_id.index])
     assert (by_id["k"] == g.size().loc[by_id.index]).all()
-    # rank 1 is the incumbent, its MV estimate the Result's; ranks follow LCB_MV
-    best = top_configs(c, 3)
-    assert list(best["rank"]) == [1, 2, 3]
-    assert best.iloc[0]["config_id"] == fig1.incumbent_id
-    assert best.iloc[0]["mv"] == pytest.approx(fig1.incumbent_mv)
-    assert (np.diff(best["lcb_mv"].to_numpy(float)) <= 0).all()
+    # rank 1 is the incumbent, its MV estimate the Result's; the other ranks follow LCB_MV.
+    # Rank 1 has the highest LCB_MV, or (rule "well_sampled", recommend_seeds) k_max seeds
+    best = top_configs(c, 4)
+    assert list(best["rank"]) == [1, 2, 3, 4]
+    inc = best.iloc[0]
+    assert inc["config_id"] == fig1.incumbent_id
+    assert inc["mv"] == pytest.approx(fig1.incumbent_mv)
+    assert (np.diff(best["lcb_mv"].to_numpy(float)[1:]) <= 0).all()
+    assert c["rule"].notna().sum() == 1 and inc["rule"] in ("lcb_mv", "well_sampled")
+    if inc["rule"] == "lcb_mv":
+        assert inc["lcb_mv"] == c["lcb_mv"].max()
+    else:
+        assert inc["k"] >= fig1.settings["recommend_seeds"]
     assert (c["lcb_mv"] <= c["mv"]).all() and (c["mv"] <= c["ucb_mv"]).all()
     assert sorted(c["rank"].dropna().astype(int)) == list(range(1, len(c) + 1))
 
@@ -123,11 +130,14 @@ def test_optimize_cli_prints_and_writes_the_best_configurations(tmp_path, monkey
                                    "--out", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "best 5 of" in res.output and "LCB_MV" in res.output
-    assert "is recommended because it has the highest lower bound LCB_MV" in res.output
-    assert max(len(ln) for ln in res.output.splitlines() if str(tmp_path) not in ln) <= 80
     import json
 
     summary = json.loads((out / "summary.json").read_text())
+    rule = ("it has the highest lower bound LCB_MV" if summary["top_configs"][0]["rule"]
+            == "lcb_mv" else "its sample MV less one standard error is the best")
+    assert rule in summary["why"]
+    assert "is recommended because" in res.output
+    assert max(len(ln) for ln in res.output.splitlines() if str(tmp_path) not in ln) <= 80
     assert summary["top_configs"][0]["config_id"] == summary["incumbent_id"]
     assert summary["top_configs"][0]["rank"] == 1 and "x" in summary["top_configs"][0]
     assert summary["why"].startswith(f"config {summary['incumbent_id']} is recommended")
@@ -162,6 +172,8 @@ def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
     assert off.history["config_id"].tolist() == res.history["config_id"].tolist()
     assert c.loc[res.incumbent_id, "k"] >= 10 and res.incumbent_id != by_lcb  # the rule acted
     assert "is the best among the well-sampled" in explain_incumbent(res.configs)
+    assert c.loc[res.incumbent_id, "rule"] == "well_sampled"
+    assert c0.loc[off.incumbent_id, "rule"] == "lcb_mv" and c0["rule"].notna().sum() == 1
     # stored with the settings; off for the fixed-k methods and the paper's preset
     table = pd.DataFrame({"a": np.linspace(0, 1, 8)})
     assert erahbo.Optimizer(table, k_max=10).study_settings()["recommend_seeds"] == 10
@@ -169,3 +181,17 @@ def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
     assert "recommend_seeds" not in erahbo.Optimizer(table, preset="paper").study_settings()
     with pytest.raises(ValueError, match="recommend_seeds=-1"):
         erahbo.Optimizer(table, recommend_seeds=-1)
+
+
+def test_the_table_bounds_are_the_recommendations_at_another_recommend_beta():
+    """With recommend_beta != beta the ranks, the bounds and the sentence still agree: the
+    table's bounds are at the recommendation's confidence, and ``rule`` names its rule."""
+    for rb in (0.0, 1.0):
+        res = _noisy_table_study(recommend_beta=rb, recommend_seeds=0)
+        c = res.configs.set_index("config_id")
+        assert res.incumbent_id == c["lcb_mv"].idxmax()
+        assert c.loc[res.incumbent_id, "rule"] == "lcb_mv"
+        if rb == 0.0:  # beta 0: the bounds are the posterior mean MV itself
+            np.testing.assert_allclose(c["lcb_mv"], c["mv"], rtol=1e-9, atol=1e-12)
+        assert explain_incumbent(res.configs).startswith(
+            f"config {res.incumbent_id} is recommended because it has the highest lower bound")

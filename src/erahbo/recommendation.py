@@ -26,11 +26,20 @@ import pandas as pd
 
 from erahbo.acquisition import lcb_mv, ucb_mv
 
-__all__ = ["CONFIG_COLUMNS", "configs_table", "explain_incumbent", "explain_verification",
+__all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
            "top_configs"]
 
 #: Columns of :attr:`erahbo.Result.configs` after ``config_id`` and the hyperparameters.
-CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv", "rank")
+CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv", "rank",
+                  "rule")
+
+#: Values of the ``rule`` column: how the rank-1 configuration was chosen.
+RULES = {
+    "lcb_mv": "the highest lower bound LCB_MV (eq. inc_lcb)",
+    "well_sampled": "the sample MV less one standard error of a configuration with at least "
+                    "recommend_seeds seeds",
+    "sample_mv": "the highest sample MV (before the models are fit)",
+}
 
 
 def configs_table(
@@ -48,6 +57,7 @@ def configs_table(
     eligible: np.ndarray | None = None,
     failures: Mapping[int, int] | None = None,
     incumbent: int | None = None,
+    rule: str | None = None,
 ) -> pd.DataFrame:
     """One row per evaluated configuration, with the bounds the recommendation compares.
 
@@ -76,13 +86,18 @@ def configs_table(
     incumbent : int, optional
         Row of the recommendation when a rule other than the highest bound chose it
         (``recommend_seeds``); it gets rank 1, the others follow by their bound.
+    rule : str, optional
+        How the rank-1 configuration was chosen, a key of :data:`RULES` (its ``rule``
+        entry; the other rows get None). Default: ``"well_sampled"`` when ``incumbent``
+        is given, else ``"lcb_mv"`` with a posterior and ``"sample_mv"`` without.
 
     Returns
     -------
     pandas.DataFrame
         ``config_id``, the hyperparameters, then :data:`CONFIG_COLUMNS`; ``rank`` 1 is the
         incumbent (highest ``lcb_mv``; sample MV before the first fit), ``<NA>`` for
-        configurations that may not be recommended. Rows in order of first evaluation.
+        configurations that may not be recommended; ``rule`` says on the rank-1 row how it
+        was chosen. Rows in order of first evaluation.
     """
     ybar = np.asarray(ybar, dtype=float)
     s2 = np.asarray(s2, dtype=float)
@@ -106,13 +121,21 @@ def configs_table(
     for r, i in enumerate(order, start=1):
         if np.isfinite(score[i]):
             rank[i] = r
+    if rule is None:
+        rule = ("well_sampled" if incumbent is not None
+                else "lcb_mv" if posterior is not None else "sample_mv")
+    if rule not in RULES:
+        raise ValueError(f"configs_table: rule={rule!r} must be one of {sorted(RULES)}")
+    rules: list[str | None] = [None] * n
+    if n and np.isfinite(score[order[0]]):
+        rules[int(order[0])] = rule
     fails = failures or {}
     return pd.DataFrame({
         "config_id": np.asarray(config_ids, dtype=int),
         **{nm: [c.get(nm) for c in configs] for nm in names},
         "k": np.asarray(k).astype(int), "mean": ybar, "std": np.sqrt(np.maximum(s2, 0.0)),
         "var": s2, "n_failed": [int(fails.get(int(c), 0)) for c in config_ids],
-        "mv": mv, "lcb_mv": lo, "ucb_mv": hi, "rank": rank,
+        "mv": mv, "lcb_mv": lo, "ucb_mv": hi, "rank": rank, "rule": rules,
     })
 
 
@@ -142,8 +165,12 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
     inc = top.iloc[0]
     cid = int(inc["config_id"])
     bounded = not pd.isna(inc["lcb_mv"])
-    top_lcb = top.iloc[1:]["lcb_mv"].max() if len(top) > 1 else -np.inf
-    if bounded and top_lcb > inc["lcb_mv"]:  # recommend_seeds: the sample MV of many seeds
+    rule = inc["rule"] if "rule" in top.columns and isinstance(inc["rule"], str) else None
+    if rule is None:  # a table without the column: the rank-1 row's bound tells the rule
+        top_lcb = top.iloc[1:]["lcb_mv"].max() if len(top) > 1 else -np.inf
+        rule = ("well_sampled" if bounded and top_lcb > inc["lcb_mv"]
+                else "lcb_mv" if bounded else "sample_mv")
+    if rule == "well_sampled" and len(top) > 1:  # recommend_seeds: the sample MV of many seeds
         rival = top.iloc[1:].sort_values("lcb_mv", ascending=False).iloc[0]
         return (f"config {cid} is recommended because, with k = {int(inc['k'])} seeds, its "
                 "sample MV less one standard error is the best among the well-sampled "
@@ -152,8 +179,8 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
                 f"({_g(rival['lcb_mv'])} vs {_g(inc['lcb_mv'])}): with many seeds a "
                 "configuration's own runs are trusted over the models' smoothing.")
     if bounded:
-        rule = "LCB_f (risk-neutral)" if risk_neutral else "LCB_MV"
-        text = (f"config {cid} is recommended because it has the highest lower bound {rule} "
+        bound = "LCB_f (risk-neutral)" if risk_neutral else "LCB_MV"
+        text = (f"config {cid} is recommended because it has the highest lower bound {bound} "
                 f"({_g(inc['lcb_mv'])})")
     else:
         text = (f"config {cid} is recommended because it has the highest sample MV "

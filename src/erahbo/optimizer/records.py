@@ -102,10 +102,12 @@ class Result:
     configs : pandas.DataFrame
         One row per evaluated configuration, the everyday view of a study (as Optuna's
         ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
-        std, var`` (sample statistics of its returns), ``failures`` (failed runs), ``mv``
+        std, var`` (sample statistics of its returns), ``n_failed`` (failed runs), ``mv``
         (posterior MV estimate ``mu_f - alpha * mu_var``), ``lcb_mv, ucb_mv`` (its bounds at
-        ``beta``; GP-UCB: of ``f``), ``rank`` (1: the incumbent, by ``lcb_mv``; ``<NA>``:
-        may not be recommended). Rows in order of first evaluation;
+        the recommendation's confidence, ``recommend_beta`` or ``beta``; GP-UCB: of ``f``),
+        ``rank`` (1: the incumbent; ``<NA>``: may not be recommended), ``rule`` (on the
+        incumbent's row, how it was chosen: a key of
+        :data:`erahbo.recommendation.RULES`). Rows in order of first evaluation;
         ``configs.sort_values("rank")`` ranks them (:func:`erahbo.recommendation.top_configs`).
     method : str
     n_evals : int

@@ -52,7 +52,8 @@ class RoundModels:
         self._n_at_fit = 0  # evaluated configurations at the last fit (refit_growth)
         self._fits = 0  # hyperparameter settings used so far (a version of the models)
         self._cache: tuple[int, RoundModel] | None = None  # (data version, model)
-        self._rec: tuple[tuple, tuple[int, float] | None] | None = None  # (key, incumbent)
+        # (key, incumbent (row, MV), rule): the recommendation, cached
+        self._rec: tuple[tuple, tuple[int, float] | None, str | None] | None = None
 
     def use(self, settings: RoundSettings) -> None:
         """Fix the hyperparameters (and rebuild the engine's caches)."""
@@ -173,9 +174,16 @@ class RoundModels:
         post = self.current().predict(d.U) if self.settings is not None and d.n else None
         rec = self.recommend() if post is not None else None
         return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
-                             posterior=post, alpha=o.alpha, weight=o.weight, beta=o.beta,
-                             eligible=self.state.row_mask(), failures=failures,
-                             incumbent=None if rec is None else rec[0])
+                             posterior=post, alpha=o.alpha, weight=o.weight,
+                             beta=self._recommend_beta, eligible=self.state.row_mask(),
+                             failures=failures, incumbent=None if rec is None else rec[0],
+                             rule=None if rec is None else self._rec[2])
+
+    @property
+    def _recommend_beta(self) -> float:
+        """The recommendation's confidence: ``recommend_beta``, or ``beta`` when unset."""
+        o = self.options
+        return o.beta if o.recommend_beta is None else o.recommend_beta
 
     def recommend(self) -> tuple[int, float] | None:
         """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta`` (or
@@ -188,7 +196,9 @@ class RoundModels:
         st = self.state
         key = (st.data.version, self._fits, len(st.infeasible), sum(st.n_penalized.values()))
         if self._rec is None or self._rec[0] != key:
-            self._rec = (key, self._recommend())
+            found = self._recommend()
+            self._rec = (key, None if found is None else found[:2],
+                         None if found is None else found[2])
         return self._rec[1]
 
     def _well_sampled(self, row: int, mask: np.ndarray | None) -> int:
@@ -210,7 +220,9 @@ class RoundModels:
         best = int(np.flatnonzero(big)[np.argmax(bound[big])])
         return best if bound[best] >= sample[row] else row
 
-    def _recommend(self) -> tuple[int, float] | None:
+    def _recommend(self) -> tuple[int, float, str] | None:
+        """``(row, posterior mean MV, rule)``; the rule is a key of
+        :data:`erahbo.recommendation.RULES`."""
         d, o = self.state.data, self.options
         mask = self.state.row_mask()
         if d.n == 0 or (mask is not None and not mask.any()):
@@ -218,10 +230,10 @@ class RoundModels:
         if self.settings is None:
             score = mean_variance(d.ybar, d.s2, o.weight)
             row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
-            return row, float(mean_variance(d.ybar[row], d.s2[row], o.alpha))
+            return row, float(mean_variance(d.ybar[row], d.s2[row], o.alpha)), "sample_mv"
         rm = self.current()
-        beta = o.beta if o.recommend_beta is None else o.recommend_beta
-        _, row = rm.best_lcb_mv(o.weight, beta, mask)
-        row = self._well_sampled(row, mask)
+        _, best = rm.best_lcb_mv(o.weight, self._recommend_beta, mask)
+        row = self._well_sampled(best, mask)
         mf, _, mv, _ = rm.predict(d.U[row][None, :])
-        return row, float(mean_variance(mf[0], mv[0], o.alpha))
+        rule = "lcb_mv" if row == best else "well_sampled"
+        return row, float(mean_variance(mf[0], mv[0], o.alpha)), rule
