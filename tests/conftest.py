@@ -15,3 +15,20 @@ def spent_budget(result, budget: int, n: int | None = None) -> bool:
     last = result.rounds.stop_reason.iloc[-1]
     return n == budget or (n == budget - 1 and last in ("dominated", "k_max", "max_seeds",
                                                           "fixed_k"))
+
+
+def spent_budget_cli(out, budget: int, n: int | None = None) -> int:
+    """:func:`spent_budget` for a CLI study written to the directory ``out`` (its
+    ``summary.json`` and ``rounds.csv``); returns ``n`` (default: the counted runs), or
+    fails."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    if n is None:
+        n = int(json.loads((Path(out) / "summary.json").read_text())["n_evals"])
+    last = pd.read_csv(Path(out) / "rounds.csv").stop_reason.iloc[-1]
+    assert n == budget or (n == budget - 1 and last in ("dominated", "k_max", "max_seeds",
+                                                         "fixed_k")), (n, budget, last)
+    return n

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import erahbo
-from conftest import spent_budget
+from conftest import spent_budget, spent_budget_cli
 from erahbo.cli import app
 from erahbo.objectives.synthetic import Figure1Task
 
@@ -170,8 +170,10 @@ def test_cli_warm_start_from_an_earlier_history(tmp_path, monkeypatch):
                               "--no-progress"])
     assert res.exit_code == 0, res.output
     hist = pd.read_csv(tmp_path / "b" / "history.csv")
-    assert (hist.phase == "warm").sum() == 120 and (hist.phase == "bo").sum() == 40
-    assert "40 training runs counted in" in res.output and "120 warm-start runs" in res.output
+    n_a, n_b = spent_budget_cli(tmp_path / "a", 120), spent_budget_cli(tmp_path / "b", 40)
+    assert (hist.phase == "warm").sum() == n_a and (hist.phase == "bo").sum() == n_b
+    assert f"{n_b} training runs counted in" in res.output
+    assert f"{n_a} warm-start runs" in res.output
     bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--warm-start", "a/rounds.csv",
                               "--out", "c", "--no-progress"])
     assert bad.exit_code != 0 and "no 'return' column" in bad.output
