@@ -6,6 +6,12 @@
 # repetitions x 1000 runs. Reports are copied into docs/results/<NAME>/{real_alpha1,
 # real_alpha20,synthetic}. Resumable (finished traces are kept in results/<NAME>).
 #
+# These ablations (session 4) vary the paper's ERAHBO, so every method runs under
+# `--preset paper` (PRESET=default for erahbo's defaults instead): `erahbo` is then the paper's
+# settings and `erahbo-exp20`, `erahbo-bs0.25`, `erahbo-race` ... change one option of them,
+# as when the reports in docs/results/{racing,schedule,beta_stop}_study were made (commit
+# c1bb8ba, before erahbo's defaults changed in 4c1b7c0).
+#
 #   WORKERS=1 scripts/ablation_study.sh NAME METHODS
 #   e.g. scripts/ablation_study.sh schedule_study erahbo,erahbo-exp20,rahbo-k2
 set -euo pipefail
@@ -19,7 +25,7 @@ run() {  # run PASS REPETITIONS ALPHA DATA...
   local pass=$1 reps=$2 alpha=$3 out=results/$NAME/$1
   shift 3
   "$PY" -m erahbo benchmark "$@" --methods "$METHODS" --repetitions "$reps" --budget 1000 \
-      --alpha "$alpha" --out "$out" --workers "${WORKERS:-1}"
+      --alpha "$alpha" --out "$out" --workers "${WORKERS:-1}" --preset "${PRESET:-paper}"
   mkdir -p "$DOCS/$pass"
   rm -rf "$DOCS/$pass/figures"
   cp -r "$out/report/report.md" "$out/report/ranks.csv" "$out/report/figures" "$DOCS/$pass/"
