@@ -6,6 +6,9 @@ runs it) and prints, per method, the figures the issue's done-when criteria read
 
 * ``runs<=0.25``: median over (task, repetition) of the first run at which the normalized MV
   regret is <= 0.25 (1 = the table's average configuration, 0 = the best); never: ``inf``;
+* ``stays<=0.25``: the same median for the run from which the regret *stays* at or below 0.25
+  until the budget (a recommendation that hits 0.25 by chance and leaves it again does not
+  count);
 * ``IQM@t``: IQM over (task, repetition) of the normalized regret after ``t`` runs;
 * ``best evaluated``: IQM of the final normalized regret of the best configuration the method
   evaluated (what a perfect recommendation would score: the gap to ``IQM final`` is lost in
@@ -197,7 +200,8 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
     for m in methods:
         allc = np.array([c for t in tasks for c in curves.get((m, t), [])])  # (R_all, budget)
         hit = np.where((allc <= 0.25).any(axis=1), (allc <= 0.25).argmax(axis=1) + 1, np.inf)
-        row = {"method": m, "runs<=0.25": float(np.median(hit))}
+        row = {"method": m, "runs<=0.25": float(np.median(hit)),
+               "stays<=0.25": float(np.median(stays_below(allc)))}
         for t in CHECKPOINTS:
             if t <= budget:
                 row[f"IQM@{t}"] = float(iqm(allc[:, t - 1]))
@@ -208,6 +212,14 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
         row["n"] = len(allc)
         rows.append(row)
     return pd.DataFrame(rows).sort_values("rank").reset_index(drop=True)
+
+
+def stays_below(curves: np.ndarray, level: float = 0.25) -> np.ndarray:
+    """``(R,)`` the run from which each regret curve of ``curves (R, budget)`` stays at or
+    below ``level`` to the end (inf: above it at the end): one more than the last run above."""
+    above = curves > level
+    last = np.where(above.any(axis=1), curves.shape[1] - 1 - above[:, ::-1].argmax(axis=1), -1)
+    return np.where(above[:, -1], np.inf, last + 2.0)
 
 
 def first_hits(out: Path, method: str, level: float = 0.25, tasks: list[str] | None = None,
