@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -95,10 +96,10 @@ def test_ray_shards_equal_the_process_pool_and_resume(ray_session, tmp_path: Pat
         assert sorted(out) == [0, 1, 2, 3] and out[3][1].return_ == pytest.approx(32.0)
         # the closed call's actor may still be finishing its configuration (0.5 s, longer under
         # load): later calls collect it, and then both actors are free again
-        for _ in range(60):
-            if not cl._abandoned:
-                break
+        deadline = time.monotonic() + 60.0  # a time allowance, not a count of calls: a
+        while cl._abandoned and time.monotonic() < deadline:  # short call can take ms
             dict(cl.train_many(TASK, [{"learning_rate": 0.1}], [1]))
+            time.sleep(0.05)
         assert not cl._abandoned and len(cl._idle) == 2
     for k in range(3):
         same_shard(shard_path(shard_dir(tmp_path / "pool", TASK), k),
