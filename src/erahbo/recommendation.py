@@ -88,8 +88,8 @@ def configs_table(
         (``recommend_seeds``); it gets rank 1, the others follow by their bound.
     rule : str, optional
         How the rank-1 configuration was chosen, a key of :data:`RULES` (its ``rule``
-        entry; the other rows get None). Default: ``"well_sampled"`` when ``incumbent``
-        is given, else ``"lcb_mv"`` with a posterior and ``"sample_mv"`` without.
+        entry; the other rows get None). Default: ``"sample_mv"`` without a posterior,
+        ``"well_sampled"`` when ``incumbent`` is not the highest bound, else ``"lcb_mv"``.
 
     Returns
     -------
@@ -121,9 +121,9 @@ def configs_table(
     for r, i in enumerate(order, start=1):
         if np.isfinite(score[i]):
             rank[i] = r
-    if rule is None:
-        rule = ("well_sampled" if incumbent is not None
-                else "lcb_mv" if posterior is not None else "sample_mv")
+    if rule is None:  # a rank 1 other than the highest bound is the well-sampled rule's
+        rule = ("sample_mv" if posterior is None
+                else "well_sampled" if n and order[0] != np.argmax(score) else "lcb_mv")
     if rule not in RULES:
         raise ValueError(f"configs_table: rule={rule!r} must be one of {sorted(RULES)}")
     rules: list[str | None] = [None] * n

@@ -52,8 +52,7 @@ class RoundModels:
         self._n_at_fit = 0  # evaluated configurations at the last fit (refit_growth)
         self._fits = 0  # hyperparameter settings used so far (a version of the models)
         self._cache: tuple[int, RoundModel] | None = None  # (data version, model)
-        # (key, incumbent (row, MV), rule): the recommendation, cached
-        self._rec: tuple[tuple, tuple[int, float] | None, str | None] | None = None
+        self._rec: tuple[tuple, tuple[int, float, str] | None] | None = None  # (key, rec.)
 
     def use(self, settings: RoundSettings) -> None:
         """Fix the hyperparameters (and rebuild the engine's caches)."""
@@ -172,12 +171,12 @@ class RoundModels:
         """:attr:`erahbo.Result.configs`: every configuration with its MV bounds and rank."""
         d, o = self.state.data, self.options
         post = self.current().predict(d.U) if self.settings is not None and d.n else None
-        rec = self.recommend() if post is not None else None
+        rec = self._recommendation() if post is not None else None
         return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
                              posterior=post, alpha=o.alpha, weight=o.weight,
                              beta=self._recommend_beta, eligible=self.state.row_mask(),
                              failures=failures, incumbent=None if rec is None else rec[0],
-                             rule=None if rec is None else self._rec[2])
+                             rule=None if rec is None else rec[2])
 
     @property
     def _recommend_beta(self) -> float:
@@ -193,12 +192,16 @@ class RoundModels:
         None without data or when every row is excluded. Cached until the data, the
         hyperparameters or the excluded rows change.
         """
+        found = self._recommendation()
+        return None if found is None else found[:2]
+
+    def _recommendation(self) -> tuple[int, float, str] | None:
+        """:meth:`_recommend`, cached until the data, the hyperparameters or the excluded
+        rows change."""
         st = self.state
         key = (st.data.version, self._fits, len(st.infeasible), sum(st.n_penalized.values()))
         if self._rec is None or self._rec[0] != key:
-            found = self._recommend()
-            self._rec = (key, None if found is None else found[:2],
-                         None if found is None else found[2])
+            self._rec = (key, self._recommend())
         return self._rec[1]
 
     def _well_sampled(self, row: int, mask: np.ndarray | None) -> int:
