@@ -12,9 +12,14 @@ def spent_budget(result, budget: int, n: int | None = None) -> bool:
     rule (a new configuration needs 2 seeds, so a single run left is unusable; README).
     ``n``: the runs to check (default ``result.n_evals``)."""
     n = result.n_evals if n is None else n
-    last = result.rounds.stop_reason.iloc[-1]
-    return n == budget or (n == budget - 1 and last in ("dominated", "k_max", "max_seeds",
-                                                          "fixed_k"))
+    return _spent(n, budget, result.rounds.stop_reason.iloc[-1])
+
+
+def _spent(n: int, budget: int, last_stop: str) -> bool:
+    """``n`` runs spent all of ``budget``, or all but one after a round that ended by its own
+    rule (``last_stop``: the last round's stop reason)."""
+    return n == budget or (n == budget - 1 and last_stop in ("dominated", "k_max", "max_seeds",
+                                                               "fixed_k"))
 
 
 def spent_budget_cli(out, budget: int, n: int | None = None) -> int:
@@ -29,6 +34,5 @@ def spent_budget_cli(out, budget: int, n: int | None = None) -> int:
     if n is None:
         n = int(json.loads((Path(out) / "summary.json").read_text())["n_evals"])
     last = pd.read_csv(Path(out) / "rounds.csv").stop_reason.iloc[-1]
-    assert n == budget or (n == budget - 1 and last in ("dominated", "k_max", "max_seeds",
-                                                         "fixed_k")), (n, budget, last)
+    assert _spent(n, budget, last), (n, budget, last)
     return n
