@@ -44,7 +44,7 @@ import pandas as pd  # noqa: E402
 # The paper's ERAHBO (Sec. 3.2 and Sec. 4): 5 initial configurations x k_init = k_max = 20 seeds,
 # beta 2.5, beta_stop 1, k in [2, 20], GP hyperparameters fitted once after the initial design.
 PAPER = {"n_init": 5, "k_init": 20, "k_min": 2, "k_max": 20, "beta": 2.5, "beta_stop": 1.0,
-         "refit_every": 0, "max_seeds": 0}
+         "refit_every": 0, "max_seeds": 0, "random_interleave": 0}
 
 # one factor at a time away from the paper, then combinations (keys: short names)
 VARIANTS: dict[str, dict | tuple | None] = {
@@ -93,6 +93,10 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-ss0.02": ("default", {"seed_share": 0.02}),
     "default-ss0.05": ("default", {"seed_share": 0.05}),
     "default-ss0.1": ("default", {"seed_share": 0.1}),
+    # the defaults before random_interleave (sessions 9-10), and other lengths
+    "default-ri0": ("default", {"random_interleave": 0}),
+    "default-ri25": ("default", {"random_interleave": 25}),
+    "default-ri100": ("default", {"random_interleave": 100}),
 }
 CHECKPOINTS = (100, 250, 500)
 

@@ -1,6 +1,6 @@
 """The grammar of benchmark method names, shared by parsing and display.
 
-``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``b``), ``<base>-k<K>`` (fixed seeds
+``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``ri``, ``b``), ``<base>-k<K>`` (fixed seeds
 per configuration) and a ``-p<Q>`` suffix (Q configurations in flight). The parser
 (:mod:`erahbo.experiments.methods`) and the labels and ordering of reports
 (:mod:`erahbo.analysis.traces`) read names with these patterns only; :func:`parallel_label`
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|b)(\d+(?:\.\d+)?)$")
+ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|ri|b)(\d+(?:\.\d+)?)$")
 FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random|optuna-tpe)-k(\d+)$")
 PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
 FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random",

@@ -136,6 +136,8 @@ RULES: dict[str, Rule] = {
                          "configurations; 0: a strict cap"),
     "seed_share": _share("the share of the runs so far one configuration may hold until "
                          "max_seeds; 0: the cap is max_seeds from the start"),
+    "random_interleave": _int_at_least(0, " (runs during which every other round is a random "
+                                       "configuration; 0: never)"),
     "recommend_seeds": _int_at_least(0, " (configurations with this many seeds compete for "
                                      "the recommendation on their sample MV; 0: off)"),
     "recommend_beta": _real_above(0, False, " or None (the recommendation's confidence; None: "

@@ -17,3 +17,6 @@ RECOMMEND_SEEDS = typer.Option(None, help="Configurations with this many seeds c
 SEED_SHARE = typer.Option(None, help="Share of all runs so far one configuration may hold "
                           "until --max-seeds: the cap grows with the study (default: the "
                           "preset's; 0: --max-seeds from the start).")
+RANDOM_INTERLEAVE = typer.Option(None, help="Runs during which every other round is a random "
+                                 "configuration (default: the preset's, 50 for erahbo; 0: "
+                                 "never).")

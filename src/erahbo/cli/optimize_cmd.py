@@ -21,7 +21,13 @@ import typer
 
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import print_top, top_rows, unspent_note, why
-from erahbo.cli._seed_options import MAX_SEEDS, POOL_SHARE, RECOMMEND_SEEDS, SEED_SHARE
+from erahbo.cli._seed_options import (
+    MAX_SEEDS,
+    POOL_SHARE,
+    RANDOM_INTERLEAVE,
+    RECOMMEND_SEEDS,
+    SEED_SHARE,
+)
 
 ERRORS: tuple[type[BaseException], ...] = (
     ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
@@ -208,6 +214,7 @@ def optimize(
     pool_share: float = POOL_SHARE,
     recommend_seeds: int = RECOMMEND_SEEDS,
     seed_share: float = SEED_SHARE,
+    random_interleave: int = RANDOM_INTERLEAVE,
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
     parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "
@@ -272,7 +279,8 @@ def optimize(
             given = {"beta": beta, "beta_stop": beta_stop, "k_min": k_min, "k_max": k_max,
                      "n_init": n_init, "k_init": k_init, "max_seeds": max_seeds,
                      "pool_share": pool_share, "seed_share": seed_share,
-                     "recommend_seeds": recommend_seeds}
+                     "recommend_seeds": recommend_seeds,
+                     "random_interleave": random_interleave}
             result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, k=k,
                 preset=preset, **{n: v for n, v in given.items() if v is not None},

@@ -10,6 +10,9 @@ Grammar of a method name::
     erahbo-b<N>            ERAHBO asking N seeds at a time after k_min (``seed_batch``: what
                            N parallel workers cost in sample efficiency)
     erahbo-bs<v>           ERAHBO with a constant beta_stop = v (the paper: 1)
+    erahbo-ri<N>           ERAHBO with random rounds interleaved during the first N runs
+                           (``random_interleave``; erahbo-ri0: none, the defaults of sessions
+                           9-10)
     erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
                            confidence rule (``stopping="race"``: seeds double while the sample
                            MV keeps up with the best other one, as SMAC's intensifier races a
@@ -107,8 +110,8 @@ def parse_method(name: str) -> MethodSpec:
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
-        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
-        "random-k<K>, each optionally with -p<Q> (Q configurations in flight), and "
+        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-race, rahbo-k<K>, "
+        "gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in flight), and "
         "optuna-tpe-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
@@ -125,6 +128,11 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
     if kind == "bs":
         return MethodSpec(name=key, label=f"ERAHBO (beta_stop={text})", method="erahbo",
                           options={"beta_stop": value})
+    if kind == "ri":
+        if not text.isdigit():
+            return None
+        return MethodSpec(name=key, label=f"ERAHBO (random rounds to run {int(text)})",
+                          method="erahbo", options={"random_interleave": int(text)})
     if text.isdigit() and int(text) >= 1:  # "b": seeds asked at a time after k_min
         n = int(text)
         return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",

@@ -10,12 +10,13 @@
 True
 
 A BO round: fit both GPs on ``D_{t-1}`` (:mod:`erahbo.optimizer.rounds`), choose ``x_t`` by the
-acquisition (eq. 8; random search: uniform), compute ``B_t`` (eq. 10) with ``beta_stop_t``, then
+acquisition (eq. 8; random search and the rounds of ``random_interleave``: uniform,
+:mod:`erahbo.optimizer.random_design`), compute ``B_t`` (eq. 10) with ``beta_stop_t``, then
 spend seeds on ``x_t`` as the replication policy decides (:mod:`erahbo.policies`; ERAHBO: until
 the stopping rule, eq. 12, or ``k_max``).  The budget counts seeds.  With a journal every trial
 and run is recorded first (:mod:`erahbo.runtime.journal`); the journal replays a study through
-:class:`~erahbo.optimizer.journaling.StudyRecorder`.  :mod:`erahbo.optimizer.loop` runs an objective
-with it.
+:class:`~erahbo.optimizer.journaling.StudyRecorder`.  :mod:`erahbo.optimizer.loop` runs an
+objective with it.
 """
 
 from __future__ import annotations
@@ -31,13 +32,8 @@ from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
 from erahbo.optimizer.journaling import open_study_journal
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
-from erahbo.optimizer.records import (
-    History,
-    Result,
-    Round,
-    Trial,
-    told_returns,
-)
+from erahbo.optimizer.random_design import is_random_round
+from erahbo.optimizer.records import History, Result, Round, Trial, told_returns
 from erahbo.optimizer.rounds import RoundModels
 from erahbo.optimizer.seedcap import rows_at_cap, seeds_left
 from erahbo.optimizer.state import StudyState, initial_design_of
@@ -333,7 +329,8 @@ class Optimizer:
         tau = 0.0 if self.budget is None else self._used / max(self.budget, 1)
         bs = self.schedule(tau)
         rm, B_t, acq, cand = None, np.nan, np.nan, None
-        if self.method == "random" or no_data:
+        if self.method == "random" or no_data or is_random_round(  # random_interleave
+                self._n_rounds - len(self._init), self._used, self.options.random_interleave):
             cand, u, cid = self.state.random_choice(allowed, self._rng)
         else:
             rm = self.models.current()

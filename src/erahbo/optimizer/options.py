@@ -56,7 +56,7 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
                                   "n_init": 5, "k_init": None, "refit_every": 0,
                                   "refit_growth": None,
                                   "recommend_beta": None, "pool_share": 0.0,
-                                  "seed_share": 0.0}
+                                  "seed_share": 0.0, "random_interleave": 0}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
 # (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
@@ -65,12 +65,13 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
     "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
     "pool_share": 0.25,  # up to a quarter of the runs may go beyond max_seeds (identification)
+    "random_interleave": 50,  # every other round random during the first 50 runs
 }
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
             "recommend_beta", "recommend_seeds", "max_seeds", "pool_share", "seed_share",
-            "raw_samples", "n_polish", "retries")
+            "random_interleave", "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -185,6 +186,13 @@ class Options:
         best configurations can be told apart with more seeds while the other runs keep
         exploring. In ``[0, 1)``. Default 0.25 for ERAHBO; 0 (the fixed-k methods, and no
         cap at all under ``preset="paper"``): a strict cap.
+    random_interleave : int or None
+        An erahbo extension: while fewer than this many runs of the budget are spent, every
+        other BO round (the first after the initial design, the third, ...) evaluates a
+        uniformly random configuration with the round's first seeds (``k_min``; ``k`` for the
+        fixed-k methods) instead of the acquisition's choice
+        (:mod:`erahbo.optimizer.random_design`). Default 50 for ERAHBO; 0 (never) for the other
+        methods and under ``preset="paper"``.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -228,6 +236,7 @@ class Options:
     max_seeds: int | None = None
     pool_share: float | None = None
     seed_share: float | None = None
+    random_interleave: int | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -261,6 +270,10 @@ class Options:
                 f"seed_batch={self.seed_batch} applies to ERAHBO's inner loop only; method "
                 f"{method!r} asks its k={self.k} seeds at once already (drop seed_batch)"
             )
+        if self.random_interleave and method == "random":
+            raise ValueError(f"random_interleave={self.random_interleave} interleaves random "
+                             "rounds into a model-based search; every round of method='random' "
+                             "is random already (drop random_interleave)")
         _choice("stopping", self.stopping, STOPPING_RULES)
         if self.stopping != "ucb" and method != "erahbo":
             raise ValueError(f"stopping={self.stopping!r} applies to ERAHBO only "
@@ -386,7 +399,8 @@ class Options:
         }
         for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
                               ("refit_growth", None), ("recommend_beta", None),
-                              ("pool_share", 0.0), ("seed_share", 0.0)):
+                              ("pool_share", 0.0), ("seed_share", 0.0),
+                              ("random_interleave", 0)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         if self.recommend_seeds_value:

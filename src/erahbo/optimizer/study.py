@@ -48,7 +48,7 @@ def study_options(settings: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in settings.items() if k not in ("space", "hyperparameters")}
     out.setdefault("max_seeds", 0)  # journals written before max_seeds: no limit
     # stored only when not 0, and 0 (off) in journals written before they existed
-    for name in ("pool_share", "seed_share", "recommend_seeds"):
+    for name in ("pool_share", "seed_share", "recommend_seeds", "random_interleave"):
         out.setdefault(name, 0)
     if out.get("retries") is None:
         out.pop("retries", None)
