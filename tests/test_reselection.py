@@ -44,7 +44,7 @@ def test_the_cap_keeps_the_search_exploring(method, kw):
     assert not later.empty
     # ... and a round started at it afterwards never exceeds the cap
     assert (bo.k_total <= 10).all()
-    assert set(bo.stop_reason) <= {"dominated", "k_max", "fixed_k", "budget", "max_seeds"}
+    assert set(bo.stop_reason) <= {"dominated", "k_max", "fixed_k", "budget", "max_seeds", "random"}
 
 
 def test_max_seeds_settings_and_resume(tmp_path):

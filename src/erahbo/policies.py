@@ -48,9 +48,10 @@ SCHEDULES = ("constant", "exponential", "sigmoid")
 STOPPING_RULES = ("ucb", "race")  # ERAHBO's rule for more seeds: the paper's, or racing
 # why a round ended: the stopping rule fired, k_max reached, a fixed-k round completed,
 # the budget ran out, the configuration was excluded (finite table) or failed (infeasible),
-# the initial design, runs given as a warm start, or the configuration has max_seeds seeds.
+# the initial design, runs given as a warm start, the configuration has max_seeds seeds, or
+# the round was chosen at random (random_interleave: its first seeds only).
 STOP_REASONS = ("dominated", "k_max", "fixed_k", "budget", "excluded", "infeasible", "initial",
-                "warm", "max_seeds")
+                "warm", "max_seeds", "random")
 
 
 @dataclass(frozen=True)

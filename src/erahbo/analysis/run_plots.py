@@ -202,7 +202,8 @@ def _bounds_panel(ax: Any, c: Any, top: int) -> None:
 # one colour per stop reason (erahbo.policies.STOP_REASONS), the same in both panels
 _REASON_COLOURS = {"initial": "tab:gray", "dominated": "tab:blue", "k_max": "tab:red",
                    "fixed_k": "tab:purple", "budget": "tab:olive", "excluded": "black",
-                   "infeasible": "tab:brown", "warm": "tab:cyan", "max_seeds": "tab:pink"}
+                   "infeasible": "tab:brown", "warm": "tab:cyan", "max_seeds": "tab:pink",
+                   "random": "tab:green"}
 
 
 def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:

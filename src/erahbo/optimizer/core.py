@@ -511,6 +511,8 @@ class Optimizer:
             r.k, asked, self.remaining, ucb_mv=None if r.ib is None else r.ib.ucb_mv,
             B_t=r.B_t, sample_gap=gap,
         )
+        if reason == "fixed_k" and r.rm is None and self.method != "random":
+            reason = "random"  # a round chosen at random (random_interleave), its first seeds
         if self._seeds_left(r.config_id) < 1 and reason in (None, "budget") and (
                 self.remaining >= 1):
             reason = "max_seeds"  # the round was cut short by the cap, not by its policy

@@ -1,0 +1,130 @@
+"""random_interleave: every other BO round random while the study is young (issue 15)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import erahbo
+from erahbo.cli import app
+from erahbo.optimizer.options import Options
+from erahbo.optimizer.random_design import is_random_round
+from erahbo.optimizer.study import study_options
+
+
+def _table() -> pd.DataFrame:
+    X = np.random.default_rng(3).random((200, 3))
+    return pd.DataFrame(X, columns=["a", "b", "c"])
+
+
+def _objective(config: dict, seed: int) -> float:
+    x = np.array([config["a"], config["b"], config["c"]])
+    mean = float(np.exp(-5.0 * ((x - 0.7) ** 2).sum()))
+    return mean + (0.05 + 0.4 * x[2]) * np.random.default_rng(seed).standard_normal()
+
+
+def _study(**kw) -> erahbo.Result:
+    opt = erahbo.Optimizer(_table(), budget=160, seed=2, **kw)
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
+    return opt.result()
+
+
+def _runs_before(result: erahbo.Result) -> pd.Series:
+    """Runs told before each round started (rounds are sequential here)."""
+    r = result.rounds
+    return r["k"].cumsum().shift(fill_value=0).set_axis(r.index)
+
+
+def test_the_first_rounds_alternate_random_and_acquisition():
+    res = _study(random_interleave=60)
+    r = res.rounds
+    before = _runs_before(res)
+    bo = r[r.phase == "bo"]
+    early, late = bo[before[bo.index] < 60], bo[before[bo.index] >= 60]
+    assert len(early) >= 6 and len(late) >= 6
+    rand = early.iloc[0::2]  # the first BO round after the design, the third, ...
+    # a random round has no models: no B_t, no bounds, k_min seeds and no more
+    assert (rand.stop_reason == "random").all() and (rand.k == 2).all()
+    assert rand.B_t.isna().all() and rand.ucb_mv.isna().all()
+    # each picks a configuration not evaluated before
+    seen = set(r.config_id[r.phase == "init"])
+    for _, row in bo.iterrows():
+        if row.stop_reason == "random":
+            assert row.config_id not in seen
+        seen.add(row.config_id)
+    # the rounds in between, and every round after 60 runs, are the acquisition's
+    model_rounds = pd.concat([early.iloc[1::2], late])
+    assert (model_rounds.stop_reason != "random").all()
+    assert model_rounds.B_t.notna().all()
+
+
+def test_zero_is_the_previous_search_and_the_default_differs():
+    off = _study(random_interleave=0)
+    assert "random" not in set(off.rounds.stop_reason)
+    default = _study()  # 50 for ERAHBO
+    assert (default.rounds.stop_reason == "random").sum() >= 2
+    first_bo = lambda res: res.rounds[res.rounds.phase == "bo"].config_id.iloc[0]  # noqa: E731
+    assert first_bo(default) != first_bo(off)
+    # the same initial design: the random rounds change the search, not the start
+    init = lambda res: list(res.rounds[res.rounds.phase == "init"].config_id)  # noqa: E731
+    assert init(default) == init(off)
+
+
+def test_defaults_presets_and_settings():
+    assert Options(method="erahbo").random_interleave == 50
+    assert Options(method="erahbo", preset="paper").random_interleave == 0
+    assert Options(method="rahbo").random_interleave == 0
+    assert Options(method="erahbo").settings_json()["random_interleave"] == 50
+    assert "random_interleave" not in Options(method="erahbo", preset="paper").settings_json()
+    # journals written before the option resume with it off (their search had none)
+    old = Options(method="erahbo", budget=100).settings_json()
+    del old["random_interleave"]
+    assert study_options(old)["random_interleave"] == 0
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"random_interleave": -1}, "random_interleave=-1 must be an int >= 0"),
+    ({"random_interleave": 2.5}, "random_interleave must be an int"),
+    ({"method": "random", "random_interleave": 10}, "every round of method='random' is random"),
+])
+def test_bad_values_are_refused_with_the_fix(kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        Options(**kw)
+
+
+def test_a_fixed_k_method_takes_its_k_seeds_in_a_random_round():
+    res = _study(method="rahbo", k=3, random_interleave=40)
+    bo = res.rounds[res.rounds.phase == "bo"]
+    rand = bo[bo.stop_reason == "random"]
+    assert len(rand) >= 2 and (rand.k == 3).all()
+
+
+def test_journaled_study_with_random_rounds_resumes_exactly(tmp_path):
+    db = tmp_path / "s.db"
+    first = erahbo.optimize(_objective, _table(), budget=80, seed=4, journal=db)
+    assert "random" in set(first.rounds.stop_reason)
+    again = erahbo.resume(db, _objective, space=_table())
+    cols = ["config_id", "seed", "return"]
+    assert again.history[cols].equals(first.history[cols])
+
+
+def test_rule():
+    assert [is_random_round(t, 0, 50) for t in range(1, 5)] == [True, False, True, False]
+    assert not is_random_round(1, 49.0, 0) and not is_random_round(3, 50, 50)
+
+
+def test_cli_flag_reaches_the_study_and_bad_values_fail_cleanly(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
+                              "--random-interleave", "0", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    rounds = pd.read_csv(out / "rounds.csv")
+    assert "random" not in set(rounds.stop_reason)
+    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
+                              "--random-interleave", "-3", "--out", str(tmp_path / "b"),
+                              "--no-progress"])
+    assert bad.exit_code != 0 and "random_interleave=-3 must be an int >= 0" in bad.output
