@@ -167,6 +167,29 @@ def test_run_study_writes_and_resumes(tmp_path, replay_task):
         run_study([replay_task], methods, 2, StudySettings(budget=31, k_init=4), tmp_path)
 
 
+def test_a_resumed_study_refuses_traces_of_other_defaults(tmp_path, replay_task, monkeypatch):
+    from erahbo.optimizer.options import ERAHBO_DEFAULTS
+
+    settings = StudySettings(budget=30, k_init=4)
+    run_study([replay_task], parse_methods("erahbo,rahbo-k2"), 1, settings, tmp_path)
+    info = json.loads((tmp_path / "study.json").read_text())
+    assert {m["name"]: m["options"].get("random_interleave") for m in info["methods"]} == {
+        "erahbo": ERAHBO_DEFAULTS["random_interleave"], "rahbo-k2": None}
+    # the package's defaults for erahbo change (a new version): its old traces are not reused
+    monkeypatch.setitem(ERAHBO_DEFAULTS, "random_interleave", 0)
+    with pytest.raises(ValueError, match=r"traces of method 'erahbo' run with other options "
+                       r"\(random_interleave differ.*delete .*/traces/\*/erahbo"):
+        run_study([replay_task], parse_methods("erahbo,rahbo-k2"), 1, settings, tmp_path)
+    # the other methods resume; a study written before options were recorded still resumes
+    again = run_study([replay_task], parse_methods("rahbo-k2"), 1, settings, tmp_path)
+    assert again["jobs_skipped"] == 1
+    for m in info["methods"]:
+        del m["options"]
+    (tmp_path / "study.json").write_text(json.dumps(info))
+    assert run_study([replay_task], parse_methods("erahbo"), 1, settings,
+                     tmp_path)["jobs_skipped"] == 1
+
+
 def test_run_study_process_pool_matches_serial(tmp_path, replay_task):
     settings = StudySettings(budget=25, k_init=4)
     methods = parse_methods("erahbo,gpucb-k10")  # (the table has 12 seeds: k20 is refused)

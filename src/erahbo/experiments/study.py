@@ -148,7 +148,8 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
     out.mkdir(parents=True, exist_ok=True)
     info = {
         "settings": asdict(settings),
-        "methods": [{"name": m.name, "label": m.label} for m in methods],
+        "methods": [{"name": m.name, "label": m.label,
+                     "options": method_settings(m, settings)} for m in methods],
         "repetitions": repetitions,
         "tasks": [
             {"name": t.name, "domain": t.domain, "n_configs": t.n_configs, "n_seeds": t.n_seeds,
@@ -170,6 +171,16 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
                 "use a new --out directory or the same settings to resume."
             )
         names = {m["name"]: m for m in old.get("methods", [])}
+        for m in info["methods"]:  # (studies written before: no options to compare)
+            was = names.get(m["name"], {}).get("options")
+            if was is not None and was != m["options"]:
+                diff = sorted(k for k in {*was, *m["options"]}
+                              if was.get(k) != m["options"].get(k))
+                raise StudySettingsMismatch(
+                    f"{out} holds traces of method {m['name']!r} run with other options "
+                    f"({', '.join(diff)} differ: e.g. erahbo's defaults changed since); use a "
+                    f"new --out directory, or delete {out}/traces/*/{m['name']} to re-run it"
+                )
         names.update({m["name"]: m for m in info["methods"]})
         info["methods"] = list(names.values())
         known = {t["name"]: t for t in old.get("tasks", [])}
@@ -216,14 +227,31 @@ def check_seed_counts(
     return notes
 
 
+def _method_options(method: MethodSpec, settings: StudySettings) -> Options:
+    """The optimizer options a method runs with in a study (as in the replay, seed 0)."""
+    opts = {**settings.overrides(), **method.options}
+    if method.method == "erahbo":
+        opts = {**settings.erahbo_overrides(), **opts}
+    return Options(method=method.method, budget=settings.budget, alpha=settings.alpha,
+                   initial_in_budget=settings.protocol == "user",
+                   **{k: v for k, v in opts.items() if k in _OPTION_NAMES})
+
+
+def method_settings(method: MethodSpec, settings: StudySettings) -> dict[str, Any]:
+    """What decides a method's traces besides the study settings: its resolved optimizer
+    options (:meth:`Options.settings_json`: erahbo's defaults at the time of the run), or a
+    peer's own options. Recorded per method in ``study.json``: a study resumed after the
+    defaults changed refuses to mix traces of the old and the new defaults."""
+    if method.method in PEER_METHODS:
+        return dict(method.options)
+    return _method_options(method, settings).settings_json()
+
+
 def _seed_needs(method: MethodSpec, settings: StudySettings) -> dict[str, int]:
     """Stored seeds a method may ask of one configuration: ``k_init`` and ERAHBO's ``k_max``."""
     if method.method in PEER_METHODS:  # K per trial (checked above); the shared design's
         return {} if settings.k_init is None else {"k_init": int(settings.k_init)}
-    opts = {**settings.overrides(), **method.options}
-    if method.method == "erahbo":
-        opts = {**settings.erahbo_overrides(), **opts}
-    o = Options(method=method.method, **{k: v for k, v in opts.items() if k in _OPTION_NAMES})
+    o = _method_options(method, settings)
     need = {"k_init": o.k_init_value}
     if method.method == "erahbo":
         need["k_max"] = o.k_max
