@@ -59,8 +59,10 @@ def test_pruner_is_erahbos_stopping_rule():
     study = run(sampler, 16)
     init = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "init"]
     bo = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "bo"]
-    assert len(init) == 4 and len(bo) == 12
+    rand = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "random"]
+    assert len(init) == 4 and len(bo) + len(rand) == 12 and rand  # random_interleave=50
     assert all(len(t.intermediate_values) == 6 for t in init)  # k_init, never pruned before
+    assert all(len(t.intermediate_values) == 2 for t in rand)  # a random round: k_min seeds
     ks = [len(t.intermediate_values) for t in bo]
     assert all(2 <= k <= 10 for k in ks)
     assert min(ks) < 10 and max(ks) == 10  # some stopped early, some ran to k_max
@@ -73,6 +75,24 @@ def test_pruner_is_erahbos_stopping_rule():
             assert d["reason"] in ("k_max", "dominated")
     # the initial design is spread (Sobol once the space is known), not random repeats
     assert len({round(t.params["x"], 6) for t in init}) == 4
+
+
+def test_random_rounds_alternate_early_as_in_the_optimizer():
+    study = run(ERAHBOSampler(**OPTS, random_interleave=40), 20)
+    phases = [t.system_attrs["erahbo:phase"] for t in study.trials]
+    runs_before = [sum(len(u.intermediate_values) for u in study.trials[:i])
+                   for i in range(len(study.trials))]
+    after_init = [(p, r) for p, r in zip(phases, runs_before, strict=True) if p != "init"]
+    early = [p for p, r in after_init if r < 40]
+    assert early[0::2] == ["random"] * len(early[0::2]) and "random" not in early[1::2]
+    assert "random" not in [p for p, r in after_init if r >= 40]
+    # seeded: the same study again proposes the same random configurations
+    again = run(ERAHBOSampler(**OPTS, random_interleave=40), 20)
+    assert [t.params for t in again.trials] == [t.params for t in study.trials]
+    off = run(ERAHBOSampler(**OPTS, random_interleave=0), 8)
+    assert "random" not in {t.system_attrs["erahbo:phase"] for t in off.trials}
+    with pytest.raises(ValueError, match="random_interleave=-1 must be an int >= 0"):
+        ERAHBOSampler(random_interleave=-1)
 
 
 def test_fixed_k_methods_stop_at_k():

@@ -25,7 +25,10 @@ seed's return with ``trial.report(value, step)`` (``step = 0, 1, ...``) and stop
 * The pruner (:class:`ERAHBOPruner`) is ERAHBO's stopping rule: after ``k_min`` reports it
   says stop when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the other trials' data),
   and at ``k_max``; fixed-k methods stop at ``k``; the initial design (the first ``n_init``
-  trials) stops at ``k_init``. ``should_prune()`` is True at every stop, ``k_max`` included.
+  trials) stops at ``k_init``; with ``random_interleave`` (erahbo's default for ERAHBO: 50
+  runs) every other trial after the initial design is uniform at random while the study
+  holds fewer than that many runs (phase ``"random"``), and stops at ``k_min`` (fixed-k:
+  ``k``). ``should_prune()`` is True at every stop, ``k_max`` included.
 * The sampler reads the per-seed returns (intermediate values) of COMPLETE, PRUNED and FAILED
   trials, pools trials with the same parameters, and proposes the next configuration with the
   method's acquisition over the distributions the objective suggests (float, log, stepped,
@@ -71,12 +74,13 @@ from optuna.trial import FrozenTrial, TrialState
 
 from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer
+from erahbo.optimizer.random_design import is_random_round
 from erahbo.space import SearchSpace
 
 __all__ = ["SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler"]
 
 SEED_OFFSET = "erahbo_seed_offset"  # user attribute: seeds a repeated configuration already ran
-_PHASE = "erahbo:phase"  # trial system attribute: "init" or "bo"
+_PHASE = "erahbo:phase"  # trial system attribute: "init", "bo" or "random" (random_interleave)
 _HYPER = "erahbo:hyperparameters"  # study system attribute: fitted GP hyperparameters (JSON)
 _DECISION = "erahbo:decision"  # trial system attribute: the stopping decision (k, UCB_MV, B_t)
 _USED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -179,6 +183,7 @@ class ERAHBOSampler(BaseSampler):
         n_init: int | None = None,
         k_init: int | None = None,
         refit_every: int | None = None,
+        random_interleave: int | None = None,
         seed: int = 0,
         failures: str = "penalize",
         kernel: str = "rbf",
@@ -190,7 +195,7 @@ class ERAHBOSampler(BaseSampler):
         if failures not in ("penalize", "exclude"):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
-                     k_init=k_init, refit_every=refit_every)
+                     k_init=k_init, refit_every=refit_every, random_interleave=random_interleave)
         self._options: dict[str, Any] = dict(
             method=method, preset=preset, alpha=alpha, seed=seed, failures=failures,
             kernel=kernel, raw_samples=raw_samples, n_polish=n_polish,
@@ -201,6 +206,10 @@ class ERAHBOSampler(BaseSampler):
         o = probe.options  # the values in force (given, or the preset's defaults)
         self.method, self.n_init, self.seed = method, int(o.n_init), int(seed)
         self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, probe.k_init
+        # random rounds are this sampler's own trials (phase "random"): each decision below is
+        # made by a new Optimizer warm-started with the study's runs, which cannot count them
+        self.random_interleave = int(o.random_interleave or 0)
+        self._options["random_interleave"] = 0
         self._independent = independent_sampler or RandomSampler(seed=seed)
         self._warn = bool(warn_independent_sampling)
         self._warned: set[str] = set()
@@ -215,9 +224,14 @@ class ERAHBOSampler(BaseSampler):
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         if _PHASE in trial.system_attrs:
             return
-        n = sum(1 for t in study.get_trials(deepcopy=False)
-                if t.number != trial.number and t.system_attrs.get(_PHASE) == "init")
+        others = [t for t in study.get_trials(deepcopy=False) if t.number != trial.number]
+        n = sum(1 for t in others if t.system_attrs.get(_PHASE) == "init")
         phase = "init" if n < self.n_init else "bo"
+        if phase == "bo" and self.random_interleave:  # as Optimizer: every other round, early
+            bo = sum(1 for t in others if t.system_attrs.get(_PHASE) in ("bo", "random"))
+            runs = sum(len(t.intermediate_values) for t in others)
+            if is_random_round(bo + 1, runs, self.random_interleave):
+                phase = "random"
         study._storage.set_trial_system_attr(trial._trial_id, _PHASE, phase)
         trial.system_attrs[_PHASE] = phase  # Optuna's Trial keeps this copy
 
@@ -238,6 +252,10 @@ class ERAHBOSampler(BaseSampler):
             i = sum(1 for t in study.get_trials(deepcopy=False)
                     if t.number < trial.number and t.system_attrs.get(_PHASE) == "init")
             u = coder.space.sobol_unit(max(self.n_init, i + 1), self.seed)[i]
+            config = coder.space.decode(u)
+            records = self._records(study, coder, exclude=trial.number)
+        elif _phase(study, trial) == "random":  # uniform over the space, seeded per trial
+            u = np.random.default_rng([self.seed, trial.number]).random(coder.space.dim)
             config = coder.space.decode(u)
             records = self._records(study, coder, exclude=trial.number)
         else:
@@ -309,8 +327,11 @@ class ERAHBOSampler(BaseSampler):
             return False
         if not all(math.isfinite(v) for v in vals):
             return True  # a failed run: the configuration is penalized or excluded
-        if _phase(study, trial) == "init":
+        phase = _phase(study, trial)
+        if phase == "init":
             return n >= self.k_init
+        if phase == "random":  # a random round: its first seeds only, as in Optimizer
+            return n >= (self.k_min if self.method == "erahbo" else self.k)
         if self.method != "erahbo":
             return n >= self.k
         if n < self.k_min:
