@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -211,7 +212,8 @@ def test_benchmark_cli_end_to_end(tmp_path, small_task):
                                    "--repetitions", "2", "--budget", "30", "--k-init", "4",
                                    "--out", str(out), "--workers", "1"])
     assert res.exit_code == 0, res.output
-    assert "runs 120/120 (100.0 %)" in res.output  # not a terminal: plain progress lines
+    # not a terminal: plain progress lines, ending at 100 % (a repetition may end one run short)
+    assert re.search(r"runs (119|120)/\1 \(100.0 %\)", res.output), res.output
     assert (out / "report" / "report.md").exists()
     assert "alpha = 1.0, on returns processed with `vizier`" in (
         out / "report" / "report.md").read_text()

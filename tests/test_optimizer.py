@@ -66,7 +66,8 @@ def test_result_api_budget_and_seeds():
         assert list(g.k) == list(range(1, len(g) + 1))  # k so far
     bo = r[r.phase == "bo"]
     assert bo.k.between(1, 10).all() and set(bo.stop_reason) <= {"dominated", "k_max", "budget",
-                                                                  "max_seeds"}
+                                                                  "max_seeds", "random"}
+    assert (bo.k[bo.stop_reason == "random"] == 2).all()  # random_interleave: k_min seeds
     assert (bo.k[bo.stop_reason == "k_max"] == 10).all()
     # max_seeds (default k_max = 10): seeds beyond it only within pool_share (default 0.25)
     # of all runs
@@ -156,7 +157,7 @@ def _stop_case(target_mean):
         return means[i] + sds[i] * np.random.default_rng(seed).standard_normal()
 
     opt = Optimizer(table, "erahbo", budget=60 + 20, seed=0, k_min=2, k_max=20,
-                    initial_design=[0, 1, 2])
+                    initial_design=[0, 1, 2], random_interleave=0)  # round 4: the rule's
     for c in range(12):
         if c != 5:
             opt.exclude(c)

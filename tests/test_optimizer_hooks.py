@@ -27,7 +27,7 @@ def test_stopping_decision_is_the_inner_loops_rule():
                 k += 1
             rounds = opt.result().rounds
             row = rounds[rounds["iteration"] == trial.round].iloc[0]
-            if row["stop_reason"] != "budget":
+            if row["stop_reason"] not in ("budget", "random"):  # random rounds: no rule
                 assert k_pred == row["k"] == k, (k_pred, row["k"], k)
                 checked += 1
                 stopped_early += row["stop_reason"] == "dominated" and k < 8

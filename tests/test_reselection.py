@@ -49,7 +49,8 @@ def test_the_cap_keeps_the_search_exploring(method, kw):
 
 def test_max_seeds_settings_and_resume(tmp_path):
     db = tmp_path / "s.db"
-    first = erahbo.optimize(_objective, _table(), budget=60, seed=1, k_max=6, journal=db)
+    first = erahbo.optimize(_objective, _table(), budget=60, seed=1, k_max=6, pool_share=0.0,
+                            journal=db)  # a strict cap
     assert first.history.groupby("config_id").size().max() <= 6
     again = erahbo.resume(db, _objective, space=_table())
     cols = ["config_id", "seed", "return"]

@@ -323,7 +323,7 @@ def run_study(
                 trace, meta = run_repetition(job.task, job.method, job.repetition, job.settings,
                                              report)
                 write_trace(trace, meta, job.path)
-        return {"jobs_run": len(jobs), "jobs_skipped": skipped, "runs": runs}
+        return _finished(len(jobs), skipped, runs, total, on_progress)
     if not isinstance(executor, Executor) and executor not in ("process", "ray"):
         raise ValueError(
             f"executor={executor!r} is not known; use 'process', 'ray' or an "
@@ -356,4 +356,13 @@ def run_study(
                 os.environ.pop(v, None)
             else:
                 os.environ[v] = old
-    return {"jobs_run": len(jobs), "jobs_skipped": skipped, "runs": runs}
+    return _finished(len(jobs), skipped, runs, total, on_progress)
+
+
+def _finished(jobs_run: int, skipped: int, runs: int, total: int,
+              on_progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    """The summary of a finished study; progress ends at 100 % even where a repetition ended
+    one run short of its budget (a round needs 2 seeds): the total becomes the runs done."""
+    if on_progress is not None and runs < total:
+        on_progress(runs, runs)
+    return {"jobs_run": jobs_run, "jobs_skipped": skipped, "runs": runs}
