@@ -51,9 +51,12 @@ def demo(
     counts = ", ".join(f"{k} seeds x {ks.count(k)}" for k in sorted(set(ks)))
     console.print(f"{result.n_evals} training runs in {len(result.rounds)} rounds; "
                   f"seeds per BO round: {counts}")
+    n_random = int((result.rounds["stop_reason"] == "random").sum())
     console.print("ERAHBO gives a configuration more seeds only while it looks better than "
                   "every configuration evaluated so far: most rounds stop at k_min = 2 seeds, "
-                  "the promising ones get more, up to k_max = 20.")
+                  "the promising ones get more, up to k_max = 20"
+                  + (f" ({n_random} of the rounds in the first 50 runs tried a random "
+                     "configuration with 2 seeds: random_interleave)." if n_random else "."))
     png = plot_1d_run(task, result, out / "figure1.png")
     rounds = plot_rounds(result, out / "figure1_rounds.png",
                          title="ERAHBO on the Figure-1 task: rounds")
