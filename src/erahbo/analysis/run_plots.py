@@ -245,6 +245,8 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     ok = bo & np.isfinite(lcb) & np.isfinite(ucb)
     ax.vlines(runs[ok], lcb[ok], ucb[ok], colors=np.asarray(colours, dtype=object)[ok], lw=1.5,
               alpha=0.7)
+    ax.scatter(runs[ok], ucb[ok], s=10, c=np.asarray(colours, dtype=object)[ok].tolist(),
+               zorder=3)  # (at beta_stop = 0 the bounds are the posterior mean: a point)
     b_t = r["B_t"].to_numpy(dtype=float)
     fin = bo & np.isfinite(b_t)
     if fin.any():  # B_t holds from the start of its round to the end of the last one
@@ -266,7 +268,7 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     for reason, colour in colour_of.items():  # one legend for both panels: colours agree
         ax.plot([], [], color=colour, lw=4, label=f"round ended: {reason}")
     ax.set_xlim(0, runs[-1] * 1.01 + 1 if len(runs) else 1)
-    ax.set_ylabel("MV bounds of x_t")
+    ax.set_ylabel("MV bounds of x_t (at beta_stop)")
     ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")
     axk.bar(runs - k / 2, k, width=np.maximum(k, 1.0), color=colours, edgecolor="white",
             linewidth=0.3)
