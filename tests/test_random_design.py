@@ -128,3 +128,16 @@ def test_cli_flag_reaches_the_study_and_bad_values_fail_cleanly(tmp_path):
                               "--random-interleave", "-3", "--out", str(tmp_path / "b"),
                               "--no-progress"])
     assert bad.exit_code != 0 and "random_interleave=-3 must be an int >= 0" in bad.output
+
+
+def test_after_a_warm_start_the_first_bo_round_is_random_too():
+    rng = np.random.default_rng(0)
+    table = _table()
+    rows = [{"config_id": int(i), "seed": s, "return": _objective(table.iloc[i].to_dict(), s)}
+            for i in rng.choice(len(table), 3, replace=False) for s in (1, 2)]
+    opt = erahbo.Optimizer(table, budget=40, seed=1, n_init=0, warm_start=pd.DataFrame(rows))
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
+    bo = opt.result().rounds.query("phase == 'bo'")
+    assert list(bo.stop_reason.iloc[0:5:2]) == ["random"] * 3
+    assert "random" not in set(bo.stop_reason.iloc[1:5:2])

@@ -173,6 +173,7 @@ class Optimizer:
                     "warm_start holds no configuration with at least 2 usable runs, and "
                     "n_init=0 leaves no initial design: give more runs or n_init >= 1"
                 )
+        self._n_pre = self._n_rounds + len(self._init)  # rounds before the first BO round
         self._study: JournaledStudy | None = None
         if journal is not None:
             self._study = open_study_journal(
@@ -330,7 +331,7 @@ class Optimizer:
         bs = self.schedule(tau)
         rm, B_t, acq, cand = None, np.nan, np.nan, None
         if self.method == "random" or no_data or is_random_round(  # random_interleave
-                self._n_rounds - len(self._init), self._used, self.options.random_interleave):
+                self._n_rounds - self._n_pre, self._used, self.options.random_interleave):
             cand, u, cid = self.state.random_choice(allowed, self._rng)
         else:
             rm = self.models.current()
