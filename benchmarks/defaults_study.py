@@ -292,6 +292,37 @@ def per_task(out: Path, budget: int, methods: list[str] | None = None,
     return "\n".join(out_lines)
 
 
+def wilcoxon_vs(out: Path, budget: int, ref: str, methods: list[str] | None = None,
+                tasks: list[str] | None = None, reps: str | None = None) -> str:
+    """Lines comparing ``ref`` with every other method on the per-task mean final normalized
+    regret (after ``budget`` runs): tasks where ``ref`` is lower, and the paired Wilcoxon
+    signed-rank test over the tasks, two-sided and one-sided (H1: ``ref`` lower). With 8
+    tasks the smallest two-sided p is 2 / 2^8 = 0.0078."""
+    from scipy.stats import wilcoxon
+
+    final: dict[tuple[str, str], list[float]] = {}
+    for trace, meta, _ in selected_traces(out, methods, tasks, reps):
+        reg = trace["simple_regret"].to_numpy()[:budget] / max(float(meta["init_regret"]),
+                                                               1e-12)
+        final.setdefault((meta["method"], meta["task"]), []).append(
+            float(reg[-1]) if len(reg) else np.nan)
+    names = sorted({t for _, t in final})
+    lines = []
+    for m in sorted({m for m, _ in final} - {ref}):
+        common = [t for t in names if (ref, t) in final and (m, t) in final]
+        a = np.array([np.mean(final[(ref, t)]) for t in common])
+        b = np.array([np.mean(final[(m, t)]) for t in common])
+        if len(common) < 2 or np.all(a == b):
+            lines.append(f"final regret, {ref} vs {m}: too few tasks that differ")
+            continue
+        two = wilcoxon(a, b).pvalue
+        one = wilcoxon(a, b, alternative="less").pvalue
+        lines.append(f"final regret, {ref} vs {m}: {ref} lower on {int((a < b).sum())} of "
+                     f"{len(common)} tasks, Wilcoxon two-sided p = {two:.4f}, one-sided "
+                     f"p = {one:.4f}")
+    return "\n".join(lines)
+
+
 def _names(text: str | None) -> list[str] | None:
     return [x.strip() for x in text.split(",")] if text else None
 
@@ -331,6 +362,8 @@ def main() -> None:
                     "difference; wins, ties, losses)")
     ap.add_argument("--per-task", action="store_true", help="--summarize: also print the "
                     "median runs to 0.25 and the mean final regret per task")
+    ap.add_argument("--wilcoxon", default=None, help="--summarize: compare this method "
+                    "with every other on the per-task mean final regret (Wilcoxon over tasks)")
     ap.add_argument("--protocol", default="user", help="user (everything counted) | paper "
                     "(a shared 5 x 20 initial design, not counted)")
     args = ap.parse_args()
@@ -347,6 +380,9 @@ def main() -> None:
         if args.per_task:
             print(per_task(args.out, args.budget, _names(args.methods), _names(args.tasks),
                            args.reps))
+        if args.wilcoxon:
+            print(wilcoxon_vs(args.out, args.budget, args.wilcoxon, _names(args.methods),
+                              _names(args.tasks), args.reps))
         return
     tasks = load_tasks(args)
     specs = method_specs([v.strip() for v in args.variants.split(",") if v.strip()])
