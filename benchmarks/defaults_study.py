@@ -307,8 +307,11 @@ def wilcoxon_vs(out: Path, budget: int, ref: str, methods: list[str] | None = No
         final.setdefault((meta["method"], meta["task"]), []).append(
             float(reg[-1]) if len(reg) else np.nan)
     names = sorted({t for _, t in final})
+    found = sorted({m for m, _ in final})
+    if ref not in found:
+        return f"--wilcoxon {ref}: no traces of that method under {out} (found: {', '.join(found)})"
     lines = []
-    for m in sorted({m for m, _ in final} - {ref}):
+    for m in sorted(set(found) - {ref}):
         common = [t for t in names if (ref, t) in final and (m, t) in final]
         a = np.array([np.mean(final[(ref, t)]) for t in common])
         b = np.array([np.mean(final[(m, t)]) for t in common])
