@@ -4,7 +4,8 @@
 # repetitions x 1000 runs, the paper's protocol (a shared initial design), three ways: the paper's Vizier processing at alpha = 1,
 # linear minmax processing at alpha = 1, and Vizier at alpha = 20 (above every table's alpha*,
 # where the mean-variance trade-off exists: `erahbo dataset inspect data/arlbench`). The
-# reports are copied into docs/results/arlbench_study{,/minmax,/alpha20}. Resumable (finished
+# reports (and per_task.md: summary, per-task tables, Wilcoxon over tasks) are copied into
+# docs/results/arlbench_study{,/minmax,/alpha20}. Resumable (finished
 # traces are kept): after new data, remove results/arlbench_study* first.
 #
 #   scripts/arlbench_study.sh [DATA...]     # default: data/arlbench (every merged table)
@@ -21,6 +22,14 @@ run() {  # run NAME PROCESSING ALPHA
   mkdir -p "$dest"
   rm -rf "$dest/figures"
   cp -r "$out/report/report.md" "$out/report/ranks.csv" "$out/report/figures" "$dest/"
+  {  # the summary, per-task tables and Wilcoxon lines the README quotes
+    echo "# Per task: the paper's protocol, --outcome-processing $2 --alpha $3"
+    echo
+    echo "\`python benchmarks/defaults_study.py --summarize --out $out --budget 1000 --per-task --wilcoxon erahbo\`"
+    echo
+    "$PY" benchmarks/defaults_study.py --summarize --out "$out" --budget 1000 --per-task \
+        --wilcoxon erahbo
+  } >"$dest/per_task.md"
   echo "report: $dest/report.md"
 }
 run "" vizier 1
