@@ -595,6 +595,9 @@ def test_cli_inspect_shows_the_risk_tradeoff(tmp_path):
     assert "1 (0.00)" in res.output  # risk-neutral: the best mean is MV-optimal
     res = runner.invoke(app, [*args[:-1], "warped"])
     assert res.exit_code == 1 and "--outcome-processing 'warped'" in res.output
+    res = runner.invoke(app, [*args, "--alpha", "-1"], env={"COLUMNS": "200"})
+    # refused by the shared rule, not shown as a degenerate task ("-")
+    assert res.exit_code == 1 and "alpha=-1.0 is negative" in res.output
 
 
 def test_benchmark_optima_are_on_the_benchmark_scale():

@@ -18,6 +18,7 @@ from erahbo.datasets.loaders import expand_paths, load_task
 from erahbo.datasets.synth import write_suite
 from erahbo.datasets.tradeoff import tradeoff_stats
 from erahbo.datasets.warping import METHODS
+from erahbo.validation import check_options
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -86,6 +87,7 @@ def inspect(
     """
     console = make_console()
     try:
+        check_options(alpha=alpha)
         if outcome_processing not in METHODS:
             raise ValueError(
                 f"--outcome-processing {outcome_processing!r}: use one of {', '.join(METHODS)}"
