@@ -598,6 +598,10 @@ def test_cli_inspect_shows_the_risk_tradeoff(tmp_path):
     res = runner.invoke(app, [*args, "--alpha", "-1"], env={"COLUMNS": "200"})
     # refused by the shared rule, not shown as a degenerate task ("-")
     assert res.exit_code == 1 and "alpha=-1.0 is negative" in res.output
+    (tmp_path / "afile").write_text("x")
+    res = runner.invoke(app, [*args, "--plot-dir", str(tmp_path / "afile" / "figs")],
+                        env={"COLUMNS": "200"})
+    assert res.exit_code == 1 and "--plot-dir" in res.output and "is a file" in res.output
 
 
 def test_benchmark_optima_are_on_the_benchmark_scale():

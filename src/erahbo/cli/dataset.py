@@ -11,6 +11,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from erahbo._files import check_out_dir
 from erahbo.cli._console import compact, make_console
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.inspect import plot_mean_std, summarize_task
@@ -88,6 +89,8 @@ def inspect(
     console = make_console()
     try:
         check_options(alpha=alpha)
+        if plot_dir is not None:
+            check_out_dir(plot_dir, "--plot-dir")
         if outcome_processing not in METHODS:
             raise ValueError(
                 f"--outcome-processing {outcome_processing!r}: use one of {', '.join(METHODS)}"
