@@ -100,7 +100,6 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # more seeds for promising configurations late in the study (session 12): beta_stop rises
     # from 0 to 1 over the budget (the paper's exponential schedule, eq. 35)
     "default-exp20": ("default", {"beta_stop": 1.0, "schedule": "exponential", "gamma": 20.0}),
-    "default-exp10": ("default", {"beta_stop": 1.0, "schedule": "exponential", "gamma": 10.0}),
 }
 CHECKPOINTS = (100, 250, 500)
 
@@ -150,6 +149,12 @@ def _rep_range(reps: str | None) -> tuple[int, int | None]:
     return 0, int(reps)
 
 
+def _normalizer(meta: dict) -> float:
+    """The trace's initial regret, the unit of the normalized regret (1 = the initial design's
+    average configuration); floored so that a zero initial regret does not divide by 0."""
+    return max(float(meta["init_regret"]), 1e-12)
+
+
 @functools.cache
 def _read(path: str):
     """One trace and its metadata, read once per run of this script (summaries, pairs and
@@ -188,14 +193,14 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
     ks: dict[str, list[float]] = {}
     found: dict[str, list[float]] = {}  # regret of the best configuration evaluated
     for trace, meta, _ in selected_traces(out, methods, tasks, reps):
-        reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
+        reg = trace["simple_regret"].to_numpy() / _normalizer(meta)
         curve = np.full(budget, reg[-1] if len(reg) else np.nan)
         curve[: min(len(reg), budget)] = reg[:budget]
         curves.setdefault((meta["method"], meta["task"]), []).append(curve)
         if len(reg):
             best = float(trace["incumbent_mv"].iloc[-1] + trace["simple_regret"].iloc[-1])
             found.setdefault(meta["method"], []).append(
-                (best - float(trace["config_mv"].max())) / max(float(meta["init_regret"]), 1e-12))
+                (best - float(trace["config_mv"].max())) / _normalizer(meta))
         bo = trace[trace["round"] > len(meta["initial_config_ids"])]
         ks.setdefault(meta["method"], []).append(
             float(bo.groupby("round").size().mean()) if len(bo) else np.nan)
@@ -235,7 +240,7 @@ def first_hits(out: Path, method: str, level: float = 0.25, tasks: list[str] | N
     """(task, repetition) -> first run with normalized regret <= ``level`` (inf: never)."""
     hits = {}
     for trace, meta, rep in selected_traces(out, [method], tasks, reps):
-        reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
+        reg = trace["simple_regret"].to_numpy() / _normalizer(meta)
         hit = reg <= level
         hits[(meta["task"], rep)] = float(hit.argmax() + 1) if hit.any() else np.inf
     return hits
@@ -270,16 +275,22 @@ def paired(out: Path, a: str, b: str, tasks: list[str] | None = None, reps: str 
             f"more runs in {len(keys) - wins - ties}")
 
 
+def _regret_curves(out: Path, budget: int, methods: list[str] | None = None,
+                   tasks: list[str] | None = None, reps: str | None = None):
+    """Yield ``((task, method), regret)`` per selected trace: the normalized regret of its
+    first ``budget`` runs, shape ``(min(runs, budget),)``."""
+    for trace, meta, _ in selected_traces(out, methods, tasks, reps):
+        reg = trace["simple_regret"].to_numpy()[:budget] / _normalizer(meta)
+        yield (meta["task"], meta["method"]), reg
+
+
 def per_task(out: Path, budget: int, methods: list[str] | None = None,
              tasks: list[str] | None = None, reps: str | None = None) -> str:
     """Two Markdown tables, task x method: the median runs to normalized regret <= 0.25 and
     the mean final normalized regret (after ``budget`` runs)."""
     hits: dict[tuple[str, str], list[float]] = {}
     final: dict[tuple[str, str], list[float]] = {}
-    for trace, meta, _ in selected_traces(out, methods, tasks, reps):
-        reg = trace["simple_regret"].to_numpy()[:budget] / max(float(meta["init_regret"]),
-                                                               1e-12)
-        key = (meta["task"], meta["method"])
+    for key, reg in _regret_curves(out, budget, methods, tasks, reps):
         hit = reg <= 0.25
         hits.setdefault(key, []).append(float(hit.argmax() + 1) if hit.any() else np.inf)
         final.setdefault(key, []).append(float(reg[-1]) if len(reg) else np.nan)
@@ -305,11 +316,8 @@ def wilcoxon_vs(out: Path, budget: int, ref: str, methods: list[str] | None = No
     from scipy.stats import wilcoxon
 
     final: dict[tuple[str, str], list[float]] = {}
-    for trace, meta, _ in selected_traces(out, methods, tasks, reps):
-        reg = trace["simple_regret"].to_numpy()[:budget] / max(float(meta["init_regret"]),
-                                                               1e-12)
-        final.setdefault((meta["method"], meta["task"]), []).append(
-            float(reg[-1]) if len(reg) else np.nan)
+    for (task, method), reg in _regret_curves(out, budget, methods, tasks, reps):
+        final.setdefault((method, task), []).append(float(reg[-1]) if len(reg) else np.nan)
     names = sorted({t for _, t in final})
     found = sorted({m for m, _ in final})
     if ref not in found:
