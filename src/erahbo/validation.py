@@ -101,6 +101,19 @@ def _share(what: str) -> Rule:
     return rule
 
 
+def _flag(what: str) -> Rule:
+    """Rule: a bool (``True``/``False``; numpy bools and the ints 0 and 1 too)."""
+
+    def rule(name: str, value: Any) -> bool:
+        numpy_bool = getattr(getattr(value, "dtype", None), "kind", "") == "b"
+        if isinstance(value, bool) or numpy_bool or (
+                isinstance(value, numbers.Integral) and value in (0, 1)):
+            return bool(value)
+        raise ValueError(f"{name}={value!r} must be True or False ({what})")
+
+    return rule
+
+
 def _alpha(name: str, value: Any) -> float:
     if check_real(name, value) < 0:
         raise ValueError(
@@ -138,6 +151,8 @@ RULES: dict[str, Rule] = {
                          "max_seeds; 0: the cap is max_seeds from the start"),
     "random_interleave": _int_at_least(0, " (runs during which every other round is a random "
                                        "configuration; 0: never)"),
+    "challengers": _flag("challenger rounds: seeds for a configuration whose runs beat the "
+                         "recommendation"),
     "recommend_seeds": _int_at_least(0, " (configurations with this many seeds compete for "
                                      "the recommendation on their sample MV; 0: off)"),
     "recommend_beta": _real_above(0, False, " or None (the recommendation's confidence; None: "

@@ -10,12 +10,13 @@
 True
 
 A BO round: fit both GPs on ``D_{t-1}`` (:mod:`erahbo.optimizer.rounds`), choose ``x_t`` by the
-acquisition (eq. 8; random search and the rounds of ``random_interleave``: uniform,
-:mod:`erahbo.optimizer.random_design`), compute ``B_t`` (eq. 10) with ``beta_stop_t``, then
-spend seeds on ``x_t`` as the replication policy decides (:mod:`erahbo.policies`; ERAHBO: until
-the stopping rule, eq. 12, or ``k_max``).  The budget counts seeds.  With a journal every trial
-and run is recorded first (:mod:`erahbo.runtime.journal`); the journal replays a study through
-:class:`~erahbo.optimizer.journaling.StudyRecorder`.  :mod:`erahbo.optimizer.loop` runs an
+acquisition (eq. 8; uniform in random search and the rounds of ``random_interleave``,
+:mod:`erahbo.optimizer.random_design`; the challenger in a challenger round,
+:mod:`erahbo.optimizer.challengers`), compute ``B_t`` (eq. 10) with ``beta_stop_t``, then spend
+seeds on ``x_t`` as the replication policy decides (:mod:`erahbo.policies`; ERAHBO: until the
+stopping rule, eq. 12, or ``k_max``). The budget counts seeds. With a journal every trial and
+run is recorded first (:mod:`erahbo.runtime.journal`) and a study is replayed through
+:class:`~erahbo.optimizer.journaling.StudyRecorder`; :mod:`erahbo.optimizer.loop` runs an
 objective with it.
 """
 
@@ -30,6 +31,7 @@ import numpy as np
 
 from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
+from erahbo.optimizer.challengers import is_challenger_round, pick_challenger
 from erahbo.optimizer.journaling import open_study_journal
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
 from erahbo.optimizer.random_design import is_random_round
@@ -96,14 +98,10 @@ class Optimizer:
     options : Options, optional
         All options at once (then give no other option by name).
     **option_values
-        The options by name: ``method`` (second positional argument), ``budget``, ``seed``,
-        ``alpha``, ``beta``, ``beta_stop``, ``schedule``, ``gamma``, ``slope``, ``k_min``,
-        ``k_max``, ``seed_batch``, ``n_parallel``, ``stopping``, ``k``, ``n_init``,
-        ``k_init``, ``initial_in_budget``, ``kernel``, ``rho_max2``, ``refit_every``,
-        ``raw_samples``, ``n_polish``, ``engine``, ``failures``, ``retries``; documented,
-        defaulted and validated once by :class:`erahbo.optimizer.options.Options` (an unknown
-        name or a bad value raises with the fix). ``failures`` defaults to ``"penalize"`` when a
-        journal is given.
+        The options by name (``method`` also as the second positional argument): every field
+        of :class:`erahbo.optimizer.options.Options`, which documents, defaults and validates
+        them once (an unknown name or a bad value raises with the fix). ``failures`` defaults
+        to ``"penalize"`` when a journal is given.
 
     Notes
     -----
@@ -327,19 +325,25 @@ class Optimizer:
             self.models.start_round()
         self._n_rounds += 1
         self.models.count_round()
-        tau = 0.0 if self.budget is None else self._used / max(self.budget, 1)
-        bs = self.schedule(tau)
-        rm, B_t, acq, cand = None, np.nan, np.nan, None
+        bs = self.schedule(0.0 if self.budget is None else self._used / max(self.budget, 1))
+        rm, B_t, acq, cand, phase, o = None, np.nan, np.nan, None, "bo", self.options
+        t_bo = self._n_rounds - self._n_pre
         if self.method == "random" or no_data or is_random_round(  # random_interleave
-                self._n_rounds - self._n_pre, self._used, self.options.random_interleave):
+                t_bo, self._used, o.random_interleave):
             cand, u, cid = self.state.random_choice(allowed, self._rng)
         else:
             rm = self.models.current()
-            cand, u, cid, acq = self.models.choose(rm, allowed, list(self._pending.values()),
-                                                   self.seed * 100003 + self._n_rounds, avoid)
+            ch = is_challenger_round(t_bo, self._used, o.random_interleave, o.challengers) and (
+                pick_challenger(self.state, self.models, self._seeds_left, allowed))
+            if ch:  # an evaluated configuration whose own runs beat the incumbent's
+                (cand, u, cid), phase = ch, "challenger"
+            else:
+                cand, u, cid, acq = self.models.choose(rm, allowed, list(self._pending.values()),
+                                                       self.seed * 100003 + self._n_rounds,
+                                                       avoid)
             B_t, _ = rm.best_lcb_mv(self.weight, bs, self.state.row_mask())  # eq. 10
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
-                  self.data.row_of(cid), rm, float(B_t), bs, float(acq))
+                  self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
         self._open[r.t] = r
         return self._trial(cid, r.u, int(max(min(n, self._seeds_left(cid)), 1)), "bo", r.t)
 
@@ -521,7 +525,7 @@ class Optimizer:
             self._close(r, reason)
 
     def _close(self, r: Round, reason: str) -> None:
-        self.history.add_round(self.data, r.t, "bo", r.config_id, r.k,
+        self.history.add_round(self.data, r.t, r.phase, r.config_id, r.k,
                                self.data.row_of(r.config_id), r.ib, r.B_t, r.beta_stop, r.acq,
                                reason)
         del self._open[r.t]
@@ -583,14 +587,11 @@ class Optimizer:
         return float("nan") if rec is None else rec[1]
 
     def recommend(self) -> dict[str, Any] | None:
-        """Incumbent: ``argmax LCB_MV`` (``beta``) over evaluated configurations (None if none).
-
-        GP-UCB, being risk-neutral, recommends ``argmax LCB_f``.
-        """
+        """The incumbent's configuration (None before any data): ``argmax LCB_MV``, or a
+        well-sampled configuration (``recommend_seeds``); GP-UCB: ``argmax LCB_f``."""
         rec = self._recommend()
-        if rec is None:
-            return None
-        return self.state.config(self.data.config_ids[rec[0]], self.data.U[rec[0]])
+        ids, U = self.data.config_ids, self.data.U
+        return None if rec is None else self.state.config(ids[rec[0]], U[rec[0]])
 
     def result(self) -> Result:
         """Current :class:`Result` (history, rounds, per-configuration table, incumbent)."""

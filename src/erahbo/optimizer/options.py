@@ -56,7 +56,8 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
                                   "n_init": 5, "k_init": None, "refit_every": 0,
                                   "refit_growth": None,
                                   "recommend_beta": None, "pool_share": 0.0,
-                                  "seed_share": 0.0, "random_interleave": 0}
+                                  "seed_share": 0.0, "random_interleave": 0,
+                                  "challengers": False}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
 # (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
@@ -66,12 +67,13 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
     "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
     "pool_share": 0.25,  # up to a quarter of the runs may go beyond max_seeds (identification)
     "random_interleave": 50,  # every other round random during the first 50 runs
+    "challengers": True,  # then every other round to a configuration whose runs beat the incumbent
 }
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
             "recommend_beta", "recommend_seeds", "max_seeds", "pool_share", "seed_share",
-            "random_interleave", "raw_samples", "n_polish", "retries")
+            "random_interleave", "challengers", "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -193,6 +195,13 @@ class Options:
         fixed-k methods) instead of the acquisition's choice
         (:mod:`erahbo.optimizer.random_design`). Default 50 for ERAHBO; 0 (never) for the other
         methods and under ``preset="paper"``.
+    challengers : bool or None
+        An erahbo extension: once ``random_interleave`` runs are spent, the BO rounds that
+        were random before (the first, third, ... after the initial design) go to the
+        challenger when there is one: the evaluated configuration with fewer than
+        ``recommend_seeds`` seeds whose sample MV less one standard error is highest and
+        beats the sample MV of the recommendation (:mod:`erahbo.optimizer.challengers`).
+        Default True for ERAHBO; False for the other methods and under ``preset="paper"``.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -237,6 +246,7 @@ class Options:
     pool_share: float | None = None
     seed_share: float | None = None
     random_interleave: int | None = None
+    challengers: bool | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -274,6 +284,10 @@ class Options:
             raise ValueError(f"random_interleave={self.random_interleave} interleaves random "
                              "rounds into a model-based search; every round of method='random' "
                              "is random already (drop random_interleave)")
+        if self.challengers and method == "random":
+            raise ValueError("challengers=True gives seeds to configurations chosen on their "
+                             "runs within a model-based search; method='random' has no "
+                             "recommendation to challenge (drop challengers)")
         _choice("stopping", self.stopping, STOPPING_RULES)
         if self.stopping != "ucb" and method != "erahbo":
             raise ValueError(f"stopping={self.stopping!r} applies to ERAHBO only "
@@ -400,7 +414,7 @@ class Options:
         for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
                               ("refit_growth", None), ("recommend_beta", None),
                               ("pool_share", 0.0), ("seed_share", 0.0),
-                              ("random_interleave", 0)):
+                              ("random_interleave", 0), ("challengers", False)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         if self.recommend_seeds_value:

@@ -96,7 +96,9 @@ class Result:
         or None when the user ran the seed) and ``rerun`` (True: the run repeats, with the same
         seed, one cut by a crash of the study). ``return`` is NaN for runs not counted.
     rounds : pandas.DataFrame
-        One row per round: ``iteration, phase, config_id, k`` (seeds used in the round),
+        One row per round: ``iteration, phase`` (``"init"``, ``"bo"``, or ``"challenger"``
+        for a challenger round: :mod:`erahbo.optimizer.challengers`), ``config_id, k`` (seeds
+        used in the round),
         ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
         beta_stop, acquisition, stop_reason, mean, var``.
     configs : pandas.DataFrame
@@ -156,6 +158,7 @@ class Round:
     acq: float
     k: int = 0
     ib: InnerBounds | None = None
+    phase: str = "bo"  # "challenger": a challenger round (erahbo.optimizer.challengers)
 
 
 class History:

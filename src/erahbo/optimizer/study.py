@@ -50,6 +50,7 @@ def study_options(settings: dict[str, Any]) -> dict[str, Any]:
     # stored only when not 0, and 0 (off) in journals written before they existed
     for name in ("pool_share", "seed_share", "recommend_seeds", "random_interleave"):
         out.setdefault(name, 0)
+    out.setdefault("challengers", False)  # journals written before challenger rounds
     if out.get("retries") is None:
         out.pop("retries", None)
     if out.get("failures") is None:
