@@ -78,7 +78,7 @@ def method_label(method: str) -> str:
 
 
 _FIXED_K_GROUP = {"rahbo": 2, "gpucb": 3, "random": 4, "optuna-tpe": 4.5}
-_VARIANT_OFFSET = {"bs": -1e9, "exp": 0.0, "sig": 1e9, "b": 2e9, "ri": 2.5e9}
+_VARIANT_OFFSET = {"bs": -1e9, "exp": 0.0, "sig": 1e9, "b": 2e9, "ri": 2.5e9, "ch": 2.7e9}
 
 
 def method_sort_key(method: str) -> tuple[float, float, int, str]:

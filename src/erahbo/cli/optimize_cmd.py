@@ -22,6 +22,7 @@ import typer
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import print_top, top_rows, unspent_note, why
 from erahbo.cli._seed_options import (
+    CHALLENGERS,
     MAX_SEEDS,
     POOL_SHARE,
     RANDOM_INTERLEAVE,
@@ -215,6 +216,7 @@ def optimize(
     recommend_seeds: int = RECOMMEND_SEEDS,
     seed_share: float = SEED_SHARE,
     random_interleave: int = RANDOM_INTERLEAVE,
+    challengers: bool = CHALLENGERS,
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
     parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "
@@ -280,7 +282,7 @@ def optimize(
                      "n_init": n_init, "k_init": k_init, "max_seeds": max_seeds,
                      "pool_share": pool_share, "seed_share": seed_share,
                      "recommend_seeds": recommend_seeds,
-                     "random_interleave": random_interleave}
+                     "random_interleave": random_interleave, "challengers": challengers}
             result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, k=k,
                 preset=preset, **{n: v for n, v in given.items() if v is not None},

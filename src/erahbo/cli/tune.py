@@ -13,6 +13,7 @@ import typer
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import markdown_top, print_top, top_rows, unspent_note, why
 from erahbo.cli._seed_options import (
+    CHALLENGERS,
     MAX_SEEDS,
     POOL_SHARE,
     RANDOM_INTERLEAVE,
@@ -61,6 +62,7 @@ def tune(
     recommend_seeds: int = RECOMMEND_SEEDS,
     seed_share: float = SEED_SHARE,
     random_interleave: int = RANDOM_INTERLEAVE,
+    challengers: bool = CHALLENGERS,
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
                                     "history.csv; or a runhistory.csv, ARLBench landscape "
@@ -106,7 +108,8 @@ def tune(
     extra = {"n_total_timesteps": int(steps)} if steps else None
     given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
                  max_seeds=max_seeds, pool_share=pool_share, seed_share=seed_share,
-                 recommend_seeds=recommend_seeds, random_interleave=random_interleave)
+                 recommend_seeds=recommend_seeds, random_interleave=random_interleave,
+                 challengers=challengers)
     options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:

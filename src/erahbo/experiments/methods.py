@@ -13,6 +13,8 @@ Grammar of a method name::
     erahbo-ri<N>           ERAHBO with random rounds interleaved during the first N runs
                            (``random_interleave``; erahbo-ri0: none, the defaults of sessions
                            9-10)
+    erahbo-ch0             ERAHBO without challenger rounds (``challengers=False``: the
+                           defaults of sessions 11-12); erahbo-ch1: with them (the default)
     erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
                            confidence rule (``stopping="race"``: seeds double while the sample
                            MV keeps up with the best other one, as SMAC's intensifier races a
@@ -110,9 +112,9 @@ def parse_method(name: str) -> MethodSpec:
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
-        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-race, rahbo-k<K>, "
-        "gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in flight), and "
-        "optuna-tpe-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
+        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-ch0, erahbo-race, "
+        "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations "
+        "in flight), and optuna-tpe-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
 
@@ -133,6 +135,11 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
             return None
         return MethodSpec(name=key, label=f"ERAHBO (random rounds to run {int(text)})",
                           method="erahbo", options={"random_interleave": int(text)})
+    if kind == "ch":
+        if text not in ("0", "1"):
+            return None
+        return MethodSpec(name=key, label=f"ERAHBO (challengers {'on' if text == '1' else 'off'})",
+                          method="erahbo", options={"challengers": text == "1"})
     if text.isdigit() and int(text) >= 1:  # "b": seeds asked at a time after k_min
         n = int(text)
         return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",

@@ -28,7 +28,11 @@ seed's return with ``trial.report(value, step)`` (``step = 0, 1, ...``) and stop
   trials) stops at ``k_init``; with ``random_interleave`` (erahbo's default for ERAHBO: 50
   runs) every other trial after the initial design is uniform at random while the study
   holds fewer than that many runs (phase ``"random"``), and stops at ``k_min`` (fixed-k:
-  ``k``). ``should_prune()`` is True at every stop, ``k_max`` included.
+  ``k``); after that, with ``challengers`` (erahbo's default for ERAHBO), the same trials
+  are challenger rounds (phase ``"challenger"``): they re-run the configuration whose own
+  runs beat the recommendation's, if there is one (:mod:`erahbo.optimizer.challengers`;
+  else the acquisition's choice), with the stopping rule as usual. ``should_prune()`` is
+  True at every stop, ``k_max`` included.
 * The sampler reads the per-seed returns (intermediate values) of COMPLETE, PRUNED and FAILED
   trials, pools trials with the same parameters, and proposes the next configuration with the
   method's acquisition over the distributions the objective suggests (float, log, stepped,
@@ -74,13 +78,15 @@ from optuna.trial import FrozenTrial, TrialState
 
 from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer
+from erahbo.optimizer.challengers import is_challenger_round
 from erahbo.optimizer.random_design import is_random_round
 from erahbo.space import SearchSpace
 
 __all__ = ["SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler"]
 
 SEED_OFFSET = "erahbo_seed_offset"  # user attribute: seeds a repeated configuration already ran
-_PHASE = "erahbo:phase"  # trial system attribute: "init", "bo" or "random" (random_interleave)
+# trial system attribute: "init", "bo", "random" (random_interleave) or "challenger"
+_PHASE = "erahbo:phase"
 _HYPER = "erahbo:hyperparameters"  # study system attribute: fitted GP hyperparameters (JSON)
 _DECISION = "erahbo:decision"  # trial system attribute: the stopping decision (k, UCB_MV, B_t)
 _USED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -151,6 +157,7 @@ class ERAHBOSampler(BaseSampler):
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
     preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_every, seed, kernel
+    random_interleave, challengers
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
         design, Sobol points once the search space is known; ``k_init``: their seeds; None:
         the preset's default).
@@ -184,6 +191,7 @@ class ERAHBOSampler(BaseSampler):
         k_init: int | None = None,
         refit_every: int | None = None,
         random_interleave: int | None = None,
+        challengers: bool | None = None,
         seed: int = 0,
         failures: str = "penalize",
         kernel: str = "rbf",
@@ -195,7 +203,8 @@ class ERAHBOSampler(BaseSampler):
         if failures not in ("penalize", "exclude"):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
-                     k_init=k_init, refit_every=refit_every, random_interleave=random_interleave)
+                     k_init=k_init, refit_every=refit_every, random_interleave=random_interleave,
+                     challengers=challengers)
         self._options: dict[str, Any] = dict(
             method=method, preset=preset, alpha=alpha, seed=seed, failures=failures,
             kernel=kernel, raw_samples=raw_samples, n_polish=n_polish,
@@ -210,6 +219,8 @@ class ERAHBOSampler(BaseSampler):
         # made by a new Optimizer warm-started with the study's runs, which cannot count them
         self.random_interleave = int(o.random_interleave or 0)
         self._options["random_interleave"] = 0
+        self.challengers = bool(o.challengers)  # likewise: a phase of this sampler's trials
+        self._options["challengers"] = False
         self._independent = independent_sampler or RandomSampler(seed=seed)
         self._warn = bool(warn_independent_sampling)
         self._warned: set[str] = set()
@@ -227,11 +238,14 @@ class ERAHBOSampler(BaseSampler):
         others = [t for t in study.get_trials(deepcopy=False) if t.number != trial.number]
         n = sum(1 for t in others if t.system_attrs.get(_PHASE) == "init")
         phase = "init" if n < self.n_init else "bo"
-        if phase == "bo" and self.random_interleave:  # as Optimizer: every other round, early
-            bo = sum(1 for t in others if t.system_attrs.get(_PHASE) in ("bo", "random"))
+        if phase == "bo" and (self.random_interleave or self.challengers):  # as Optimizer
+            bo = sum(1 for t in others
+                     if t.system_attrs.get(_PHASE) in ("bo", "random", "challenger"))
             runs = sum(len(t.intermediate_values) for t in others)
             if is_random_round(bo + 1, runs, self.random_interleave):
                 phase = "random"
+            elif is_challenger_round(bo + 1, runs, self.random_interleave, self.challengers):
+                phase = "challenger"
         study._storage.set_trial_system_attr(trial._trial_id, _PHASE, phase)
         trial.system_attrs[_PHASE] = phase  # Optuna's Trial keeps this copy
 
@@ -260,11 +274,16 @@ class ERAHBOSampler(BaseSampler):
             records = self._records(study, coder, exclude=trial.number)
         else:
             records = self._records(study, coder, exclude=trial.number)
-            opt = self._optimizer(study, coder, records, cache=False)
+            challenger = _phase(study, trial) == "challenger"
+            opt = self._optimizer(study, coder, records, cache=False, challengers=challenger)
             t = None if opt is None else opt.ask()
             if t is None:
                 return {}  # no usable data yet (e.g. every initial run failed): independent
             config = t.config
+            row = opt.data.row_of(t.config_id)  # an evaluated configuration (a challenger):
+            if row is not None:  # its exact parameters (decode(encode(x)) may round)
+                config = next((r["config"] for r in records if np.array_equal(
+                    coder.space.encode(r["config"]), opt.data.U[row])), config)
         key = json.dumps(coder.to_erahbo(coder.to_optuna(config)), sort_keys=True)
         ran = sum(len(r["returns"]) for r in records
                   if json.dumps(r["config"], sort_keys=True) == key)
@@ -384,15 +403,17 @@ class ERAHBOSampler(BaseSampler):
         return list(pooled.values())
 
     def _optimizer(
-        self, study: Study, coder: _Coder, records: list[dict[str, Any]], *, cache: bool
+        self, study: Study, coder: _Coder, records: list[dict[str, Any]], *, cache: bool,
+        challengers: bool = False,
     ) -> Optimizer | None:
-        """An Optimizer on ``records`` (warm start) with the study's hyperparameters."""
+        """An Optimizer on ``records`` (warm start) with the study's hyperparameters
+        (``challengers``: its first round is a challenger round)."""
         if not any(len(r["returns"]) >= 2 for r in records):
             return None
         key = (coder.key, json.dumps(records, sort_keys=True))
         if cache and self._cache is not None and self._cache[0] == key:
             return self._cache[1]
-        opts = dict(self._options, n_init=0, warm_start=records)
+        opts = dict(self._options, n_init=0, warm_start=records, challengers=challengers)
         opt: Optimizer | None
         try:
             if self.method != "random":

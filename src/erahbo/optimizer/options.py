@@ -199,7 +199,7 @@ class Options:
         An erahbo extension: once ``random_interleave`` runs are spent, the BO rounds that
         were random before (the first, third, ... after the initial design) go to the
         challenger when there is one: the evaluated configuration with fewer than
-        ``recommend_seeds`` seeds whose sample MV less one standard error is highest and
+        ``recommend_seeds`` seeds whose sample MV less 1.5 standard errors is highest and
         beats the sample MV of the recommendation (:mod:`erahbo.optimizer.challengers`).
         Default True for ERAHBO; False for the other methods and under ``preset="paper"``.
     raw_samples, n_polish : int
