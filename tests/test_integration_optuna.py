@@ -58,7 +58,8 @@ def test_pruner_is_erahbos_stopping_rule():
     sampler = ERAHBOSampler(**OPTS)
     study = run(sampler, 16)
     init = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "init"]
-    bo = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "bo"]
+    # the stopping rule's trials: the acquisition's and the challenger rounds'
+    bo = [t for t in study.trials if t.system_attrs["erahbo:phase"] in ("bo", "challenger")]
     rand = [t for t in study.trials if t.system_attrs["erahbo:phase"] == "random"]
     assert len(init) == 4 and len(bo) + len(rand) == 12 and rand  # random_interleave=50
     assert all(len(t.intermediate_values) == 6 for t in init)  # k_init, never pruned before
@@ -93,6 +94,21 @@ def test_random_rounds_alternate_early_as_in_the_optimizer():
     assert "random" not in {t.system_attrs["erahbo:phase"] for t in off.trials}
     with pytest.raises(ValueError, match="random_interleave=-1 must be an int >= 0"):
         ERAHBOSampler(random_interleave=-1)
+
+
+def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
+    study = run(ERAHBOSampler(**OPTS, random_interleave=0), 24)
+    phases = [t.system_attrs["erahbo:phase"] for t in study.trials]
+    after = phases[4:]  # after the initial design
+    assert after[0::2] == ["challenger"] * len(after[0::2]) and "challenger" not in after[1::2]
+    # a challenger re-runs an evaluated configuration (exactly its parameters), on new seeds
+    rerun = [t for i, t in enumerate(study.trials) if phases[i] == "challenger"
+             and any(u.params == t.params for u in study.trials[:i])]
+    assert rerun and all(t.user_attrs[SEED_OFFSET] > 0 for t in rerun)
+    off = run(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False), 12)
+    assert "challenger" not in {t.system_attrs["erahbo:phase"] for t in off.trials}
+    with pytest.raises(ValueError, match="challengers=2 must be True or False"):
+        ERAHBOSampler(challengers=2)
 
 
 def test_fixed_k_methods_stop_at_k():

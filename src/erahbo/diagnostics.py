@@ -105,7 +105,7 @@ def _k_max_rounds(result: Result, share: float, min_rounds: int) -> Finding | No
     r = result.rounds
     if result.method != "erahbo" or r.empty:
         return None
-    ended = r[(r["phase"] == "bo") & r["stop_reason"].isin(_RULE_ENDS)]
+    ended = r[r["phase"].isin(("bo", "challenger")) & r["stop_reason"].isin(_RULE_ENDS)]
     if len(ended) < min_rounds:
         return None
     at_max = ended[ended["stop_reason"] == "k_max"]

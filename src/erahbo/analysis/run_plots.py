@@ -240,7 +240,7 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     colours = [colour_of[x] for x in reasons]
     fig, (ax, axk) = plt.subplots(2, 1, figsize=(7.5, 6.3), sharex=True,
                                   gridspec_kw={"height_ratios": [3, 1.4]})
-    bo = r["phase"].to_numpy() == "bo"
+    bo = np.isin(r["phase"].to_numpy(), ("bo", "challenger"))  # rounds with models
     lcb, ucb = r["lcb_mv"].to_numpy(dtype=float), r["ucb_mv"].to_numpy(dtype=float)
     ok = bo & np.isfinite(lcb) & np.isfinite(ucb)
     ax.vlines(runs[ok], lcb[ok], ucb[ok], colors=np.asarray(colours, dtype=object)[ok], lw=1.5,

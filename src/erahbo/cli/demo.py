@@ -47,16 +47,19 @@ def demo(
                   f"(estimated MV {result.incumbent_mv:.3f})")
     console.print(f"true MV optimum:           {best}  (MV {task.mv_max(1.0):.3f}); "
                   f"regret of the recommendation {task.regret(result.incumbent, 1.0):.4f}")
-    ks = result.rounds.loc[result.rounds["phase"] == "bo", "k"].astype(int).tolist()
+    ks = result.rounds.loc[result.rounds["phase"] != "init", "k"].astype(int).tolist()
     counts = ", ".join(f"{k} seeds x {ks.count(k)}" for k in sorted(set(ks)))
     console.print(f"{result.n_evals} training runs in {len(result.rounds)} rounds; "
                   f"seeds per BO round: {counts}")
     n_random = int((result.rounds["stop_reason"] == "random").sum())
+    n_challenger = int((result.rounds["phase"] == "challenger").sum())
     console.print("ERAHBO gives a configuration more seeds only while it looks better than "
                   "every configuration evaluated so far: most rounds stop at k_min = 2 seeds, "
                   "the promising ones get more, up to k_max = 20"
                   + (f" ({n_random} of the rounds in the first 50 runs tried a random "
-                     "configuration with 2 seeds: random_interleave)." if n_random else "."))
+                     "configuration with 2 seeds: random_interleave)" if n_random else "")
+                  + (f"; {n_challenger} later rounds re-ran a configuration whose own runs "
+                     "beat the recommendation's (challengers)." if n_challenger else "."))
     png = plot_1d_run(task, result, out / "figure1.png")
     rounds = plot_rounds(result, out / "figure1_rounds.png",
                          title="ERAHBO on the Figure-1 task: rounds")
