@@ -12,6 +12,7 @@ search moves on.
     python benchmarks/reselection.py --asks 1000     # quicker
     python benchmarks/reselection.py --cases pool --reps 5   # ERAHBO's cap variants
     python benchmarks/reselection.py --cases random --reps 10 --asks 1000  # random_interleave
+    python benchmarks/reselection.py --cases challengers --reps 10 --asks 1000  # challengers
 
 Prints, per method and cap: distinct configurations evaluated, most seeds on one
 configuration, true MV regret of the recommendation and wall time.
@@ -82,7 +83,8 @@ def main() -> None:
                     "RAHBO k=2 with the default cap and without; 'pool': ERAHBO's cap "
                     "variants (strict, pool_share 0.1 / 0.25, no cap, no cap + refit_growth 2, "
                     "pool 0.25 + seed_share 0.1); 'random': ERAHBO with random_interleave 0 / 50 / "
-                    "100 and RAHBO k=2")
+                    "100 and RAHBO k=2; 'challengers': ERAHBO with challengers on (the "
+                    "default) and off, and RAHBO k=2")
     ap.add_argument("--only", type=int, default=None, help="run only case number N (0-based)")
     args = ap.parse_args()
     if args.cases == "pool":
@@ -93,6 +95,9 @@ def main() -> None:
                  ("erahbo", {"max_seeds": 0, "refit_growth": 2.0}, "none, refit_growth 2"),
                  ("erahbo", {"pool_share": 0.25, "seed_share": 0.1},
                   "k_max, pool 0.25, seed_share 0.1")]
+    elif args.cases == "challengers":  # challenger rounds: the default, off (session 12)
+        cases = [("erahbo", {"challengers": c}, "default") for c in (True, False)] + [
+            ("rahbo", {"k": 2}, "default")]
     elif args.cases == "random":  # random_interleave: none, the default 50, 100
         cases = [("erahbo", {"random_interleave": n}, "default")
                  for n in (0, 50, 100)] + [("rahbo", {"k": 2}, "default")]
