@@ -604,6 +604,35 @@ def test_cli_inspect_shows_the_risk_tradeoff(tmp_path):
     assert res.exit_code == 1 and "--plot-dir" in res.output and "is a file" in res.output
 
 
+def test_inspect_flags_tasks_where_most_configurations_tie_at_the_optimum(tmp_path):
+    """A sparse-reward table at a high alpha: most configurations never learn (-200 on every
+    seed, no spread) and tie at the MV optimum; a few learn with a large spread. Normalized
+    regret (1 = the average configuration) is ill-conditioned there, and inspect says so."""
+    from erahbo.cli import app
+
+    rng = np.random.default_rng(0)
+    learn = -150.0 + 30.0 * rng.standard_normal((3, 20))  # (3, 20) learn, with a spread
+    returns = np.vstack([np.full((7, 20), -200.0), learn])  # (10, 20)
+    configs = pd.DataFrame({"lr": np.linspace(0.1, 1.0, 10)})
+    write_task(TaskData(configs=configs, returns=returns, seeds=list(range(1, 21)),
+                        config_ids=np.arange(10), meta={"task": "sparse"}),
+               tmp_path / "sparse.parquet")
+    task = read_task(tmp_path / "sparse.parquet")
+    high = tradeoff_stats(task, alpha=1.0, outcome_processing="none")
+    assert high.near_optimal_share == pytest.approx(0.7) and high.ill_conditioned
+    low = tradeoff_stats(task, alpha=0.0, outcome_processing="none")  # the mean decides
+    assert not low.ill_conditioned
+    runner = CliRunner()
+    args = ["dataset", "inspect", str(tmp_path / "sparse.parquet"), "--outcome-processing",
+            "none"]
+    res = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "sparse: 70% of the configurations are within 1 % of the MV optimum" in res.output
+    assert "ill-conditioned" in res.output
+    res = runner.invoke(app, [*args, "--alpha", "0"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "ill-conditioned" not in res.output
+
+
 def test_benchmark_optima_are_on_the_benchmark_scale():
     from erahbo.datasets.inspect import benchmark_optima
 

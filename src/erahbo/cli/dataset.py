@@ -125,10 +125,13 @@ def inspect(
     table.add_column("corr", no_wrap=True)
     table.add_column("rank (regret)", no_wrap=True)
     table.add_column("alpha*", no_wrap=True)
+    ill: list[tuple[str, float]] = []
     for task in tasks:
         s = summarize_task(task)
         try:
             tr = tradeoff_stats(task, alpha=alpha, outcome_processing=outcome_processing)
+            if tr.ill_conditioned:
+                ill.append((task.name, tr.near_optimal_share))
             trade = f"{tr.best_mean_rank} ({tr.best_mean_regret:.2f})"
             from_alpha = "never" if math.isinf(tr.alpha_tradeoff) else compact(tr.alpha_tradeoff)
         except ValueError:  # degenerate: nothing to trade off
@@ -145,6 +148,12 @@ def inspect(
             plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png", alpha=alpha,
                           outcome_processing=outcome_processing)
     console.print(table)
+    for name, share in ill:
+        console.print(
+            f"[yellow]note[/]: {name}: {share:.0%} of the configurations are within 1 % of the "
+            f"MV optimum at alpha {compact(alpha)} ({outcome_processing}): most tie at it (e.g. "
+            "they never learn and have no spread), so normalized regret (1 = the average "
+            "configuration) is ill-conditioned here; compare raw MV, or use a smaller alpha.")
     if plot_dir is not None:
         console.print(f"scatter plots written to {plot_dir}")
 

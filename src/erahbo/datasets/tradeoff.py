@@ -17,7 +17,13 @@ from erahbo.datasets.format import TaskData
 from erahbo.datasets.groundtruth import ground_truth
 from erahbo.space import SearchSpace
 
-__all__ = ["TradeoffStats", "tradeoff_alpha", "tradeoff_stats"]
+__all__ = ["ILL_CONDITIONED", "NEAR_OPTIMAL", "TradeoffStats", "tradeoff_alpha",
+           "tradeoff_stats"]
+
+#: A configuration within this share of the MV range of the optimum is "near-optimal".
+NEAR_OPTIMAL = 0.01
+#: Above this share of near-optimal configurations, normalized regret is ill-conditioned.
+ILL_CONDITIONED = 0.5
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,13 @@ class TradeoffStats:
         optimum (on the processed scale): ``min (m_b - m_j) / (v_b - v_j)`` over the
         configurations ``j`` with a smaller variance than the best-mean one ``b``; inf when
         none has (then no alpha trades mean for spread on this table).
+    near_optimal_share : float
+        Share of the configurations whose MV is within ``NEAR_OPTIMAL`` (1 %) of the MV range
+        ``MV* - min MV`` of the optimum. Above ``ILL_CONDITIONED`` (one half) most
+        configurations tie at the optimum (a sparse-reward task at a high alpha, where a
+        configuration that never learns, with no spread, is MV-optimal): regret normalized
+        by the average configuration (the benchmark's unit) is then ill-conditioned, a small
+        difference in MV is a large normalized regret.
     """
 
     task: str
@@ -54,6 +67,12 @@ class TradeoffStats:
     corr_mean_std: float
     init_regret: float
     alpha_tradeoff: float = math.inf
+    near_optimal_share: float = 0.0
+
+    @property
+    def ill_conditioned(self) -> bool:
+        """Whether most configurations tie at the MV optimum (``near_optimal_share``)."""
+        return self.near_optimal_share > ILL_CONDITIONED
 
 
 def tradeoff_alpha(mean: np.ndarray, var: np.ndarray) -> float:
@@ -138,6 +157,7 @@ def tradeoff_stats(
         corr_mean_std=corr,
         init_regret=float(np.mean(init) / spread),
         alpha_tradeoff=tradeoff_alpha(mean, std**2),
+        near_optimal_share=float(np.mean(mv_star - mv <= NEAR_OPTIMAL * (mv_star - mv.min()))),
     )
 
 
