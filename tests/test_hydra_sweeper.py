@@ -17,6 +17,7 @@ import yaml
 pytest.importorskip("hydra")
 
 from erahbo.datasets.loaders import load_task
+from erahbo.runtime.journal import Journal
 from hydra_plugins.erahbo_sweeper._space import load_search_space
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -128,6 +129,9 @@ search_space:
     assert inc["overrides"][0].startswith("hp_config.x=")
     assert inc["overrides"][1] == "hp_config.act='good'"
     assert (sweep / "rounds.csv").is_file() and (sweep / "erahbo_journal.db").is_file()
+    journal = Journal.open(sweep / "erahbo_journal.db")
+    assert journal.settings["challengers"] is True  # erahbo's default reaches the study
+    journal.close()
     # erahbo reads its own runhistory.csv (the wide layout)
     task = load_task(sweep / "runhistory.csv")
     assert task.n_configs == len(rh) and sorted(task.seeds) == sorted(int(c.split("_")[-1])
@@ -180,6 +184,19 @@ hyperparameters:
     assert proc.returncode != 0
     assert "in the journal" in proc.stderr and "alpha" in proc.stderr
     assert "another hydra.sweep.dir" in proc.stderr
+
+
+def test_sweep_options_reach_the_optimizer(tmp_path):
+    folder = _app(tmp_path, 1.0, """search_space:
+  hp_config.x: [float, 0.0, 1.0]
+""")
+    proc = _run(folder, "hydra.sweeper.budget=6", "hydra.sweeper.challengers=false",
+                "hydra.sweeper.random_interleave=0")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    journal = Journal.open(folder / "sweep" / "erahbo_journal.db")
+    settings = journal.settings
+    journal.close()
+    assert "challengers" not in settings and "random_interleave" not in settings  # off
 
 
 def test_sweep_refuses_sweep_overrides_on_the_command_line(tmp_path):
