@@ -131,3 +131,4 @@ def test_cli_flags_reach_the_study(tmp_path):
         phases[flag] = set(pd.read_csv(out / "rounds.csv").phase)
     assert "challenger" in phases["--challengers"]
     assert "challenger" not in phases["--no-challengers"]
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -48,6 +49,7 @@ def _wide_csv(tmp_path, name="toy.csv", n=5, s=3):
     return path
 
 
+BUNDLED = Path(__file__).resolve().parents[1] / "data" / "arlbench"  # the real tables
 RH_HEADER = "config_id,run_id,budget,performance,hp_config.learning_rate,"
 RUNHISTORY = f"""{RH_HEADER}hp_config.use_target_network,hp_config.tau
 0,0,100000,"[1.0, 2.0, nan]",0.001,True,0.5
@@ -631,6 +633,27 @@ def test_inspect_flags_tasks_where_most_configurations_tie_at_the_optimum(tmp_pa
     assert "ill-conditioned" in res.output
     res = runner.invoke(app, [*args, "--alpha", "0"], env={"COLUMNS": "200"})
     assert res.exit_code == 0 and "ill-conditioned" not in res.output
+
+
+def test_the_report_notes_ill_conditioned_tasks(tmp_path):
+    """At min-max alpha 10, 84 % of ppo_cc_mountain_car's configurations never learn and tie
+    at the MV optimum: the report says its normalized regret is ill-conditioned; ppo_cc_acrobot
+    gets no such note."""
+    from erahbo.analysis.report import write_report
+    from erahbo.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "b"
+    res = runner.invoke(app, ["benchmark", str(BUNDLED / "ppo_cc_mountain_car.parquet"),
+                              str(BUNDLED / "ppo_cc_acrobot.parquet"), "--methods", "rahbo-k2",
+                              "--alpha", "10", "--outcome-processing", "minmax", "--protocol",
+                              "user", "--repetitions", "1", "--budget", "30", "--out", str(out),
+                              "--no-report"])
+    assert res.exit_code == 0, res.output
+    notes = write_report(out, bootstrap_reps=20).notes
+    assert any(n.startswith("task ppo_cc_mountain_car: 84% of the configurations") and
+               "ill-conditioned" in n for n in notes)
+    assert not any("ppo_cc_acrobot" in n for n in notes)
 
 
 def test_benchmark_optima_are_on_the_benchmark_scale():

@@ -40,6 +40,7 @@ from erahbo._names import (
     PARALLEL_RE,
     parallel_label,
 )
+from erahbo.datasets.tradeoff import ILL_CONDITIONED
 from erahbo.experiments.traces import (
     REP_FILE_RE,
     find_trace_files,
@@ -363,6 +364,7 @@ def load_traces(
     if degenerate:
         notes.append("init_regret <= 0 (initial design already optimal) in task(s) "
                      f"{degenerate}; their normalized regret is set to 0 there")
+    notes += _ill_conditioned_notes(meta_df, kept_tasks)
 
     rounds = _rounds_table(frames, records, task_domain, set(kept_tasks), reps_of)
     return TraceSet(
@@ -410,9 +412,21 @@ def _read_traces(
             "n_rows": len(frame), "last_run": int(frame["run"].max()) if len(frame) else 0,
             "wall_time_s": meta.get("wall_time_s"), "path": str(path),
             "protocol": str(meta.get("protocol", "paper")),
+            "near_optimal_share": float(meta.get("near_optimal_share") or 0.0),
         })
         frames.append(frame)
     return records, frames
+
+
+def _ill_conditioned_notes(meta_df: pd.DataFrame, tasks: list[str]) -> list[str]:
+    """A note per task where most configurations tie at the MV optimum (``near_optimal_share``
+    of the traces, :func:`erahbo.datasets.tradeoff.near_optimal_share`; 0 in traces written
+    before it)."""
+    share = meta_df.groupby("task")["near_optimal_share"].max()
+    return [f"task {t}: {share[t]:.0%} of the configurations are within 1 % of the MV "
+            "optimum (they tie at it, e.g. they never learn and have no spread): its "
+            "normalized regret is ill-conditioned, a small MV difference is a large regret"
+            for t in tasks if t in share and share[t] > ILL_CONDITIONED]
 
 
 def _grid_budget(meta_df: pd.DataFrame, budget: int | None, notes: list[str]) -> int:

@@ -17,8 +17,8 @@ from erahbo.datasets.format import TaskData
 from erahbo.datasets.groundtruth import ground_truth
 from erahbo.space import SearchSpace
 
-__all__ = ["ILL_CONDITIONED", "NEAR_OPTIMAL", "TradeoffStats", "tradeoff_alpha",
-           "tradeoff_stats"]
+__all__ = ["ILL_CONDITIONED", "NEAR_OPTIMAL", "TradeoffStats", "near_optimal_share",
+           "tradeoff_alpha", "tradeoff_stats"]
 
 #: A configuration within this share of the MV range of the optimum is "near-optimal".
 NEAR_OPTIMAL = 0.01
@@ -73,6 +73,28 @@ class TradeoffStats:
     def ill_conditioned(self) -> bool:
         """Whether most configurations tie at the MV optimum (``near_optimal_share``)."""
         return self.near_optimal_share > ILL_CONDITIONED
+
+
+def near_optimal_share(mv: np.ndarray) -> float:
+    """Share of the configurations within ``NEAR_OPTIMAL`` of the MV range of the optimum.
+
+    Parameters
+    ----------
+    mv : numpy.ndarray
+        ``(n,)`` true MV of every configuration.
+
+    Returns
+    -------
+    float
+        ``mean(MV* - MV <= NEAR_OPTIMAL * (MV* - min MV))``; above ``ILL_CONDITIONED`` most
+        configurations tie at the optimum and normalized regret is ill-conditioned.
+
+    >>> near_optimal_share(np.array([0.0, 0.0, 0.0, -1.0]))
+    0.75
+    """
+    mv = np.asarray(mv, dtype=float)
+    top = float(mv.max())
+    return float(np.mean(top - mv <= NEAR_OPTIMAL * (top - float(mv.min()))))
 
 
 def tradeoff_alpha(mean: np.ndarray, var: np.ndarray) -> float:
@@ -157,7 +179,7 @@ def tradeoff_stats(
         corr_mean_std=corr,
         init_regret=float(np.mean(init) / spread),
         alpha_tradeoff=tradeoff_alpha(mean, std**2),
-        near_optimal_share=float(np.mean(mv_star - mv <= NEAR_OPTIMAL * (mv_star - mv.min()))),
+        near_optimal_share=near_optimal_share(mv),
     )
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo import __version__
+from erahbo.datasets.tradeoff import near_optimal_share
 from erahbo.datasets.warping import METHODS as PROCESSINGS
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.peers import PEER_METHODS, run_peer_repetition
@@ -182,6 +183,7 @@ def run_repetition(
         "mv_star": task.mv_star,
         "init_mv_mean": float(np.mean(ref_mv)),
         "init_regret": float(task.mv_star - np.mean(ref_mv)),
+        "near_optimal_share": near_optimal_share(task.mv),  # > 0.5: regret ill-conditioned
         "init_incumbent_mv": float(task.mv[init_inc]) if init_inc is not None else None,
         "initial_config_ids": init_ids,
         "k_init": k_init,
