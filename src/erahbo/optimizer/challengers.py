@@ -19,9 +19,10 @@ configuration loses its lead after a few more seeds; a real one keeps it, collec
 intensifier races challengers against the incumbent on their own runs in the same spirit.
 
 Measured in the defaults study (docs/results/defaults_study, "Session 13"; eight real tables,
-20 repetitions, user's protocol): the IQM regret after 100, 250 and 500 runs and at the end
-is lower at alpha 10, alpha 1 and on the Vizier scale (final 0.004 / 0.005 / 0.006 without
-them, 0.003 / 0.003 / 0.004 with them); the runs to regret 0.25 do not change.
+20 repetitions, user's protocol): the IQM regret after 100 and 250 runs and at the end is
+lower at alpha 10, alpha 1 and on the Vizier scale (final 0.004 / 0.005 / 0.006 without them,
+0.003 / 0.003 / 0.004 with them; after 500 runs lower at alpha 1 and Vizier, 0.012 against
+0.011 at alpha 10); the runs to regret 0.25 do not change.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from erahbo.optimizer.state import StudyState
 
 __all__ = ["challenger_row", "is_challenger_round", "pick_challenger"]
+
 #: Standard errors a challenger's sample MV must keep above the recommendation's sample MV.
 #: 1.5 (measured against 1 and 2, docs/results/defaults_study "Session 13"): with 1, a lucky
 #: sample of a noisy configuration can win a small study's recommendation.
