@@ -100,6 +100,11 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # more seeds for promising configurations late in the study (session 12): beta_stop rises
     # from 0 to 1 over the budget (the paper's exponential schedule, eq. 35)
     "default-exp20": ("default", {"beta_stop": 1.0, "schedule": "exponential", "gamma": 20.0}),
+    # fewer seeds per configuration (session 13): k_max, hence max_seeds and recommend_seeds
+    "default-kmax10": ("default", {"k_max": 10}),
+    # a round adds at most 10 seeds, a configuration still collects up to 20 (re-selections,
+    # challengers) and is recommended on its runs from 20
+    "default-kmax10-cap20": ("default", {"k_max": 10, "max_seeds": 20, "recommend_seeds": 20}),
 }
 CHECKPOINTS = (100, 250, 500)
 
