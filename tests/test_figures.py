@@ -83,6 +83,22 @@ def test_rounds_png_legend_below_and_b_t_to_the_last_round(fig1_result, saved, t
     assert any(t.startswith("runner-up: config") for t in labels)
 
 
+def test_rounds_png_marks_the_challenger_rounds(saved, tmp_path):
+    from erahbo.analysis.run_plots import plot_rounds
+
+    task = Figure1Task()
+    res = erahbo.optimize(task, task.space, budget=150, seed=1)
+    assert (res.rounds["phase"] == "challenger").any()
+    plot_rounds(res, tmp_path / "r.png")
+    fig = saved[-1]
+    assert "challenger round (hatched)" in _legend(fig)
+    hatched = [b for b in fig.axes[1].patches if b.get_hatch()]
+    assert len(hatched) == int((res.rounds["phase"] == "challenger").sum())  # one per round
+    off = erahbo.optimize(task, task.space, budget=150, seed=1, challengers=False)
+    plot_rounds(off, tmp_path / "off.png")
+    assert "challenger round (hatched)" not in _legend(saved[-1])
+
+
 def test_figure1_labels_the_true_mv_optimum(fig1_result, saved, tmp_path):
     from erahbo.analysis.run_plots import plot_1d_run
 

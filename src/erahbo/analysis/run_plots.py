@@ -272,9 +272,18 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")
     axk.bar(runs - k / 2, k, width=np.maximum(k, 1.0), color=colours, edgecolor="white",
             linewidth=0.3)
+    ch = r["phase"].to_numpy() == "challenger"  # erahbo.optimizer.challengers: hatched
+    if ch.any():
+        axk.bar((runs - k / 2)[ch], k[ch], width=np.maximum(k[ch], 1.0), color="none",
+                edgecolor="black", hatch="////", linewidth=0.0)
     axk.set_ylabel("seeds k")
     axk.set_xlabel("training runs")
     handles, labels = ax.get_legend_handles_labels()  # below the panels: covers no round
+    if ch.any():
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////"))
+        labels.append("challenger round (hatched)")
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.06 + 0.03 * (len(labels) // 3), 1, 1))
     return _save(fig, path, tight=False)
