@@ -102,6 +102,25 @@ def test_a_challenger_study_resumes_exactly(tmp_path):
     again.close()
 
 
+def test_a_challenger_is_never_a_configuration_with_a_pending_trial():
+    """With configurations in flight (``n_parallel``) a challenger round must not re-run a
+    configuration whose seeds are still being trained: it would be handed the same seeds."""
+    opt = erahbo.Optimizer(TASK.space, budget=200, seed=0, n_parallel=3, random_interleave=0)
+    pending, ran = [], []
+    while True:
+        while len(pending) < 3 and (trial := opt.ask()) is not None:
+            assert all(p.config_id != trial.config_id or p.round == trial.round
+                       for p in pending)
+            pending.append(trial)
+        if not pending:
+            break
+        trial = pending.pop(0)
+        ran += [(trial.config_id, s) for s in trial.seeds]
+        opt.tell(trial, [TASK(trial.config, s) for s in trial.seeds])
+    assert (opt.result().rounds.phase == "challenger").any()
+    assert len(ran) == len(set(ran))  # every (configuration, seed) once
+
+
 def _mountain_car(method: str, repetition: int) -> int:
     task = prepare_task(load_task(DATA / "ppo_cc_mountain_car.parquet"), alpha=1.0,
                         outcome_processing="minmax")

@@ -27,7 +27,7 @@ lower at alpha 10, alpha 1 and on the Vizier scale (final 0.004 / 0.005 / 0.006 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -125,7 +125,7 @@ def challenger_row(
 def pick_challenger(
     state: StudyState,
     models: RoundModels,
-    seeds_left: Callable[[int], float],
+    closed: Sequence[int],
     allowed: np.ndarray | None,
 ) -> tuple[int | None, np.ndarray, int] | None:
     """The challenger of the current recommendation in a study, or None.
@@ -136,8 +136,10 @@ def pick_challenger(
         The study's data, candidates and eligible rows.
     models : RoundModels
         The round models (the recommendation and the options).
-    seeds_left : callable
-        Configuration id -> seeds it may still get under ``max_seeds`` and ``pool_share``.
+    closed : sequence of int
+        Data rows that may not be challengers now: the rows with no seeds left under
+        ``max_seeds`` and ``pool_share`` (:func:`erahbo.optimizer.seedcap.rows_at_cap`) and
+        the rows of configurations with a pending trial (their seeds are being run).
     allowed : numpy.ndarray of bool or None
         Candidate rows that may be proposed now (finite tables; None: a continuous space).
 
@@ -152,14 +154,13 @@ def pick_challenger(
     d, o = state.data, models.options
     k = np.asarray(d.k, dtype=float)
     ids = d.config_ids
-    open_rows = k < (o.recommend_seeds_value or o.k_max)
+    open_rows = k < (o.recommend_seeds_value or o.k_max)  # (n,)
     mask = state.row_mask()
     if mask is not None:
         open_rows &= mask
-    for row in np.flatnonzero(open_rows):
-        cid = ids[int(row)]
-        if seeds_left(cid) < 1 or (allowed is not None and not allowed[cid]):
-            open_rows[row] = False
+    open_rows[list(closed)] = False
+    if allowed is not None:  # a finite table's candidates (ids = rows of the table)
+        open_rows &= np.asarray(allowed, dtype=bool)[ids]
     row = challenger_row(d.ybar, d.s2, k, o.weight, rec[0], open_rows)
     if row is None:
         return None

@@ -306,8 +306,7 @@ class Optimizer:
             allowed[[self.data.config_ids[i] for i in full]] = False
         if free < 2 or (allowed is not None and not allowed.any()):
             return None
-        return self._start_round(int(min(self.policy.first, free)), allowed,
-                                 [self.data.U[i] for i in full])
+        return self._start_round(int(min(self.policy.first, free)), allowed, full)
 
     def _seeds_left(self, cid: int) -> float:
         """Seeds ``cid`` may still get (:func:`erahbo.optimizer.seedcap.seeds_left`)."""
@@ -318,8 +317,7 @@ class Optimizer:
         """Rows not to propose again (:func:`erahbo.optimizer.seedcap.rows_at_cap`)."""
         return rows_at_cap(self.options, self.data, self._pending.values(), self.state.allowed)
 
-    def _start_round(self, n: int, allowed: np.ndarray | None,
-                     avoid: list[np.ndarray]) -> Trial:
+    def _start_round(self, n: int, allowed: np.ndarray | None, full: list[int]) -> Trial:
         no_data = self.data.n == 0  # every initial configuration was infeasible
         if not no_data:
             self.models.start_round()
@@ -333,14 +331,16 @@ class Optimizer:
             cand, u, cid = self.state.random_choice(allowed, self._rng)
         else:
             rm = self.models.current()
+            busy = [self.data.row_of(t.config_id) for t in self._pending.values()]
             ch = is_challenger_round(t_bo, self._used, o.random_interleave, o.challengers) and (
-                pick_challenger(self.state, self.models, self._seeds_left, allowed))
+                pick_challenger(self.state, self.models,
+                                full + [i for i in busy if i is not None], allowed))
             if ch:  # an evaluated configuration whose own runs beat the incumbent's
                 (cand, u, cid), phase = ch, "challenger"
             else:
                 cand, u, cid, acq = self.models.choose(rm, allowed, list(self._pending.values()),
                                                        self.seed * 100003 + self._n_rounds,
-                                                       avoid)
+                                                       [self.data.U[i] for i in full])
             B_t, _ = rm.best_lcb_mv(self.weight, bs, self.state.row_mask())  # eq. 10
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
