@@ -111,6 +111,31 @@ def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
         ERAHBOSampler(challengers=2)
 
 
+def test_a_challenger_running_in_another_worker_is_not_proposed_again():
+    """Parallel workers: a challenger trial that is still running holds its configuration's
+    next seeds; a second challenger trial must not re-run it (the same seeds twice)."""
+    sampler = ERAHBOSampler(**OPTS, random_interleave=0)
+    study = run(sampler, 12)
+    objective = make_objective()
+
+    def phase(trial):
+        return study._storage.get_trial(trial._trial_id).system_attrs["erahbo:phase"]
+
+    while True:  # ask until a challenger trial re-runs an evaluated configuration
+        first = study.ask()
+        x = first.suggest_float("x", 0.0, 1.0)
+        if phase(first) == "challenger" and any(t.params.get("x") == x
+                                                for t in study.trials[:-1]):
+            break
+        study.tell(first, objective(first))
+        assert len(study.trials) < 60
+    middle = study.ask()  # a "bo" trial in between, still running too
+    middle.suggest_float("x", 0.0, 1.0)
+    again = study.ask()  # the next challenger trial, while the first still runs
+    assert phase(again) == "challenger"
+    assert again.suggest_float("x", 0.0, 1.0) != x
+
+
 def test_fixed_k_methods_stop_at_k():
     sampler = ERAHBOSampler(method="rahbo", k=3, **{**OPTS, "k_init": 4})
     study = run(sampler, 8)

@@ -275,15 +275,12 @@ class ERAHBOSampler(BaseSampler):
         else:
             records = self._records(study, coder, exclude=trial.number)
             challenger = _phase(study, trial) == "challenger"
-            opt = self._optimizer(study, coder, records, cache=False, challengers=challenger)
-            t = None if opt is None else opt.ask()
-            if t is None:
+            config = self._ask(study, coder, records, challenger)
+            if challenger and config is not None and self._running(study, trial, coder, config):
+                # a challenger another worker trains now: its seeds would repeat them
+                config = self._ask(study, coder, records, False)
+            if config is None:
                 return {}  # no usable data yet (e.g. every initial run failed): independent
-            config = t.config
-            row = opt.data.row_of(t.config_id)  # an evaluated configuration (a challenger):
-            if row is not None:  # its exact parameters (decode(encode(x)) may round)
-                config = next((r["config"] for r in records if np.array_equal(
-                    coder.space.encode(r["config"]), opt.data.U[row])), config)
         key = json.dumps(coder.to_erahbo(coder.to_optuna(config)), sort_keys=True)
         ran = sum(len(r["returns"]) for r in records
                   if json.dumps(r["config"], sort_keys=True) == key)
@@ -401,6 +398,28 @@ class ERAHBOSampler(BaseSampler):
                                     {"config": cfg, "returns": [], "seeds": None})
             rec["returns"].extend(runs)
         return list(pooled.values())
+
+    def _ask(self, study: Study, coder: _Coder, records: list[dict[str, Any]],
+             challenger: bool) -> dict[str, Any] | None:
+        """The next configuration of a BO trial (a challenger round: ``challenger``); None
+        without usable data. An evaluated configuration (a challenger) comes with its exact
+        parameters from ``records`` (``decode(encode(x))`` may round)."""
+        opt = self._optimizer(study, coder, records, cache=False, challengers=challenger)
+        t = None if opt is None else opt.ask()
+        if t is None:
+            return None
+        row = opt.data.row_of(t.config_id)
+        if row is None:
+            return t.config
+        return next((r["config"] for r in records if np.array_equal(
+            coder.space.encode(r["config"]), opt.data.U[row])), t.config)
+
+    @staticmethod
+    def _running(study: Study, trial: FrozenTrial, coder: _Coder, config: dict[str, Any]) -> bool:
+        """Whether another trial with ``config`` is running now (parallel workers)."""
+        return any(t.number != trial.number and coder.covers(t.params)
+                   and coder.to_erahbo(t.params) == config
+                   for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
 
     def _optimizer(
         self, study: Study, coder: _Coder, records: list[dict[str, Any]], *, cache: bool,
