@@ -105,6 +105,12 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # a round adds at most 10 seeds, a configuration still collects up to 20 (re-selections,
     # challengers) and is recommended on its runs from 20
     "default-kmax10-cap20": ("default", {"k_max": 10, "max_seeds": 20, "recommend_seeds": 20}),
+    # seeds by racing (session 14): 2, 4, 8, 16 while the sample MV leads, instead of eq. 12
+    "default-race": ("default", {"stopping": "race"}),
+    # random rounds uniform over all configurations (the defaults of sessions 11-13), and
+    # from the best quarter by the acquisition (session 14; the default: the best tenth)
+    "default-top1": ("default", {"random_top": 1.0}),
+    "default-top0.25": ("default", {"random_top": 0.25}),
 }
 CHECKPOINTS = (100, 250, 500)
 
@@ -172,7 +178,9 @@ def _read(path: str):
 def selected_traces(out: Path, methods: list[str] | None = None,
                     tasks: list[str] | None = None, reps: str | None = None):
     """Yield ``(trace, meta, repetition)`` of the traces under ``out`` kept by the filters
-    (``traces/<task>/<method>/rep-NNN.parquet``: filtered by path before reading)."""
+    (``traces/<task>/<method>/rep-NNN.parquet``: filtered by path before reading). A trace's
+    method is its directory's name, so that a renamed copy of a variant's traces compares
+    under its new name."""
     from erahbo.experiments.traces import find_trace_files
 
     lo, hi = _rep_range(reps)
@@ -184,7 +192,7 @@ def selected_traces(out: Path, methods: list[str] | None = None,
                 or rep < lo or (hi is not None and rep >= hi)):
             continue
         trace, meta = _read(str(path))
-        yield trace, meta, rep
+        yield trace, {**meta, "method": method}, rep
 
 
 def summarize(out: Path, budget: int, methods: list[str] | None = None,

@@ -5,6 +5,7 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 optuna = pytest.importorskip("optuna")
@@ -94,6 +95,24 @@ def test_random_rounds_alternate_early_as_in_the_optimizer():
     assert "random" not in {t.system_attrs["erahbo:phase"] for t in off.trials}
     with pytest.raises(ValueError, match="random_interleave=-1 must be an int >= 0"):
         ERAHBOSampler(random_interleave=-1)
+
+
+def test_random_trials_draw_from_the_best_share_by_the_acquisition():
+    def random_xs(**kw):
+        study = run(ERAHBOSampler(**OPTS, random_interleave=80, **kw), 16)
+        return [(t.number, t.params["x"]) for t in study.trials
+                if t.system_attrs["erahbo:phase"] == "random"]
+
+    uniform, top = random_xs(random_top=1.0), random_xs()  # the default: 0.1
+    assert len(uniform) >= 3 and len(top) >= 3
+    # random_top = 1: uniform over the space, seeded by the trial's number
+    for number, x in uniform:
+        assert x == pytest.approx(np.random.default_rng([0, number]).random(1)[0])
+    # the best tenth by the acquisition: other points, the same again for the same seed
+    assert [x for _, x in top] != [x for _, x in uniform]
+    assert random_xs() == top
+    with pytest.raises(ValueError, match=r"random_top=0 must be in \(0, 1\]"):
+        ERAHBOSampler(random_top=0)
 
 
 def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():

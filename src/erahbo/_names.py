@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|ri|ch|b)(\d+(?:\.\d+)?)$")
+ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|ri|top|ch|b)(\d+(?:\.\d+)?)$")
 FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random|optuna-tpe)-k(\d+)$")
 PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
 FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random",

@@ -101,6 +101,18 @@ def _share(what: str) -> Rule:
     return rule
 
 
+def _fraction(what: str) -> Rule:
+    """Rule: a share in ``(0, 1]``."""
+
+    def rule(name: str, value: Any) -> float:
+        v = check_real(name, value)
+        if not 0 < v <= 1:
+            raise ValueError(f"{name}={value!r} must be in (0, 1] ({what})")
+        return v
+
+    return rule
+
+
 def _flag(what: str) -> Rule:
     """Rule: a bool (``True``/``False``; numpy bools and the ints 0 and 1 too)."""
 
@@ -151,6 +163,8 @@ RULES: dict[str, Rule] = {
                          "max_seeds; 0: the cap is max_seeds from the start"),
     "random_interleave": _int_at_least(0, " (runs during which every other round is a random "
                                        "configuration; 0: never)"),
+    "random_top": _fraction("the share of the configurations best by the acquisition a random "
+                            "round draws from; 1: uniform over all"),
     "challengers": _flag("challenger rounds: seeds for a configuration whose runs beat the "
                          "recommendation"),
     "recommend_seeds": _int_at_least(0, " (configurations with this many seeds compete for "

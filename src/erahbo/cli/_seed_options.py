@@ -20,6 +20,9 @@ SEED_SHARE = typer.Option(None, help="Share of all runs so far one configuration
 RANDOM_INTERLEAVE = typer.Option(None, help="Runs during which every other round is a random "
                                  "configuration (default: the preset's, 50 for erahbo; 0: "
                                  "never).")
+RANDOM_TOP = typer.Option(None, help="A random round draws from this share of the "
+                          "configurations best by the acquisition (default: the preset's, 0.1 "
+                          "for erahbo; 1: uniform over all).")
 CHALLENGERS = typer.Option(None, "--challengers/--no-challengers", help="After the random "
                            "rounds, every other round re-runs a configuration whose own runs "
                            "beat the recommendation's (default: the preset's, on for erahbo).")

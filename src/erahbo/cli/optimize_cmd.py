@@ -26,6 +26,7 @@ from erahbo.cli._seed_options import (
     MAX_SEEDS,
     POOL_SHARE,
     RANDOM_INTERLEAVE,
+    RANDOM_TOP,
     RECOMMEND_SEEDS,
     SEED_SHARE,
 )
@@ -216,6 +217,7 @@ def optimize(
     recommend_seeds: int = RECOMMEND_SEEDS,
     seed_share: float = SEED_SHARE,
     random_interleave: int = RANDOM_INTERLEAVE,
+    random_top: float = RANDOM_TOP,
     challengers: bool = CHALLENGERS,
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
@@ -282,7 +284,8 @@ def optimize(
                      "n_init": n_init, "k_init": k_init, "max_seeds": max_seeds,
                      "pool_share": pool_share, "seed_share": seed_share,
                      "recommend_seeds": recommend_seeds,
-                     "random_interleave": random_interleave, "challengers": challengers}
+                     "random_interleave": random_interleave, "random_top": random_top,
+                     "challengers": challengers}
             result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, k=k,
                 preset=preset, **{n: v for n, v in given.items() if v is not None},

@@ -17,6 +17,7 @@ from erahbo.cli._seed_options import (
     MAX_SEEDS,
     POOL_SHARE,
     RANDOM_INTERLEAVE,
+    RANDOM_TOP,
     RECOMMEND_SEEDS,
     SEED_SHARE,
 )
@@ -62,6 +63,7 @@ def tune(
     recommend_seeds: int = RECOMMEND_SEEDS,
     seed_share: float = SEED_SHARE,
     random_interleave: int = RANDOM_INTERLEAVE,
+    random_top: float = RANDOM_TOP,
     challengers: bool = CHALLENGERS,
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
@@ -109,7 +111,7 @@ def tune(
     given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
                  max_seeds=max_seeds, pool_share=pool_share, seed_share=seed_share,
                  recommend_seeds=recommend_seeds, random_interleave=random_interleave,
-                 challengers=challengers)
+                 random_top=random_top, challengers=challengers)
     options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:

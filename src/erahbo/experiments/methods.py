@@ -13,6 +13,9 @@ Grammar of a method name::
     erahbo-ri<N>           ERAHBO with random rounds interleaved during the first N runs
                            (``random_interleave``; erahbo-ri0: none, the defaults of sessions
                            9-10)
+    erahbo-top<q>          ERAHBO whose random rounds draw from the share q of the
+                           configurations best by the acquisition (``random_top``; the
+                           default 0.1; erahbo-top1: uniform, the defaults of sessions 11-13)
     erahbo-ch0             ERAHBO without challenger rounds (``challengers=False``: the
                            defaults of sessions 11-12); erahbo-ch1: with them (the default)
     erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
@@ -112,8 +115,8 @@ def parse_method(name: str) -> MethodSpec:
                           options={"k": k})
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
-        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-ch0, erahbo-race, "
-        "rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations "
+        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-top<q> (0 < q <= 1), "
+        "erahbo-ch0, erahbo-race, rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations "
         "in flight), and optuna-tpe-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
@@ -135,6 +138,11 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
             return None
         return MethodSpec(name=key, label=f"ERAHBO (random rounds to run {int(text)})",
                           method="erahbo", options={"random_interleave": int(text)})
+    if kind == "top":
+        if not 0 < value <= 1:
+            return None
+        return MethodSpec(name=key, label=f"ERAHBO (random rounds from the best {value:g})",
+                          method="erahbo", options={"random_top": value})
     if kind == "ch":
         if text not in ("0", "1"):
             return None

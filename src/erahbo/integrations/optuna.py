@@ -26,8 +26,10 @@ seed's return with ``trial.report(value, step)`` (``step = 0, 1, ...``) and stop
   says stop when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the other trials' data),
   and at ``k_max``; fixed-k methods stop at ``k``; the initial design (the first ``n_init``
   trials) stops at ``k_init``; with ``random_interleave`` (erahbo's default for ERAHBO: 50
-  runs) every other trial after the initial design is uniform at random while the study
-  holds fewer than that many runs (phase ``"random"``), and stops at ``k_min`` (fixed-k:
+  runs) every other trial after the initial design is drawn at random (from the
+  ``random_top`` share of the space best by the acquisition, as in
+  :func:`erahbo.optimizer.random_design.random_configuration`) while the study holds fewer
+  than that many runs (phase ``"random"``), and stops at ``k_min`` (fixed-k:
   ``k``); after that, with ``challengers`` (erahbo's default for ERAHBO), the same trials
   are challenger rounds (phase ``"challenger"``): they re-run the configuration whose own
   runs beat the recommendation's, if there is one (:mod:`erahbo.optimizer.challengers`;
@@ -157,7 +159,7 @@ class ERAHBOSampler(BaseSampler):
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
     preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_every, seed, kernel
-    random_interleave, challengers
+    random_interleave, random_top, challengers
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
         design, Sobol points once the search space is known; ``k_init``: their seeds; None:
         the preset's default).
@@ -191,6 +193,7 @@ class ERAHBOSampler(BaseSampler):
         k_init: int | None = None,
         refit_every: int | None = None,
         random_interleave: int | None = None,
+        random_top: float | None = None,
         challengers: bool | None = None,
         seed: int = 0,
         failures: str = "penalize",
@@ -204,7 +207,7 @@ class ERAHBOSampler(BaseSampler):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
                      k_init=k_init, refit_every=refit_every, random_interleave=random_interleave,
-                     challengers=challengers)
+                     random_top=random_top, challengers=challengers)
         self._options: dict[str, Any] = dict(
             method=method, preset=preset, alpha=alpha, seed=seed, failures=failures,
             kernel=kernel, raw_samples=raw_samples, n_polish=n_polish,
@@ -219,6 +222,7 @@ class ERAHBOSampler(BaseSampler):
         # made by a new Optimizer warm-started with the study's runs, which cannot count them
         self.random_interleave = int(o.random_interleave or 0)
         self._options["random_interleave"] = 0
+        self.random_top = float(o.random_top)
         self.challengers = bool(o.challengers)  # likewise: a phase of this sampler's trials
         self._options["challengers"] = False
         self._independent = independent_sampler or RandomSampler(seed=seed)
@@ -268,10 +272,9 @@ class ERAHBOSampler(BaseSampler):
             u = coder.space.sobol_unit(max(self.n_init, i + 1), self.seed)[i]
             config = coder.space.decode(u)
             records = self._records(study, coder, exclude=trial.number)
-        elif _phase(study, trial) == "random":  # uniform over the space, seeded per trial
-            u = np.random.default_rng([self.seed, trial.number]).random(coder.space.dim)
-            config = coder.space.decode(u)
+        elif _phase(study, trial) == "random":  # seeded per trial
             records = self._records(study, coder, exclude=trial.number)
+            config = self._random(study, coder, records, trial.number)
         else:
             records = self._records(study, coder, exclude=trial.number)
             challenger = _phase(study, trial) == "challenger"
@@ -414,6 +417,19 @@ class ERAHBOSampler(BaseSampler):
         return next((r["config"] for r in records if np.array_equal(
             coder.space.encode(r["config"]), opt.data.U[row])), t.config)
 
+    def _random(self, study: Study, coder: _Coder, records: list[dict[str, Any]],
+                number: int) -> dict[str, Any]:
+        """A random trial's configuration: the Optimizer's random round (a draw from the
+        ``random_top`` share best by the acquisition) on the study's data, seeded by the trial
+        ``number``; uniform over the space when ``random_top`` is 1 or without usable data."""
+        rng = np.random.default_rng([self.seed, number])
+        opt = None
+        if self.random_top < 1:
+            opt = self._optimizer(study, coder, records, cache=False,
+                                  random_seed=int(rng.integers(2**31 - 1)))
+        t = None if opt is None else opt.ask()
+        return coder.space.decode(rng.random(coder.space.dim)) if t is None else t.config
+
     @staticmethod
     def _running(study: Study, trial: FrozenTrial, coder: _Coder, config: dict[str, Any]) -> bool:
         """Whether another trial with ``config`` is running now (parallel workers)."""
@@ -423,16 +439,19 @@ class ERAHBOSampler(BaseSampler):
 
     def _optimizer(
         self, study: Study, coder: _Coder, records: list[dict[str, Any]], *, cache: bool,
-        challengers: bool = False,
+        challengers: bool = False, random_seed: int | None = None,
     ) -> Optimizer | None:
         """An Optimizer on ``records`` (warm start) with the study's hyperparameters
-        (``challengers``: its first round is a challenger round)."""
+        (``challengers``: its first round is a challenger round; ``random_seed``: a random
+        round, drawn with this seed)."""
         if not any(len(r["returns"]) >= 2 for r in records):
             return None
         key = (coder.key, json.dumps(records, sort_keys=True))
         if cache and self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         opts = dict(self._options, n_init=0, warm_start=records, challengers=challengers)
+        if random_seed is not None:  # every round is random while under 2**62 runs
+            opts.update(random_interleave=2**62, random_top=self.random_top, seed=random_seed)
         opt: Optimizer | None
         try:
             if self.method != "random":

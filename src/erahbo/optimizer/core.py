@@ -10,14 +10,13 @@
 True
 
 A BO round: fit both GPs on ``D_{t-1}`` (:mod:`erahbo.optimizer.rounds`), choose ``x_t`` by the
-acquisition (eq. 8; uniform in random search and the rounds of ``random_interleave``,
-:mod:`erahbo.optimizer.random_design`; the challenger in a challenger round,
-:mod:`erahbo.optimizer.challengers`), compute ``B_t`` (eq. 10) with ``beta_stop_t``, then spend
-seeds on ``x_t`` as the replication policy decides (:mod:`erahbo.policies`; ERAHBO: until the
-stopping rule, eq. 12, or ``k_max``). The budget counts seeds. With a journal every trial and
-run is recorded first (:mod:`erahbo.runtime.journal`) and a study is replayed through
-:class:`~erahbo.optimizer.journaling.StudyRecorder`; :mod:`erahbo.optimizer.loop` runs an
-objective with it.
+acquisition (eq. 8; at random in random search and random rounds, :mod:`~.random_design`; the
+challenger in a challenger round, :mod:`~.challengers`), compute ``B_t`` (eq. 10) with
+``beta_stop_t``, then spend seeds on ``x_t`` as the replication policy decides
+(:mod:`erahbo.policies`; ERAHBO: until the stopping rule, eq. 12, or ``k_max``). The budget
+counts seeds. With a journal every trial and run is recorded first (:mod:`erahbo.runtime.journal`)
+and a study is replayed through :class:`~erahbo.optimizer.journaling.StudyRecorder`;
+:mod:`erahbo.optimizer.loop` runs an objective with it.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from erahbo.models import GPHyper
 from erahbo.optimizer.challengers import is_challenger_round, pick_challenger
 from erahbo.optimizer.journaling import open_study_journal
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
-from erahbo.optimizer.random_design import is_random_round
+from erahbo.optimizer.random_design import is_random_round, random_configuration
 from erahbo.optimizer.records import History, Result, Round, Trial, told_returns
 from erahbo.optimizer.rounds import RoundModels
 from erahbo.optimizer.seedcap import rows_at_cap, seeds_left
@@ -328,7 +327,8 @@ class Optimizer:
         t_bo = self._n_rounds - self._n_pre
         if self.method == "random" or no_data or is_random_round(  # random_interleave
                 t_bo, self._used, o.random_interleave):
-            cand, u, cid = self.state.random_choice(allowed, self._rng)
+            model = None if self.method == "random" or no_data else self.models.current()
+            cand, u, cid = random_configuration(self.state, model, allowed, self._rng, o)
         else:
             rm = self.models.current()
             busy = [self.data.row_of(t.config_id) for t in self._pending.values()]

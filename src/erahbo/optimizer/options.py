@@ -57,7 +57,7 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
                                   "refit_growth": None,
                                   "recommend_beta": None, "pool_share": 0.0,
                                   "seed_share": 0.0, "random_interleave": 0,
-                                  "challengers": False}
+                                  "random_top": 1.0, "challengers": False}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
 # (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
@@ -66,14 +66,16 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
     "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
     "pool_share": 0.25,  # up to a quarter of the runs may go beyond max_seeds (identification)
-    "random_interleave": 50,  # every other round random during the first 50 runs
+    "random_interleave": 50,  # every other round random during the first 50 runs,
+    "random_top": 0.1,  # drawn from the tenth of the unevaluated configurations best by eq. 8
     "challengers": True,  # then every other round to a configuration whose runs beat the incumbent
 }
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
             "recommend_beta", "recommend_seeds", "max_seeds", "pool_share", "seed_share",
-            "random_interleave", "challengers", "raw_samples", "n_polish", "retries")
+            "random_interleave", "random_top", "challengers", "raw_samples", "n_polish",
+            "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -195,6 +197,13 @@ class Options:
         fixed-k methods) instead of the acquisition's choice
         (:mod:`erahbo.optimizer.random_design`). Default 50 for ERAHBO; 0 (never) for the other
         methods and under ``preset="paper"``.
+    random_top : float or None
+        An erahbo extension: a random round draws its configuration uniformly from this share
+        of the candidates with the highest acquisition (eq. 8; the unevaluated rows of a
+        finite table, or ``raw_samples`` uniform points of a continuous space) instead of from
+        all of them (:func:`erahbo.optimizer.random_design.random_configuration`). In
+        ``(0, 1]``. Default 0.1 for ERAHBO; 1 (uniform) for the other methods and under
+        ``preset="paper"``.
     challengers : bool or None
         An erahbo extension: once ``random_interleave`` runs are spent, the BO rounds that
         were random before (the first, third, ... after the initial design) go to the
@@ -246,6 +255,7 @@ class Options:
     pool_share: float | None = None
     seed_share: float | None = None
     random_interleave: int | None = None
+    random_top: float | None = None
     challengers: bool | None = None
     raw_samples: int = 512
     n_polish: int = 5
@@ -284,6 +294,10 @@ class Options:
             raise ValueError(f"random_interleave={self.random_interleave} interleaves random "
                              "rounds into a model-based search; every round of method='random' "
                              "is random already (drop random_interleave)")
+        if self.random_top != 1 and method == "random":
+            raise ValueError(f"random_top={self.random_top} draws a random round from the "
+                             "configurations best by the acquisition; method='random' has no "
+                             "acquisition (drop random_top)")
         if self.challengers and method == "random":
             raise ValueError("challengers=True gives seeds to configurations chosen on their "
                              "runs within a model-based search; method='random' has no "
@@ -414,7 +428,8 @@ class Options:
         for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
                               ("refit_growth", None), ("recommend_beta", None),
                               ("pool_share", 0.0), ("seed_share", 0.0),
-                              ("random_interleave", 0), ("challengers", False)):
+                              ("random_interleave", 0), ("random_top", 1.0),
+                              ("challengers", False)):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         if self.recommend_seeds_value:

@@ -51,6 +51,7 @@ def study_options(settings: dict[str, Any]) -> dict[str, Any]:
     for name in ("pool_share", "seed_share", "recommend_seeds", "random_interleave"):
         out.setdefault(name, 0)
     out.setdefault("challengers", False)  # journals written before challenger rounds
+    out.setdefault("random_top", 1.0)  # and before random rounds drew from the best tenth
     if out.get("retries") is None:
         out.pop("retries", None)
     if out.get("failures") is None:

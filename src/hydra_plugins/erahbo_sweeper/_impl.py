@@ -117,7 +117,7 @@ class ErahboSweeperImpl(Sweeper):
     def _optimizer(self, space: Any, o: dict[str, Any], journal: Path,
                    sweep_dir: Path, fixed: list[str]) -> Any:
         given = {n: o[n] for n in ("beta", "beta_stop", "k_min", "n_init", "k_init",
-                                        "random_interleave", "challengers")
+                                        "random_interleave", "random_top", "challengers")
                  if o.get(n) is not None}
         return erahbo.Optimizer(
             space, method=o["method"], budget=int(o["budget"]), seed=int(o["seed"]),

@@ -29,6 +29,7 @@ class ErahboSweeperConf:
     n_init: Any = None
     k_init: Any = None
     random_interleave: Any = None  # runs with every other round random (None: the preset's)
+    random_top: Any = None  # their draw: the best share by the acquisition (None: the preset's)
     challengers: Any = None  # challenger rounds after them (None: the preset's, on for erahbo)
     seed: int = 0  # seed of the optimizer (not of the training runs)
     seed_keyword: str = "seed"  # task config key receiving each run's training seed
