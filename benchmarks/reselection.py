@@ -13,6 +13,7 @@ search moves on.
     python benchmarks/reselection.py --cases pool --reps 5   # ERAHBO's cap variants
     python benchmarks/reselection.py --cases random --reps 10 --asks 1000  # random_interleave
     python benchmarks/reselection.py --cases challengers --reps 10 --asks 1000  # challengers
+    python benchmarks/reselection.py --cases top --reps 10 --asks 1000  # random_top
 
 Prints, per method and cap: distinct configurations evaluated, most seeds on one
 configuration, true MV regret of the recommendation and wall time.
@@ -84,7 +85,8 @@ def main() -> None:
                     "variants (strict, pool_share 0.1 / 0.25, no cap, no cap + refit_growth 2, "
                     "pool 0.25 + seed_share 0.1); 'random': ERAHBO with random_interleave 0 / 50 / "
                     "100 and RAHBO k=2; 'challengers': ERAHBO with challengers on (the "
-                    "default) and off, and RAHBO k=2")
+                    "default) and off, and RAHBO k=2; 'top': ERAHBO's random rounds from the best "
+                    "tenth by the acquisition (the default) and uniform, and RAHBO k=2")
     ap.add_argument("--only", type=int, default=None, help="run only case number N (0-based)")
     args = ap.parse_args()
     if args.cases == "pool":
@@ -97,6 +99,9 @@ def main() -> None:
                   "k_max, pool 0.25, seed_share 0.1")]
     elif args.cases == "challengers":  # challenger rounds: the default, off (session 12)
         cases = [("erahbo", {"challengers": c}, "default") for c in (True, False)] + [
+            ("rahbo", {"k": 2}, "default")]
+    elif args.cases == "top":  # random rounds: the best tenth (default), uniform (session 13)
+        cases = [("erahbo", {"random_top": q}, "default") for q in (0.1, 1.0)] + [
             ("rahbo", {"k": 2}, "default")]
     elif args.cases == "random":  # random_interleave: none, the default 50, 100
         cases = [("erahbo", {"random_interleave": n}, "default")

@@ -145,7 +145,7 @@ def test_cli_flags_reach_the_study(tmp_path):
     for flag in ("--challengers", "--no-challengers"):
         out = tmp_path / flag
         res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "150",
-                                  flag, "--out", str(out), "--no-progress"])
+                                  flag, "--random-top", "1", "--out", str(out), "--no-progress"])
         assert res.exit_code == 0, res.output
         phases[flag] = set(pd.read_csv(out / "rounds.csv").phase)
     assert "challenger" in phases["--challengers"]

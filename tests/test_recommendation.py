@@ -158,7 +158,8 @@ def _noisy_table_study(**kw) -> erahbo.Result:
 def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
     # ERAHBO's default: recommend_seeds = max_seeds = 10; without challenger rounds, which
     # choose what to evaluate from the recommendation, so the rule alone changes nothing else
-    res = _noisy_table_study(challengers=False)
+    # (uniform random rounds: the search this scenario was built on)
+    res = _noisy_table_study(challengers=False, random_top=1.0)
     c = res.configs.set_index("config_id")
     sample_mv = c["mean"] - 1.0 * c["var"]
     bound = sample_mv - mv_standard_error(c["std"].to_numpy(), c["k"].to_numpy(), 1.0)
@@ -168,7 +169,7 @@ def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
     expected = best_big if bound[best_big] >= sample_mv[by_lcb] else by_lcb
     assert res.incumbent_id == expected
     assert c.loc[res.incumbent_id, "rank"] == 1  # the table and the explanation agree
-    off = _noisy_table_study(recommend_seeds=0, challengers=False)  # argmax LCB_MV alone
+    off = _noisy_table_study(recommend_seeds=0, challengers=False, random_top=1.0)  # LCB alone
     c0 = off.configs.set_index("config_id")
     assert off.incumbent_id == c0["lcb_mv"].idxmax()
     assert off.history["config_id"].tolist() == res.history["config_id"].tolist()

@@ -300,9 +300,9 @@ def test_failure_policies_show_in_the_history(failures, monkeypatch):
     else:
         excluded = set(h[h.status == "failed"].config_id)
         assert excluded and res.incumbent_id not in excluded
-        for cid in excluded:  # never asked again after its failure
-            rounds = h[h.config_id == cid].iteration
-            assert rounds.nunique() == 1
+        for cid in excluded:  # never asked again after its failure (re-selected before: may be)
+            mine = h[h.config_id == cid]
+            assert mine.iteration.max() == mine[mine.status == "failed"].iteration.min()
         assert (res.rounds.stop_reason == "infeasible").sum() == len(excluded)
 
 
@@ -493,7 +493,9 @@ def test_journal_counts_match_history(tmp_path, failing):
         "SELECT COUNT(*) FROM runs WHERE status IN ('ok', 'penalized')").fetchone()[0]
     con.close()
     assert n_runs == len(res.history) and counted == res.n_evals <= KW["budget"]
-    assert KW["budget"] <= n_runs  # failed (retried) runs count in the budget (issue 13)
+    # failed (retried) runs count in the budget (issue 13): fewer counted runs, and the runs
+    # with the failed ones spend it (but one left, which cannot start a round)
+    assert res.n_evals < KW["budget"] - 1 <= n_runs
     assert np.isfinite(res.incumbent_mv)
 
 
@@ -627,11 +629,11 @@ def test_status_is_a_read_only_summary_of_a_journal(tmp_path):
     ref = optimize(task, task.space, journal=path, **KW)
     before = snapshot(str(path))
     s = study_status(path)
-    # 39 of 40: one run left cannot start a new configuration (k_min = 2 seeds)
-    assert s.state == "finished" and s.n_counted == ref.n_evals == 39 and s.budget == 40
+    # 39 or 40 of 40: one run left cannot start a new configuration (k_min = 2 seeds)
+    assert s.state == "finished" and s.n_counted == ref.n_evals >= 39 and s.budget == 40
     assert s.incumbent_id == ref.incumbent_id and s.incumbent == ref.incumbent
     assert s.incumbent_mv == pytest.approx(ref.incumbent_mv)
-    assert s.run_status == {"ok": 39} and s.n_pending == 0
+    assert s.run_status == {"ok": ref.n_evals} and s.n_pending == 0
     assert snapshot(str(path)) == before  # nothing written
     with Journal.open(path):  # another process would hold the lock: running
         assert study_status(path).state == "running"
