@@ -116,8 +116,9 @@ def parse_method(name: str) -> MethodSpec:
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
         "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-top<q> (0 < q <= 1), "
-        "erahbo-ch0, erahbo-race, rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations "
-        "in flight), and optuna-tpe-k<K> (e.g. 'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
+        "erahbo-ch0, erahbo-race, rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with "
+        "-p<Q> (Q configurations in flight), and optuna-tpe-k<K> (e.g. "
+        "'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
 
