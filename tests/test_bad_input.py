@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -239,3 +240,22 @@ def test_a_bad_warm_start_file_is_named_with_the_fix(content, msg, tmp_path, mon
     text = " ".join(res.output.split())
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert f"warm-start file old.csv {msg}" in text and "history.csv works" in text
+
+
+def test_benchmark_into_a_folder_of_other_defaults_says_how_to_go_on(tmp_path, monkeypatch):
+    from erahbo.optimizer.options import ERAHBO_DEFAULTS
+
+    _table(tmp_path, "ten.csv", lambda rng, n: rng.normal(size=n))
+    args = ["benchmark", "ten.csv", "--methods", "erahbo", "--repetitions", "1", "--budget",
+            "20", "--k-init", "2", "--k-max", "10", "--out", "b", "--no-report"]
+    assert _cli(args, tmp_path, monkeypatch).exit_code == 0
+    monkeypatch.setitem(ERAHBO_DEFAULTS, "random_top", 1.0)  # a new version's defaults
+    res = _cli(args, tmp_path, monkeypatch)
+    text = " ".join(res.output.replace("│", " ").split())
+    assert res.exit_code == 2 and "Traceback" not in res.output  # a usage error, not a crash
+    assert "--out" in text and "random_top differ" in text and "delete b/traces/*/erahbo" in text
+    for d in (tmp_path / "b" / "traces").glob("*/erahbo"):  # the fix the message names
+        shutil.rmtree(d)
+    res = _cli(args, tmp_path, monkeypatch)
+    assert res.exit_code == 0, res.output
+    assert "1 trace(s) written, 0 already done" in " ".join(res.output.split())

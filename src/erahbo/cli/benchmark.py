@@ -96,7 +96,7 @@ def benchmark(
     from erahbo._files import check_out_dir
     from erahbo.cli._progress import PlainTicker, run_progress
     from erahbo.experiments import StudySettings, parse_methods, run_study
-    from erahbo.experiments.study import check_seed_counts
+    from erahbo.experiments.study import StudySettingsMismatch, check_seed_counts
 
     console = make_console(stderr=True)
     try:
@@ -139,6 +139,8 @@ def benchmark(
             summary = run_study(tasks, specs, repetitions, settings, out, workers=workers,
                                 on_progress=on_progress,
                                 executor="ray" if executor == "ray" else None, address=address)
+    except StudySettingsMismatch as e:  # checked before any job runs: nothing is lost
+        raise typer.BadParameter(str(e), param_hint="--out") from None
     except KeyboardInterrupt:
         typer.echo(f"interrupted; the finished traces are kept in {out / 'traces'}: run the "
                    "same command again to continue (finished jobs are skipped)", err=True)

@@ -173,7 +173,8 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
         names = {m["name"]: m for m in old.get("methods", [])}
         for m in info["methods"]:  # (studies written before: no options to compare)
             was = names.get(m["name"], {}).get("options")
-            if was is not None and was != m["options"]:
+            kept = any((out / "traces").glob(f"*/{m['name']}/*.parquet"))  # else: new options
+            if kept and was is not None and was != m["options"]:
                 diff = sorted(k for k in {*was, *m["options"]}
                               if was.get(k) != m["options"].get(k))
                 raise StudySettingsMismatch(
