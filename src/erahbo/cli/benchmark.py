@@ -140,7 +140,7 @@ def benchmark(
                                 on_progress=on_progress,
                                 executor="ray" if executor == "ray" else None, address=address)
     except StudySettingsMismatch as e:  # checked before any job runs: nothing is lost
-        raise typer.BadParameter(str(e), param_hint="--out") from None
+        raise typer.BadParameter(str(e), param_hint="--out") from e  # (the demo reads e)
     except KeyboardInterrupt:
         typer.echo(f"interrupted; the finished traces are kept in {out / 'traces'}: run the "
                    "same command again to continue (finished jobs are skipped)", err=True)

@@ -76,7 +76,9 @@ def demo(
             "--seed", str(seed), "--out", str(study)]
     try:
         code = typer.main.get_command(bench).main(args, standalone_mode=False)
-    except StudySettingsMismatch:  # an earlier demo with other settings: the demo's own output
+    except typer.BadParameter as e:  # an earlier demo with other settings: the demo's output
+        if not isinstance(e.__cause__, StudySettingsMismatch):
+            raise
         console.print(f"{study} holds an earlier demo study with other settings: replacing it")
         shutil.rmtree(study)
         code = typer.main.get_command(bench).main(args, standalone_mode=False)
