@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -13,17 +12,7 @@ from erahbo.optimizer.options import Options
 from erahbo.optimizer.random_design import random_configuration, top_share
 from erahbo.optimizer.study import study_options
 from erahbo.runtime.journal import Journal
-
-
-def _table() -> pd.DataFrame:
-    X = np.random.default_rng(3).random((200, 3))
-    return pd.DataFrame(X, columns=["a", "b", "c"])
-
-
-def _objective(config: dict, seed: int) -> float:
-    x = np.array([config["a"], config["b"], config["c"]])
-    mean = float(np.exp(-5.0 * ((x - 0.7) ** 2).sum()))
-    return mean + (0.05 + 0.4 * x[2]) * np.random.default_rng(seed).standard_normal()
+from test_random_design import _objective, _table  # the same table and noisy objective
 
 
 def _after_design(space, **kw) -> erahbo.Optimizer:
