@@ -130,7 +130,8 @@ search_space:
     assert inc["overrides"][1] == "hp_config.act='good'"
     assert (sweep / "rounds.csv").is_file() and (sweep / "erahbo_journal.db").is_file()
     journal = Journal.open(sweep / "erahbo_journal.db")
-    assert journal.settings["challengers"] is True  # erahbo's default reaches the study
+    assert journal.settings["challengers"] is True  # erahbo's defaults reach the study
+    assert journal.settings["random_top"] == 0.1
     journal.close()
     # erahbo reads its own runhistory.csv (the wide layout)
     task = load_task(sweep / "runhistory.csv")
@@ -191,12 +192,13 @@ def test_sweep_options_reach_the_optimizer(tmp_path):
   hp_config.x: [float, 0.0, 1.0]
 """)
     proc = _run(folder, "hydra.sweeper.budget=6", "hydra.sweeper.challengers=false",
-                "hydra.sweeper.random_interleave=0")
+                "hydra.sweeper.random_interleave=0", "hydra.sweeper.random_top=1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     journal = Journal.open(folder / "sweep" / "erahbo_journal.db")
     settings = journal.settings
     journal.close()
     assert "challengers" not in settings and "random_interleave" not in settings  # off
+    assert "random_top" not in settings  # 1: uniform, as in journals written before it
 
 
 def test_sweep_refuses_sweep_overrides_on_the_command_line(tmp_path):
