@@ -49,9 +49,7 @@ def main() -> None:
 
     def observed(state, rm, allowed, rng, options):  # the same choice, and what it chose from
         if rm is not None and state.candidates is not None:
-            free = allowed.copy()
-            free[list(state.data.config_ids)] = False
-            rows = np.flatnonzero(free)
+            rows = state.unevaluated_rows(allowed)
             acq = rm.acquisition(state.candidates[rows], options.weight)
             best = rows[random_design.top_share(acq, args.top)]
             seen.append((float(good[best].mean()), float(good[rows].mean())))

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.acquisition import lcb_mv, ucb_mv
+from erahbo.acquisition import lcb_mv, mean_variance, ucb_mv
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
-           "top_configs"]
+           "mv_standard_error", "sample_mv_bound", "top_configs"]
 
 #: Columns of :attr:`erahbo.Result.configs` after ``config_id`` and the hyperparameters.
 CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv", "rank",
@@ -222,6 +222,21 @@ def mv_standard_error(std: Any, n: Any, alpha: float) -> Any:
         se = np.sqrt(var / n + alpha * alpha * 2.0 * var * var / (n - 1))
     se = np.where((n >= 2) & np.isfinite(std), se, np.nan)
     return float(se) if se.ndim == 0 else se
+
+
+def sample_mv_bound(
+    ybar: Any, s2: Any, k: Any, weight: float, z: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each configuration's sample MV (eq. 5 on its sample mean and variance) and that MV less
+    ``z`` standard errors (:func:`mv_standard_error`): what its own runs say, and how surely.
+
+    ``ybar, s2, k``: ``(n,)`` sample means, sample variances and seed counts. Returns two
+    ``(n,)`` arrays (the bound NaN where ``k < 2``). Used by the ``recommend_seeds`` rule (z 1)
+    and the challenger rounds (z 1.5).
+    """
+    ybar, s2 = np.asarray(ybar, dtype=float), np.asarray(s2, dtype=float)
+    sample = mean_variance(ybar, s2, weight)
+    return sample, sample - z * mv_standard_error(np.sqrt(np.maximum(s2, 0.0)), k, weight)
 
 
 def explain_verification(

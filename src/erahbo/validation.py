@@ -91,23 +91,14 @@ def _seeds(what: str) -> Rule:
     return rule
 
 
-def _share(what: str) -> Rule:
-    def rule(name: str, value: Any) -> float:
-        v = check_real(name, value)
-        if not 0 <= v < 1:
-            raise ValueError(f"{name}={value!r} must be in [0, 1) ({what})")
-        return v
-
-    return rule
-
-
-def _fraction(what: str) -> Rule:
-    """Rule: a share in ``(0, 1]``."""
+def _share(what: str, *, of_all: bool = False) -> Rule:
+    """Rule: a share in ``[0, 1)``; with ``of_all``, in ``(0, 1]`` instead (1: all of them)."""
+    interval = "(0, 1]" if of_all else "[0, 1)"
 
     def rule(name: str, value: Any) -> float:
         v = check_real(name, value)
-        if not 0 < v <= 1:
-            raise ValueError(f"{name}={value!r} must be in (0, 1] ({what})")
+        if not (0 < v <= 1 if of_all else 0 <= v < 1):
+            raise ValueError(f"{name}={value!r} must be in {interval} ({what})")
         return v
 
     return rule
@@ -163,8 +154,8 @@ RULES: dict[str, Rule] = {
                          "max_seeds; 0: the cap is max_seeds from the start"),
     "random_interleave": _int_at_least(0, " (runs during which every other round is a random "
                                        "configuration; 0: never)"),
-    "random_top": _fraction("the share of the configurations best by the acquisition a random "
-                            "round draws from; 1: uniform over all"),
+    "random_top": _share("the share of the configurations best by the acquisition a random "
+                         "round draws from; 1: uniform over all", of_all=True),
     "challengers": _flag("challenger rounds: seeds for a configuration whose runs beat the "
                          "recommendation"),
     "recommend_seeds": _int_at_least(0, " (configurations with this many seeds compete for "

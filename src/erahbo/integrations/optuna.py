@@ -278,10 +278,10 @@ class ERAHBOSampler(BaseSampler):
         else:
             records = self._records(study, coder, exclude=trial.number)
             challenger = _phase(study, trial) == "challenger"
-            config = self._ask(study, coder, records, challenger)
+            config = self._ask(study, coder, records, challengers=challenger)
             if challenger and config is not None and self._running(study, trial, coder, config):
                 # a challenger another worker trains now: its seeds would repeat them
-                config = self._ask(study, coder, records, False)
+                config = self._ask(study, coder, records)
             if config is None:
                 return {}  # no usable data yet (e.g. every initial run failed): independent
         key = json.dumps(coder.to_erahbo(coder.to_optuna(config)), sort_keys=True)
@@ -403,11 +403,12 @@ class ERAHBOSampler(BaseSampler):
         return list(pooled.values())
 
     def _ask(self, study: Study, coder: _Coder, records: list[dict[str, Any]],
-             challenger: bool) -> dict[str, Any] | None:
-        """The next configuration of a BO trial (a challenger round: ``challenger``); None
-        without usable data. An evaluated configuration (a challenger) comes with its exact
-        parameters from ``records`` (``decode(encode(x))`` may round)."""
-        opt = self._optimizer(study, coder, records, cache=False, challengers=challenger)
+             **round_kind: Any) -> dict[str, Any] | None:
+        """The next configuration of a BO trial (``round_kind``: ``challengers=True`` or
+        ``random_seed``, as :meth:`_optimizer`); None without usable data. An evaluated
+        configuration (a challenger) comes with its exact parameters from ``records``
+        (``decode(encode(x))`` may round)."""
+        opt = self._optimizer(study, coder, records, cache=False, **round_kind)
         t = None if opt is None else opt.ask()
         if t is None:
             return None
@@ -423,12 +424,10 @@ class ERAHBOSampler(BaseSampler):
         ``random_top`` share best by the acquisition) on the study's data, seeded by the trial
         ``number``; uniform over the space when ``random_top`` is 1 or without usable data."""
         rng = np.random.default_rng([self.seed, number])
-        opt = None
+        config = None
         if self.random_top < 1:
-            opt = self._optimizer(study, coder, records, cache=False,
-                                  random_seed=int(rng.integers(2**31 - 1)))
-        t = None if opt is None else opt.ask()
-        return coder.space.decode(rng.random(coder.space.dim)) if t is None else t.config
+            config = self._ask(study, coder, records, random_seed=int(rng.integers(2**31 - 1)))
+        return coder.space.decode(rng.random(coder.space.dim)) if config is None else config
 
     @staticmethod
     def _running(study: Study, trial: FrozenTrial, coder: _Coder, config: dict[str, Any]) -> bool:

@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from erahbo.acquisition import mean_variance
-from erahbo.recommendation import mv_standard_error
+from erahbo.recommendation import sample_mv_bound
 
 if TYPE_CHECKING:
     from erahbo.optimizer.rounds import RoundModels
@@ -102,18 +101,14 @@ def challenger_row(
     -------
     int or None
         The open row (not the incumbent) with the highest sample MV less ``Z_SE`` standard
-        errors (eq. 5; :func:`erahbo.recommendation.mv_standard_error`), if that bound is above
+        errors (eq. 5; :func:`erahbo.recommendation.sample_mv_bound`), if that bound is above
         the incumbent's sample MV; None otherwise.
 
     >>> challenger_row(np.array([1.0, 1.5, 0.2]), np.array([0.1, 0.01, 0.0]),
     ...                np.array([20, 2, 2]), 1.0, 0, np.array([False, True, True]))
     1
     """
-    ybar = np.asarray(ybar, dtype=float)
-    s2 = np.asarray(s2, dtype=float)
-    k = np.asarray(k, dtype=float)
-    sample = mean_variance(ybar, s2, weight)  # (n,) eq. 5
-    bound = sample - Z_SE * mv_standard_error(np.sqrt(np.maximum(s2, 0.0)), k, weight)
+    sample, bound = sample_mv_bound(ybar, s2, k, weight, Z_SE)  # (n,) each; eq. 5
     ok = np.asarray(open_rows, dtype=bool) & (bound > sample[incumbent])
     ok[incumbent] = False
     if not ok.any():

@@ -325,9 +325,9 @@ class Optimizer:
         bs = self.schedule(0.0 if self.budget is None else self._used / max(self.budget, 1))
         rm, B_t, acq, cand, phase, o = None, np.nan, np.nan, None, "bo", self.options
         t_bo = self._n_rounds - self._n_pre
-        if self.method == "random" or no_data or is_random_round(  # random_interleave
-                t_bo, self._used, o.random_interleave):
-            model = None if self.method == "random" or no_data else self.models.current()
+        plain = self.method == "random" or no_data  # no models: a uniform draw
+        if plain or is_random_round(t_bo, self._used, o.random_interleave):  # random_interleave
+            model = None if plain else self.models.current()
             cand, u, cid = random_configuration(self.state, model, allowed, self._rng, o)
         else:
             rm = self.models.current()

@@ -110,9 +110,7 @@ def random_configuration(
         return state.random_choice(allowed, rng)
     C = state.candidates
     if C is not None:
-        free = allowed.copy()
-        free[list(state.data.config_ids)] = False
-        rows = np.flatnonzero(free if free.any() else allowed)
+        rows = state.unevaluated_rows(allowed)
         best = rows[top_share(rm.acquisition(C[rows], options.weight), top)]
         cand = int(rng.choice(best))
         return cand, C[cand], cand

@@ -19,7 +19,7 @@ from erahbo.acquisition import mean_variance
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
-from erahbo.recommendation import configs_table, mv_standard_error
+from erahbo.recommendation import configs_table, sample_mv_bound
 from erahbo.search import continuous_argmax
 from erahbo.surrogate import (
     RoundModel,
@@ -207,7 +207,7 @@ class RoundModels:
     def _well_sampled(self, row: int, mask: np.ndarray | None) -> int:
         """``recommend_seeds``: among the eligible rows with at least that many seeds, the one
         with the highest sample MV minus one standard error (eq. 5 on its sample mean and
-        variance; :func:`erahbo.recommendation.mv_standard_error`) replaces ``row`` when that
+        variance; :func:`erahbo.recommendation.sample_mv_bound`) replaces ``row`` when that
         bound is at least ``row``'s sample MV."""
         d, o = self.state.data, self.options
         n = o.recommend_seeds_value
@@ -217,9 +217,7 @@ class RoundModels:
         big = (k >= n) if mask is None else (k >= n) & mask
         if not big.any():
             return row
-        ybar, s2 = np.asarray(d.ybar, dtype=float), np.asarray(d.s2, dtype=float)
-        sample = mean_variance(ybar, s2, o.weight)
-        bound = sample - mv_standard_error(np.sqrt(np.maximum(s2, 0.0)), k, o.weight)
+        sample, bound = sample_mv_bound(d.ybar, d.s2, k, o.weight)
         best = int(np.flatnonzero(big)[np.argmax(bound[big])])
         return best if bound[best] >= sample[row] else row
 

@@ -152,6 +152,13 @@ class StudyState:
         others[row] = False
         return float(mv[row] - mv[others].max()) if others.any() else None
 
+    def unevaluated_rows(self, allowed: np.ndarray) -> np.ndarray:
+        """Indices of the ``allowed (n_candidates,)`` rows of a finite table not evaluated yet;
+        every allowed row when each has been evaluated. What a random round draws from."""
+        free = allowed.copy()
+        free[list(self.data.config_ids)] = False
+        return np.flatnonzero(free if free.any() else allowed)
+
     def random_choice(
         self, allowed: np.ndarray | None, rng: np.random.Generator
     ) -> tuple[int | None, np.ndarray, int]:
@@ -161,9 +168,7 @@ class StudyState:
         """
         C = self.candidates
         if C is not None:
-            free = allowed.copy()
-            free[list(self.data.config_ids)] = False
-            cand = int(rng.choice(np.flatnonzero(free if free.any() else allowed)))
+            cand = int(rng.choice(self.unevaluated_rows(allowed)))
             return cand, C[cand], cand
         u = self.space.sample_unit(1, rng)[0]
         return None, u, self.new_id(u)
