@@ -60,6 +60,7 @@ class FixedK:
 
     k: int = 20
     needs_models = False  # the decision reads no bound
+    uses_sample_gap = False
 
     def __post_init__(self) -> None:
         check_option("k", self.k)
@@ -77,9 +78,11 @@ class FixedK:
         """A fixed-k round is one trial; never asked (kept for the common interface)."""
         return 1
 
-    def after_tell(self, k: int, asked: int, remaining: float, **_: object) -> str:
-        """End of the round: ``"fixed_k"``, or ``"budget"`` when fewer seeds than ``k`` ran."""
-        return "budget" if asked < self.first else "fixed_k"
+    def after_tell(self, k: int, asked: int, remaining: float, seeds_left: float = math.inf,
+                   *, random_round: bool = False, **_: object) -> str:
+        """End of the round: ``"fixed_k"`` (``"random"`` for a round chosen at random), or
+        ``"budget"`` when fewer seeds than ``k`` ran (``"max_seeds"``: the cap cut it)."""
+        return _final(_first_trial(self.first, asked, random_round), remaining, seeds_left)
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ class AdaptiveK:
     k_max: int = 20
     seed_batch: int = 1
     needs_models = True  # the stopping rule reads UCB^MV(x_t; k) and B_t
+    uses_sample_gap = False
 
     def __post_init__(self) -> None:
         check_k_range(self.k_min, self.k_max)
@@ -138,12 +142,15 @@ class AdaptiveK:
         k: int,
         asked: int,
         remaining: float,
+        seeds_left: float = math.inf,
         *,
+        random_round: bool = False,
         ucb_mv: float | None = None,
         B_t: float = math.nan,
         sample_gap: float | None = None,
     ) -> str | None:
-        """Stop reason after a tell, or None for more seeds.
+        """The round's final stop reason after a tell (a key of :data:`STOP_REASONS`), or
+        None for more seeds.
 
         Parameters
         ----------
@@ -153,18 +160,24 @@ class AdaptiveK:
             Seeds of the trial just told.
         remaining : float
             Seeds left in the budget.
+        seeds_left : float
+            Seeds the configuration may still get under the seed caps
+            (:mod:`erahbo.optimizer.seedcap`): a round the cap ends is ``"max_seeds"``.
+        random_round : bool
+            The round's configuration was drawn at random (``"random"`` when it ends).
         ucb_mv : float or None
-            ``UCB_t^MV(x_t; k)``; None for a round without models (no data yet): it ends
-            after its first trial like a fixed-k round.
+            ``UCB_t^MV(x_t; k)``; None for a round without models (a random round, no data
+            yet): it ends after its first trial like a fixed-k round.
         B_t : float
             The round's incumbent bound.
         sample_gap : float or None
             ``x_t``'s sample MV minus the best other one (:class:`Race` only).
         """
-        if ucb_mv is None and self.needs_models:  # a round without models (no data yet)
-            return "budget" if asked < self.first else "fixed_k"
+        if ucb_mv is None and self.needs_models:  # a round without models
+            return _final(_first_trial(self.first, asked, random_round), remaining, seeds_left)
         reason = self._stop(k, ucb_mv, B_t, sample_gap)
-        return "budget" if reason is None and remaining < 1 else reason
+        return _final("budget" if reason is None and remaining < 1 else reason, remaining,
+                      seeds_left)
 
     def _stop(self, k: int, ucb_mv: float | None, B_t: float,
               sample_gap: float | None) -> str | None:
@@ -182,6 +195,7 @@ class Race(AdaptiveK):
     """
 
     needs_models = False
+    uses_sample_gap = True  # the decision reads x_t's sample MV against the others'
 
     def _step(self, k: int) -> int:
         return k  # double
@@ -194,6 +208,22 @@ class Race(AdaptiveK):
 
 
 Policy = FixedK | AdaptiveK
+
+
+def _first_trial(first: int, asked: int, random_round: bool) -> str:
+    """A round that ends after its first trial: ``"budget"`` when fewer than ``first`` seeds
+    ran, else ``"random"`` (chosen at random) or ``"fixed_k"``."""
+    if asked < first:
+        return "budget"
+    return "random" if random_round else "fixed_k"
+
+
+def _final(reason: str | None, remaining: float, seeds_left: float) -> str | None:
+    """A round that the seed cap cuts (no seeds left for the configuration, budget left) ends
+    with ``"max_seeds"``, not with its policy's reason."""
+    if seeds_left < 1 and reason in (None, "budget") and remaining >= 1:
+        return "max_seeds"
+    return reason
 
 
 @dataclass(frozen=True)

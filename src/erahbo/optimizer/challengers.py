@@ -35,7 +35,6 @@ import numpy as np
 from erahbo.recommendation import sample_mv_bound
 
 if TYPE_CHECKING:
-    from erahbo.optimizer.rounds import RoundModels
     from erahbo.optimizer.state import StudyState
 
 __all__ = ["challenger_row", "is_challenger_round", "pick_challenger"]
@@ -119,7 +118,9 @@ def challenger_row(
 
 def pick_challenger(
     state: StudyState,
-    models: RoundModels,
+    incumbent: int | None,
+    below: int,
+    weight: float,
     closed: Sequence[int],
     allowed: np.ndarray | None,
 ) -> tuple[int | None, np.ndarray, int] | None:
@@ -129,12 +130,17 @@ def pick_challenger(
     ----------
     state : StudyState
         The study's data, candidates and eligible rows.
-    models : RoundModels
-        The round models (the recommendation and the options).
+    incumbent : int or None
+        Data row of the current recommendation (None: no challenger).
+    below : int
+        Only configurations with fewer seeds may be challengers (``recommend_seeds``, else
+        ``k_max``).
+    weight : float
+        Risk weight of the decision.
     closed : sequence of int
         Data rows that may not be challengers now: the rows with no seeds left under
-        ``max_seeds`` and ``pool_share`` (:func:`erahbo.optimizer.seedcap.rows_at_cap`) and
-        the rows of configurations with a pending trial (their seeds are being run).
+        ``max_seeds`` and ``pool_share`` (:meth:`erahbo.optimizer.seedcap.SeedCaps.rows_at_cap`)
+        and the rows of configurations with a pending trial (their seeds are being run).
     allowed : numpy.ndarray of bool or None
         Candidate rows that may be proposed now (finite tables; None: a continuous space).
 
@@ -143,20 +149,19 @@ def pick_challenger(
     (candidate index or None, encoding ``(dim,)``, config id) or None
         As :meth:`StudyState.random_choice` returns a configuration.
     """
-    rec = models.recommend()
-    if rec is None:
+    if incumbent is None:
         return None
-    d, o = state.data, models.options
+    d = state.data
     k = np.asarray(d.k, dtype=float)
     ids = d.config_ids
-    open_rows = k < (o.recommend_seeds_value or o.k_max)  # (n,)
+    open_rows = k < below  # (n,)
     mask = state.row_mask()
     if mask is not None:
         open_rows &= mask
     open_rows[list(closed)] = False
     if allowed is not None:  # a finite table's candidates (ids = rows of the table)
         open_rows &= np.asarray(allowed, dtype=bool)[ids]
-    row = challenger_row(d.ybar, d.s2, k, o.weight, rec[0], open_rows)
+    row = challenger_row(d.ybar, d.s2, k, weight, incumbent, open_rows)
     if row is None:
         return None
     cid = ids[row]

@@ -30,16 +30,15 @@ import numpy as np
 
 from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
-from erahbo.optimizer.challengers import is_challenger_round, pick_challenger
+from erahbo.optimizer.challengers import pick_challenger
 from erahbo.optimizer.journaling import open_study_journal
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
-from erahbo.optimizer.random_design import is_random_round, random_configuration
+from erahbo.optimizer.random_design import random_configuration
 from erahbo.optimizer.records import History, Result, Round, Trial, told_returns
 from erahbo.optimizer.rounds import RoundModels
-from erahbo.optimizer.seedcap import rows_at_cap, seeds_left
 from erahbo.optimizer.state import StudyState, initial_design_of
+from erahbo.optimizer.strategy import Strategy
 from erahbo.optimizer.warm import add_warm_start, warm_records
-from erahbo.policies import Race
 from erahbo.runtime.evaluate import evaluate
 from erahbo.runtime.failures import (
     MAX_ABS_RETURN,
@@ -138,12 +137,13 @@ class Optimizer:
                      "raw_samples", "n_polish", "engine"):  # the options, as attributes
             setattr(self, name, getattr(opts, name))
         self.weight, self.k_init = opts.weight, opts.k_init_value
-        self.policy = opts.policy()
-        self.schedule = opts.beta_stop_schedule()
+        self.strategy = Strategy.from_options(opts)
+        self.policy = self.strategy.replication
+        self.schedule = self.strategy.beta_stop
         self.failure_policy: FailurePolicy | None = opts.failure_policy
         self.state = StudyState(self.space, self.seed)
         self.history = History()
-        self.models = RoundModels(opts, self.state)
+        self.models = RoundModels(opts, self.state, self.strategy.recommender)
         if hyperparameters is not None:
             self.models.use(RoundSettings(*hyperparameters, self.beta, opts.rho_max2))
         self._init = [] if no_design else initial_design_of(self.space, initial_design,
@@ -308,13 +308,14 @@ class Optimizer:
         return self._start_round(int(min(self.policy.first, free)), allowed, full)
 
     def _seeds_left(self, cid: int) -> float:
-        """Seeds ``cid`` may still get (:func:`erahbo.optimizer.seedcap.seeds_left`)."""
-        return seeds_left(self.options, self.data, self._pending.values(), cid,
-                          self.state.allowed)
+        """Seeds ``cid`` may still get under the strategy's seed caps."""
+        return self.strategy.caps.seeds_left(self.data, self._pending.values(), cid,
+                                             self.state.allowed)
 
     def _at_cap(self) -> list[int]:
-        """Rows not to propose again (:func:`erahbo.optimizer.seedcap.rows_at_cap`)."""
-        return rows_at_cap(self.options, self.data, self._pending.values(), self.state.allowed)
+        """Rows not to propose again (at their seed cap)."""
+        return self.strategy.caps.rows_at_cap(self.data, self._pending.values(),
+                                              self.state.allowed)
 
     def _start_round(self, n: int, allowed: np.ndarray | None, full: list[int]) -> Trial:
         no_data = self.data.n == 0  # every initial configuration was infeasible
@@ -324,17 +325,21 @@ class Optimizer:
         self.models.count_round()
         bs = self.schedule(0.0 if self.budget is None else self._used / max(self.budget, 1))
         rm, B_t, acq, cand, phase, o = None, np.nan, np.nan, None, "bo", self.options
-        t_bo = self._n_rounds - self._n_pre
         plain = self.method == "random" or no_data  # no models: a uniform draw
-        if plain or is_random_round(t_bo, self._used, o.random_interleave):  # random_interleave
+        kind = "random" if plain else self.strategy.schedule.kind(
+            self._n_rounds - self._n_pre, self._used)
+        if kind == "random":
             model = None if plain else self.models.current()
             cand, u, cid = random_configuration(self.state, model, allowed, self._rng, o)
         else:
             rm = self.models.current()
-            busy = [self.data.row_of(t.config_id) for t in self._pending.values()]
-            ch = is_challenger_round(t_bo, self._used, o.random_interleave, o.challengers) and (
-                pick_challenger(self.state, self.models,
-                                full + [i for i in busy if i is not None], allowed))
+            ch = None
+            if kind == "challenger":  # closed: at their cap, or a pending trial runs them
+                busy = [self.data.row_of(t.config_id) for t in self._pending.values()]
+                rec = self.models.recommend()
+                ch = pick_challenger(self.state, None if rec is None else rec[0],
+                                     self.strategy.challenger_below, self.weight,
+                                     full + [i for i in busy if i is not None], allowed)
             if ch:  # an evaluated configuration whose own runs beat the incumbent's
                 (cand, u, cid), phase = ch, "challenger"
             else:
@@ -510,17 +515,13 @@ class Optimizer:
         d = self.data
         if r.rm is not None:  # UCB^MV(x_t; k) with the round's B_t, and the row of the round
             r.ib = r.rm.inner(r.row0, r.u, r.cand, *d.stats(row), r.beta_stop, self.weight)
-        race = isinstance(self.policy, Race)  # the racing ablation compares sample MVs
-        gap = self.state.sample_gap(row, self.weight) if race else None
-        reason = self.policy.after_tell(
-            r.k, asked, self.remaining, ucb_mv=None if r.ib is None else r.ib.ucb_mv,
-            B_t=r.B_t, sample_gap=gap,
+        pol = self.policy  # its final stop reason (or None: more seeds)
+        gap = self.state.sample_gap(row, self.weight) if pol.uses_sample_gap else None
+        reason = pol.after_tell(
+            r.k, asked, self.remaining, self._seeds_left(r.config_id),
+            random_round=r.rm is None and self.method != "random",
+            ucb_mv=None if r.ib is None else r.ib.ucb_mv, B_t=r.B_t, sample_gap=gap,
         )
-        if reason == "fixed_k" and r.rm is None and self.method != "random":
-            reason = "random"  # a round chosen at random (random_interleave), its first seeds
-        if self._seeds_left(r.config_id) < 1 and reason in (None, "budget") and (
-                self.remaining >= 1):
-            reason = "max_seeds"  # the round was cut short by the cap, not by its policy
         if reason is not None:
             self._close(r, reason)
 

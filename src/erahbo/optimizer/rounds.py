@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from erahbo.acquisition import mean_variance
 from erahbo.optimizer.options import Options
+from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
-from erahbo.recommendation import configs_table, sample_mv_bound
+from erahbo.recommendation import configs_table
 from erahbo.search import continuous_argmax
 from erahbo.surrogate import (
     RoundModel,
@@ -41,11 +41,14 @@ class RoundModels:
     options : Options
     state : StudyState
         The study's data (read only here).
+    recommender : Recommender
+        The strategy's recommender.
     """
 
-    def __init__(self, options: Options, state: StudyState) -> None:
+    def __init__(self, options: Options, state: StudyState, recommender: Recommender) -> None:
         self.options = options
         self.state = state
+        self.recommender = recommender
         self.settings: RoundSettings | None = None
         self._fast = None
         self._rounds_since_fit = 0
@@ -174,67 +177,28 @@ class RoundModels:
         rec = self._recommendation() if post is not None else None
         return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
                              posterior=post, alpha=o.alpha, weight=o.weight,
-                             beta=self._recommend_beta, eligible=self.state.row_mask(),
+                             beta=self.recommender.beta, eligible=self.state.row_mask(),
                              failures=failures, incumbent=None if rec is None else rec[0],
                              rule=None if rec is None else rec[2])
 
-    @property
-    def _recommend_beta(self) -> float:
-        """The recommendation's confidence: ``recommend_beta``, or ``beta`` when unset."""
-        o = self.options
-        return o.beta if o.recommend_beta is None else o.recommend_beta
-
     def recommend(self) -> tuple[int, float] | None:
-        """Incumbent row and its posterior mean MV: ``argmax LCB^MV`` with ``beta`` (or
-        ``recommend_beta``; 0: the posterior mean MV).
-
-        Before the first fit, the sample estimates (eq. 5 on sample means and variances).
-        None without data or when every row is excluded. Cached until the data, the
-        hyperparameters or the excluded rows change.
+        """Incumbent row and its posterior mean MV (the strategy's recommender,
+        :class:`erahbo.optimizer.recommender.Recommender`; before the first fit, the sample
+        estimates). None without data or when every row is excluded. Cached until the data,
+        the hyperparameters or the excluded rows change.
         """
         found = self._recommendation()
         return None if found is None else found[:2]
 
     def _recommendation(self) -> tuple[int, float, str] | None:
-        """:meth:`_recommend`, cached until the data, the hyperparameters or the excluded
-        rows change."""
-        st = self.state
+        """``(row, posterior mean MV, rule)``, cached until the data, the hyperparameters or
+        the excluded rows change."""
+        st, o = self.state, self.options
         key = (st.data.version, self._fits, len(st.infeasible), sum(st.n_penalized.values()))
         if self._rec is None or self._rec[0] != key:
-            self._rec = (key, self._recommend())
+            mask = st.row_mask()
+            rm = None
+            if self.settings is not None and st.data.n and (mask is None or mask.any()):
+                rm = self.current()
+            self._rec = (key, self.recommender.choose(rm, st.data, mask, o.weight, o.alpha))
         return self._rec[1]
-
-    def _well_sampled(self, row: int, mask: np.ndarray | None) -> int:
-        """``recommend_seeds``: among the eligible rows with at least that many seeds, the one
-        with the highest sample MV minus one standard error (eq. 5 on its sample mean and
-        variance; :func:`erahbo.recommendation.sample_mv_bound`) replaces ``row`` when that
-        bound is at least ``row``'s sample MV."""
-        d, o = self.state.data, self.options
-        n = o.recommend_seeds_value
-        if not n:
-            return row
-        k = np.asarray(d.k, dtype=float)
-        big = (k >= n) if mask is None else (k >= n) & mask
-        if not big.any():
-            return row
-        sample, bound = sample_mv_bound(d.ybar, d.s2, k, o.weight)
-        best = int(np.flatnonzero(big)[np.argmax(bound[big])])
-        return best if bound[best] >= sample[row] else row
-
-    def _recommend(self) -> tuple[int, float, str] | None:
-        """``(row, posterior mean MV, rule)``; the rule is a key of
-        :data:`erahbo.recommendation.RULES`."""
-        d, o = self.state.data, self.options
-        mask = self.state.row_mask()
-        if d.n == 0 or (mask is not None and not mask.any()):
-            return None
-        if self.settings is None:
-            score = mean_variance(d.ybar, d.s2, o.weight)
-            row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
-            return row, float(mean_variance(d.ybar[row], d.s2[row], o.alpha)), "sample_mv"
-        rm = self.current()
-        _, best = rm.best_lcb_mv(o.weight, self._recommend_beta, mask)
-        row = self._well_sampled(best, mask)
-        mf, _, mv, _ = rm.predict(d.U[row][None, :])
-        rule = "lcb_mv" if row == best else "well_sampled"
-        return row, float(mean_variance(mf[0], mv[0], o.alpha)), rule

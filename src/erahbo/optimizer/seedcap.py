@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from erahbo._data import Observations
-from erahbo.optimizer.options import Options
 
-__all__ = ["cap_now", "pool_left", "rows_at_cap", "seeds_left"]
+__all__ = ["SeedCaps"]
 
 
 def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int]:
@@ -42,70 +42,89 @@ def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int]
     return k, total
 
 
-def _limits(options: Options, data: Observations, pending: Iterable[Any],
-            allowed: np.ndarray | None) -> tuple[int | None, int]:
-    """The cap now (None: no limit) and the runs left in the pool, from one count of the
-    seeds (see :func:`cap_now` and :func:`pool_left`)."""
-    pending = list(pending)
-    k, total = _seeds(data, pending)
-    cap, share = options.seed_cap, options.seed_share or 0.0
-    now = cap
-    if share:
-        fresh = None
-        if allowed is not None:
-            fresh = np.asarray(allowed, dtype=bool).copy()
-            fresh[data.config_ids] = False
-            fresh[[t.config_id for t in pending]] = False
-        if fresh is None or fresh.any():
-            grown = max(options.round_seeds, math.floor(share * total + 1e-9))
-            now = grown if cap is None else min(cap, grown)
-    pool_share = options.pool_share or 0.0
-    if cap is None or not pool_share or now != cap:
-        return now, 0
-    beyond = int(np.maximum(k - cap, 0).sum())
-    return now, max(math.floor((pool_share * total - beyond) / (1.0 - pool_share) + 1e-9), 0)
+@dataclass(frozen=True)
+class SeedCaps:
+    """The seed caps of a strategy: how many seeds one configuration may collect.
 
-
-def cap_now(options: Options, data: Observations, pending: Iterable[Any],
-            allowed: np.ndarray | None = None) -> int | None:
-    """The seed cap now: ``max_seeds``, or with ``seed_share`` that share of all runs (told
-    and pending), at least one round's seeds and at most ``max_seeds``; None: no limit.
-
-    ``allowed``: a finite table's candidate mask ``(N,)``. Once every allowed candidate has
-    been evaluated (or is pending) the cap is ``max_seeds``: a growing cap never ends a
-    study early.
+    Parameters
+    ----------
+    cap : int or None
+        ``max_seeds`` resolved: the most seeds per configuration (None: no limit).
+    pool_share : float
+        Share of all runs that may go beyond the cap (0: a strict cap).
+    seed_share : float
+        A growing cap: at most this share of the runs so far (0: off).
+    round_seeds : int
+        Seeds of one round at least (the least a growing cap allows).
     """
-    return _limits(options, data, pending, allowed)[0]
 
+    cap: int | None = None
+    pool_share: float = 0.0
+    seed_share: float = 0.0
+    round_seeds: int = 2
 
-def pool_left(options: Options, data: Observations, pending: Iterable[Any],
-              allowed: np.ndarray | None = None) -> int:
-    """Runs still allowed beyond the cap: the most ``x`` with ``beyond + x <= pool_share *
-    (runs + x)``, where ``beyond`` counts the seeds beyond the cap and ``runs`` all runs (told
-    and pending), so the share holds after every run; 0 without a cap, with
-    ``pool_share = 0`` or while a growing cap (``seed_share``) is below ``max_seeds``."""
-    return _limits(options, data, pending, allowed)[1]
+    def limits(self, data: Observations, pending: Iterable[Any],
+               allowed: np.ndarray | None) -> tuple[int | None, int]:
+        """The cap now (None: no limit) and the runs left in the pool, from one count of the
+        seeds (see :meth:`cap_now` and :meth:`pool_left`)."""
+        pending = list(pending)
+        k, total = _seeds(data, pending)
+        cap, share = self.cap, self.seed_share or 0.0
+        now = cap
+        if share:
+            fresh = None
+            if allowed is not None:
+                fresh = np.asarray(allowed, dtype=bool).copy()
+                fresh[data.config_ids] = False
+                fresh[[t.config_id for t in pending]] = False
+            if fresh is None or fresh.any():
+                grown = max(self.round_seeds, math.floor(share * total + 1e-9))
+                now = grown if cap is None else min(cap, grown)
+        pool_share = self.pool_share or 0.0
+        if cap is None or not pool_share or now != cap:
+            return now, 0
+        beyond = int(np.maximum(k - cap, 0).sum())
+        return now, max(math.floor((pool_share * total - beyond) / (1.0 - pool_share) + 1e-9),
+                        0)
 
+    def cap_now(self, data: Observations, pending: Iterable[Any],
+                allowed: np.ndarray | None = None) -> int | None:
+        """The seed cap now: ``max_seeds``, or with ``seed_share`` that share of all runs
+        (told and pending), at least one round's seeds and at most ``max_seeds``; None: no
+        limit.
 
-def seeds_left(options: Options, data: Observations, pending: Iterable[Any],
-               config_id: int, allowed: np.ndarray | None = None) -> float:
-    """Seeds ``config_id`` may still get: up to the cap (:func:`cap_now`), then what the pool
-    leaves (inf: no cap)."""
-    pending = list(pending)
-    cap, pool = _limits(options, data, pending, allowed)
-    if cap is None:
-        return math.inf
-    row = data.row_of(config_id)
-    have = (0 if row is None else int(data.k[row])) + sum(
-        len(t.seeds) for t in pending if t.config_id == config_id)
-    return max(cap - have, 0) + pool
+        ``allowed``: a finite table's candidate mask ``(N,)``. Once every allowed candidate
+        has been evaluated (or is pending) the cap is ``max_seeds``: a growing cap never ends
+        a study early.
+        """
+        return self.limits(data, pending, allowed)[0]
 
+    def pool_left(self, data: Observations, pending: Iterable[Any],
+                  allowed: np.ndarray | None = None) -> int:
+        """Runs still allowed beyond the cap: the most ``x`` with ``beyond + x <= pool_share *
+        (runs + x)``, where ``beyond`` counts the seeds beyond the cap and ``runs`` all runs
+        (told and pending), so the share holds after every run; 0 without a cap, with
+        ``pool_share = 0`` or while a growing cap (``seed_share``) is below ``max_seeds``."""
+        return self.limits(data, pending, allowed)[1]
 
-def rows_at_cap(options: Options, data: Observations, pending: Iterable[Any],
-                allowed: np.ndarray | None = None) -> list[int]:
-    """Rows not to propose again: the cap's seeds (:func:`cap_now`) and nothing left in the
-    pool."""
-    cap, pool = _limits(options, data, pending, allowed)
-    if cap is None or pool >= 1:
-        return []
-    return np.flatnonzero(np.asarray(data.k) >= cap).tolist()
+    def seeds_left(self, data: Observations, pending: Iterable[Any], config_id: int,
+                   allowed: np.ndarray | None = None) -> float:
+        """Seeds ``config_id`` may still get: up to the cap (:meth:`cap_now`), then what the
+        pool leaves (inf: no cap)."""
+        pending = list(pending)
+        cap, pool = self.limits(data, pending, allowed)
+        if cap is None:
+            return math.inf
+        row = data.row_of(config_id)
+        have = (0 if row is None else int(data.k[row])) + sum(
+            len(t.seeds) for t in pending if t.config_id == config_id)
+        return max(cap - have, 0) + pool
+
+    def rows_at_cap(self, data: Observations, pending: Iterable[Any],
+                    allowed: np.ndarray | None = None) -> list[int]:
+        """Rows not to propose again: the cap's seeds (:meth:`cap_now`) and nothing left in
+        the pool."""
+        cap, pool = self.limits(data, pending, allowed)
+        if cap is None or pool >= 1:
+            return []
+        return np.flatnonzero(np.asarray(data.k) >= cap).tolist()

@@ -1,0 +1,111 @@
+"""A strategy: the parts that decide a study, built from the options.
+
+An :class:`erahbo.Optimizer` asks its strategy every question that is a choice of method
+rather than bookkeeping; each part is a small object with its own parameters:
+
+* **initial design** — ``n_init`` Sobol configurations with ``k_init`` seeds each
+  (:func:`erahbo.optimizer.state.initial_design_of`);
+* **round schedule** — :class:`RoundSchedule`: which proposer a BO round goes to: the
+  acquisition (eq. 8), a random draw from the acquisition's best share
+  (:mod:`erahbo.optimizer.random_design`), or the challenger (:mod:`erahbo.optimizer.challengers`);
+* **replication rule** — :mod:`erahbo.policies`: fixed ``k`` (RAHBO, GP-UCB, random search),
+  adaptive ``k`` (ERAHBO, eq. 12) or racing; it returns each round's final stop reason;
+* **beta_stop schedule** — :class:`erahbo.policies.BetaStopSchedule` (eqs. 35-36);
+* **seed caps** — :class:`erahbo.optimizer.seedcap.SeedCaps` (``max_seeds``, ``pool_share``,
+  ``seed_share``);
+* **recommender** — :class:`erahbo.optimizer.recommender.Recommender` (``argmax LCB^MV``,
+  well-sampled configurations).
+
+The integrations (the Optuna sampler) ask the same :class:`RoundSchedule` instead of copying it.
+
+>>> from erahbo.optimizer.options import Options
+>>> s = Strategy.from_options(Options(method="erahbo", budget=200))
+>>> [s.schedule.kind(t, used=20) for t in (1, 2)]
+['random', 'acquisition']
+>>> [s.schedule.kind(t, used=60) for t in (1, 2)]
+['challenger', 'acquisition']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from erahbo.optimizer.challengers import is_challenger_round
+from erahbo.optimizer.options import Options
+from erahbo.optimizer.random_design import is_random_round
+from erahbo.optimizer.recommender import Recommender
+from erahbo.optimizer.seedcap import SeedCaps
+from erahbo.policies import BetaStopSchedule, Policy
+
+__all__ = ["ROUND_KINDS", "RoundSchedule", "Strategy"]
+
+#: The proposers a BO round can go to (a challenger round without a challenger falls back to
+#: the acquisition).
+ROUND_KINDS = ("acquisition", "random", "challenger")
+
+
+@dataclass(frozen=True)
+class RoundSchedule:
+    """Which proposer a BO round goes to.
+
+    Parameters
+    ----------
+    random_interleave : int
+        While fewer runs are spent, the odd BO rounds (1, 3, ...) are random (0: never).
+    challengers : bool
+        Afterwards, the odd BO rounds go to the challenger, when there is one.
+    """
+
+    random_interleave: int = 0
+    challengers: bool = False
+
+    def kind(self, bo_round: int, used: float) -> str:
+        """The proposer of BO round ``bo_round`` (from 1) when ``used`` runs are spent: a key
+        of :data:`ROUND_KINDS`."""
+        if is_random_round(bo_round, used, self.random_interleave):
+            return "random"
+        if is_challenger_round(bo_round, used, self.random_interleave, self.challengers):
+            return "challenger"
+        return "acquisition"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """The parts of a study's decisions (see the module docstring).
+
+    Attributes
+    ----------
+    options : Options
+        The validated options the parts were built from (the random draw and the
+        acquisition read ``random_top``, ``weight``, ``raw_samples`` from them).
+    replication : Policy
+    beta_stop : BetaStopSchedule
+    schedule : RoundSchedule
+    caps : SeedCaps
+    recommender : Recommender
+    challenger_below : int
+        Configurations with fewer seeds may be challengers.
+    """
+
+    options: Options
+    replication: Policy
+    beta_stop: BetaStopSchedule
+    schedule: RoundSchedule
+    caps: SeedCaps
+    recommender: Recommender
+    challenger_below: int
+
+    @classmethod
+    def from_options(cls, o: Options) -> Strategy:
+        """The strategy of validated :class:`Options` (their presets included)."""
+        return cls(
+            options=o,
+            replication=o.policy(),
+            beta_stop=o.beta_stop_schedule(),
+            schedule=RoundSchedule(int(o.random_interleave or 0), bool(o.challengers)),
+            caps=SeedCaps(o.seed_cap, float(o.pool_share or 0.0), float(o.seed_share or 0.0),
+                          o.round_seeds),
+            recommender=Recommender(o.beta if o.recommend_beta is None else o.recommend_beta,
+                                    o.recommend_seeds_value),
+            challenger_below=o.recommend_seeds_value or o.k_max,
+        )
