@@ -43,8 +43,9 @@ def test_parse_methods_grammar():
     assert [s.method for s in specs] == ["erahbo", "rahbo", "rahbo", "gpucb", "random", "erahbo",
                                          "erahbo"]
     assert specs[1].options == {"k": 2}
-    assert specs[5].options == {"schedule": "exponential", "gamma": 50.0}
-    assert specs[6].options == {"schedule": "sigmoid", "slope": 10.0}
+    # a schedule rises to beta_stop = 1 (the paper's), also under erahbo's default beta_stop 0
+    assert specs[5].options == {"schedule": "exponential", "gamma": 50.0, "beta_stop": 1.0}
+    assert specs[6].options == {"schedule": "sigmoid", "slope": 10.0, "beta_stop": 1.0}
     assert specs[3].label == "GP-UCB (k=20)"
     batched = parse_method("erahbo-b4")
     assert batched.method == "erahbo" and batched.options == {"seed_batch": 4}

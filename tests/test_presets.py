@@ -85,3 +85,24 @@ def test_recommend_beta_zero_recommends_the_best_posterior_mean():
     assert a.models.recommend()[0] == best_mean
     with pytest.raises(ValueError, match="recommend_beta=-1 must be >= 0"):
         Options(recommend_beta=-1)
+
+
+@pytest.mark.parametrize(("options", "fix"), [
+    ({"schedule": "exponential"}, "give beta_stop > 0"),  # the default beta_stop is 0
+    ({"schedule": "sigmoid", "beta_stop": 0.0, "preset": "paper"}, "give beta_stop > 0"),
+    ({"pool_share": 0.2, "max_seeds": 0}, "give max_seeds > 0"),
+    ({"pool_share": 0.2, "preset": "paper"}, "give max_seeds > 0"),
+    ({"random_top": 0.2, "random_interleave": 0}, "give random_interleave > 0"),
+    ({"random_top": 0.2, "preset": "paper"}, "give random_interleave > 0"),
+    ({"stopping": "race", "seed_batch": 2}, "drop seed_batch"),
+])
+def test_options_that_would_do_nothing_together_are_refused_with_the_fix(options, fix):
+    """Rule: a combination in which one option has no effect (a beta_stop schedule of 0, a
+    pool beyond no cap, a random-draw share without random rounds, seed batches under racing)
+    is refused, and the message names the fix."""
+    with pytest.raises(ValueError, match=fix):
+        Options(method="erahbo", budget=200, **options)
+    fixed = {"beta_stop": 1.0, "max_seeds": 20, "random_interleave": 50, "seed_batch": 1}
+    key = {"give beta_stop > 0": "beta_stop", "give max_seeds > 0": "max_seeds",
+           "give random_interleave > 0": "random_interleave", "drop seed_batch": "seed_batch"}
+    Options(method="erahbo", budget=200, **{**options, key[fix]: fixed[key[fix]]})  # accepted

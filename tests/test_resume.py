@@ -559,7 +559,7 @@ def test_running_study_extended_then_killed_resumes_exactly(tmp_path):
     """A study with a beta_stop schedule (its decisions depend on the budget) is cut, given
     more budget, cut again and resumed: every replay decides each event under the budget it
     was decided under, and the ask/tell and the one-call paths agree."""
-    kw = {**KW, "schedule": "exponential", "gamma": 5.0}
+    kw = {**KW, "schedule": "exponential", "gamma": 5.0, "beta_stop": 1.0}  # (0: no schedule)
 
     def run(path, budget, cut=None):
         opt = Optimizer(table(), "erahbo", journal=path, **{**kw, "budget": budget})

@@ -127,10 +127,12 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
     value = float(text)
     if kind == "exp":
         return MethodSpec(name=key, label=f"ERAHBO (exp, gamma={text})", method="erahbo",
-                          options={"schedule": "exponential", "gamma": value})
+                          options={"schedule": "exponential", "gamma": value,
+                                   "beta_stop": 1.0})  # the schedule's maximum (paper)
     if kind == "sig":
         return MethodSpec(name=key, label=f"ERAHBO (sigmoid, s={text})", method="erahbo",
-                          options={"schedule": "sigmoid", "slope": value})
+                          options={"schedule": "sigmoid", "slope": value,
+                                   "beta_stop": 1.0})
     if kind == "bs":
         return MethodSpec(name=key, label=f"ERAHBO (beta_stop={text})", method="erahbo",
                           options={"beta_stop": value})

@@ -310,6 +310,7 @@ class Options:
             raise ValueError(f"schedule={self.schedule!r} needs a budget (progress is "
                              "t / budget)")
         self.beta_stop_schedule()  # the schedule's kind, gamma and slope
+        _check_combinations(self, given)
         set_(self, "initial_in_budget", bool(self.initial_in_budget))
         _choice("kernel", self.kernel, KERNELS)
         _choice("engine", self.engine, ENGINES)
@@ -442,6 +443,27 @@ class Options:
     def names(cls) -> tuple[str, ...]:
         """Names of all options."""
         return tuple(f.name for f in fields(cls))
+
+
+def _check_combinations(o: Options, given: set[str]) -> None:
+    """Refuse options that would silently do nothing together (the error names the fix)."""
+    if o.schedule != "constant" and not o.beta_stop:
+        raise ValueError(
+            f"schedule={o.schedule!r} scales beta_stop over the budget, but beta_stop="
+            f"{o.beta_stop} (the default for ERAHBO) makes every value 0: give beta_stop > 0 "
+            "(the paper: 1.0), or drop schedule")
+    if "pool_share" in given and o.pool_share and o.seed_cap is None:
+        raise ValueError(
+            f"pool_share={o.pool_share} lets seeds go beyond the seed cap, but there is no cap "
+            "(max_seeds=0, or preset='paper'): give max_seeds > 0, or drop pool_share")
+    if "random_top" in given and o.random_top != 1 and not o.random_interleave:
+        raise ValueError(
+            f"random_top={o.random_top} shapes the random rounds, but random_interleave="
+            f"{o.random_interleave} has none: give random_interleave > 0, or drop random_top")
+    if o.stopping == "race" and o.seed_batch != 1:
+        raise ValueError(
+            f"seed_batch={o.seed_batch} with stopping='race': racing doubles the seeds of a "
+            "round itself (k_min, 2 k_min, ...); drop seed_batch")
 
 
 def design_json(design: Any) -> Any:
