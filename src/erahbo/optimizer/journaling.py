@@ -18,14 +18,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from dataclasses import replace as replace_options
+from typing import TYPE_CHECKING, Any
 
+from erahbo.optimizer.core import JOURNALED, Optimizer
+from erahbo.optimizer.options import Options
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
 from erahbo.runtime.replay import JournaledStudy, replay
+from erahbo.validation import check_journal_path
+
+if TYPE_CHECKING:
+    from erahbo.optimizer.records import Trial
+    from erahbo.runtime.executors import Executor
 
 __all__ = [
     "BudgetSteps",
+    "JournaledOptimizer",
     "StudyRecorder",
     "open_budget_journal",
     "open_study_journal",
@@ -187,3 +196,110 @@ def replay_into(opt: Any, journal: Journal) -> None:
     """
     steps = BudgetSteps(lambda b: setattr(opt, "budget", b), journal)
     replay(StudyRecorder(steps.ask(opt.ask), steps.tell(opt.tell_outcome)), journal)
+
+
+class JournaledOptimizer(Optimizer):
+    """An :class:`erahbo.Optimizer` whose every trial and run is journaled before it counts.
+
+    ``erahbo.Optimizer(space, ..., journal=path)`` returns one. The journal runs the optimizer,
+    not the other way round: :meth:`ask` records the optimizer's trial before handing it out,
+    a tell records the outcome and then hands it to the optimizer's one ingest path
+    (:meth:`erahbo.optimizer.telling.Telling.ingest_outcome`), and opening a journal that holds
+    the same study rebuilds the optimizer by replaying it (:func:`open_study_journal`).
+
+    Parameters
+    ----------
+    space, method, options, **option_values
+        As :class:`erahbo.Optimizer`; ``failures`` defaults to ``"penalize"`` (a journaled
+        study never stops on a failed run).
+    journal : str or path-like
+        SQLite journal of the study (:mod:`erahbo.runtime.journal`). Every asked trial and
+        every told run is committed before :meth:`ask` returns / ``tell`` acknowledges it. If
+        the file holds a study with the same :meth:`study_settings`, the optimizer is rebuilt
+        from the journal alone (by replay) and continues where it stopped: a trial that was
+        asked but not told at a crash is the next :meth:`ask`. A study with other settings is
+        refused (:class:`erahbo.runtime.journal.SettingsMismatchError`); a larger budget
+        extends it. Call :meth:`close` (or use ``with``) to release the journal.
+    journal_info : dict, optional
+        JSON facts stored in the journal that do not affect decisions (how to rebuild the
+        objective: ``{"objective": "module:function"}`` or a bundled task name, executor,
+        ...); read by ``erahbo resume``.
+    synchronous : {"FULL", "NORMAL"}
+        Journal durability: FULL (default) also survives power loss, NORMAL only crashes of
+        the process (faster).
+    """
+
+    def __init__(
+        self,
+        space: Any,
+        method: str = "erahbo",
+        *,
+        journal: str | os.PathLike[str],
+        journal_info: dict[str, Any] | None = None,
+        synchronous: str = "FULL",
+        options: Options | None = None,
+        **option_values: Any,
+    ) -> None:
+        check_journal_path(journal)
+        if options is not None and options.failures is None:
+            options = replace_options(options, failures="penalize")
+        elif options is None and option_values.get("failures") is None:
+            option_values["failures"] = "penalize"
+        super().__init__(space, method, options=options, **option_values)
+        self._study = open_study_journal(
+            journal, self.study_settings(), self._ask, self.ingest_outcome,
+            failures=self.failure_policy, info=journal_info, synchronous=synchronous,
+            on_open=lambda j: setattr(self.history, "t_start", j.created_at),
+            set_budget=self.set_budget, warm_returns=self._warm_ok)
+        self.penalizer = self._study.penalizer  # the journal's feasible returns, then the warm
+        self._settings_json["budget"] = self.budget  # a larger budget extends the study
+
+    @property
+    def journal(self) -> Journal:
+        """The open study journal."""
+        return self._study.journal
+
+    def close(self) -> None:
+        """Close the journal (release its lock); the optimizer can still report results."""
+        self._study.journal.close()
+
+    def ask(self) -> Trial | None:
+        """As :meth:`erahbo.Optimizer.ask`; the trial is committed to the journal first, and
+        after a resume the trials that were asked but not told before the crash are handed
+        out again (same configurations, seeds)."""
+        return self._study.ask()
+
+    def _commit(self, trial: Trial, outcome: TrialOutcome, record_runs: bool) -> None:
+        self._study.tell(trial, outcome, record_runs=record_runs)  # -> ingest_outcome
+
+    def run_trial(
+        self,
+        trial: Trial,
+        objective: Callable[..., Any],
+        *,
+        executor: Executor | None = None,
+        run_timeout: float | None = None,
+        batch: bool = False,
+    ) -> TrialOutcome:
+        """As :meth:`erahbo.Optimizer.run_trial`, journaling every run as it ends."""
+        return self._study.evaluate(trial, objective, executor=executor,
+                                    run_timeout=run_timeout, batch=batch)
+
+    def exclude(self, config_id: int) -> None:
+        """Refused: a resumed study could not replay it (see the message)."""
+        raise ValueError(
+            "exclude: not journaled, so a resumed study could not replay it; with a "
+            "journal, mark a configuration infeasible with tell(trial, returns, "
+            "infeasible=True) or failures='exclude'"
+        )
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            f"a journaled Optimizer cannot be pickled: it holds the open journal "
+            f"{self.journal.path} (a lock and a database connection). Its journal is its saved "
+            "state: reopen it with erahbo.Optimizer(..., journal=path) or erahbo.resume(path); "
+            "or pickle an Optimizer built without a journal"
+        )
+
+
+JOURNALED.append(JournaledOptimizer)
