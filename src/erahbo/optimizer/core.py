@@ -9,16 +9,11 @@
 >>> opt.recommend() is not None
 True
 
-A BO round: fit both GPs on ``D_{t-1}`` (:mod:`erahbo.optimizer.rounds`), let the strategy's
-round schedule pick the proposer of ``x_t`` (the acquisition, eq. 8; a random draw; the
-challenger: :mod:`erahbo.optimizer.strategy`), compute ``B_t`` (eq. 10) with ``beta_stop_t``,
-then spend seeds on ``x_t`` until the replication rule (:mod:`erahbo.policies`; ERAHBO: eq. 12
-or ``k_max``) ends the round. The budget counts seeds.
-
-This class knows nothing of storage: with ``journal=`` the constructor returns a
-:class:`erahbo.optimizer.journaling.JournaledOptimizer`, which records every trial and run
-before the optimizer sees it and rebuilds the optimizer from the journal on resume;
-:mod:`erahbo.optimizer.loop` runs an objective with either.
+A BO round: fit both GPs on ``D_{t-1}`` (:mod:`~.rounds`), let the strategy
+(:mod:`~.strategy`) pick the proposer of ``x_t`` (eq. 8, a random draw or the challenger),
+compute ``B_t`` (eq. 10), then spend seeds on ``x_t`` until the replication rule
+(:mod:`erahbo.policies`; ERAHBO: eq. 12 or ``k_max``) ends the round. The budget counts seeds.
+No storage here: ``journal=`` builds a :class:`~.journaling.JournaledOptimizer`.
 """
 
 from __future__ import annotations
@@ -31,16 +26,14 @@ import numpy as np
 
 from erahbo._threads import single_blas_thread
 from erahbo.models import GPHyper
-from erahbo.optimizer.challengers import pick_challenger
 from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
-from erahbo.optimizer.random_design import random_configuration
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.rounds import RoundModels
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import Strategy
 from erahbo.optimizer.telling import Telling
-from erahbo.optimizer.warm import add_warm_start, warm_records
+from erahbo.optimizer.warm import start_warm
 from erahbo.runtime.failures import FailurePolicy, Penalizer, spent_runs
 from erahbo.space import SearchSpace
 from erahbo.surrogate import RoundSettings
@@ -71,9 +64,7 @@ class Optimizer(Telling, Inspection):
     hyperparameters : (GPHyper, GPHyper) or None
         Fixed hyperparameters of the mean GP and of the variance GP (no MAP fit at all).
     journal, journal_info, synchronous
-        A SQLite journal of the study, facts stored with it and its durability: see
-        :class:`erahbo.optimizer.journaling.JournaledOptimizer` (what this constructor
-        returns when ``journal`` is given).
+        A journal of the study: :class:`~.journaling.JournaledOptimizer` (built instead).
     options : Options, optional
         All options at once (then give no other option by name).
     **option_values
@@ -82,11 +73,6 @@ class Optimizer(Telling, Inspection):
         them once (an unknown name or a bad value raises with the fix). ``failures`` defaults
         to ``"penalize"`` when a journal is given.
 
-    Notes
-    -----
-    ``exclude(config_id)`` removes a finite-table row from the candidates (e.g. a replayed
-    configuration whose stored seeds are used up); a round open at it ends at the next ask.
-    ``tell`` accepts fewer returns than seeds (the first ones ran; the rest are not counted).
     """
 
     def __new__(cls, *args: Any, journal: Any = None, **kwargs: Any) -> Optimizer:
@@ -102,7 +88,7 @@ class Optimizer(Telling, Inspection):
         initial_design: Sequence[Any] | np.ndarray | None = None,
         warm_start: Any = None,
         hyperparameters: tuple[GPHyper, GPHyper] | None = None,
-        journal: None = None,  # given: a JournaledOptimizer is built instead (__new__)
+        journal: None = None,  # given: a JournaledOptimizer (__new__)
         journal_info: dict[str, Any] | None = None,
         synchronous: str = "FULL",
         options: Options | None = None,
@@ -137,18 +123,10 @@ class Optimizer(Telling, Inspection):
         self.penalizer = Penalizer()  # the feasible returns so far (penalties of failed runs)
         self._settings_json = opts.settings_json(initial_design, hyperparameters)
         self._warm_ok: list[float] = []  # finite warm returns (penalties are set below them)
-        if warm_start is not None:
-            records = warm_records(warm_start, self.space)
-            self._settings_json["warm_start"] = records  # in the settings: a resume replays it
-            exclude = self.failure_policy is not None and self.failure_policy.mode == "exclude"
-            self._n_rounds, self._warm_ok = add_warm_start(
-                records, self.state, self.history, exclude=exclude, penalizer=self.penalizer,
-                n_rounds=self._n_rounds)
-            if self.data.n == 0 and not self._init:
-                raise ValueError(
-                    "warm_start holds no configuration with at least 2 usable runs, and "
-                    "n_init=0 leaves no initial design: give more runs or n_init >= 1"
-                )
+        if warm_start is not None:  # in the settings: a resume replays it
+            self._settings_json["warm_start"], self._n_rounds, self._warm_ok = start_warm(
+                warm_start, self.state, self.history, self.failure_policy, self.penalizer,
+                has_design=bool(self._init))
         self._n_pre = self._n_rounds + len(self._init)  # rounds before the first BO round
 
     def set_budget(self, budget: int | None) -> None:
@@ -236,28 +214,17 @@ class Optimizer(Telling, Inspection):
             self.models.start_round()
         self._n_rounds += 1
         self.models.count_round()
-        bs, rm, B_t, acq, phase = self._beta_stop(), None, np.nan, np.nan, "bo"
+        bs, B_t = self._beta_stop(), np.nan
         plain = self.method == "random" or no_data  # no models: a uniform draw
         kind = "random" if plain else self.strategy.schedule.kind(
             self._n_rounds - self._n_pre, self._used)
+        rm = None if plain else self.models.current()
+        cand, u, cid, acq, phase = self.strategy.propose(
+            kind, rm, self.models, self.state, list(self._pending.values()), allowed, full,
+            self._rng, self.seed * 100003 + self._n_rounds)
         if kind == "random":
-            model = None if plain else self.models.current()
-            cand, u, cid = random_configuration(self.state, model, allowed, self._rng,
-                                                self.options)
+            rm = None  # a random round has no models: it ends after its first seeds
         else:
-            rm, ch = self.models.current(), None
-            if kind == "challenger":  # closed: at their cap, or a pending trial runs them
-                busy = [self.data.row_of(t.config_id) for t in self._pending.values()]
-                rec = self.models.recommend()
-                ch = pick_challenger(self.state, None if rec is None else rec[0],
-                                     self.strategy.challenger_below, self.weight,
-                                     full + [i for i in busy if i is not None], allowed)
-            if ch:  # an evaluated configuration whose own runs beat the incumbent's
-                (cand, u, cid), phase = ch, "challenger"
-            else:
-                cand, u, cid, acq = self.models.choose(rm, allowed, list(self._pending.values()),
-                                                       self.seed * 100003 + self._n_rounds,
-                                                       [self.data.U[i] for i in full])
             B_t, _ = rm.best_lcb_mv(self.weight, bs, self.state.row_mask())  # eq. 10
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
