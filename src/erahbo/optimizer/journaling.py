@@ -17,14 +17,17 @@ resume replays the same steps (Optuna's analogue: ``study.optimize`` again on a 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace as replace_options
 from typing import TYPE_CHECKING, Any
 
+from erahbo.optimizer import snapshot
 from erahbo.optimizer.core import JOURNALED, Optimizer
 from erahbo.optimizer.options import Options
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
+from erahbo.runtime.journal_format import ReplayDivergenceError
 from erahbo.runtime.replay import JournaledStudy, replay
 from erahbo.validation import check_journal_path
 
@@ -121,11 +124,13 @@ class BudgetSteps:
     budget becomes ``B``.
     """
 
-    def __init__(self, set_budget: Callable[[int | None], None], journal: Journal) -> None:
+    def __init__(self, set_budget: Callable[[int | None], None], journal: Journal,
+                 start: int = 0) -> None:
         self.set_budget = set_budget
         self.steps = dict(journal.budget_steps())
-        self.n = 0
-        set_budget(journal.settings.get("budget"))  # the first events' budget
+        self.n = start  # events before it are in the optimizer already (a snapshot)
+        before = [b for n, b in sorted(self.steps.items()) if n < start]
+        set_budget(before[-1] if before else journal.settings.get("budget"))  # in force now
 
     def _event(self) -> None:
         b = self.steps.get(self.n)
@@ -163,6 +168,7 @@ def open_study_journal(
     on_open: Callable[[Journal], None],
     set_budget: Callable[[int | None], None],
     warm_returns: Iterable[float] = (),
+    restore: Callable[[Journal], int] | None = None,
 ) -> JournaledStudy:
     """Open (or create) the journal of a study and replay it through the optimizer.
 
@@ -171,14 +177,17 @@ def open_study_journal(
     replay and ends at the study's budget (a larger ``settings["budget"]`` extends it).
     ``on_open(journal)`` runs before the replay (e.g. the history's clock starts at the
     journal's creation). Penalties of failed runs use every return seen, ``warm_returns`` (the
-    warm start's finite returns) included. The journal is closed again on any error.
+    warm start's finite returns) included. ``restore(journal)`` loads a snapshot of the
+    optimizer and returns the events it stands for (replayed from there on). The journal is
+    closed again on any error.
     """
     journal, extend = open_budget_journal(path, settings, info, synchronous)
     try:
         on_open(journal)
-        steps = BudgetSteps(set_budget, journal)  # replays each event under its own budget
+        start = 0 if restore is None else restore(journal)
+        steps = BudgetSteps(set_budget, journal, start)  # each event under its own budget
         study = JournaledStudy(StudyRecorder(steps.ask(ask), steps.tell(tell_outcome)), journal,
-                               failures=failures)
+                               failures=failures, start=start)
         if extend is not None:
             journal.extend_budget(extend)
         set_budget(journal.budget())
@@ -227,6 +236,10 @@ class JournaledOptimizer(Optimizer):
     synchronous : {"FULL", "NORMAL"}
         Journal durability: FULL (default) also survives power loss, NORMAL only crashes of
         the process (faster).
+    verify : bool
+        Replay every journaled event (re-decide every round) instead of starting from the
+        journal's snapshot of the optimizer (:mod:`erahbo.optimizer.snapshot`), and check that
+        the replay arrives at that snapshot (``ReplayDivergenceError`` if not).
     """
 
     def __init__(
@@ -237,6 +250,7 @@ class JournaledOptimizer(Optimizer):
         journal: str | os.PathLike[str],
         journal_info: dict[str, Any] | None = None,
         synchronous: str = "FULL",
+        verify: bool = False,
         options: Options | None = None,
         **option_values: Any,
     ) -> None:
@@ -246,21 +260,67 @@ class JournaledOptimizer(Optimizer):
         elif options is None and option_values.get("failures") is None:
             option_values["failures"] = "penalize"
         super().__init__(space, method, options=options, **option_values)
+        self._snap = (time.monotonic(), -1)  # (time, events) of the last snapshot
         self._study = open_study_journal(
             journal, self.study_settings(), self._ask, self.ingest_outcome,
             failures=self.failure_policy, info=journal_info, synchronous=synchronous,
             on_open=lambda j: setattr(self.history, "t_start", j.created_at),
-            set_budget=self.set_budget, warm_returns=self._warm_ok)
+            set_budget=self.set_budget, warm_returns=self._warm_ok,
+            restore=None if verify else self._restore)
         self.penalizer = self._study.penalizer  # the journal's feasible returns, then the warm
         self._settings_json["budget"] = self.budget  # a larger budget extends the study
+        if verify:
+            self._verify()
+
+    def _restore(self, journal: Journal) -> int:
+        """Load the journal's snapshot, if usable (the events it stands for; 0: none)."""
+        n = snapshot.restore(self, journal)
+        if n:
+            self._snap = (time.monotonic(), n)
+        return n
+
+    def _verify(self) -> None:
+        """The full replay arrived at the journal's snapshot, when one of this code stands
+        for every journaled event (a study closed with nothing pending)."""
+        j = self.journal
+        snap = j.snapshot()
+        if snap is None or snap[1] != snapshot.snapshot_key(j) or snap[0] != j.n_events():
+            return
+        if not snapshot.same_state(self, snap[2]):
+            raise ReplayDivergenceError(
+                f"verify: replaying journal {j.path} re-decided its rounds differently from "
+                f"its snapshot after {snap[0]} events: the code or the machine's arithmetic "
+                "changed since it was written; resume without verify continues from the "
+                "snapshot")
+
+    def _snapshot(self, force: bool = False) -> None:
+        """Store the optimizer in the journal when no trial is pending (every
+        :data:`~erahbo.optimizer.snapshot.EVERY_S` seconds, and when it closes)."""
+        if self._pending or self._study.journal.closed:
+            return
+        now, n = time.monotonic(), self.journal.n_events()
+        if n == self._snap[1] or (not force and now - self._snap[0] < snapshot.EVERY_S):
+            return
+        self.journal.write_snapshot(n, snapshot.snapshot_key(self.journal),
+                                    snapshot.capture(self))
+        self._snap = (now, n)
 
     @property
     def journal(self) -> Journal:
         """The open study journal."""
         return self._study.journal
 
+    @property
+    def n_replayed(self) -> int:
+        """Journaled trials re-decided (asked again) when the journal was opened: 0 when it
+        resumed from a snapshot that stood for every event."""
+        return self._study.replayed.n_asked
+
     def close(self) -> None:
-        """Close the journal (release its lock); the optimizer can still report results."""
+        """Store a snapshot (no trial pending) and close the journal (release its lock); the
+        optimizer can still report results."""
+        if not self._study.journal.closed:
+            self._snapshot(force=True)
         self._study.journal.close()
 
     def ask(self) -> Trial | None:
@@ -271,6 +331,7 @@ class JournaledOptimizer(Optimizer):
 
     def _commit(self, trial: Trial, outcome: TrialOutcome, record_runs: bool) -> None:
         self._study.tell(trial, outcome, record_runs=record_runs)  # -> ingest_outcome
+        self._snapshot()
 
     def run_trial(
         self,
