@@ -3,9 +3,10 @@
 The fixtures in ``tests/data/journals_main`` are interrupted studies written by that commit
 (``make_fixtures.py`` there says how). Rules checked:
 
-* the settings today's code computes for the same study match the stored ones, for every
-  method and preset (a resumed study is the same study, not a mismatch and not a study that
-  silently decides differently);
+* the settings today's code computes for the same study (schema 2: every setting explicit)
+  say the same as the stored ones (schema 1: settings at their defaults left out), for every
+  method and preset, and the journal opens (a resumed study is the same study, not a mismatch
+  and not a study that silently decides differently);
 * a resumed journal continues to the same history as an uninterrupted study of today's code.
   Checked on the random-search fixture, whose decisions involve no floating-point model (a
   journal of a model-based study replays the decisions of the machine that wrote it).
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import erahbo
+from erahbo.optimizer.options import SETTINGS_SCHEMA, normalize_settings
 from erahbo.runtime.journal import Journal
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "journals_main"
@@ -42,10 +44,11 @@ def test_settings_of_today_match_the_journal_of_main(name, tmp_path):
     shutil.copy(FIXTURES / f"{name}.db", path)
     today = erahbo.Optimizer(table(), failures="penalize", **kw).study_settings()
     stored = _stored(path)
-    assert today == stored, sorted(k for k in set(today) | set(stored)
-                                   if today.get(k) != stored.get(k))
-    with Journal.open(path, today):  # the journal accepts today's settings as its own
-        pass
+    assert "schema" not in stored and today["schema"] == SETTINGS_SCHEMA  # schema 1 -> 2
+    old, new = normalize_settings(stored), normalize_settings(today)
+    assert old == new, sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    with erahbo.Optimizer(table(), journal=path, **kw) as opt:  # resumed, not refused
+        assert opt.journal.settings == stored  # the journal keeps its own settings
     assert json.loads((FIXTURES / "ARGS.json").read_text())["commit"] == "0b211cc"
 
 

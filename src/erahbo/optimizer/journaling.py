@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from erahbo.optimizer import snapshot
 from erahbo.optimizer.core import JOURNALED, Optimizer
-from erahbo.optimizer.options import Options
+from erahbo.optimizer.options import Options, normalize_settings
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
 from erahbo.runtime.journal_format import ReplayDivergenceError
@@ -72,13 +72,16 @@ class StudyRecorder:
 
 
 def _without_budget(settings: Mapping[str, Any]) -> str:
-    return canonical_json({k: v for k, v in settings.items() if k != "budget"}, "settings")
+    """The settings, in the current schema, less the budget (which a resume may extend)."""
+    return canonical_json({k: v for k, v in normalize_settings(dict(settings)).items()
+                           if k != "budget"}, "settings")
 
 
 def open_budget_journal(
     path: Any, settings: Mapping[str, Any], info: Mapping[str, Any] | None, synchronous: str
 ) -> tuple[Journal, int | None]:
-    """Open the study's journal; allow a budget other than the journaled one.
+    """Open the study's journal; allow a budget other than the journaled one, and settings
+    of an older schema that say the same (:func:`~erahbo.optimizer.options.normalize_settings`).
 
     Returns
     -------
@@ -98,7 +101,7 @@ def open_budget_journal(
     except SettingsMismatchError:
         with Journal.open(path) as j:
             stored = dict(j.settings)
-        if stored.get("budget") is None or settings.get("budget") is None or (
+        if (stored.get("budget") is None) != (settings.get("budget") is None) or (
                 _without_budget(stored) != _without_budget(settings)):
             raise
         journal = Journal.open(path, stored, info=info, synchronous=synchronous)

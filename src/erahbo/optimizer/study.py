@@ -18,6 +18,7 @@ import numpy as np
 from erahbo._files import read_json_file, read_table_file
 from erahbo.models import GPHyper
 from erahbo.objectives import synthetic
+from erahbo.optimizer.options import normalize_settings
 from erahbo.space import SearchSpace
 
 __all__ = [
@@ -45,13 +46,8 @@ def study_options(settings: dict[str, Any]) -> dict[str, Any]:
     dict
         Everything but ``space`` (see :func:`resume` for rebuilding it).
     """
-    out = {k: v for k, v in settings.items() if k not in ("space", "hyperparameters")}
-    out.setdefault("max_seeds", 0)  # journals written before max_seeds: no limit
-    # stored only when not 0, and 0 (off) in journals written before they existed
-    for name in ("pool_share", "seed_share", "recommend_seeds", "random_interleave"):
-        out.setdefault(name, 0)
-    out.setdefault("challengers", False)  # journals written before challenger rounds
-    out.setdefault("random_top", 1.0)  # and before random rounds drew from the best tenth
+    out = {k: v for k, v in normalize_settings(settings).items()
+           if k not in ("space", "hyperparameters", "schema")}
     if out.get("retries") is None:
         out.pop("retries", None)
     if out.get("failures") is None:
