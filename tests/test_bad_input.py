@@ -259,3 +259,46 @@ def test_benchmark_into_a_folder_of_other_defaults_says_how_to_go_on(tmp_path, m
     res = _cli(args, tmp_path, monkeypatch)
     assert res.exit_code == 0, res.output
     assert "1 trace(s) written, 0 already done" in " ".join(res.output.split())
+
+
+# --- issue 27: list-form specs read as the JSON form is ----------------------------------------
+
+
+def test_a_python_list_spec_that_starts_with_a_type_is_that_type():
+    space = SearchSpace({"lr": ["log", 1e-4, 0.1], "act": ["cat", ["tanh", "relu"]],
+                         "flag": ["bool"], "gamma": ["const", 0.99], "batch": [32, 64]})
+    assert space.to_json() == SearchSpace({
+        "lr": ("log", 1e-4, 0.1), "act": ("cat", ["tanh", "relu"]), "flag": ("bool",),
+        "gamma": ("const", 0.99), "batch": ("cat", [32, 64])}).to_json()
+
+
+@pytest.mark.parametrize("entry,msg", [
+    (["float", 1], r"\['float', 1\] gives 1 bound\(s\); \('float', lower, upper\) takes two"),
+    (["log", 1e-4, 0.1, 1.0], r"gives 3 bound\(s\)"),
+    (["int", "a", "b"], "lower bound must be a number, got 'a'"),
+    (["cat", "dog"], r"takes a list of choices, got 'dog'.*write \(\"cat\", \['cat', 'dog'\]\)"),
+])
+def test_a_list_spec_with_a_type_and_a_wrong_shape_is_refused_with_the_tuple_form(entry, msg):
+    with pytest.raises((ValueError, TypeError), match=r"hyperparameter 'lr': .*" + msg):
+        SearchSpace({"lr": entry})
+
+
+def test_a_space_file_with_a_missing_bound_names_the_file_and_the_form(tmp_path, monkeypatch):
+    """The CLI's JSON space and the Python spec share one parser: no silent categorical."""
+    (tmp_path / "space.json").write_text('{"lr": ["float", 1]}')
+    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space",
+                "space.json", "--budget", "20", "--no-progress"], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "space file space.json: hyperparameter 'lr': ['float', 1] gives 1 bound(s)" in text
+    assert '["float", 0.0, 1.0]' in text
+
+
+def test_the_hydra_sweeper_reads_lists_with_the_same_parser():
+    from hydra_plugins.erahbo_sweeper._space import load_search_space
+
+    assert load_search_space({"lr": ["log", 1e-5, 0.1]}).to_json() == SearchSpace(
+        {"lr": ("log", 1e-5, 0.1)}).to_json()
+    with pytest.raises(ValueError, match=r"hyperparameter 'lr': lower bound must be a number, "
+                       r"got '1e-5' .*YAML"):
+        load_search_space({"lr": ["log", "1e-5", 0.1]})  # YAML reads 1e-5 as a string
