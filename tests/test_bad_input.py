@@ -302,3 +302,42 @@ def test_the_hydra_sweeper_reads_lists_with_the_same_parser():
     with pytest.raises(ValueError, match=r"hyperparameter 'lr': lower bound must be a number, "
                        r"got '1e-5' .*YAML"):
         load_search_space({"lr": ["log", "1e-5", 0.1]})  # YAML reads 1e-5 as a string
+
+
+# --- issue 27: hyperparameters named like result columns ----------------------------------------
+
+
+def test_reserved_names_are_exactly_the_result_columns():
+    """The space's list (spelled out below the table modules) is the tables' columns."""
+    from erahbo.optimizer.records import HISTORY_COLUMNS, ROUND_COLUMNS
+    from erahbo.recommendation import CONFIG_COLUMNS
+    from erahbo.space.reserved import RESERVED_NAMES
+
+    assert set(RESERVED_NAMES) == {*HISTORY_COLUMNS, "config_id", *CONFIG_COLUMNS,
+                                   *ROUND_COLUMNS}
+
+
+def test_result_columns_match_the_reserved_names_on_a_real_study():
+    from erahbo.space.reserved import RESERVED_NAMES
+
+    res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=12, k_init=2,
+                          k_max=2, seed=0)
+    for table in (res.history, res.configs, res.rounds):
+        assert set(table.columns) - {"x"} <= set(RESERVED_NAMES)
+
+
+@pytest.mark.parametrize("name", ["mean", "k", "return", "seed", "std", "config_id", "rank"])
+def test_a_hyperparameter_named_like_a_result_column_is_refused(name):
+    with pytest.raises(ValueError, match=rf"name\(s\) \['{name}'\] are reserved.*Reserved: "
+                       rf"\[.*'wall_time'.*\]; rename them, e.g. '{name}_hp'"):
+        SearchSpace({name: ("float", 0.0, 1.0), "x": ("float", 0.0, 1.0)})
+
+
+def test_a_candidate_table_column_named_like_a_result_column_is_refused():
+    df = pd.DataFrame({"lr": [0.1, 0.2, 0.3], "mean": [1, 2, 3], "seed": [4, 5, 6]})
+    with pytest.raises(ValueError, match=r"\['mean', 'seed'\] are reserved.*rename those "
+                       r"columns of the candidate table, e.g. df.rename"):
+        SearchSpace(df)
+    # with a spec, only the spec's columns are hyperparameters: other columns are ignored
+    space = SearchSpace(df, {"lr": ("float", 0.1, 0.3)})
+    assert space.names == ["lr"]

@@ -24,6 +24,7 @@ import pandas as pd
 import erahbo.space.kinds as _hp
 from erahbo.space.configspace import from_configspace, is_configspace
 from erahbo.space.kinds import HP, clause_holds, native
+from erahbo.space.reserved import check_names
 
 __all__ = ["SearchSpace"]
 
@@ -136,6 +137,11 @@ class SearchSpace:
           :mod:`erahbo.space.configspace`);
         * the JSON dict of :meth:`to_json`;
         * a pandas DataFrame = finite candidate table, see :meth:`from_table`.
+
+        A list entry whose first element is a type name is that type (``["log", 1e-5, 0.1]``,
+        as JSON writes the tuple); any other list is a categorical's choices. Names of result
+        columns (``mean``, ``k``, ``seed``, ... :data:`erahbo.space.reserved.RESERVED_NAMES`)
+        are refused: they would shadow the columns of ``Result.history`` and ``configs``.
     table_spec : optional
         Only with a DataFrame: the types and bounds of its columns (any non-table spec).
     name_order : list of str, optional
@@ -190,6 +196,7 @@ class SearchSpace:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"SearchSpace: duplicate hyperparameter names {dup}; rename them")
+        check_names(names, table=table is not None and spec is None)
         if name_order is not None:
             if sorted(name_order) != sorted(names):
                 raise ValueError(
