@@ -341,3 +341,39 @@ def test_a_candidate_table_column_named_like_a_result_column_is_refused():
     # with a spec, only the spec's columns are hyperparameters: other columns are ignored
     space = SearchSpace(df, {"lr": ("float", 0.1, 0.3)})
     assert space.names == ["lr"]
+
+
+# --- issue 27: one-row and repeated-row candidate tables ----------------------------------------
+
+
+@pytest.mark.parametrize("space", [pd.DataFrame({"x": [0.4], "act": ["relu"]}),
+                                   {"x": ("const", 0.4)}],
+                         ids=["one-row table", "constants only"])
+def test_a_space_of_one_configuration_is_run_with_its_seeds(space):
+    """Nothing to choose: the study spends its seeds on the one configuration (as Optuna or
+    SMAC would run it) instead of failing inside the GP fit (no input column)."""
+    res = erahbo.optimize(ok_objective, space, budget=12, k_init=2, k_max=6, seed=0)
+    assert res.incumbent_id == 0 and res.incumbent["x"] == 0.4
+    assert set(res.history["config_id"]) == {0} and res.n_evals >= 6
+    assert np.isfinite(res.incumbent_mv)
+
+
+def test_the_map_fit_of_a_gp_without_inputs_is_the_noise_or_nothing():
+    from erahbo.prior import fit_map
+
+    y = np.array([0.5, -0.5, 0.2])
+    learned = fit_map(np.zeros((3, 0)), y)  # learned noise: one parameter
+    assert learned.lengthscales.shape == (0,) and learned.noise > 0
+    fixed = fit_map(np.zeros((3, 0)), y, fixed_noise=np.full(3, 0.1))  # nothing to fit
+    assert fixed.lengthscales.shape == (0,) and np.isfinite(fixed.log_posterior)
+
+
+def test_repeated_rows_of_a_candidate_table_are_named_in_one_warning():
+    df = pd.DataFrame({"lr": [0.1, 0.2, 0.1, 0.3, 0.2], "act": ["a", "b", "a", "b", "b"],
+                       "note": ["p", "q", "r", "s", "t"]})
+    with pytest.warns(UserWarning, match=r"2 row\(s\) repeat an earlier row .*: 2 = 0, 4 = 1\. "
+                      r"Each row is a configuration of its own.*drop_duplicates") as got:
+        SearchSpace(df, {"lr": ("float", 0.1, 0.3), "act": ("cat", ["a", "b"])})
+    assert len(got) == 1
+    space = SearchSpace(df[["lr", "act"]].drop_duplicates())  # the fix: no warning
+    assert space.n_candidates == 3

@@ -16,6 +16,7 @@ column, all zeros for a one-hot block; see :mod:`erahbo.space.kinds`) and left o
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -119,6 +120,31 @@ def _check_no_missing(df: pd.DataFrame) -> None:
         holes = np.flatnonzero(df[name].isna().to_numpy())
         if holes.size and holes.size < len(df):
             raise ValueError(_missing_message(df, int(holes[0]), str(name), holes.size))
+
+
+def _warn_duplicates(rows: list[dict[str, Any]]) -> None:
+    """Warn once when candidate rows repeat an earlier row (same hyperparameter values)."""
+    first: dict[tuple, int] = {}
+    repeats: list[tuple[int, int]] = []  # (row, the earlier row it repeats)
+    for i, row in enumerate(rows):
+        key = tuple(sorted((n, _hp._key(v)) for n, v in row.items()))
+        if key in first:
+            repeats.append((i, first[key]))
+        else:
+            first[key] = i
+    if not repeats:
+        return
+    shown = ", ".join(f"{i} = {j}" for i, j in repeats[:10])
+    more = f" and {len(repeats) - 10} more" if len(repeats) > 10 else ""
+    warnings.warn(
+        f"candidate table: {len(repeats)} row(s) repeat an earlier row (same hyperparameter "
+        f"values; row = earlier row): {shown}{more}. Each row is a configuration of its own "
+        "(its own config_id, seeds and GP point), so a repeated one is evaluated again as if "
+        "it were new. Drop the repeats (df.drop_duplicates(subset=<hyperparameter columns>)) "
+        "unless that is what you want",
+        UserWarning,
+        stacklevel=1,  # one location: the same table (checked, then used) warns once
+    )
 
 
 class SearchSpace:
@@ -283,6 +309,7 @@ class SearchSpace:
         self._rows = [
             {h.name: py[j][i] for j, h in enumerate(self._hps) if active[i, j]} for i in range(m)
         ]
+        _warn_duplicates(self._rows)
 
     # ------------------------------------------------------------------ internals
     def _checked_value(self, h: HP, x: Any, where: str) -> float:
