@@ -377,3 +377,45 @@ def test_repeated_rows_of_a_candidate_table_are_named_in_one_warning():
     assert len(got) == 1
     space = SearchSpace(df[["lr", "act"]].drop_duplicates())  # the fix: no warning
     assert space.n_candidates == 3
+
+
+# --- issue 27: worker processes and a script without a __main__ guard --------------------------
+
+_UNGUARDED = '''import erahbo
+
+def obj(config, seed):
+    return -(config["x"] - 0.3) ** 2
+
+result = erahbo.optimize(obj, {{"x": ("float", 0.0, 1.0)}}, budget=12, seed=0, {extra})
+print("incumbent", result.incumbent)
+'''
+
+
+@pytest.mark.parametrize("extra", ["run_timeout=30", "workers=2, journal='study.db'"])
+def test_a_script_without_a_main_guard_is_told_to_add_it(tmp_path, extra):
+    """Spawned workers re-run the script's top level: the study stops at once and says why,
+    instead of 'every run of the initial design failed' (JournalLockedError in each worker)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED.format(extra=extra))
+    src = str(Path(erahbo.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src, "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "incumbent" not in proc.stdout
+    err = proc.stderr
+    assert "MainGuardMissing: worker processes re-import" in err and str(script) in err
+    assert 'under `if __name__ == "__main__":`' in err
+    assert "JournalLockedError" not in err and "initial design failed" not in err
+    guarded = _UNGUARDED.format(extra=extra).replace("result =", 'if __name__ == "__main__":\n'
+                                                      "    result =").replace(
+        'print("incumbent"', '    print("incumbent"')
+    script.write_text(guarded)  # the fix the message names (a journal resumes)
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "incumbent {'x':" in proc.stdout
