@@ -50,6 +50,7 @@ from erahbo.runtime.failures import (
     spent_runs,
 )
 from erahbo.runtime.journal import Journal
+from erahbo.runtime.main_guard import refuse_in_worker_start
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.space import SearchSpace
 from erahbo.surrogate import RoundModel, RoundSettings
@@ -124,6 +125,7 @@ class Optimizer:
         **option_values: Any,
     ) -> None:
         if journal is not None:
+            refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
             check_journal_path(journal)
         opts = Options.build(options, method, option_values, journaled=journal is not None)
         n_init = opts.n_init
