@@ -13,6 +13,7 @@ from rich.text import Text
 
 from erahbo._files import check_out_dir
 from erahbo.cli._console import compact, make_console
+from erahbo.cli._paths import folder
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.inspect import plot_mean_std, summarize_task
 from erahbo.datasets.loaders import expand_paths, load_task
@@ -68,7 +69,8 @@ def inspect(
     ] = None,
     plot_dir: Annotated[
         Path | None,
-        typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here."),
+        typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here.",
+                     parser=folder, metavar="PATH"),
     ] = None,
     alpha: Annotated[
         float, typer.Option("--alpha", help="Risk aversion of the trade-off column.")
@@ -107,11 +109,14 @@ def inspect(
     table = Table(
         title="RL-outcome tasks (over feasible configurations)",
         caption=("* synthetic (not real RL data). " if any(_synthetic(t) for t in tasks) else "")
-        + ("NaN: values (configurations) with a NaN. std: min/median/max" if wide else
+        + ("NaN: values (configurations) with a NaN. degen.: degenerate task (every feasible "
+           "configuration has the same mean return, e.g. all zero: nothing to optimize; "
+           "benchmark skips it). std: min/median/max" if wide else
            "NaN: configurations with a NaN. std: median")
         + " over configurations. corr: of mean and std. rank (regret): MV rank and regret of "
         "the best-mean configuration. alpha*: the smallest alpha at which it is no longer "
-        "MV-optimal (processed scale)." + ("" if wide else " ! degenerate task."),
+        "MV-optimal (processed scale)." + ("" if wide else " ! degenerate task (every "
+        "configuration has the same mean return; benchmark skips it)."),
         caption_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -159,7 +164,8 @@ def inspect(
 
 
 def synth(
-    out: Annotated[Path, typer.Option("--out", help="Output directory for <task>.parquet files.")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory for <task>.parquet files.",
+                                      parser=folder, metavar="PATH")],
     tasks: Annotated[int, typer.Option("--tasks", min=1, help="Number of tasks.")] = 8,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the whole suite.")] = 0,
     configs: Annotated[
