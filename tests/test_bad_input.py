@@ -419,3 +419,157 @@ def test_a_script_without_a_main_guard_is_told_to_add_it(tmp_path, extra):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "incumbent {'x':" in proc.stdout
+
+
+# --- issue 27: poor items (CLI options, messages, docs, figures, the SB3 example) --------------
+
+
+@pytest.mark.parametrize("args", [
+    ["optimize", "--objective", "test_bad_input:ok_objective", "--space", "space.json"],
+    ["benchmark", "t.csv"], ["demo"], ["dataset", "synth"], ["report", "."],
+    ["tune", "--task", "ppo_cc_cartpole"],
+    ["dataset", "generate", "--task", "ppo_cc_cartpole"],
+], ids=lambda a: " ".join(a[:2]))
+def test_an_empty_out_folder_is_refused_instead_of_writing_here(args, tmp_path, monkeypatch):
+    res = _cli([*args, "--out", ""], tmp_path, monkeypatch)
+    text = " ".join(res.output.replace("│", " ").split())
+    assert res.exit_code == 2, res.output
+    assert "Invalid value for '--out': an empty path would write into the current folder" in text
+    assert "results/study" in text and list(tmp_path.iterdir()) == []
+
+
+def test_tune_has_no_progress_as_optimize_has(tmp_path, monkeypatch):
+    import typer.main
+
+    def progress(command):
+        cmd = typer.main.get_command(app).commands[command]
+        (p,) = [p for p in cmd.params if "--no-progress" in p.secondary_opts]
+        return p.opts, p.secondary_opts, p.help, p.default
+
+    assert progress("tune") == progress("optimize")
+    assert progress("tune")[2] == "Show a progress bar."
+    assert "--no-progress" in _cli(["tune", "--help"], tmp_path, monkeypatch).output
+
+
+def test_generate_names_the_configs_option_and_value(tmp_path, monkeypatch):
+    res = _cli(["dataset", "generate", "--task", "ppo_cc_cartpole", "--configs", "0", "--out",
+                "gen", "--force"], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "--configs 0: a table needs at least 1 configuration" in text
+    assert "use --configs 1 or more" in text and not (tmp_path / "gen").exists()
+
+
+def test_the_explanation_shows_the_digits_that_tell_two_values_apart():
+    from erahbo.recommendation import explain_incumbent
+
+    configs = pd.DataFrame({"config_id": [0, 1], "k": [10, 3], "mean": [499.8, 500.2],
+                            "std": [2.0, 3.0], "var": [4.0, 9.0], "n_failed": [0, 0],
+                            "mv": [492.1, 491.3], "lcb_mv": [480.0, 470.0],
+                            "ucb_mv": [500.0, 510.0], "rank": [1, 2], "rule": ["lcb_mv", None]})
+    text = explain_incumbent(configs)
+    assert "higher sample mean (500.2 vs 499.8)" in text
+    assert "MV estimate is lower (491 vs 492)" in text and "(500 vs 500)" not in text
+
+
+def test_every_history_csv_column_is_documented():
+    """history.csv's columns (wall_time: seconds since the study started) are in the docs."""
+    from pathlib import Path
+
+    from erahbo.space.reserved import RESERVED_NAMES
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "robustness.md").read_text()
+    res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=12, k_init=2,
+                          k_max=2, seed=0)
+    for column in res.history.columns.drop("x"):
+        assert f"`{column}" in docs or f"{column}`" in docs or f" {column}," in docs, column
+        assert column in RESERVED_NAMES
+    assert "`wall_time` (seconds from the start of the study" in " ".join(docs.split())
+
+
+def test_dataset_inspect_defines_degen(tmp_path, monkeypatch):
+    from erahbo.datasets.loaders import bundled_tasks
+
+    monkeypatch.setenv("COLUMNS", "140")
+    res = _cli(["dataset", "inspect", str(bundled_tasks()[0])], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert "degen." in text and "degen.: degenerate task (every feasible configuration has " \
+        "the same mean return" in text
+
+
+def test_figures_label_what_they_show(tmp_path):
+    """rounds.png at beta_stop = 0 says points, not bounds; k_vs_mv offsets methods of one k
+    and gives each its own marker; seed_counts explains rounds of one seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from erahbo.analysis import plots, run_plots
+
+    res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=30, seed=0)
+    assert (res.rounds.loc[res.rounds.phase == "bo", "beta_stop"] == 0).all()  # the default
+    captured = {}
+    real_save = run_plots._save
+
+    def save(fig, path, **kw):
+        captured["ylabel"] = fig.axes[0].get_ylabel()
+        captured["legend"] = [t.get_text() for t in fig.legends[0].get_texts()]
+        return real_save(fig, path, **kw)
+
+    run_plots._save = save
+    try:
+        run_plots.plot_rounds(res, tmp_path / "rounds.png")
+    finally:
+        run_plots._save = real_save
+    assert captured["ylabel"] == "posterior MV of x_t (beta_stop = 0)"
+    assert "B_t = best posterior MV (incumbent; beta_stop = 0)" in captured["legend"]
+
+    kmv = pd.DataFrame({"method": ["rahbo-k20", "gpucb-k20"] * 2, "bin": [0, 0, 1, 1],
+                        "lo": [0.0, 0.0, 0.5, 0.5], "hi": [0.5, 0.5, 1.0, 1.0],
+                        "center": [0.2, 0.2, 0.7, 0.7], "mean_k": [20.0] * 4,
+                        "se_k": [0.0] * 4, "n": [5] * 4})
+    fig_calls = []
+    real_errorbar = matplotlib.axes.Axes.errorbar
+
+    def errorbar(self, x, y, *a, **kw):
+        fig_calls.append((tuple(np.round(x, 3)), kw.get("marker")))
+        return real_errorbar(self, x, y, *a, **kw)
+
+    matplotlib.axes.Axes.errorbar = errorbar
+    try:
+        plots.plot_k_vs_mv(kmv, ["rahbo-k20", "gpucb-k20"], tmp_path / "k_vs_mv.png")
+    finally:
+        matplotlib.axes.Axes.errorbar = real_errorbar
+    (x1, m1), (x2, m2) = fig_calls
+    assert x1 != x2 and m1 != m2  # one k, two distinguishable series
+
+    rounds = pd.DataFrame({"task": "t", "method": "erahbo", "repetition": 0,
+                           "round": [1, 2, 3, 4], "config_id": [7, 8, 7, 9],
+                           "k": [2, 2, 1, 20], "stop_reason": ["dominated"] * 3 + ["k_max"],
+                           "config_norm_regret": [0.1, 0.5, 0.1, 0.0]})
+    assert plots._one_seed_revisits(rounds)  # the k = 1 round re-selects config 7
+    assert not plots._one_seed_revisits(rounds.assign(config_id=[7, 8, 6, 9]))
+
+
+def test_the_sb3_example_prints_values_and_runs_torch_on_one_thread(monkeypatch):
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    optuna = pytest.importorskip("optuna")
+    path = Path(__file__).resolve().parents[1] / "examples" / "sb3_ppo_cartpole.py"
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    spec = importlib.util.spec_from_file_location("sb3_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert os.environ["OMP_NUM_THREADS"] == "1"  # set at import, before torch
+    assert "--trials 12 --timesteps 10000 --k-max 5" in mod.__doc__
+    monkeypatch.setattr(mod, "train_ppo", lambda params, seed, timesteps: float(
+        100 * params["clip_range"] + params["width"] / 64 + seed % 3))
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = mod.ERAHBOSampler(alpha=1.0, k_min=2, k_max=3, n_init=3, seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    study.optimize(mod.make_objective(100, 3), n_trials=4)
+    table = mod.readable(sampler.optimizer(study).result().configs, study)
+    assert set(table["n_steps"]) <= {128, 256, 512, 1024, 2048}
+    assert set(table["width"]) <= {32, 64, 128}
+    assert set(table["clip_range"]) <= {0.1, 0.2, 0.3, 0.4}
