@@ -573,3 +573,37 @@ def test_the_sb3_example_prints_values_and_runs_torch_on_one_thread(monkeypatch)
     assert set(table["n_steps"]) <= {128, 256, 512, 1024, 2048}
     assert set(table["width"]) <= {32, 64, 128}
     assert set(table["clip_range"]) <= {0.1, 0.2, 0.3, 0.4}
+
+
+# --- issue 27: first contact (start-up) ---------------------------------------------------------
+
+_STARTUP = '''import sys
+sys.argv = ["erahbo", *sys.argv[1:]]
+from erahbo.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted(m for m in ("typer", "pandas", "scipy", "matplotlib", "rliable", "ray", "torch")
+               if m in sys.modules)
+print("HEAVY", heavy)
+'''
+
+
+@pytest.mark.parametrize("args,allowed", [(["--version"], []), (["--help"], ["typer"]),
+                                          (["dataset", "--help"], ["typer"])])
+def test_the_cli_starts_without_the_heavy_libraries(args, allowed):
+    """`erahbo --version` imports nothing heavy (not even Typer); `--help` only Typer: the
+    command modules import pandas, scipy, matplotlib inside their commands (start-up < 1 s;
+    timings in the issue-27 report, not here)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(erahbo.__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", _STARTUP, *args], capture_output=True,
+                         text=True, env={"PYTHONPATH": src, "PATH": ""}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"HEAVY {allowed}" in out.stdout
+    if args == ["--version"]:
+        assert out.stdout.startswith(f"erahbo {erahbo.__version__}\n")

@@ -59,7 +59,7 @@ def benchmark(
                                  "seeds, not counted in the budget | user: each method as a "
                                  "user runs it, its own initial design counted."),
     out: Path = typer.Option(Path("results/benchmark"), help="Results directory.",
-                             parser=folder, metavar="PATH"),
+                             parser=folder, metavar="<path>"),
     workers: int = typer.Option(2, min=1, help="Concurrent jobs (worker processes, or Ray "
                                 "CPUs of a local instance)."),
     executor: str = typer.Option("process", help="Where jobs run: process (local pool) | "

@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from erahbo._files import check_out_dir
 from erahbo.cli._console import compact, make_console
 from erahbo.cli._paths import folder
-from erahbo.datasets.format import TaskData
-from erahbo.datasets.inspect import plot_mean_std, summarize_task
-from erahbo.datasets.loaders import expand_paths, load_task
-from erahbo.datasets.synth import write_suite
-from erahbo.datasets.tradeoff import tradeoff_stats
-from erahbo.datasets.warping import METHODS
-from erahbo.validation import check_options
+
+if TYPE_CHECKING:
+    from erahbo.datasets.format import TaskData
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -70,7 +65,7 @@ def inspect(
     plot_dir: Annotated[
         Path | None,
         typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here.",
-                     parser=folder, metavar="PATH"),
+                     parser=folder, metavar="<path>"),
     ] = None,
     alpha: Annotated[
         float, typer.Option("--alpha", help="Risk aversion of the trade-off column.")
@@ -88,6 +83,13 @@ def inspect(
     its normalized MV regret, on the benchmark's scale (``--outcome-processing``, ``--alpha``):
     ``1 (0.00)`` means a risk-neutral choice is also MV-optimal on this task.
     """
+    from erahbo._files import check_out_dir
+    from erahbo.datasets.inspect import plot_mean_std, summarize_task
+    from erahbo.datasets.loaders import expand_paths, load_task
+    from erahbo.datasets.tradeoff import tradeoff_stats
+    from erahbo.datasets.warping import METHODS
+    from erahbo.validation import check_options
+
     console = make_console()
     try:
         check_options(alpha=alpha)
@@ -165,7 +167,7 @@ def inspect(
 
 def synth(
     out: Annotated[Path, typer.Option("--out", help="Output directory for <task>.parquet files.",
-                                      parser=folder, metavar="PATH")],
+                                      parser=folder, metavar="<path>")],
     tasks: Annotated[int, typer.Option("--tasks", min=1, help="Number of tasks.")] = 8,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the whole suite.")] = 0,
     configs: Annotated[
@@ -174,6 +176,8 @@ def synth(
     seeds: Annotated[int, typer.Option("--seeds", min=2, help="Seeds per configuration.")] = 50,
 ) -> None:
     """Write a suite of paper-shaped SYNTHETIC tasks (not real RL data)."""
+    from erahbo.datasets.synth import write_suite
+
     console = make_console()
     try:
         paths = write_suite(out, tasks, seed, n_configs=configs, n_seeds=seeds)

@@ -14,7 +14,7 @@ from erahbo.cli._paths import folder
 
 def demo(
     out: Path = typer.Option(Path("results/demo"), help="Output directory.", parser=folder,
-                             metavar="PATH"),
+                             metavar="<path>"),
     repetitions: int = typer.Option(5, min=1, help="Repetitions of the reduced study."),
     budget: int = typer.Option(500, min=10, help="Training runs per repetition."),
     workers: int = typer.Option(2, min=1, help="Worker processes."),

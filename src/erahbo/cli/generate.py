@@ -43,7 +43,7 @@ def generate(
         int, typer.Option("--seeds", help="Training seeds per configuration (1..S).")
     ] = 50,
     out: Annotated[Path, typer.Option("--out", help="Output root (shards + merged table).",
-                                      parser=folder, metavar="PATH")] = Path(
+                                      parser=folder, metavar="<path>")] = Path(
         "data/arlbench"
     ),
     workers: Annotated[

@@ -249,7 +249,7 @@ def optimize(
     address: str = typer.Option(None, help="Ray: 'auto' joins the running cluster; unset "
                                 "starts a local one."),
     out: Path = typer.Option(Path("results/optimize"), help="Output folder.", parser=folder,
-                             metavar="PATH"),
+                             metavar="<path>"),
     progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
     """Optimize an objective; write its tables, summary and figures; print the incumbent."""

@@ -20,7 +20,7 @@ def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
             ..., help="The --out directory of `erahbo benchmark` (holds traces/)."),
         out: Path | None = typer.Option(
             None, "--out", help="Output directory (default RESULTS_DIR/report).",
-            parser=folder, metavar="PATH"),
+            parser=folder, metavar="<path>"),
         bootstrap_reps: int = typer.Option(
             2000, "--bootstrap-reps", min=1,
             help="Stratified-bootstrap resamples for the 95 % IQM confidence intervals."),

@@ -33,7 +33,7 @@ def tune(
     workers: int = typer.Option(1, min=1, help="ARLBench worker processes: the seeds of a "
                                 "round run in parallel across them."),
     out: Path = typer.Option(None, help="Output directory (default results/tune/<task>).",
-                             parser=folder, metavar="PATH"),
+                             parser=folder, metavar="<path>"),
     seed: int = typer.Option(0, help="Optimizer seed."),
     alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2, "
                                 "on returns divided by --scale."),
