@@ -1,7 +1,14 @@
 """Tune Stable-Baselines3 PPO on CartPole with ERAHBO inside Optuna.
 
     pip install "erahbo[optuna]" stable-baselines3 gymnasium
-    python examples/sb3_ppo_cartpole.py --trials 30 --timesteps 30000
+    python examples/sb3_ppo_cartpole.py --trials 12 --timesteps 10000 --k-max 5
+
+On 2 CPU cores that is a few dozen PPO runs of 10,000 steps, each some 10 s with one torch
+thread (an estimate from SB3's usual ~1,000 CPU steps/s for a small MLP; not measured
+with this script), so about 5-15 minutes in all. The defaults (``--trials 30 --timesteps
+30000 --k-max 10``) are a real tuning run: hours on 2 cores. The script runs torch with one
+thread (``OMP_NUM_THREADS=1``, set before torch is imported): with more threads than cores,
+small networks train many times slower.
 
 One Optuna trial is one PPO configuration. The objective trains it seed after seed (each seed
 a fresh PPO run), reports each seed's final mean return with ``trial.report(value, step)`` and
@@ -15,9 +22,17 @@ ranks by the mean the objective returns).
 
 from __future__ import annotations
 
+import os
+
+# One thread per PPO run, set before torch is imported (stable_baselines3 imports it): torch's
+# default thread pool oversubscribes a small machine and slows small networks down badly.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
 import argparse
 
 import optuna
+from optuna.distributions import CategoricalDistribution
 
 from erahbo.integrations.optuna import SEED_OFFSET, ERAHBOSampler
 
@@ -27,8 +42,11 @@ SCALE = 500.0  # CartPole-v1's maximum return
 def train_ppo(params: dict, seed: int, timesteps: int) -> float:
     """Train PPO with ``params`` and ``seed``; the mean return of 10 evaluation episodes."""
     import gymnasium as gym
+    import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.evaluation import evaluate_policy
+
+    torch.set_num_threads(1)
 
     env = gym.make("CartPole-v1")
     model = PPO(
@@ -92,7 +110,27 @@ def main() -> None:
           f"configuration: {seeds}")
     print("recommended (argmax LCB_MV):", sampler.recommend(study))
     configs = sampler.optimizer(study).result().configs
-    print(configs.sort_values("mean", ascending=False).head(10).to_string())
+    print(readable(configs, study).sort_values("mean", ascending=False).head(10).to_string())
+
+
+def readable(configs, study: optuna.Study):
+    """The configurations table with parameter values instead of the sampler's encoding.
+
+    The sampler models a categorical parameter by the index of its choice and a stepped one
+    by its step number; this maps both back to the values the objective received.
+    """
+    out = configs.copy()
+    dists: dict = {}
+    for t in study.trials:
+        dists.update(t.distributions)
+    for name, d in dists.items():
+        if name not in out.columns:
+            continue
+        if isinstance(d, CategoricalDistribution):
+            out[name] = [d.to_external_repr(int(i)) for i in out[name]]
+        elif getattr(d, "step", None) not in (None, 1):
+            out[name] = [round(d.low + int(i) * d.step, 12) for i in out[name]]
+    return out
 
 
 if __name__ == "__main__":

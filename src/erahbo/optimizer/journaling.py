@@ -28,6 +28,7 @@ from erahbo.optimizer.options import Options, normalize_settings
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
 from erahbo.runtime.journal_format import ReplayDivergenceError
+from erahbo.runtime.main_guard import refuse_in_worker_start
 from erahbo.runtime.replay import JournaledStudy, replay
 from erahbo.validation import check_journal_path
 
@@ -257,6 +258,7 @@ class JournaledOptimizer(Optimizer):
         options: Options | None = None,
         **option_values: Any,
     ) -> None:
+        refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
         check_journal_path(journal)
         if options is not None and options.failures is None:
             options = replace_options(options, failures="penalize")

@@ -29,6 +29,7 @@ from erahbo.runtime.executors import Executor, make_executor
 from erahbo.runtime.failure_limit import FailureLimit, FailureLimitWarning
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, JournalError
+from erahbo.runtime.main_guard import refuse_in_worker_start
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.validation import check_objective, check_option
 
@@ -260,6 +261,7 @@ def optimize(
     -------
     Result
     """
+    refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
     if budget is None:
         raise ValueError("optimize: budget must be an int (training runs)")
     batch = check_objective(objective)
@@ -438,6 +440,7 @@ def resume(
     -------
     Result
     """
+    refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
     with Journal.open(path) as j:
         settings, info = dict(j.settings), dict(j.info)
         now = j.budget()

@@ -167,19 +167,6 @@ def journaled_space(path: str, settings: dict[str, Any], info: dict[str, Any]) -
     return load_space(table_file)
 
 
-def _typed_entry(entry: Any) -> Any:
-    """``["log", 1e-5, 0.1]`` -> ``("log", 1e-5, 0.1)``; other lists stay choices."""
-    if not isinstance(entry, list) or not entry or not isinstance(entry[0], str):
-        return entry
-    kind, n_args = entry[0], len(entry) - 1
-    bounds = all(isinstance(v, int | float) and not isinstance(v, bool) for v in entry[1:])
-    if ((kind in ("float", "log", "int", "logint") and n_args == 2 and bounds)
-            or (kind in ("cat", "ord", "const") and n_args == 1)
-            or (kind == "bool" and n_args == 0)):
-        return tuple(entry)
-    return entry
-
-
 def load_space(path: str | os.PathLike[str]) -> Any:
     """Read a search space file: what ``erahbo optimize --space`` accepts.
 
@@ -188,8 +175,8 @@ def load_space(path: str | os.PathLike[str]) -> Any:
     path : str or path-like
         ``.json``: a ConfigSpace JSON file (``ConfigurationSpace.to_json``), the JSON of
         :meth:`SearchSpace.to_json`, or a dict of :class:`SearchSpace` entries with lists for
-        tuples: ``{"lr": ["log", 1e-5, 0.1], "act": ["cat", ["tanh", "relu"]]}`` (a plain
-        list of values is a categorical);
+        tuples: ``{"lr": ["log", 1e-5, 0.1], "act": ["cat", ["tanh", "relu"]]}`` (a list whose
+        first element is not a type name is the choices of a categorical);
         ``.csv`` / ``.parquet``: a finite candidate table (one configuration per row).
 
     Returns
@@ -220,9 +207,7 @@ def load_space(path: str | os.PathLike[str]) -> Any:
         from ConfigSpace import ConfigurationSpace
 
         return SearchSpace(ConfigurationSpace.from_json(p))
-    if "hyperparameters" not in d:  # {name: [type, ...]}: JSON has lists, the spec tuples
-        d = {name: _typed_entry(entry) for name, entry in d.items()}
-    try:
+    try:  # {name: [type, ...]}: SearchSpace reads a list that starts with a type as a tuple
         return SearchSpace(d)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"space file {p}: {exc}") from None
