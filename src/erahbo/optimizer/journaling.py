@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace as replace_options
 from typing import TYPE_CHECKING, Any
 
-from erahbo.optimizer import snapshot
 from erahbo.optimizer.core import JOURNALED, Optimizer
 from erahbo.optimizer.options import Options, normalize_settings
+from erahbo.optimizer.snapshot import EVERY_S, capture, same_state, snapshot_key
+from erahbo.optimizer.snapshot import restore as restore_snapshot
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
 from erahbo.runtime.journal_format import ReplayDivergenceError
@@ -279,7 +280,7 @@ class JournaledOptimizer(Optimizer):
 
     def _restore(self, journal: Journal) -> int:
         """Load the journal's snapshot, if usable (the events it stands for; 0: none)."""
-        n = snapshot.restore(self, journal)
+        n = restore_snapshot(self, journal)
         if n:
             self._snap = (time.monotonic(), n)
         return n
@@ -289,9 +290,9 @@ class JournaledOptimizer(Optimizer):
         for every journaled event (a study closed with nothing pending)."""
         j = self.journal
         snap = j.snapshot()
-        if snap is None or snap[1] != snapshot.snapshot_key(j) or snap[0] != j.n_events():
+        if snap is None or snap[1] != snapshot_key(j) or snap[0] != j.n_events():
             return
-        if not snapshot.same_state(self, snap[2]):
+        if not same_state(self, snap[2]):
             raise ReplayDivergenceError(
                 f"verify: replaying journal {j.path} re-decided its rounds differently from "
                 f"its snapshot after {snap[0]} events: the code or the machine's arithmetic "
@@ -300,14 +301,14 @@ class JournaledOptimizer(Optimizer):
 
     def _snapshot(self, force: bool = False) -> None:
         """Store the optimizer in the journal when no trial is pending (every
-        :data:`~erahbo.optimizer.snapshot.EVERY_S` seconds, and when it closes)."""
+        :data:`~erahbo.optimizer.EVERY_S` seconds, and when it closes)."""
         if self._pending or self._study.journal.closed:
             return
         now, n = time.monotonic(), self.journal.n_events()
-        if n == self._snap[1] or (not force and now - self._snap[0] < snapshot.EVERY_S):
+        if n == self._snap[1] or (not force and now - self._snap[0] < EVERY_S):
             return
-        self.journal.write_snapshot(n, snapshot.snapshot_key(self.journal),
-                                    snapshot.capture(self))
+        self.journal.write_snapshot(n, snapshot_key(self.journal),
+                                    capture(self))
         self._snap = (now, n)
 
     @property
