@@ -18,6 +18,7 @@ No storage here: ``journal=`` builds a :class:`~.journaling.JournaledOptimizer`.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -144,7 +145,6 @@ class Optimizer(Telling, Inspection):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ ask
     def ask(self) -> Trial | None:
         """Next trial to run, or None when the budget is spent (or no candidate is left).
 
@@ -295,3 +295,6 @@ class Optimizer(Telling, Inspection):
         """Remove a finite-table row from the candidates (a round open at it ends at next ask)."""
         self.state.exclude_row(config_id)
 
+
+_init = inspect.signature(Optimizer.__init__)  # help() shows it, not __new__'s catch-all
+Optimizer.__signature__ = _init.replace(parameters=list(_init.parameters.values())[1:])
