@@ -15,6 +15,12 @@ prefilled with the trials of its run plus random completed trials up to N - 10, 
 
     nice -n 10 python benchmarks/bench_optuna.py                 # 50 / 200 / 500, all three
     python benchmarks/bench_optuna.py --checkpoints 50 200 --samplers erahbo tpe   # quicker
+    git archive <old commit> src | tar -x -C /tmp/old          # the sampler before a change:
+    python benchmarks/bench_optuna.py --before-src /tmp/old/src   # a column of the same run
+
+The ERAHBO column also gives, in parentheses, the part that is not the optimizer's proposal
+(``Optimizer.ask``, the acquisition search): the sampler's bookkeeping, the stopping rule and
+the recommendation.
 
 GPSampler needs torch (``pip install torch``); without it that column says so.
 """
@@ -27,9 +33,12 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -112,6 +121,29 @@ def random_trials(optuna: Any, n: int, seed: int) -> list[Any]:
     return out
 
 
+def _time_proposals() -> list[float]:
+    """Seconds per trial spent in the optimizer's proposal (``Optimizer.ask``: the
+    acquisition search), filled while the ERAHBO study runs; empty for an older sampler."""
+    try:
+        from erahbo.integrations._optuna_engine import Engine
+    except ImportError:
+        return []
+    spent: list[float] = []
+    ask = Engine.ask
+
+    def timed(self: Any, number: int, *args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return ask(self, number, *args)
+        finally:
+            while len(spent) <= number:
+                spent.append(0.0)
+            spent[number] += time.perf_counter() - t0
+
+    Engine.ask = timed  # type: ignore[method-assign]
+    return spent
+
+
 def window_ms(overhead: list[float], n: int) -> float:
     return 1e3 * statistics.median(overhead[max(n - WINDOW, 0):n])
 
@@ -121,9 +153,15 @@ def measure(name: str, optuna: Any, checkpoints: list[int], gp_run_max: int,
     if name == "erahbo":
         from erahbo.integrations.optuna import ERAHBOSampler
 
+        proposal = _time_proposals()
         sampler = ERAHBOSampler(seed=seed, k_max=K_MAX)
         overhead, _ = timed_study(optuna, sampler, sampler.pruner, max(checkpoints), True)
-        return {n: f"{window_ms(overhead, n):.0f}" for n in checkpoints}
+        if not proposal:  # a sampler without the kept optimizer (before issue 28)
+            return {n: f"{window_ms(overhead, n):.0f}" for n in checkpoints}
+        proposal += [0.0] * (len(overhead) - len(proposal))  # trials without an ask
+        rest = [o - p for o, p in zip(overhead, proposal, strict=True)]
+        return {n: f"{window_ms(overhead, n):.0f} ({window_ms(rest, n):.1f})"
+                for n in checkpoints}
     if name == "tpe":
         overhead, _ = timed_study(optuna, optuna.samplers.TPESampler(seed=seed), None,
                                   max(checkpoints), False)
@@ -150,6 +188,16 @@ def measure(name: str, optuna: Any, checkpoints: list[int], gp_run_max: int,
     return out
 
 
+def _before(src: str, checkpoints: list[int], seed: int) -> dict[int, str]:
+    """The ERAHBO column timed on another source tree, in a subprocess."""
+    env = dict(os.environ, PYTHONPATH=src)
+    out = subprocess.run([sys.executable, __file__, "--samplers", "erahbo", "--raw",
+                          "--seed", str(seed), "--checkpoints", *map(str, checkpoints)],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+    return {int(n): v for n, v in json.loads(line[len("RESULT "):]).items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoints", type=int, nargs="+", default=[50, 200, 500])
@@ -158,6 +206,10 @@ def main() -> None:
     ap.add_argument("--gp-run-max", type=int, default=200,
                     help="GPSampler checkpoints above this are timed on a prefilled study")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--before-src", default=None,
+                    help="also time the ERAHBO sampler of this source tree (e.g. an older "
+                    "checkout's src/), in a subprocess of the same run")
+    ap.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     import optuna
@@ -166,11 +218,22 @@ def main() -> None:
     warnings.simplefilter("ignore")  # experimental-API warnings (GPSampler)
     checkpoints = sorted(args.checkpoints)
     cols: dict[str, dict[int, str]] = {}
+    samplers = list(args.samplers)
+    if args.before_src:
+        t0 = time.perf_counter()
+        cols["before"] = _before(args.before_src, checkpoints, args.seed)
+        samplers.insert(0, "before")
+        print(f"# erahbo before: {time.perf_counter() - t0:.0f} s", flush=True)
     for name in args.samplers:
         t0 = time.perf_counter()
         cols[name] = measure(name, optuna, checkpoints, args.gp_run_max, args.seed)
         print(f"# {name}: {time.perf_counter() - t0:.0f} s", flush=True)
-    labels = {"erahbo": "ERAHBOSampler", "tpe": "TPESampler", "gp": "GPSampler"}
+    if args.raw:
+        print("RESULT " + json.dumps(cols["erahbo"]))
+        return
+    args.samplers = samplers
+    labels = {"before": "ERAHBOSampler before", "tpe": "TPESampler", "gp": "GPSampler",
+              "erahbo": "ERAHBOSampler (without Optimizer.ask)"}
     print(f"\nms per trial (sampler + pruner, median of trials N-{WINDOW}..N-1), "
           f"optuna {optuna.__version__}")
     print("| trials N | " + " | ".join(labels[s] for s in args.samplers) + " |")

@@ -84,22 +84,30 @@ def trial_runs(trial: FrozenTrial, state: TrialState | None = None,
     return seeds[: len(runs)], runs
 
 
-def trial_key(trial: FrozenTrial, coder: Coder | None) -> str | None:
+def trial_key(trial: FrozenTrial, coder: Coder | None,
+              cache: dict[tuple[str, int], str | None] | None = None) -> str | None:
     """The configuration key of a trial: of its parameters once it has them all, else of its
-    claim (None: not known yet)."""
+    claim (None: not known yet). ``cache`` keeps the keys of finished trials."""
+    done = cache is not None and coder is not None and trial.state in FINISHED
+    if done and (coder.key, trial.number) in cache:
+        return cache[coder.key, trial.number]
     if coder is not None and coder.covers(trial.params):
-        return coder.key_of(trial.params)
-    claim = claim_of(trial)
-    return None if claim is None else claim.get("config")
+        key = coder.key_of(trial.params)
+    else:
+        claim = claim_of(trial)
+        key = None if claim is None else claim.get("config")
+    if done:
+        cache[coder.key, trial.number] = key
+    return key
 
 
-def used_seeds(trials: Iterable[FrozenTrial], key: str, number: int,
-               coder: Coder | None) -> set[int]:
+def used_seeds(trials: Iterable[FrozenTrial], key: str, number: int, coder: Coder | None,
+               cache: dict[tuple[str, int], str | None] | None = None) -> set[int]:
     """Seeds of configuration ``key`` that trials other than ``number`` ran or may run."""
     used: set[int] = set()
     for t in trials:
         claim = claim_of(t)
-        if t.number == number or claim is None or trial_key(t, coder) != key:
+        if t.number == number or claim is None or trial_key(t, coder, cache) != key:
             continue
         if t.state == TrialState.RUNNING:
             used.update(claim["seeds"])

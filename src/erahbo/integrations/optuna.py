@@ -209,6 +209,7 @@ class ERAHBOSampler(BaseSampler):
         self._lock = threading.RLock()
         self._claims: dict[int, dict[str, Any]] = {}  # running trial number -> its claim
         self._coders: dict[int, Coder | None] = {}  # running trial number -> its space
+        self._keys: dict[tuple[str, int], str | None] = {}  # finished trials' config keys
         self.pruner = ERAHBOPruner(self)
 
     # ------------------------------------------------------------------ Optuna interface
@@ -367,7 +368,7 @@ class ERAHBOSampler(BaseSampler):
         if got is None and self._engine.dirty:  # a stale round in the way: rebuild, again
             self._engine.sync(finished, coder, self._hyperparameters(study), _sign(study))
             got = self._engine.ask(trial.number, kind, coder)
-        running = {trial_key(t, coder) for t in trials
+        running = {trial_key(t, coder, self._keys) for t in trials
                    if t.state == TrialState.RUNNING and t.number != trial.number}
         for _ in range(3):  # another worker trains it now: another configuration, if any
             if got is None or config_key(got[0].config) not in running:
@@ -384,15 +385,13 @@ class ERAHBOSampler(BaseSampler):
             n = int(min(self.k_max, n + left))
         return phase, t.config, max(n, 1)
 
-    @staticmethod
-    def _claim_seeds(trial: FrozenTrial, trials: list[FrozenTrial], key: str | None, n: int,
-                     coder: Coder | None) -> list[int]:
+    def _claim_seeds(self, trial: FrozenTrial, trials: list[FrozenTrial], key: str | None,
+                     n: int, coder: Coder | None) -> list[int]:
         if key is None:  # an independently drawn configuration: its own first seeds
             return list(range(n))
-        return next_seeds(used_seeds(trials, key, trial.number, coder), n)
+        return next_seeds(used_seeds(trials, key, trial.number, coder, self._keys), n)
 
-    @staticmethod
-    def _recheck_claim(study: Study, trial: FrozenTrial, claim: dict[str, Any], n: int,
+    def _recheck_claim(self, study: Study, trial: FrozenTrial, claim: dict[str, Any], n: int,
                        coder: Coder | None) -> None:
         """Re-read the claims after writing ours: a trial with a lower number that claimed
         the same configuration's seeds meanwhile keeps them; this one moves past them."""
@@ -400,9 +399,11 @@ class ERAHBOSampler(BaseSampler):
             trials = study.get_trials(deepcopy=False)
             earlier = [t for t in trials if t.number < trial.number]
             key = claim["config"]
-            if not set(claim["seeds"]) & used_seeds(earlier, key, trial.number, coder):
+            if not set(claim["seeds"]) & used_seeds(earlier, key, trial.number, coder,
+                                                    self._keys):
                 return
-            claim["seeds"] = next_seeds(used_seeds(trials, key, trial.number, coder), n)
+            claim["seeds"] = next_seeds(used_seeds(trials, key, trial.number, coder,
+                                                   self._keys), n)
             write_attrs(study, trial, user={SEEDS: claim["seeds"],
                                             SEED_OFFSET: claim["seeds"][0]},
                         system={CLAIM: claim})
