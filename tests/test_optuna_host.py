@@ -238,3 +238,24 @@ def test_multi_objective_studies_are_refused_before_the_objective_runs():
     with pytest.raises(ValueError, match=r"2 objectives.*one direction"):
         study.optimize(objective, n_trials=1)
     assert calls == []
+
+
+def test_threads_of_one_process_never_train_the_same_configuration_and_seed():
+    """study.optimize(n_jobs=2): two threads share one sampler (and its optimizer)."""
+    def objective(trial):
+        x = trial.suggest_categorical("x", [0.2, 0.25, 0.3])  # few configurations: repeats
+        returns = []
+        for step, seed in enumerate(trial_seeds(trial)):
+            time.sleep(0.005)  # training: the threads overlap
+            returns.append(train(x, seed))
+            trial.report(returns[-1], step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return sum(returns) / len(returns)
+
+    sampler = ERAHBOSampler(**{**OPTS, "n_init": 2})
+    study = new_study(sampler)
+    study.optimize(objective, n_trials=16, n_jobs=2)
+    assert {t.state for t in study.trials} <= {TrialState.COMPLETE, TrialState.PRUNED}
+    assert len(ran_pairs(study)) == len(set(ran_pairs(study)))
+    assert len({t.params["x"] for t in study.trials}) < len(study.trials)  # repeats ran

@@ -41,6 +41,7 @@ __all__ = [
     "trial_runs",
     "used_seeds",
     "write_attrs",
+    "write_live_attrs",
 ]
 
 # trial system attributes; each names its trial (a retried trial copies its original's)
@@ -193,3 +194,13 @@ def write_attrs(study: Study, trial: FrozenTrial, *, user: dict[str, Any] | None
     for k, v in (system or {}).items():
         storage.set_trial_system_attr(tid, k, v)
         trial.system_attrs[k] = v
+
+
+def write_live_attrs(trial: Any, *, user: dict[str, Any], system: dict[str, Any]) -> None:
+    """Store attributes of a running trial from the objective's side (a live ``Trial``):
+    user attributes through its public ``set_user_attr``, system ones through its storage
+    (private: ``trial._trial_id``)."""
+    for k, v in user.items():
+        trial.set_user_attr(k, v)
+    for k, v in system.items():
+        trial.storage.set_trial_system_attr(trial._trial_id, k, v)

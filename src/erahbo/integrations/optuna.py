@@ -93,6 +93,7 @@ from erahbo.integrations._optuna_trials import (
     trial_runs,
     used_seeds,
     write_attrs,
+    write_live_attrs,
 )
 from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer, Result
@@ -113,7 +114,12 @@ _ROUNDS = ("random", "challenger", "bo")  # kinds that count as BO rounds in the
 
 def trial_seeds(trial: Any) -> list[int]:
     """The seeds a trial of an :class:`ERAHBOSampler` study trains, in order (step ``i`` is
-    seed ``trial_seeds(trial)[i]``)."""
+    seed ``trial_seeds(trial)[i]``). Call it after the ``suggest_*`` calls: a trial whose
+    parameters were drawn independently (the first trials, before the search space is known)
+    claims its configuration's seeds here, once its parameters are known."""
+    sampler = getattr(getattr(trial, "study", None), "sampler", None)
+    if isinstance(sampler, ERAHBOSampler):
+        sampler._late_claim(trial)
     seeds = trial.user_attrs.get(SEEDS)
     if seeds is None:
         raise ValueError(
@@ -407,6 +413,24 @@ class ERAHBOSampler(BaseSampler):
             write_attrs(study, trial, user={SEEDS: claim["seeds"],
                                             SEED_OFFSET: claim["seeds"][0]},
                         system={CLAIM: claim})
+
+    def _late_claim(self, trial: Any) -> None:
+        """Claim the seeds of a running trial whose configuration was not known when it
+        started (drawn independently), now that it has its parameters (a live Trial)."""
+        claim = self._claims.get(trial.number)
+        dists = {n: d for n, d in trial.distributions.items() if not d.single()}
+        if claim is None or claim["config"] is not None or not dists:
+            return
+        with self._lock:
+            coder = Coder(dists)
+            key = coder.key_of(trial.params)
+            trials = trial.study.get_trials(deepcopy=False)
+            claim = dict(claim, config=key, space=coder.key, params=dict(trial.params))
+            claim["seeds"] = self._claim_seeds(trial, trials, key, len(claim["seeds"]), coder)
+            self._claims[trial.number] = claim
+            write_live_attrs(trial, user={SEEDS: claim["seeds"],
+                                          SEED_OFFSET: claim["seeds"][0]},
+                             system={CLAIM: claim})
 
     def _params(self, coder: Coder, key: str, config: dict[str, Any]) -> dict[str, Any]:
         """Optuna parameters of ``config``: an evaluated configuration's exact ones."""
