@@ -18,14 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from optuna.trial import FrozenTrial
 
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import FINISHED, study_records, trial_runs
 from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer, Trial
+from erahbo.recommendation import lcb_mv, ucb_mv
 
-__all__ = ["Engine", "ask_round"]
+__all__ = ["Engine", "ask_round", "bounds", "hyper_from_json", "hyper_to_json"]
 
 MAX_PENDING = 256  # trials in flight per process (the optimizer's n_parallel)
 Hyper = Callable[[Coder, list[dict[str, Any]]], "tuple[GPHyper, GPHyper] | None"]
@@ -203,3 +205,32 @@ class Engine:
         self.params.setdefault(key, dict(params))
         self.k[key] = self.k.get(key, 0) + len(runs)
         return True
+
+
+def bounds(opt: Optimizer | None, coder: Coder, config: dict[str, Any],
+            sign: float) -> dict[str, Any]:
+    """``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv`` of ``config`` in the study's
+    direction (None: no model yet)."""
+    out: dict[str, Any] = {"erahbo_mv": None, "erahbo_lcb_mv": None, "erahbo_ucb_mv": None}
+    if opt is None or opt.model_settings is None:
+        return out
+    o = opt.options
+    post = opt.round_model().predict(coder.space.encode(config)[None, :])
+    mf, sdf, mvar, sdv = (float(np.asarray(a).ravel()[0]) for a in post)
+    beta = o.beta if o.recommend_beta is None else o.recommend_beta
+    vals = (mf - o.alpha * mvar, float(lcb_mv(mf, sdf, mvar, sdv, opt.weight, beta)),
+            float(ucb_mv(mf, sdf, mvar, sdv, opt.weight, beta)))
+    if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped
+        vals = (-vals[0], -vals[2], -vals[1])
+    return {k: v if math.isfinite(v) else None for k, v in zip(out, vals, strict=True)}
+
+
+def hyper_to_json(hyper: tuple[GPHyper, GPHyper]) -> list[dict[str, Any]]:
+    return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
+             "noise": None if h.noise is None else float(h.noise)} for h in hyper]
+
+
+def hyper_from_json(items: list[dict[str, Any]]) -> tuple[GPHyper, GPHyper]:
+    hf, hv = (GPHyper(d["kind"], np.asarray(d["lengthscales"], dtype=float), d["noise"])
+              for d in items)
+    return hf, hv

@@ -79,7 +79,7 @@ from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from erahbo.integrations._optuna_engine import Engine
+from erahbo.integrations._optuna_engine import Engine, bounds, hyper_from_json, hyper_to_json
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import (
     CLAIM,
@@ -97,7 +97,6 @@ from erahbo.integrations._optuna_trials import (
 )
 from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer, Result
-from erahbo.recommendation import lcb_mv, ucb_mv
 
 __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",
            "recommended_trial", "trial_seeds"]
@@ -490,11 +489,11 @@ class ERAHBOSampler(BaseSampler):
         rec_cfg = None if opt is None else opt.recommend()
         rec_key = None if rec_cfg is None else config_key(rec_cfg)
         user["erahbo_recommended"] = rec_key == key
-        user.update(_bounds(opt, coder, json.loads(key), eng.sign))
+        user.update(bounds(opt, coder, json.loads(key), eng.sign))
         if rec_key is None or rec_key not in eng.first:
             return user, None
         rec = {"trial": eng.first[rec_key], "params": eng.params.get(rec_key),
-               "k": eng.k.get(rec_key, 0), **_bounds(opt, coder, rec_cfg, eng.sign)}
+               "k": eng.k.get(rec_key, 0), **bounds(opt, coder, rec_cfg, eng.sign)}
         return user, {k.replace("erahbo_", ""): v for k, v in rec.items()}
 
     def _hyperparameters(self, study: Study):  # -> callable for Engine.sync
@@ -505,10 +504,10 @@ class ERAHBOSampler(BaseSampler):
                 return None
             stored = study.user_attrs.get(HYPER)
             if stored and stored.get("space") == coder.key:
-                return _hyper_from_json(stored["hyper"])
+                return hyper_from_json(stored["hyper"])
             opt = Optimizer(coder.space, **dict(self._options, n_init=0, warm_start=records))
             hyper = opt.fit_hyperparameters()
-            study.set_user_attr(HYPER, {"space": coder.key, "hyper": _hyper_to_json(hyper)})
+            study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_to_json(hyper)})
             return hyper
 
         return fitted
@@ -578,32 +577,3 @@ class ERAHBOPruner(BasePruner):
 
 def _sign(study: Study) -> float:
     return -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-
-
-def _bounds(opt: Optimizer | None, coder: Coder, config: dict[str, Any],
-            sign: float) -> dict[str, Any]:
-    """``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv`` of ``config`` in the study's
-    direction (None: no model yet)."""
-    out: dict[str, Any] = {"erahbo_mv": None, "erahbo_lcb_mv": None, "erahbo_ucb_mv": None}
-    if opt is None or opt.model_settings is None:
-        return out
-    o = opt.options
-    post = opt.round_model().predict(coder.space.encode(config)[None, :])
-    mf, sdf, mvar, sdv = (float(np.asarray(a).ravel()[0]) for a in post)
-    beta = o.beta if o.recommend_beta is None else o.recommend_beta
-    vals = (mf - o.alpha * mvar, float(lcb_mv(mf, sdf, mvar, sdv, opt.weight, beta)),
-            float(ucb_mv(mf, sdf, mvar, sdv, opt.weight, beta)))
-    if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped
-        vals = (-vals[0], -vals[2], -vals[1])
-    return {k: v if math.isfinite(v) else None for k, v in zip(out, vals, strict=True)}
-
-
-def _hyper_to_json(hyper: tuple[GPHyper, GPHyper]) -> list[dict[str, Any]]:
-    return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
-             "noise": None if h.noise is None else float(h.noise)} for h in hyper]
-
-
-def _hyper_from_json(items: list[dict[str, Any]]) -> tuple[GPHyper, GPHyper]:
-    hf, hv = (GPHyper(d["kind"], np.asarray(d["lengthscales"], dtype=float), d["noise"])
-              for d in items)
-    return hf, hv
