@@ -288,6 +288,7 @@ def test_every_distribution_kind_is_modelled():
     assert all(any(abs(c - v) < 1e-9 for v in (0.1, 0.2, 0.3, 0.4, 0.5))
                for c in configs["clip"])
     assert all(b % 16 == 0 for b in configs["batch"])
+    assert set(configs["config_id"]) <= {t.number for t in study.trials}  # first trials
 
 
 def test_a_dynamic_parameter_is_sampled_independently_with_a_warning():

@@ -29,8 +29,9 @@ MAX_GRID = 100_000  # a stepped distribution with more grid points is modelled a
 def config_key(config: dict[str, Any]) -> str:
     """Canonical JSON of an erahbo configuration (the key of its seeds and its data); floats
     to 12 significant digits, so that a configuration decoded from its encoding has its key."""
+    plain = {n: v.item() if hasattr(v, "item") else v for n, v in config.items()}  # numpy
     return json.dumps({n: float(f"{v:.12g}") if isinstance(v, float) else v
-                       for n, v in config.items()}, sort_keys=True, default=repr)
+                       for n, v in plain.items()}, sort_keys=True, default=repr)
 
 
 def _labels(choices: tuple[Any, ...]) -> list[Any]:
