@@ -32,9 +32,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import argparse
 
 import optuna
-from optuna.distributions import CategoricalDistribution
 
-from erahbo.integrations.optuna import SEED_OFFSET, ERAHBOSampler
+from erahbo.integrations.optuna import ERAHBOSampler, recommended_trial, trial_seeds
 
 SCALE = 500.0  # CartPole-v1's maximum return
 
@@ -77,13 +76,12 @@ def make_objective(timesteps: int, k_max: int):
             "n_epochs": trial.suggest_int("n_epochs", 3, 20),
             "width": trial.suggest_categorical("width", [32, 64, 128]),
         }
-        first_seed = trial.user_attrs.get(SEED_OFFSET, 0)  # a repeated configuration
         returns = []
-        for step in range(k_max):
-            returns.append(train_ppo(params, seed=first_seed + step, timesteps=timesteps) / SCALE)
+        for step, seed in enumerate(trial_seeds(trial)):  # at most k_max, never repeated
+            returns.append(train_ppo(params, seed=seed, timesteps=timesteps) / SCALE)
             trial.report(returns[-1], step)
-            if trial.should_prune():  # ERAHBO's stopping rule
-                break
+            if trial.should_prune():  # ERAHBO's stopping rule rejected the configuration
+                raise optuna.TrialPruned()
         return sum(returns) / len(returns)
 
     return objective
@@ -108,29 +106,9 @@ def main() -> None:
     seeds = [len(t.intermediate_values) for t in study.trials]
     print(f"{len(study.trials)} configurations, {sum(seeds)} PPO runs; seeds per "
           f"configuration: {seeds}")
-    print("recommended (argmax LCB_MV):", sampler.recommend(study))
-    configs = sampler.optimizer(study).result().configs
-    print(readable(configs, study).sort_values("mean", ascending=False).head(10).to_string())
-
-
-def readable(configs, study: optuna.Study):
-    """The configurations table with parameter values instead of the sampler's encoding.
-
-    The sampler models a categorical parameter by the index of its choice and a stepped one
-    by its step number; this maps both back to the values the objective received.
-    """
-    out = configs.copy()
-    dists: dict = {}
-    for t in study.trials:
-        dists.update(t.distributions)
-    for name, d in dists.items():
-        if name not in out.columns:
-            continue
-        if isinstance(d, CategoricalDistribution):
-            out[name] = [d.to_external_repr(int(i)) for i in out[name]]
-        elif getattr(d, "step", None) not in (None, 1):
-            out[name] = [round(d.low + int(i) * d.step, 12) for i in out[name]]
-    return out
+    print("recommended (argmax LCB_MV):", recommended_trial(study).params)
+    configs = sampler.result(study).configs
+    print(configs.sort_values("mean", ascending=False).head(10).to_string())
 
 
 if __name__ == "__main__":
