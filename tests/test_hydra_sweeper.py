@@ -116,7 +116,7 @@ search_space:
     # task's own scale (costs), failed runs left empty, each configuration's seeds listed
     rh = pd.read_csv(sweep / "runhistory.csv")
     run_cols = [c for c in rh.columns if c.startswith("performance_run_")]
-    assert list(rh.columns) == ["config_id", "performance", *run_cols, "seeds", "budget",
+    assert list(rh.columns) == ["config_id", "budget", "performance", *run_cols, "seeds",
                                 "hp_config.x", "hp_config.act"]
     assert len(rh) == hist["config_id"].nunique()
     counted = hist[hist["status"].isin(["ok", "penalized"])]

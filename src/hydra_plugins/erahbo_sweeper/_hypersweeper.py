@@ -72,6 +72,8 @@ class Translation:
         What was translated, one log line each.
     unused : list of str
         Keys given that erahbo does not use, one warning each.
+    budget_from : str or None
+        Where the budget came from when Hypersweeper's keys set it (for error messages).
     """
 
     options: dict[str, Any]
@@ -79,6 +81,7 @@ class Translation:
     max_budget: float | None = None
     notes: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
+    budget_from: str | None = None
 
 
 def translate(options: dict[str, Any]) -> Translation:
@@ -168,8 +171,8 @@ def _budget(budget: Any, hs: dict[str, Any], kw: dict[str, Any], seeds: list[int
     runs = []
     if n_trials is not None:
         runs.append(int(n_trials) * per)
-        t.notes.append(f"budget: {runs[-1]} training runs (n_trials {n_trials}"
-                       + (f" x {per} seeds)" if seeds else ")"))
+        t.budget_from = f"n_trials {n_trials}" + (f" x {per} seeds" if seeds else "")
+        t.notes.append(f"budget: {runs[-1]} training runs ({t.budget_from})")
     if budget is not None and variable is not None:  # Hypersweeper's: summed fidelity
         top = kw.get("max_budget")
         if top is None:
@@ -180,6 +183,8 @@ def _budget(budget: Any, hs: dict[str, Any], kw: dict[str, Any], seeds: list[int
                 "or n_trials instead of budget"
             )
         runs.append(int(float(budget) // float(top)))
+        t.budget_from = (f"{t.budget_from}, and " if t.budget_from else "") + (
+            f"budget {budget} // max_budget {top}")
         t.notes.append(f"budget: {runs[-1]} training runs (budget {budget} // max_budget {top})")
     elif budget is not None:
         if n_trials is not None:

@@ -92,6 +92,11 @@ class ErahboSweeperImpl(Sweeper):
                 f"{first}\nTo resume this sweep, run it with the same hydra.sweeper keys; for a "
                 "new study, set another hydra.sweep.dir (or hydra.sweeper.journal)."
             ) from None
+        except ValueError as exc:
+            if tr.budget_from and "budget" in str(exc):  # the user gave n_trials, not budget
+                raise ValueError(f"{exc} (hydra.sweeper.budget = {o['budget']} training runs "
+                                 f"from {tr.budget_from})") from None
+            raise
         with opt:
             done = opt.n_evals
             if done:

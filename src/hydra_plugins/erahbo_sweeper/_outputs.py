@@ -4,13 +4,13 @@
     erahbo's tables (:class:`erahbo.Result`), returns on erahbo's scale (higher is better:
     with ``maximize: false`` they are the task's values negated).
 ``runhistory.csv``
-    Hypersweeper's layout, dense: ``config_id``, ``performance`` (mean of the
-    configuration's successful runs, on the task's own scale), one ``performance_run_<j>``
-    column per run index ``j`` (the configuration's j-th run, in the order they ran; empty
-    where it has fewer runs or the run failed), ``seeds`` (the training seeds of those runs,
-    a JSON list), ``budget`` (``max_budget``, else empty: no fidelity), then one column per
-    hyperparameter. Every configuration has its own seeds, so columns per seed value would be
-    almost empty; ``history.csv`` has every run with its seed.
+    Hypersweeper's layout (its column order), dense: ``config_id``, ``budget``
+    (``max_budget``, else empty: no fidelity), ``performance`` (mean of the configuration's
+    successful runs, on the task's own scale), one ``performance_run_<j>`` column per run
+    index ``j`` (the configuration's j-th run, in the order they ran; empty where it has
+    fewer runs or the run failed), ``seeds`` (the training seeds of those runs, a JSON list),
+    then one column per hyperparameter. Every configuration has its own seeds, so columns
+    per seed value would be almost empty; ``history.csv`` has every run with its seed.
 ``incumbent.csv``
     Hypersweeper's incumbent trajectory, one row per batch: ``config_id, performance, budget,
     budget_used`` (training runs so far; times ``max_budget`` when given),
@@ -67,16 +67,15 @@ def runhistory_frame(result: Any, names: list[str], sign: float,
     rows = []
     for cid, g in groups:
         v = values.loc[g.index].tolist()  # (k,) in the order they ran
-        row: dict[str, Any] = {"config_id": int(cid),
+        row: dict[str, Any] = {"config_id": int(cid), "budget": budget,
                                "performance": float(np.nanmean(v)) if any(
                                    not math.isnan(x) for x in v) else np.nan}
         row.update({c: v[j] if j < len(v) else np.nan for j, c in enumerate(runs)})
         row["seeds"] = json.dumps([int(s) for s in g["seed"]])
-        row["budget"] = budget
         first = g.iloc[0]
         row.update({n: first[n] for n in names})
         rows.append(row)
-    return pd.DataFrame(rows, columns=["config_id", "performance", *runs, "seeds", "budget",
+    return pd.DataFrame(rows, columns=["config_id", "budget", "performance", *runs, "seeds",
                                        *names])
 
 
