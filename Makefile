@@ -9,7 +9,7 @@ $(BIN)/erahbo: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,ray,optuna,tune,hydra]"
 	touch $(BIN)/erahbo
 
-.PHONY: setup demo test lint bench api
+.PHONY: setup demo test lint bench api hypersweeper-env
 setup: $(BIN)/erahbo
 
 demo: setup
@@ -24,3 +24,11 @@ bench: setup
 
 api: setup
 	$(BIN)/python scripts/apidoc.py
+
+# The real hypersweeper 0.2.3 in a venv of its own (it pins numpy~=1.24, pandas~=2.1, wandb:
+# it cannot share erahbo's; Python 3.10 or 3.11; about 2 min): tests/test_hypersweeper_compat.py
+# runs it when it exists.
+hypersweeper-env: .venv-hypersweeper/bin/python
+.venv-hypersweeper/bin/python:
+	$(PY) -m venv .venv-hypersweeper
+	.venv-hypersweeper/bin/pip install -q hypersweeper==0.2.3

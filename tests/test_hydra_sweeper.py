@@ -17,6 +17,7 @@ import yaml
 pytest.importorskip("hydra")
 
 from erahbo.datasets.loaders import load_task
+from erahbo.datasets.run_rows import read_runs
 from erahbo.runtime.journal import Journal
 from hydra_plugins.erahbo_sweeper._space import load_search_space
 
@@ -111,18 +112,27 @@ search_space:
         assert "diverged" in errors
     if (failed["hp_config.act"] == "text").any():
         assert "must return its run's return as a number" in errors
-    # Hypersweeper's layout, on the task's own scale (costs), failed runs left empty
+    # Hypersweeper's layout, dense: one column per run index (not per seed value), on the
+    # task's own scale (costs), failed runs left empty, each configuration's seeds listed
     rh = pd.read_csv(sweep / "runhistory.csv")
-    seed_cols = [c for c in rh.columns if c.startswith("performance_seed_")]
-    assert list(rh.columns) == ["config_id", "performance", *seed_cols, "budget",
+    run_cols = [c for c in rh.columns if c.startswith("performance_run_")]
+    assert list(rh.columns) == ["config_id", "budget", "performance", *run_cols, "seeds",
                                 "hp_config.x", "hp_config.act"]
     assert len(rh) == hist["config_id"].nunique()
-    ok = hist[hist["status"] == "ok"]
-    for cid, g in ok.groupby("config_id"):
+    counted = hist[hist["status"].isin(["ok", "penalized"])]
+    assert len(run_cols) == counted.groupby("config_id").size().max() <= 3  # k_max
+    for cid, g in counted.groupby("config_id"):
         row = rh[rh["config_id"] == cid].iloc[0]
-        np.testing.assert_allclose(row["performance"], -g["return"].mean())
-        for s, r in zip(g["seed"], g["return"], strict=True):
-            np.testing.assert_allclose(row[f"performance_seed_{s}"], -r)
+        assert json.loads(row["seeds"]) == list(g["seed"])
+        ok = g["status"] == "ok"
+        if ok.any():
+            np.testing.assert_allclose(row["performance"], -g.loc[ok, "return"].mean())
+        for j, (r, good) in enumerate(zip(g["return"], ok, strict=True)):
+            if good:
+                np.testing.assert_allclose(row[f"performance_run_{j}"], -r)
+            else:
+                assert np.isnan(row[f"performance_run_{j}"])
+        assert row[run_cols[len(g):]].isna().all()
     # the recommendation: a configuration that ran, with overrides that reproduce it
     inc = yaml.safe_load((sweep / "incumbent.yaml").read_text())
     assert inc["config"]["hp_config.act"] == "good" and inc["n_evals"] == len(calls)
@@ -133,10 +143,14 @@ search_space:
     assert journal.settings["challengers"] is True  # erahbo's defaults reach the study
     assert journal.settings["random_top"] == 0.1
     journal.close()
-    # erahbo reads its own runhistory.csv (the wide layout)
+    # erahbo reads its own runhistory.csv back: a task (runs by position), and as runs for a
+    # warm start, each with its own seed
     task = load_task(sweep / "runhistory.csv")
-    assert task.n_configs == len(rh) and sorted(task.seeds) == sorted(int(c.split("_")[-1])
-                                                                      for c in seed_cols)
+    assert task.n_configs == len(rh) and task.seeds == list(range(len(run_cols)))
+    runs = read_runs(sweep / "runhistory.csv")
+    mine = hist[hist["status"] == "ok"]
+    assert sorted(zip(runs["seed"], -runs["return"], strict=True)) == sorted(
+        zip(mine["seed"], mine["return"], strict=True))
 
 
 def test_sweep_resumes_from_its_journal_after_a_crash(tmp_path):

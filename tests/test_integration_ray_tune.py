@@ -3,6 +3,7 @@
 import math
 import random
 
+import numpy as np
 import pytest
 
 pytest.importorskip("ray.tune")
@@ -173,9 +174,177 @@ def test_a_real_tuner_run(tmp_path):
         assert all(len(set(v)) == len(v) for v in seeds.values())
         assert searcher.optimizer.n_evals == 10
         assert searcher.recommend()["x"] in seeds
+        # the recommendation as Tune results: its own runs, one per seed
+        rec = searcher.recommendation(results)
+        assert rec.config == searcher.recommend() and len(rec.results) == rec.k >= 2
+        assert sorted(r.config["seed"] for r in rec.results) == sorted(seeds[rec.config["x"]])
         # Tune checkpoints the searcher with save(); restoring it gives the same state
         restored = ERAHBOSearch()
         restored.restore_from_dir(results.experiment_path)
         assert restored.recommend() == searcher.recommend()
     finally:
         ray.shutdown()
+
+
+# --- the host's habits: schedulers, points to evaluate, the recommendation as a Tune result ---
+def _tune_run(s, tid, curve, *, seen_until=None, done=True):
+    """Tune's calls for one trial: results 1..n (those up to ``seen_until`` passed to
+    on_trial_result, as Tune does for results after which a trial goes on), then the end."""
+    n = len(curve)
+    seen_until = n if seen_until is None else seen_until
+    for i in range(1, seen_until + 1):
+        s.on_trial_result(tid, {"ret": curve[i - 1], "training_iteration": i, "done": False})
+    last = min(max(seen_until, 1) + (seen_until < n), n)
+    s.on_trial_complete(tid, {"ret": curve[last - 1], "training_iteration": last, "done": done})
+
+
+def test_every_scheduler_but_fifo_is_refused_with_the_fix():
+    """Rule: a scheduler that stops, pauses or mutates trials is refused, named, with the fix;
+    Tune's plain FIFOScheduler (the default) is accepted."""
+    from ray.tune.schedulers import (
+        ASHAScheduler,
+        FIFOScheduler,
+        HyperBandScheduler,
+        MedianStoppingRule,
+        PopulationBasedTraining,
+    )
+
+    from erahbo.integrations._tune_host import refuse_scheduler
+
+    refuse_scheduler(FIFOScheduler())
+    refuse_scheduler(None)
+    for sched in (ASHAScheduler(), HyperBandScheduler(), MedianStoppingRule(),
+                  PopulationBasedTraining(hyperparam_mutations={"x": [0.1, 0.2]})):
+        with pytest.raises(ValueError, match=type(sched).__name__ + r".*Remove scheduler="):
+            refuse_scheduler(sched)
+
+
+def test_a_run_cut_by_a_scheduler_is_never_a_return():
+    """Rule: a trial stopped on a result Tune never passed on (a scheduler's STOP) is a failed
+    run with the reason, listed in stopped_runs, warned about once; its partial metric is in
+    no return. A trial that ran to its end (its last result was passed on) counts."""
+    s = make(n_init=1, k_init=3, k_max=3)
+    cfgs = [s.suggest(f"t{i}") for i in range(3)]
+    with pytest.warns(UserWarning, match="stopped early at training_iteration 2") as rec:
+        _tune_run(s, "t0", [0.2, 0.5, 1.0])  # ran to its end
+        _tune_run(s, "t1", [0.1, 0.22, 0.5], seen_until=1)  # cut at iteration 2
+        _tune_run(s, "t2", [0.1, 0.21, 0.5], seen_until=1)
+    assert len(rec) == 1  # once
+    hist = s.optimizer.result().history
+    assert list(hist["status"]) == ["ok", "penalized", "penalized"]
+    assert hist["return"].iloc[0] == 1.0 and not hist["return"].isin([0.22, 0.21]).any()
+    assert "stopped early" in hist["error"].iloc[1]
+    assert [r["seed"] for r in s.stopped_runs] == [cfgs[1]["seed"], cfgs[2]["seed"]]
+    assert s.stopped_runs[0]["ret"] == 0.22
+
+
+def test_a_training_length_in_stop_is_the_end_of_a_run():
+    """Rule: a trial stopped by the experiment's own stop criteria ran to its end."""
+    s = make(n_init=1, k_init=2, k_max=2)
+    s.set_search_properties(None, None, {}, stop={"training_iteration": 2})
+    s.suggest("a"), s.suggest("b")
+    _tune_run(s, "a", [0.3, 0.6], seen_until=1)
+    _tune_run(s, "b", [0.3, 0.7], seen_until=1)
+    hist = s.optimizer.result().history
+    assert list(hist["status"]) == ["ok", "ok"] and list(hist["return"]) == [0.6, 0.7]
+    assert s.stopped_runs == []
+
+
+def test_a_trial_cut_by_the_end_of_the_experiment_runs_again():
+    """Rule: a trial not done (the experiment ended, or it was removed before it ran) is not
+    a run: its configuration and seed are handed out again (as after Tuner.restore)."""
+    s = make(n_init=1, k_init=2, k_max=2)
+    a, b = s.suggest("a"), s.suggest("b")
+    _tune_run(s, "a", [0.3, 0.6], done=False)
+    s.on_trial_complete("b")  # removed while pending
+    again = [s.suggest("c"), s.suggest("d")]
+    assert sorted(c["seed"] for c in again) == sorted([a["seed"], b["seed"]])
+    assert s.optimizer.n_evals == 0
+
+
+def test_points_to_evaluate_run_first_then_the_sobol_design():
+    """Rule: points_to_evaluate are the first configurations (Tune values, categoricals by
+    value), k_init seeds each, and count in n_init."""
+    space = {"x": tune.uniform(0.0, 1.0), "act": tune.choice(["tanh", "relu"]), "env": "E"}
+    pts = [{"x": 0.9, "act": "relu", "env": "E"}, {"x": 0.1, "act": "tanh"}]
+    s = ERAHBOSearch(metric="ret", mode="max", points_to_evaluate=pts, budget=40,
+                     **{**OPTS, "n_init": 3, "k_init": 2})
+    s.set_search_properties(None, None, space)
+    log = []
+    drive(s, log=log, stop_after=6,
+          value=lambda c: two_peaks(c["x"], c["seed"]) + (c["act"] == "relu"))
+    firsts = [(c["x"], c["act"]) for c in log]
+    assert firsts[:4] == [(0.9, "relu")] * 2 + [(0.1, "tanh")] * 2
+    assert firsts[4] == firsts[5] and firsts[4] not in firsts[:4]  # one Sobol point
+    rounds = s.optimizer.result().rounds
+    assert (rounds["phase"] == "init").sum() == 3
+
+
+@pytest.mark.parametrize("point, match", [
+    ({"x": 0.5, "seed": 3}, "gives 'seed'"),
+    ({"x": 0.5, "y": 1}, "'y' is not a parameter"),
+    ({}, r"no value for \['x'\]"),
+    ({"x": 0.5, "act": "gelu"}, "not one of its choices"),
+])
+def test_bad_points_to_evaluate_are_named(point, match):
+    """Rule: a bad point names itself and the fix before the first trial."""
+    s = ERAHBOSearch(metric="ret", mode="max", points_to_evaluate=[point], **OPTS)
+    s.set_search_properties(None, None, {"x": tune.uniform(0, 1),
+                                         **({"act": tune.choice(["tanh"])} if "act" in point
+                                            else {})})
+    with pytest.raises(ValueError, match=match):
+        s.suggest("t0")
+
+
+def test_evaluated_rewards_warm_start_and_are_not_run_again():
+    """Rule: evaluated points are runs done before (warm phase, not run, not in the budget);
+    a point given once per seed pools; per-seed lists work; mode=min negates; a configuration
+    with one reward is refused."""
+    pts = [{"x": 0.2, "seed": 5}, {"x": 0.2, "seed": 6}, {"x": 0.7}]
+    s = ERAHBOSearch(metric="loss", mode="min", points_to_evaluate=pts,
+                     evaluated_rewards=[1.0, 2.0, [3.0, 4.0, 5.0]], budget=20,
+                     **{**OPTS, "n_init": 0})
+    s.set_search_properties(None, None, {"x": tune.uniform(0, 1)})
+    first = s.suggest("t0")
+    hist = s.optimizer.result().history
+    warm = hist[hist["phase"] == "warm"]
+    assert sorted(warm["return"]) == [-5.0, -4.0, -3.0, -2.0, -1.0]
+    assert sorted(warm.loc[warm["x"] == 0.2, "seed"]) == [5, 6]
+    assert s.optimizer.n_evals == 0 and first["x"] not in (0.2, 0.7)
+    one = ERAHBOSearch(metric="ret", mode="max", points_to_evaluate=[{"x": 0.3}],
+                       evaluated_rewards=[1.0], **OPTS)
+    one.set_search_properties(None, None, {"x": tune.uniform(0, 1)})
+    with pytest.raises(ValueError, match="has 1 reward; ERAHBO needs at least 2 runs"):
+        one.suggest("t0")
+    with pytest.raises(ValueError, match="3 points_to_evaluate"):
+        ERAHBOSearch(points_to_evaluate=pts, evaluated_rewards=[1.0])
+
+
+def test_add_evaluated_point_before_the_study_only():
+    """Rule: Tune's add_evaluated_point warm-starts (a pruned run is left out); once the study
+    has started it is refused with the fix."""
+    s = make(n_init=0)
+    for seed, v in [(1, 0.5), (2, 0.6), (3, 0.1)]:
+        s.add_evaluated_point({"x": 0.4, "env": "CartPole-v1", "seed": seed}, v,
+                              pruned=seed == 3)
+    s.suggest("t0")
+    warm = s.optimizer.result().history
+    assert sorted(warm.loc[warm["phase"] == "warm", "return"]) == [0.5, 0.6]
+    with pytest.raises(RuntimeError, match=r"before Tuner\.fit"):
+        s.add_evaluated_point({"x": 0.4, "seed": 9}, 0.3)
+
+
+def test_recommendation_gives_the_mv_estimate_in_the_metric_units():
+    """Rule: recommendation() is the incumbent with its row of result().configs, on the
+    metric's own scale (mode=min: mean + alpha var, bounds swapped)."""
+    for mode, sign in (("max", 1.0), ("min", -1.0)):
+        s = ERAHBOSearch(metric="ret", mode=mode, budget=40, **OPTS)
+        s.set_search_properties(None, None, {"x": tune.uniform(0.0, 1.0)})
+        drive(s, value=lambda c, sg=sign: sg * two_peaks(c["x"], c["seed"]))
+        rec = s.recommendation()
+        res = s.optimizer.result()
+        row = res.configs.set_index("config_id").loc[res.incumbent_id]
+        assert rec.config == s.recommend() and rec.k == row["k"] == len(rec.seeds)
+        np.testing.assert_allclose([rec.mv, rec.mean], [sign * row["mv"], sign * row["mean"]])
+        assert rec.mv_low <= rec.mv <= rec.mv_high
+    assert ERAHBOSearch().recommendation() is None

@@ -24,7 +24,8 @@ Formats (``fmt``; guessed from the file when None)
     dropped, ``None`` marks an inactive value) and the per-seed returns given by either
     - a ``performance`` column holding the list of per-seed returns as text
       (``"[12.5, 9.0, nan, ...]"``; seeds labelled by position 0, 1, ...),
-    - ``performance_seed_<int>`` columns (the mean stays in ``performance`` and is unused), or
+    - ``performance_seed_<int>`` columns (the mean stays in ``performance`` and is unused;
+      erahbo's sweeper writes ``performance_run_<j>``, run positions), or
     - a scalar ``performance`` and a ``seed`` column, one row per run (rows with equal
       hyperparameters are one configuration).
     Returns are taken as they are (higher is better); pass ``negate=True`` for costs.
@@ -307,6 +308,8 @@ def _from_runhistory(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | N
         task = _make_task(
             df, hps, _numeric(df[ret_cols], path), [s for _, s in per_seed], path, "runhistory"
         )
+        if all(c.startswith("performance_run_") for c in ret_cols):  # erahbo's sweeper
+            task.meta["seed_labels"] = "run positions (the 'seeds' column lists the seeds)"
         return task
     require_columns(cols, ["performance"], str(path), "performance")
     perf = df["performance"]

@@ -9,6 +9,7 @@ load_task`). ``erahbo optimize/tune --warm-start FILE [--checkpoint N]`` and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,7 +41,9 @@ def read_runs(
     DataFrame
         Run rows as they are (``status`` kept); other layouts as ``config_id``, one column per
         hyperparameter (no ``hp_config.`` prefix), ``seed``, ``return``. A wide file cannot
-        tell a failed run from one not made: its empty cells are left out.
+        tell a failed run from one not made: its empty cells are left out. A runhistory with a
+        ``seeds`` column (erahbo's sweeper: ``performance_run_<j>`` columns) gives each run
+        its seed from that row's list.
     """
     path = Path(path)
     if not path.is_file():
@@ -64,8 +67,24 @@ def read_runs(
     if fmt != "runs":
         runs.insert(0, CONFIG_ID, np.asarray(task.config_ids)[i])
     runs["seed"] = np.asarray(task.seeds)[j]
+    if fmt == "runhistory" and "seeds" in cols:  # erahbo's sweeper: columns are run positions
+        runs["seed"] = _listed_seeds(read_table(path)["seeds"], i, j, runs["seed"].to_numpy())
     runs["return"] = returns[i, j]
     return runs
+
+
+def _listed_seeds(listed: pd.Series, i: np.ndarray, j: np.ndarray,
+                  labels: np.ndarray) -> np.ndarray:
+    """The seed of each run ``(row i, column j)`` from a ``seeds`` column of JSON lists (the
+    j-th seed of row i), or ``labels`` where a row's list does not give it."""
+    out = labels.astype(np.int64).copy()
+    for n, (r, c) in enumerate(zip(i, j, strict=True)):
+        try:
+            seeds = json.loads(str(listed.iloc[r]))
+            out[n] = int(seeds[c])
+        except (ValueError, TypeError, IndexError, KeyError):
+            continue
+    return out
 
 
 __all__ = ["read_runs"]

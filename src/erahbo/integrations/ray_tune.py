@@ -8,7 +8,9 @@ runs) is spent. ``on_trial_complete`` tells each run's metric; once all the seed
 needs have come back, the optimizer decides: another seed for the same configuration (ERAHBO,
 until ``UCB_MV(x; k) <= B_t`` or ``k_max``) or a new configuration. Where ``Repeater`` tells its
 searcher only the mean of a fixed number of repeats, ERAHBO models the mean and the variance
-between seeds and recommends ``argmax LCB_MV`` (:meth:`ERAHBOSearch.recommend`).
+between seeds and recommends ``argmax LCB_MV`` (:meth:`ERAHBOSearch.recommend`;
+:meth:`ERAHBOSearch.recommendation` gives its MV estimate and its Tune results, where
+``ResultGrid.get_best_result()`` ranks single runs, one seed each).
 
 .. code-block:: python
 
@@ -22,8 +24,8 @@ between seeds and recommends ``argmax LCB_MV`` (:meth:`ERAHBOSearch.recommend`).
     searcher = ERAHBOSearch(metric="return", mode="max", budget=200, seed=0)
     tuner = tune.Tuner(train, param_space={"lr": tune.loguniform(1e-5, 1e-2)},
                        tune_config=tune.TuneConfig(search_alg=searcher, num_samples=200))
-    tuner.fit()
-    print(searcher.recommend())
+    results = tuner.fit()
+    print(searcher.recommendation(results))     # config, MV estimate, its runs' results
 
 The search space is the Tune ``param_space`` (``tune.uniform``, ``loguniform``, ``randint``,
 ``lograndint``, ``choice``; nested dicts allowed; other values are constants), or an erahbo
@@ -32,33 +34,88 @@ space given as ``space=``. Under ``ConcurrencyLimiter`` (or with many workers) p
 ``k_min``) to keep the workers busy. A failed or errored run, or one without the metric, is a
 failed run of erahbo's ``failures`` policy. ``save``/``restore`` pickle the whole state
 (Tune calls them to checkpoint the experiment).
+
+A trial scheduler that stops, pauses or mutates trials (ASHA, HyperBand, MedianStoppingRule,
+PBT: anything but Tune's default ``FIFOScheduler``) is refused when ``Tuner.fit()`` starts,
+before the first trial (Tune builds the ``Tuner`` without asking the searcher anything).
+``points_to_evaluate`` (and ``evaluated_rewards``, ``add_evaluated_point``) work as in Tune's
+other searchers: points to run first, or runs done before (a warm start).
 """
 
 from __future__ import annotations
 
 import math
 import pickle
+import warnings
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any
 
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Categorical, Domain, Float, Integer, LogUniform, Uniform
 
+from erahbo.integrations._tune_host import (
+    NOT_SEEN,
+    erahbo_point,
+    host_scheduler,
+    ran_to_end,
+    refuse_scheduler,
+    stop_message,
+    warm_runs,
+)
 from erahbo.optimizer import Optimizer
 from erahbo.space import SearchSpace
 
-__all__ = ["ERAHBOSearch"]
+__all__ = ["ERAHBOSearch", "TuneRecommendation"]
 
 
-def _flatten_domains(config: dict[str, Any], prefix: tuple[str, ...] = ()) -> dict[tuple, Domain]:
+def _flatten_domains(config: dict[str, Any], prefix: tuple[str, ...] = (),
+                     constants: set[tuple] | None = None) -> dict[tuple, Domain]:
+    """The Tune domains of a ``param_space`` by path (the other paths go to ``constants``)."""
     out: dict[tuple, Domain] = {}
     for key, v in config.items():
         path = (*prefix, str(key))
         if isinstance(v, Domain):
             out[path] = v
         elif isinstance(v, dict):
-            out.update(_flatten_domains(v, path))
+            out.update(_flatten_domains(v, path, constants))
+        elif constants is not None:
+            constants.add(path)
     return out
+
+
+@dataclass
+class TuneRecommendation:
+    """ERAHBO's recommended configuration with its estimate, in the metric's own units.
+
+    Attributes
+    ----------
+    config : dict
+        The Tune config (nested, real values), without the seed key.
+    mv : float
+        Estimated objective: ``mean - alpha * variance`` of the metric (mode ``"max"``), or
+        ``mean + alpha * variance`` (mode ``"min"``): the posterior estimate of the GPs.
+    mv_low, mv_high : float
+        Its confidence bounds (the recommendation maximizes the pessimistic one).
+    mean, std : float
+        Sample mean and standard deviation of its runs' metric (between seeds).
+    k : int
+        Its counted runs (seeds).
+    seeds : list of int
+        Their seeds.
+    results : list
+        The ``ray.tune.Result`` of each of its runs (when a ``ResultGrid`` was given).
+    """
+
+    config: dict[str, Any]
+    mv: float
+    mv_low: float
+    mv_high: float
+    mean: float
+    std: float
+    k: int
+    seeds: list[int]
+    results: list[Any] = field(default_factory=list)
 
 
 def _tune_spec(path: tuple, d: Domain) -> tuple:
@@ -90,6 +147,15 @@ class ERAHBOSearch(Searcher):
     metric, mode : str or None
         The reported metric (a training run's return) and ``"max"`` or ``"min"`` (a loss:
         ``mean + alpha * variance`` is minimized); None: set by ``TuneConfig``.
+    points_to_evaluate : list of dict, optional
+        Configurations to run first (Tune configs; with ``space=``, erahbo configs): the
+        first configurations of the initial design, ``k_init`` seeds each, before its Sobol
+        points (they count in ``n_init``).
+    evaluated_rewards : list, optional
+        The points were run already: one reward per point (the metric of one run; give a
+        point once per seed, with its seed key if known) or a list of per-seed rewards. They
+        warm-start the study (not run again, not counted in ``budget``); a configuration
+        needs 2 runs in all.
     seed_key : str
         Config key of the training seed (default ``"seed"``).
     budget : int or None
@@ -110,7 +176,9 @@ class ERAHBOSearch(Searcher):
         space: Any = None,
         metric: str | None = None,
         mode: str | None = None,
+        points_to_evaluate: list[dict[str, Any]] | None = None,
         *,
+        evaluated_rewards: list[Any] | None = None,
         seed_key: str = "seed",
         budget: int | None = None,
         n_parallel: int = 1,
@@ -124,26 +192,47 @@ class ERAHBOSearch(Searcher):
         self.seed_key = str(seed_key)
         self._opt_kwargs = dict(options, budget=budget, n_parallel=n_parallel,
                                 seed_batch=seed_batch, failures=failures)
-        Optimizer({"x": ("float", 0.0, 1.0)}, **self._opt_kwargs)  # checks the options now
+        no_design = options.get("n_init") == 0  # needs evaluated points: checked at the start
+        check = Optimizer({"x": ("float", 0.0, 1.0)},  # the options, checked now
+                          **{**self._opt_kwargs, **({"n_init": 1} if no_design else {})})
+        self._n_init, self._seed = 0 if no_design else check.options.n_init, check.seed
+        points = list(points_to_evaluate or [])
+        if evaluated_rewards is not None and len(evaluated_rewards) != len(points):
+            raise ValueError(f"evaluated_rewards has {len(evaluated_rewards)} entries for "
+                             f"{len(points)} points_to_evaluate; give one per point")
+        self._points = [] if evaluated_rewards is not None else points
+        self._evaluated: list[tuple[dict, Any]] = (
+            list(zip(points, evaluated_rewards, strict=True)) if evaluated_rewards is not None
+            else [])
         self._paths: list[tuple] | None = None  # Tune domains: paths of the parameters
         self._domains: dict[tuple, Domain] = {}
+        self._constants: set[tuple] = set()
         self._space: SearchSpace | None = None
         if space is not None:
             self._space = space if isinstance(space, SearchSpace) else SearchSpace(space)
+        self._stop: Any = None  # the experiment's stop criteria (set_search_properties)
         self._opt: Optimizer | None = None
         self._queue: deque[tuple[int, int]] = deque()  # (erahbo trial id, seed slot) to hand out
         self._runs: dict[int, dict[str, Any]] = {}  # erahbo trial id -> trial, returns, count
         self._live: dict[str, tuple[int, int]] = {}  # Tune trial id -> (erahbo trial id, slot)
+        self._seen: dict[str, Any] = {}  # Tune trial id -> its last training_iteration seen
+        self._tune_runs: dict[str, tuple[int, int]] = {}  # Tune trial id -> (config id, seed)
+        self.stopped_runs: list[dict[str, Any]] = []  # runs cut by a scheduler (not returns)
+        self._host: str | None = None  # "fifo" once the experiment's scheduler was checked
 
     # ------------------------------------------------------------------ Tune interface
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict, **spec: Any
     ) -> bool:
+        self._check_host()
+        if "stop" in spec:
+            self._stop = spec["stop"]
         if self._opt is not None:
             return False
-        domains = _flatten_domains(config or {})
+        constants: set[tuple] = set()
+        domains = _flatten_domains(config or {}, constants=constants)
         if self._space is None and domains:
-            self._domains = domains
+            self._domains, self._constants = domains, constants
             self._paths = sorted(domains)
             self._space = SearchSpace({"/".join(p): _tune_spec(p, domains[p])
                                        for p in self._paths})
@@ -155,7 +244,28 @@ class ERAHBOSearch(Searcher):
             self._mode = mode
         return True
 
+    def add_evaluated_point(
+        self,
+        parameters: dict,
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        """A run made before the study (Tune's API; ``add_evaluated_trials`` calls it): it
+        warm-starts the study, so give them before the first trial. A pruned run (stopped
+        early: its value is partial) is left out; an errored one is a failed run."""
+        if self._opt is not None:
+            raise RuntimeError(
+                "ERAHBOSearch.add_evaluated_point: the study has started; evaluated points "
+                "warm-start it, so add them before Tuner.fit() (or give evaluated_rewards)"
+            )
+        if pruned:
+            return  # a partial return, never a final one
+        self._evaluated.append((parameters, None if error else value))
+
     def suggest(self, trial_id: str) -> dict | str | None:
+        self._check_host()
         opt = self._optimizer()
         if not self._queue:
             if opt.n_pending >= opt.n_parallel:
@@ -164,7 +274,7 @@ class ERAHBOSearch(Searcher):
             if t is None:
                 return None if opt.n_pending else Searcher.FINISHED
             self._runs[t.trial_id] = {"trial": t, "returns": [math.nan] * len(t.seeds),
-                                      "done": 0}
+                                      "errors": [None] * len(t.seeds), "done": 0}
             self._queue.extend((t.trial_id, j) for j in range(len(t.seeds)))
         tid, slot = self._queue.popleft()
         self._live[trial_id] = (tid, slot)
@@ -173,27 +283,53 @@ class ERAHBOSearch(Searcher):
         cfg[self.seed_key] = int(t.seeds[slot])
         return cfg
 
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        if trial_id in self._live:
+            self._seen[trial_id] = result.get("training_iteration")
+
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
     ) -> None:
         if trial_id not in self._live:
             return
+        seen = self._seen.pop(trial_id, NOT_SEEN)
+        if not error and (result is None or result.get("done") is False):
+            # removed before it ran, or cut when the experiment ended (time budget, a
+            # stopper's stop_all): not a run; its seed is handed out again (Tuner.restore)
+            self._queue.appendleft(self._live.pop(trial_id))
+            return
         tid, slot = self._live.pop(trial_id)
         rec = self._runs[tid]
-        value = math.nan
-        if not error and result is not None and self._metric in result:
+        value, why = math.nan, None
+        if error:
+            why = "the Tune trial raised an error (its error file is in the experiment folder)"
+        elif result is None or self._metric not in result:
+            why = f"the trial reported no {self._metric!r}"
+        else:
             try:
                 value = float(result[self._metric])
             except (TypeError, ValueError):
                 value = math.nan
+            if math.isfinite(value) and not ran_to_end(result, seen, self._stop,
+                                                       self._host == "fifo"):
+                why = stop_message(trial_id, result.get("training_iteration"), self._metric,
+                                   value)
+                self._stopped(trial_id, rec["trial"], slot, result, value, why)
+                value = math.nan
         rec["returns"][slot] = -value if self._mode == "min" else value
+        rec["errors"][slot] = why
         rec["done"] += 1
+        t = rec["trial"]
+        if why is None and math.isfinite(value):
+            self._tune_runs[trial_id] = (t.config_id, int(t.seeds[slot]))
         if rec["done"] == len(rec["returns"]):
             del self._runs[tid]
-            self._optimizer().tell(rec["trial"], rec["returns"])
+            errors = rec["errors"] if any(rec["errors"]) else None
+            self._optimizer().tell(t, rec["returns"], errors=errors)
 
     def get_state(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
+        # the scheduler is checked again in the process that restores the searcher
+        return {k: v for k, v in self.__dict__.items() if k != "_host"}
 
     def set_state(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -214,6 +350,36 @@ class ERAHBOSearch(Searcher):
         cfg = self._opt.recommend()
         return None if cfg is None else self._to_tune(cfg)
 
+    def recommendation(self, results: Any = None) -> TuneRecommendation | None:
+        """The recommendation with its MV estimate (None before any data).
+
+        Parameters
+        ----------
+        results : ray.tune.ResultGrid, optional
+            ``tuner.fit()``'s results: the recommendation's ``results`` are then the Tune
+            results of its runs (``ResultGrid.get_best_result()`` picks the single best run,
+            one seed: the noise, not the configuration).
+        """
+        if self._opt is None:
+            return None
+        res = self._opt.result()
+        if res.incumbent_id is None:
+            return None
+        row = res.configs.loc[res.configs["config_id"] == res.incumbent_id].iloc[0]
+        hist = res.history
+        runs = hist[(hist["config_id"] == res.incumbent_id) & (hist["status"] == "ok")]
+        sign = -1.0 if self._mode == "min" else 1.0
+        lo, hi = sign * float(row["lcb_mv"]), sign * float(row["ucb_mv"])
+        mine = {(res.incumbent_id, int(s)) for s in runs["seed"]}
+        grid = [] if results is None else list(results)
+        return TuneRecommendation(
+            config=self._to_tune(res.incumbent), mv=sign * float(row["mv"]),
+            mv_low=min(lo, hi), mv_high=max(lo, hi), mean=sign * float(row["mean"]),
+            std=float(row["std"]), k=int(row["k"]), seeds=[int(s) for s in runs["seed"]],
+            results=[r for r in grid
+                     if self._tune_runs.get(str((r.metrics or {}).get("trial_id"))) in mine],
+        )
+
     @property
     def optimizer(self) -> Optimizer | None:
         """The underlying :class:`erahbo.Optimizer` (its ``result()``: history, rounds)."""
@@ -232,8 +398,53 @@ class ERAHBOSearch(Searcher):
             if self._mode not in ("min", "max"):
                 raise RuntimeError("ERAHBOSearch: mode must be 'min' or 'max'; set mode= here "
                                    "or in TuneConfig")
-            self._opt = Optimizer(self._space, **self._opt_kwargs)
+            self._opt = Optimizer(self._space, **self._opt_kwargs, **self._data())
         return self._opt
+
+    def _data(self) -> dict[str, Any]:
+        """``initial_design`` and ``warm_start`` of the Optimizer from the points given."""
+        assert self._space is not None
+        domains = self._domains if self._paths is not None else None
+        out: dict[str, Any] = {}
+        if self._points:
+            design = []
+            for i, p in enumerate(self._points):
+                cfg, seed = erahbo_point(p, domains, self._constants, self.seed_key,
+                                         f"points_to_evaluate[{i}]")
+                if seed is not None:
+                    raise ValueError(
+                        f"points_to_evaluate[{i}] gives {self.seed_key!r}: ERAHBO chooses the "
+                        "seeds of the runs it asks for; leave it out, or give evaluated_rewards "
+                        "for runs done already"
+                    )
+                design.append(cfg)
+            n_sobol = max(self._n_init - len(design), 0)
+            out["initial_design"] = [*design, *self._space.sobol_unit(n_sobol, self._seed)]
+        if self._evaluated:
+            points = [erahbo_point(p, domains, self._constants, self.seed_key,
+                                   f"evaluated point {i}")
+                      for i, (p, _) in enumerate(self._evaluated)]
+            sign = -1.0 if self._mode == "min" else 1.0
+            out["warm_start"] = warm_runs(points, [v for _, v in self._evaluated], sign)
+        return out
+
+    def _check_host(self) -> None:
+        """Refuse a scheduler that stops or changes trials, once per process."""
+        if self._host is None:
+            scheduler = host_scheduler()
+            refuse_scheduler(scheduler)
+            self._host = "fifo" if scheduler is not None else None
+
+    def _stopped(self, trial_id: str, trial: Any, slot: int, result: dict, value: float,
+                 why: str) -> None:
+        """Record a run cut by a scheduler; warn once."""
+        self.stopped_runs.append({
+            "trial_id": trial_id, "config_id": trial.config_id, "seed": int(trial.seeds[slot]),
+            "training_iteration": result.get("training_iteration"), self._metric: value})
+        if len(self.stopped_runs) == 1:
+            warnings.warn(f"ERAHBOSearch: a trial was {why}; such runs are failed runs of "
+                          "the failures policy (searcher.stopped_runs lists them)",
+                          UserWarning, stacklevel=3)
 
     def _to_tune(self, config: dict[str, Any]) -> dict[str, Any]:
         """An erahbo config as a (nested) Tune config."""

@@ -113,6 +113,8 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
         df = df.assign(**{"return": returns})[status.isin(_KEEP).to_numpy()]
     else:
         df = df.assign(**{"return": returns})
+    if not space.is_finite:
+        df = _match_prefix(df, space.names)  # first: a prefixed column is a hyperparameter
     extra = [c for c in df.columns if c not in HISTORY_COLUMNS and c not in space.names]
     if extra:
         warnings.warn(
@@ -130,7 +132,6 @@ def _from_frame(df: pd.DataFrame, space: SearchSpace) -> list[dict[str, Any]]:
             )
         keys = ["config_id"]
     else:
-        df = _match_prefix(df, space.names)
         missing = [n for n in space.names if n not in df.columns]
         if missing:
             raise ValueError(

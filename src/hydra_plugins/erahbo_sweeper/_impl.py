@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from numbers import Real
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ from omegaconf import DictConfig, OmegaConf
 import erahbo
 from erahbo.runtime.journal import SettingsMismatchError
 
-from ._outputs import write_outputs
+from ._hypersweeper import translate
+from ._outputs import Outputs, warm_runs
 from ._space import load_search_space
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,12 @@ class ErahboSweeperImpl(Sweeper):
     def sweep(self, arguments: list[str]) -> Any:
         """Run the study; returns the :class:`erahbo.Result`."""
         assert self.config is not None and self.launcher is not None
-        o = {k: _container(v) for k, v in self.options.items()}
+        tr = translate({k: _container(v) for k, v in self.options.items()})
+        for note in tr.notes:
+            log.info(f"erahbo: {note}")
+        for note in tr.unused:
+            log.warning(f"erahbo: {note}")
+        o = tr.options
         if o["failures"] not in FAILURES:
             raise ValueError(f"hydra.sweeper.failures={o['failures']!r}: use one of {FAILURES}")
         fixed = self._fixed_overrides(arguments)
@@ -70,6 +77,13 @@ class ErahboSweeperImpl(Sweeper):
         self.sign = 1.0 if o["maximize"] else -1.0
         self.seed_key = str(o["seed_keyword"])
         self.names = list(space.names)
+        self.max_budget = tr.max_budget
+        taken = {a.split("=", 1)[0].lstrip("+~") for a in fixed}
+        fixed = [*fixed, *(self._key(k) + "=" + v for k, v in
+                           (ov.split("=", 1) for ov in tr.job_overrides) if k not in taken)]
+        if o["warm_start"] is not None:
+            o["warm_start"] = warm_runs(o["warm_start"], self.sign)
+        self.outputs = Outputs(sweep_dir, self.names, self.sign, tr.max_budget)
         try:
             opt = self._optimizer(space, o, journal, sweep_dir, fixed)
         except SettingsMismatchError as exc:
@@ -78,6 +92,11 @@ class ErahboSweeperImpl(Sweeper):
                 f"{first}\nTo resume this sweep, run it with the same hydra.sweeper keys; for a "
                 "new study, set another hydra.sweep.dir (or hydra.sweeper.journal)."
             ) from None
+        except ValueError as exc:
+            if tr.budget_from and "budget" in str(exc):  # the user gave n_trials, not budget
+                raise ValueError(f"{exc} (hydra.sweeper.budget = {o['budget']} training runs "
+                                 f"from {tr.budget_from})") from None
+            raise
         with opt:
             done = opt.n_evals
             if done:
@@ -86,9 +105,11 @@ class ErahboSweeperImpl(Sweeper):
             validated = False
             while True:
                 trials = []
+                clock = time.perf_counter()
                 # (after a resume, the first asks hand out the trials cut by the crash)
                 while len(trials) < opt.n_parallel and (t := opt.ask()) is not None:
                     trials.append(t)
+                self.outputs.opt_time += time.perf_counter() - clock
                 if not trials:
                     break
                 batch = [[*fixed, *self._overrides(t.config), self._seed_override(s)]
@@ -98,6 +119,7 @@ class ErahboSweeperImpl(Sweeper):
                     validated = True
                 results = self.launcher.launch(batch, initial_job_idx=job_idx)
                 job_idx += len(batch)
+                clock = time.perf_counter()
                 pos = 0
                 for t in trials:
                     values, errors = [], []
@@ -107,9 +129,10 @@ class ErahboSweeperImpl(Sweeper):
                         errors.append(err)
                     pos += len(t.seeds)
                     opt.tell(t, values, errors=errors)
-                self._write(sweep_dir, opt.result())
+                self.outputs.opt_time += time.perf_counter() - clock
+                self._write(opt.result(), trajectory=True)
             result = opt.result()
-        self._write(sweep_dir, result)
+        self._write(result)
         log.info(f"erahbo: {result.n_evals} runs; recommendation in {sweep_dir / 'incumbent.yaml'}")
         return result
 
@@ -121,17 +144,17 @@ class ErahboSweeperImpl(Sweeper):
                  if o.get(n) is not None}
         return erahbo.Optimizer(
             space, method=o["method"], budget=int(o["budget"]), seed=int(o["seed"]),
-            alpha=o["alpha"], preset=o.get("preset", "default"), k_max=o["k_max"], k=o["k"],
+            alpha=o["alpha"], preset=o.get("preset", "default"), k_max=o["k_max"], k=int(o["k"]),
             **given, seed_batch=o["seed_batch"], n_parallel=o["n_parallel"],
             failures=o["failures"], warm_start=o["warm_start"], journal=journal,
             journal_info={"sweeper": "hydra", "sweep_dir": str(sweep_dir.resolve()),
                           "fixed_overrides": fixed},
         )
 
-    def _write(self, sweep_dir: Path, result: Any) -> None:
+    def _write(self, result: Any, trajectory: bool = False) -> None:
         inc = result.incumbent
         overrides = None if inc is None else self._overrides(inc)
-        write_outputs(sweep_dir, result, self.names, self.sign, overrides)
+        self.outputs.write(result, overrides, trajectory=trajectory)
 
     def _fixed_overrides(self, arguments: list[str]) -> list[str]:
         """The command line's overrides, passed to every job; sweeps are refused."""

@@ -17,7 +17,9 @@ class ErahboSweeperConf:
     # erahbo's dict spec ({name: [type, lo, hi]}), Hypersweeper's {hyperparameters: {name:
     # {type: uniform_float, ...}}}, or a path to a ConfigSpace/erahbo JSON or YAML file
     search_space: Any = None
-    budget: int = 100  # training runs (jobs) in all, initial design included
+    # training runs (jobs) in all, initial design included; None: 100, or from Hypersweeper's
+    # n_trials x len(seeds) (see _hypersweeper.py for budget with budget_variable)
+    budget: Any = None
     method: str = "erahbo"  # erahbo | rahbo | gpucb | random
     alpha: float = 1.0  # risk aversion in MV = f - alpha rho^2
     preset: str = "default"  # default (erahbo's defaults) | paper (the paper's settings)
@@ -25,20 +27,31 @@ class ErahboSweeperConf:
     beta_stop: Any = None
     k_min: Any = None
     k_max: int = 10
-    k: int = 5  # seeds per round of rahbo / gpucb / random
+    k: Any = None  # seeds per round of rahbo / gpucb / random (None: 5, or len(seeds))
     n_init: Any = None
     k_init: Any = None
     random_interleave: Any = None  # runs with every other round random (None: the preset's)
     random_top: Any = None  # their draw: the best share by the acquisition (None: the preset's)
     challengers: Any = None  # challenger rounds after them (None: the preset's, on for erahbo)
     seed: int = 0  # seed of the optimizer (not of the training runs)
-    seed_keyword: str = "seed"  # task config key receiving each run's training seed
-    maximize: bool = True  # False: the task returns a cost
-    n_parallel: int = 1  # configurations trained at once
+    seed_keyword: Any = None  # task config key receiving each run's training seed (None: seed)
+    # False: the task returns a cost; None: True, or Hypersweeper's False in a Hypersweeper
+    # config (one with n_trials, sweeper_kwargs or budget_variable)
+    maximize: Any = None
+    n_parallel: Any = None  # configurations trained at once (None: 1, or max_parallelization's)
     seed_batch: int = 1  # erahbo: seeds launched at once after k_min
     failures: str = "penalize"  # penalize | exclude
     journal: Any = None  # default <sweep dir>/erahbo_journal.db
     warm_start: Any = None  # runs done before (any layout `erahbo dataset inspect` reads)
+    # Hypersweeper's keys (ARLBench's configs switch with one line): translated, or refused
+    # with the erahbo key to use (_hypersweeper.py, docs/integrations/hydra.md)
+    n_trials: Any = None
+    sweeper_kwargs: Any = None
+    budget_variable: Any = None
+    loading_variable: Any = None
+    saving_variable: Any = None
+    resume: Any = None
+    opt_constructor: Any = None
 
 
 ConfigStore.instance().store(
