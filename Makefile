@@ -15,7 +15,7 @@ setup: $(BIN)/erahbo
 demo: setup
 	$(BIN)/erahbo demo --out results/demo
 
-test: setup
+test: setup hypersweeper-env
 	$(BIN)/ruff check src tests benchmarks
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q
 
@@ -27,7 +27,7 @@ api: setup
 
 # The real hypersweeper 0.2.3 in a venv of its own (it pins numpy~=1.24, pandas~=2.1, wandb:
 # it cannot share erahbo's; Python 3.10 or 3.11; about 2 min): tests/test_hypersweeper_compat.py
-# runs it when it exists.
+# runs it when it exists; `make test` builds it, so CI tests against the real package.
 hypersweeper-env: .venv-hypersweeper/bin/python
 .venv-hypersweeper/bin/python:
 	$(PY) -m venv .venv-hypersweeper
