@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from erahbo.acquisition import (
+from erahbo.gp.bounds import (
     incumbent_lcb,
     lcb,
     lcb_f,

@@ -9,19 +9,12 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
-from erahbo.models import (
-    MEAN_NOISE_FLOOR,
-    ExactGP,
-    GPHyper,
-    kernel,
-    kernel_grad_x,
-    posterior_grad,
-    robust_cholesky,
-    standardize,
-)
-from erahbo.prior import LENGTHSCALE_MIN, fit_map, log_marginal_likelihood
-from erahbo.surrogate import ReferenceRound, RoundSettings, fit_hyperparameters, fixed_noise
-from erahbo.surrogate.fast import FastModel
+from erahbo.gp import FastModel, ReferenceRound, RoundSettings, fit_hyperparameters, fixed_noise
+from erahbo.gp.exact import ExactGP, GPHyper, posterior_grad, robust_cholesky, standardize
+from erahbo.gp.fit import fit_map, log_marginal_likelihood
+from erahbo.gp.kernels import kernel, kernel_grad_x
+from erahbo.gp.prior import LENGTHSCALE_MIN
+from erahbo.gp.round import MEAN_NOISE_FLOOR
 
 KINDS = ["rbf", "matern52"]
 

@@ -1,7 +1,7 @@
 """Fast exact round models: cached kernels, incremental variance GP, pruned argmax.
 
-Same numbers as :class:`erahbo.surrogate.reference.ReferenceRound` (up to floating-point
-rounding), at a fraction of the cost; every bound is computed by :mod:`erahbo.acquisition`.
+Same numbers as :class:`erahbo.gp.reference.ReferenceRound` (up to floating-point
+rounding), at a fraction of the cost; every bound is computed by :mod:`erahbo.gp.bounds`.
 With the hyperparameters fixed (the paper's default, refit_every=0):
 
 * **Kernel caches.**  ``k_f(X, X)``, ``k_f(X, C)`` and its square are kept and grow by one row
@@ -25,7 +25,7 @@ With the hyperparameters fixed (the paper's default, refit_every=0):
 * **Inner loop.**  Only ``x_t``'s own observation changes, so the posterior of ``f(x_t)`` and
   ``rho^2(x_t)`` given the *other* points is computed once per round (a triangular solve, or
   leave-one-out formulas when ``x_t`` was evaluated before) and each extra seed is an ``O(1)``
-  Gaussian update (:func:`erahbo.surrogate.base.observe`), equal to a bordered Cholesky with
+  Gaussian update (:func:`erahbo.gp.round.observe`), equal to a bordered Cholesky with
   ``x_t`` as the last row.
 """
 
@@ -38,9 +38,10 @@ from collections.abc import Callable
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from erahbo.acquisition import lcb_var, ucb_var
-from erahbo.models import k_of_d2, kernel, posterior_grad, robust_cholesky
-from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
+from erahbo.gp.bounds import lcb_var, ucb_var
+from erahbo.gp.exact import posterior_grad, robust_cholesky
+from erahbo.gp.kernels import k_of_d2, kernel
+from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["FastModel", "FastRound"]
 

@@ -7,8 +7,8 @@ hyperparameters and holds, for that round:
 * the variance GP (homoscedastic, on sample variances) and ``UCB^var`` (eq. 17) at the
   evaluated points;
 * the fixed noise of the mean GP, ``Sigma_hat`` (eq. 19,
-  :func:`erahbo.acquisition.sigma_hat`), divided by ``std_y^2`` of the mean GP's
-  standardization (floored at :data:`erahbo.models.MEAN_NOISE_FLOOR`): :func:`fixed_noise`;
+  :func:`erahbo.gp.bounds.sigma_hat`), divided by ``std_y^2`` of the mean GP's
+  standardization (floored at :data:`erahbo.gp.round.MEAN_NOISE_FLOOR`): :func:`fixed_noise`;
 * the mean GP with that noise.
 
 It answers the acquisition argmax (eq. 8), the incumbent bound ``B_t`` (eq. 10) and, in
@@ -17,11 +17,11 @@ loop only ``x_t``'s own observation changes: its pooled sample mean and variance
 mean-GP noise ``min(UCB^var(x_t), rho_max^2) / k``, where ``UCB^var(x_t)`` comes from the
 variance GP updated with ``x_t``'s sample variance; the other points keep the noise computed
 at the round start (``Sigma_hat_{t-1}``).  Every bound is computed by
-:mod:`erahbo.acquisition`; the round models only supply posteriors.
+:mod:`erahbo.gp.bounds`; the round models only supply posteriors.
 
-Two engines give the same numbers: :class:`erahbo.surrogate.reference.ReferenceRound`
+Two engines give the same numbers: :class:`erahbo.gp.reference.ReferenceRound`
 refactors plain GPs for every query (the test oracle);
-:class:`erahbo.surrogate.fast.FastRound` caches kernel matrices, keeps the variance GP
+:class:`erahbo.gp.fast.FastRound` caches kernel matrices, keeps the variance GP
 incremental and prunes the candidate search with exact upper bounds.
 """
 
@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from erahbo.acquisition import (
+from erahbo.gp.bounds import (
     lcb_var,
     mv_bounds_scalar,
     rahbo_acquisition,
@@ -43,15 +43,18 @@ from erahbo.acquisition import (
     ucb_var,
     ucb_var_scalar,
 )
-from erahbo.models import MEAN_NOISE_FLOOR, GPHyper, standardize
+from erahbo.gp.exact import GPHyper, standardize
 
 __all__ = [
+    "MEAN_NOISE_FLOOR",
     "InnerBounds",
     "RoundModel",
     "RoundSettings",
     "fixed_noise",
     "observe",
 ]
+
+MEAN_NOISE_FLOOR = 1e-6  # floor of the fixed, standardized per-point noise of the mean GP
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,7 @@ class RoundModel:
         """Combine the posteriors given the other points with ``x_t``'s own observation.
 
         Scalar arithmetic only (it runs once per extra seed): the scalar forms of eqs. 17, 19
-        and 9 in :mod:`erahbo.acquisition`.
+        and 9 in :mod:`erahbo.gp.bounds`.
         """
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
         sd_v = math.sqrt(max(var_v, 0.0))

@@ -20,7 +20,7 @@ eq.     quantity                                            here
 
 The array forms broadcast over candidates (shape ``(m,)``); the ``*_scalar`` forms take and
 return Python floats (ERAHBO's inner loop evaluates them once per extra seed).  The round models
-(:mod:`erahbo.surrogate`: the reference engine and the fast one) compute posteriors and call
+(:mod:`erahbo.gp`: the reference engine and the fast one) compute posteriors and call
 these functions for every bound they report (on a GP's standardized scale where they work there:
 a bound is equivariant under the positive affine map of the standardization); the schedules of
 ``beta_stop`` (eqs. 35-36) live with the replication policies (:mod:`erahbo.policies`).

@@ -1,23 +1,23 @@
 """The reference engine: plain GPs refactored for every query (the test oracle).
 
-Same answers as the fast engine (:mod:`erahbo.surrogate.fast`), written the simplest way:
-every query builds :class:`erahbo.models.ExactGP` objects and every bound is an
-:mod:`erahbo.acquisition` function applied to their posteriors.
+Same answers as the fast engine (:mod:`erahbo.gp.fast`), written the simplest way:
+every query builds :class:`erahbo.gp.exact.ExactGP` objects and every bound is an
+:mod:`erahbo.gp.bounds` function applied to their posteriors.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from erahbo.acquisition import incumbent_lcb, lcb_mv, ucb_mv
-from erahbo.models import ExactGP
-from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
+from erahbo.gp.bounds import incumbent_lcb, lcb_mv, ucb_mv
+from erahbo.gp.exact import ExactGP
+from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["ReferenceRound"]
 
 
 class ReferenceRound(RoundModel):
-    """Plain implementation: builds :class:`erahbo.models.ExactGP` objects and predicts.
+    """Plain implementation: builds :class:`erahbo.gp.exact.ExactGP` objects and predicts.
 
     Parameters
     ----------
