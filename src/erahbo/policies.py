@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from erahbo.acquisition import adaptive_rule
+from erahbo.gp.bounds import adaptive_rule
 from erahbo.validation import check_k_range, check_option
 
 __all__ = [

@@ -78,7 +78,7 @@ from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from erahbo.models import GPHyper
+from erahbo.gp import GPHyper
 from erahbo.optimizer import Optimizer
 from erahbo.optimizer.challengers import is_challenger_round
 from erahbo.optimizer.random_design import is_random_round

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from erahbo._threads import single_blas_thread
-from erahbo.models import GPHyper
+from erahbo.gp import GPHyper, RoundModel, RoundSettings
 from erahbo.optimizer.challengers import pick_challenger
 from erahbo.optimizer.journaling import open_study_journal
 from erahbo.optimizer.options import Options, check_hyperparameters, space_json
@@ -51,7 +51,6 @@ from erahbo.runtime.failures import (
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.space import SearchSpace
-from erahbo.surrogate import RoundModel, RoundSettings
 from erahbo.validation import check_journal_path
 
 if TYPE_CHECKING:

@@ -30,12 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from erahbo.models import KERNELS, GPHyper
+from erahbo.gp import ENGINES, KERNELS, GPHyper
 from erahbo.policies import STOPPING_RULES, BetaStopSchedule, Policy, make_policy
 from erahbo.runtime.failures import FailurePolicy
 from erahbo.runtime.journal import canonical_json
 from erahbo.space import SearchSpace
-from erahbo.surrogate import ENGINES
 from erahbo.validation import check_initial_budget, check_k_range, check_option, check_real
 
 __all__ = [

@@ -15,20 +15,20 @@ from typing import Any
 
 import numpy as np
 
+from erahbo.gp import (
+    RoundModel,
+    RoundSettings,
+    believer_round,
+    continuous_argmax,
+    fit_hyperparameters,
+    make_engine,
+    make_round,
+)
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
 from erahbo.recommendation import configs_table
-from erahbo.search import continuous_argmax
-from erahbo.surrogate import (
-    RoundModel,
-    RoundSettings,
-    fit_hyperparameters,
-    make_engine,
-    make_round,
-)
-from erahbo.surrogate.believer import believer_round
 
 __all__ = ["RoundModels"]
 
