@@ -1,29 +1,31 @@
-"""The paper's bounds, each written once: the code that both engines run.
+"""The paper's numbered equations on GP posteriors, each one function that every engine runs.
 
 Equation numbers are those of the paper (``erahbo-paper.tex``, numbered as LaTeX numbers them):
 
-======  ==================================================  =====================================
-eq.     quantity                                            here
-======  ==================================================  =====================================
-(5)     ``MV(x) = f(x) - alpha rho^2(x)``                   :func:`mean_variance`
-(8)     RAHBO acquisition ``UCB^f - alpha LCB^var``         :func:`rahbo_acquisition`
-(9)     ``UCB^MV``, ``LCB^MV``                              :func:`ucb_mv`, :func:`lcb_mv`,
-                                                            :func:`mv_bounds_scalar`
-(10)    incumbent bound ``B_t = max_{D_{t-1}} LCB^MV``      :func:`incumbent_lcb`
-(12)    stopping rule ``UCB^MV(x_t; k) <= B_t``             :func:`adaptive_rule`
-(15-16) ``UCB^f``, ``LCB^f``                                :func:`ucb_f`, :func:`lcb_f`
-(17-18) ``UCB^var``, ``LCB^var``                            :func:`ucb_var`, :func:`lcb_var`,
-                                                            :func:`ucb_var_scalar`
-(19)    ``Sigma_hat = diag(min(UCB^var(x_s), rho_max^2)     :func:`sigma_hat`,
-        / k_s)``, the mean GP's noise                       :func:`sigma_hat_scalar`
-======  ==================================================  =====================================
+=======  =================================================  ====================================
+eq.      quantity                                           function
+=======  =================================================  ====================================
+(5)      ``MV(x) = f(x) - alpha rho^2(x)``                  :func:`mean_variance`
+(8)      RAHBO acquisition ``UCB^f - alpha LCB^var``        :func:`rahbo_acquisition` (gradient:
+                                                            :func:`rahbo_acquisition_grad`)
+(9)      ``UCB^MV``, ``LCB^MV``                             :func:`ucb_mv`, :func:`lcb_mv`
+(10)     incumbent bound ``B_t = max_{D_{t-1}} LCB^MV``     :func:`incumbent_lcb`
+(12)     stopping rule ``UCB^MV(x_t; k) <= B_t``            :func:`adaptive_rule`
+(15-16)  ``UCB^f``, ``LCB^f``                               :func:`ucb_f`, :func:`lcb_f`
+(17-18)  ``UCB^var``, ``LCB^var``                           :func:`ucb_var`, :func:`lcb_var`
+(19)     ``Sigma_hat = diag(min(UCB^var(x_s), rho_max^2)    :func:`sigma_hat`
+         / k_s)``, the mean GP's noise
+=======  =================================================  ====================================
 
-The array forms broadcast over candidates (shape ``(m,)``); the ``*_scalar`` forms take and
-return Python floats (ERAHBO's inner loop evaluates them once per extra seed).  The round models
-(:mod:`erahbo.gp`: the reference engine and the fast one) compute posteriors and call
-these functions for every bound they report (on a GP's standardized scale where they work there:
-a bound is equivariant under the positive affine map of the standardization); the schedules of
-``beta_stop`` (eqs. 35-36) live with the replication policies (:mod:`erahbo.policies`).
+Each function takes Python floats (ERAHBO's inner loop, once per extra seed) or arrays of the
+same shape, ``(m,)`` over candidates or ``(n,)`` over evaluated points, and computes both in the
+same order, so a value does not depend on which engine or path asked for it.  The round models
+(:mod:`erahbo.gp.round`: the reference engine and the fast one) supply posteriors and call
+these functions for every bound they report; the fast engine prunes candidates with the same
+functions evaluated at upper bounds of a standard deviation (each bound is monotone in it).
+The argmax of eq. 11 is the engines' ``select`` (finite tables) and
+:func:`erahbo.gp.argmax.continuous_argmax`; the schedules of ``beta_stop`` (eqs. 35-36) live
+with the replication policies (:mod:`erahbo.policies`).
 
 Convention for ``beta`` (as in BoTorch and the RAHBO reference code): a confidence bound is
 
@@ -51,15 +53,13 @@ __all__ = [
     "lcb_mv",
     "lcb_var",
     "mean_variance",
-    "mv_bounds_scalar",
     "rahbo_acquisition",
+    "rahbo_acquisition_grad",
     "sigma_hat",
-    "sigma_hat_scalar",
     "ucb",
     "ucb_f",
     "ucb_mv",
     "ucb_var",
-    "ucb_var_scalar",
 ]
 
 ArrayLike = float | np.ndarray
@@ -73,15 +73,16 @@ def _check_beta(beta: float, name: str = "beta") -> float:
 
 
 def ucb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
-    """Upper confidence bound ``mu + sqrt(beta) * sd``."""
+    """Upper confidence bound ``mu + sqrt(beta) * sd`` (``mu``, ``sd``: floats or ``(m,)``)."""
     return mu + math.sqrt(_check_beta(beta)) * sd
 
 
 def lcb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
-    """Lower confidence bound ``mu - sqrt(beta) * sd``."""
+    """Lower confidence bound ``mu - sqrt(beta) * sd`` (``mu``, ``sd``: floats or ``(m,)``)."""
     return mu - math.sqrt(_check_beta(beta)) * sd
 
 
+# ---------------------------------------------------------------- eq. (5)
 def mean_variance(f: ArrayLike, var: ArrayLike, alpha: float) -> ArrayLike:
     """``MV = f - alpha * rho^2`` (eq. 5) of means ``f`` and variances ``var``, shapes ``(n,)``.
 
@@ -94,17 +95,17 @@ def mean_variance(f: ArrayLike, var: ArrayLike, alpha: float) -> ArrayLike:
 
 # ---------------------------------------------------------------- eqs. (15)-(18)
 def ucb_f(mu_f: ArrayLike, sd_f: ArrayLike, beta: float) -> ArrayLike:
-    """``UCB_t^f(x)`` of the mean GP (eq. 15); GP-UCB maximizes it."""
+    """``UCB_t^f(x)`` of the mean GP (eq. 15); GP-UCB maximizes it.  Shapes ``(m,)`` or floats."""
     return ucb(mu_f, sd_f, beta)
 
 
 def lcb_f(mu_f: ArrayLike, sd_f: ArrayLike, beta: float) -> ArrayLike:
-    """``LCB_t^f(x)`` of the mean GP (eq. 16)."""
+    """``LCB_t^f(x)`` of the mean GP (eq. 16).  Shapes ``(m,)`` or floats."""
     return lcb(mu_f, sd_f, beta)
 
 
 def ucb_var(mu_var: ArrayLike, sd_var: ArrayLike, beta: float) -> ArrayLike:
-    """``UCB_t^var(x)`` of the variance GP (eq. 17)."""
+    """``UCB_t^var(x)`` of the variance GP (eq. 17).  Shapes ``(m,)`` or floats."""
     return ucb(mu_var, sd_var, beta)
 
 
@@ -113,35 +114,25 @@ def lcb_var(mu_var: ArrayLike, sd_var: ArrayLike, beta: float) -> ArrayLike:
     return lcb(mu_var, sd_var, beta)
 
 
-def ucb_var_scalar(mu_var: float, sd_var: float, beta: float) -> float:
-    """Scalar form of :func:`ucb_var` (eq. 17) for the inner loop."""
-    return mu_var + math.sqrt(beta) * sd_var
-
-
 # ---------------------------------------------------------------- eq. (19)
-def sigma_hat(ucb_var: np.ndarray, rho_max2: float, k: np.ndarray) -> np.ndarray:
+def sigma_hat(ucb_var: ArrayLike, rho_max2: float, k: ArrayLike) -> ArrayLike:
     """Diagonal of ``Sigma_hat`` (eq. 19): ``min(UCB^var(x_s), rho_max^2) / k_s``.
 
     Parameters
     ----------
-    ucb_var : numpy.ndarray
+    ucb_var : float or numpy.ndarray
         ``(n,)`` ``UCB^var`` at the evaluated points (raw scale of the returns, squared).
     rho_max2 : float
         ``rho_max^2``, the upper bound on the noise variance (raw scale).
-    k : numpy.ndarray
+    k : float or numpy.ndarray
         ``(n,)`` seed counts.
 
     Returns
     -------
-    numpy.ndarray
+    float or numpy.ndarray
         ``(n,)`` noise variances of the sample means (raw scale).
     """
     return np.minimum(ucb_var, rho_max2) / k
-
-
-def sigma_hat_scalar(ucb_var: float, rho_max2: float, k: float) -> float:
-    """Scalar form of :func:`sigma_hat` (eq. 19): one point's ``min(UCB^var, rho_max^2) / k``."""
-    return min(ucb_var, rho_max2) / k
 
 
 # ---------------------------------------------------------------- eqs. (8), (9)
@@ -186,16 +177,6 @@ def lcb_mv(
     return lcb_f(mu_f, sd_f, beta) - alpha * ucb_var(mu_var, sd_var, beta)
 
 
-def mv_bounds_scalar(
-    mu_f: float, sd_f: float, mu_var: float, sd_var: float, alpha: float, beta: float
-) -> tuple[float, float]:
-    """Scalar form of eq. 9: ``(UCB^MV, LCB^MV)`` at one point (ERAHBO's inner loop)."""
-    r = math.sqrt(beta)
-    return (mu_f + r * sd_f) - alpha * (mu_var - r * sd_var), (mu_f - r * sd_f) - alpha * (
-        mu_var + r * sd_var
-    )
-
-
 def rahbo_acquisition(
     mu_f: ArrayLike,
     sd_f: ArrayLike,
@@ -204,14 +185,56 @@ def rahbo_acquisition(
     alpha: float,
     beta: float,
 ) -> ArrayLike:
-    """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 8).
+    """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 8), shapes ``(m,)``.
 
-    Identical to :func:`ucb_mv` (eq. 9); with ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is
-    increasing in ``sd_f`` and in ``sd_var`` (for ``alpha >= 0``), so evaluated at upper bounds
-    of the standard deviations it bounds the acquisition from above (the fast engine's pruned
-    argmax).
+    The same quantity as ``UCB^MV`` (eq. 9, :func:`ucb_mv`, which computes it); with
+    ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is increasing in ``sd_f`` and in ``sd_var``
+    (for ``alpha >= 0``), so evaluated at upper bounds of the standard deviations it bounds the
+    acquisition from above (the fast engine's pruned argmax).
     """
     return ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta)
+
+
+def rahbo_acquisition_grad(
+    sd_f: float,
+    dmu_f: np.ndarray,
+    dvar_f: np.ndarray,
+    sd_var: float,
+    dmu_var: np.ndarray,
+    dvar_var: np.ndarray,
+    alpha: float,
+    beta: float,
+    scale_f: float = 1.0,
+    scale_var: float = 1.0,
+) -> np.ndarray:
+    """Gradient in ``x`` of :func:`rahbo_acquisition` (eq. 8) at one point, shape ``(d,)``.
+
+    The two GPs give their posteriors on a standardized scale; ``scale_f`` and ``scale_var``
+    map them back (``mu = shift + scale * mu_std``, ``sd = scale * sd_std``), so with
+    ``d sd_std = d var_std / (2 sd_std)`` the gradient of ``UCB^f - alpha LCB^var`` is
+    ``scale_f (d mu_f + sqrt(beta) d var_f / (2 sd_f))
+    - alpha scale_var (d mu_var - sqrt(beta) d var_var / (2 sd_var))``.
+
+    Parameters
+    ----------
+    sd_f, sd_var : float
+        Posterior standard deviations (standardized scale, > 0).
+    dmu_f, dvar_f, dmu_var, dvar_var : numpy.ndarray
+        ``(d,)`` gradients of the posterior means and variances (standardized scale).
+    alpha, beta : float
+        As in :func:`rahbo_acquisition`.
+    scale_f, scale_var : float
+        Scales of the mean GP's and the variance GP's output standardizations.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(d,)`` gradient of the raw-scale acquisition.
+    """
+    r = math.sqrt(beta)
+    return scale_f * (dmu_f + r * dvar_f / (2 * sd_f)) - alpha * scale_var * (
+        dmu_var - r * dvar_var / (2 * sd_var)
+    )
 
 
 # ---------------------------------------------------------------- eqs. (10), (12)

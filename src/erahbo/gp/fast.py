@@ -214,7 +214,7 @@ class FastRound(RoundModel):
         self.dAv = M.dAv[:n].copy()  # snapshot: later appends change it
         self.mu_vX = self.yv - tau2 * self.av  # (n,) standardized
         self.var_vX = np.maximum(tau2 - tau2 * tau2 * self.dAv, 0.0)
-        self.D = self._noise(self.mu_vX, self.var_vX, self.k)  # (n,) eq. 19
+        self.D = self._noise(self.mu_vX, np.sqrt(self.var_vX), self.k)  # (n,) eq. 19
         A = M.Kf[:n, :n].copy()
         A.flat[:: n + 1] += self.D
         self.L = _cholesky_f(A)  # (n, n) lower, Fortran order

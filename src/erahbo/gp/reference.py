@@ -44,7 +44,8 @@ class ReferenceRound(RoundModel):
         self.C = candidates
         hv, hf = settings.hyper_v, settings.hyper_f
         self.gp_v = ExactGP(self.X, self.yv, self.tau2, hv.lengthscales, hv.kind)
-        self.D = self._noise(*self.gp_v.predict(self.X), self.k)  # (n,) eq. 19
+        mu_v, var_v = self.gp_v.predict(self.X)
+        self.D = self._noise(mu_v, np.sqrt(var_v), self.k)  # (n,) eq. 19
         self.gp_f = ExactGP(self.X, self.yf, self.D, hf.lengthscales, hf.kind)
 
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -109,7 +110,7 @@ class ReferenceRound(RoundModel):
         yv[row] = (s2 - self.mv) / self.sv
         gp_v = ExactGP(X, yv, self.tau2, hv.lengthscales, hv.kind)
         mu_v, var_v = gp_v.predict(u[None, :])
-        D[row] = self._noise(mu_v, var_v, np.array([k_total]))[0]
+        D[row] = self._noise(mu_v, np.sqrt(var_v), np.array([k_total]))[0]
         yf[row] = (ybar - self.mf) / self.sf
         gp_f = ExactGP(X, yf, D, hf.lengthscales, hf.kind)
         mu_f, var_f = gp_f.predict(u[None, :])

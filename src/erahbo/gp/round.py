@@ -34,14 +34,14 @@ from typing import NamedTuple
 import numpy as np
 
 from erahbo.gp.bounds import (
+    lcb_mv,
     lcb_var,
-    mv_bounds_scalar,
     rahbo_acquisition,
+    rahbo_acquisition_grad,
     sigma_hat,
-    sigma_hat_scalar,
     ucb_f,
+    ucb_mv,
     ucb_var,
-    ucb_var_scalar,
 )
 from erahbo.gp.exact import GPHyper, standardize
 
@@ -92,24 +92,27 @@ class InnerBounds(NamedTuple):
     sd_var: float
 
 
-def fixed_noise(ucb_v: np.ndarray, rho_max2: float, k: np.ndarray, std_y: float) -> np.ndarray:
+def fixed_noise(
+    ucb_v: np.ndarray | float, rho_max2: float, k: np.ndarray | float, std_y: float
+) -> np.ndarray | float:
     """Standardized mean-GP noise: ``Sigma_hat`` (eq. 19) over ``std_y^2``, floored.
 
     Parameters
     ----------
-    ucb_v : numpy.ndarray
+    ucb_v : numpy.ndarray or float
         ``(n,)`` ``UCB^var`` at the points (raw scale of the returns, squared).
     rho_max2 : float
         Upper bound on the noise variance (raw scale).
-    k : numpy.ndarray
+    k : numpy.ndarray or float
         ``(n,)`` seed counts.
     std_y : float
         Scale of the mean GP's output standardization.
 
     Returns
     -------
-    numpy.ndarray
-        ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR``.
+    numpy.ndarray or float
+        ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR`` (a NumPy
+        scalar for scalar inputs: ``x_t``'s noise in the inner loop).
     """
     return np.maximum(sigma_hat(ucb_v, rho_max2, k) / (std_y * std_y), MEAN_NOISE_FLOOR)
 
@@ -159,13 +162,15 @@ class RoundModel:
             self.sv * np.sqrt(np.maximum(var_v, 0.0)),
         )
 
-    def _noise(self, mu_v: np.ndarray, var_v: np.ndarray, k: np.ndarray) -> np.ndarray:
+    def _noise(self, mu_v, sd_v, k):
         """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior.
 
-        ``UCB^var`` (eq. 17) is computed on the variance GP's standardized scale and mapped
-        back (a bound is equivariant under the positive affine map of the standardization).
+        ``mu_v``, ``sd_v`` and ``k`` are ``(n,)`` arrays (the evaluated points) or floats
+        (``x_t`` in the inner loop).  ``UCB^var`` (eq. 17) is computed on the variance GP's
+        standardized scale and mapped back (a bound is equivariant under the positive affine
+        map of the standardization).
         """
-        ucbv = self.mv + self.sv * ucb_var(mu_v, np.sqrt(var_v), self.beta)
+        ucbv = self.mv + self.sv * ucb_var(mu_v, sd_v, self.beta)
         return fixed_noise(ucbv, self.rho2, k, self.sf)
 
     def _inner_from(
@@ -180,19 +185,18 @@ class RoundModel:
     ) -> InnerBounds:
         """Combine the posteriors given the other points with ``x_t``'s own observation.
 
-        Scalar arithmetic only (it runs once per extra seed): the scalar forms of eqs. 17, 19
-        and 9 in :mod:`erahbo.gp.bounds`.
+        Scalar arithmetic only (it runs once per extra seed), with the functions of eqs. 17,
+        19 (:meth:`_noise`) and 9 that serve the arrays.
         """
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
         sd_v = math.sqrt(max(var_v, 0.0))
-        ucbv = self.mv + self.sv * ucb_var_scalar(mu_v, sd_v, self.beta)  # as in _noise
-        noise_t = max(sigma_hat_scalar(ucbv, self.rho2, k_total) / (self.sf * self.sf),
-                      MEAN_NOISE_FLOOR)
+        noise_t = float(self._noise(mu_v, sd_v, k_total))
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
-        up, lo = mv_bounds_scalar(mf, sdf, mv, sdv, weight, beta_stop)
-        return InnerBounds(ucb_mv=up, lcb_mv=lo, mu_f=mf, sd_f=sdf, mu_var=mv, sd_var=sdv)
+        return InnerBounds(ucb_mv=ucb_mv(mf, sdf, mv, sdv, weight, beta_stop),
+                           lcb_mv=lcb_mv(mf, sdf, mv, sdv, weight, beta_stop),
+                           mu_f=mf, sd_f=sdf, mu_var=mv, sd_var=sdv)
 
     # -- interface (implemented by the subclasses) ----------------------------------
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -212,12 +216,10 @@ class RoundModel:
         """
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
         sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
-        r = math.sqrt(self.beta)
         val = (self.mf + self.sf * ucb_f(mf, sdf, self.beta)
                - weight * (self.mv + self.sv * lcb_var(mv, sdv, self.beta)))
-        grad = self.sf * (dmf + r * dvf / (2 * sdf)) - weight * self.sv * (
-            dmv - r * dvv / (2 * sdv)
-        )
+        grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, weight, self.beta,
+                                      self.sf, self.sv)
         return float(val), grad
 
     def _grads(self, u: np.ndarray):
