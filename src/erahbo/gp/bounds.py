@@ -65,21 +65,22 @@ __all__ = [
 ArrayLike = float | np.ndarray
 
 
-def _check_beta(beta: float, name: str = "beta") -> float:
-    beta = float(beta)
-    if not beta >= 0.0:
-        raise ValueError(f"{name}={beta} must be >= 0 (a bound is mu +- sqrt({name}) * sigma)")
-    return beta
+def _bad_beta(beta: float) -> ValueError:
+    return ValueError(f"beta={beta} must be >= 0 (a bound is mu +- sqrt(beta) * sigma)")
 
 
 def ucb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
-    """Upper confidence bound ``mu + sqrt(beta) * sd`` (``mu``, ``sd``: floats or ``(m,)``)."""
-    return mu + math.sqrt(_check_beta(beta)) * sd
+    """Upper confidence bound ``mu + sqrt(beta) * sd`` (eq. 14; floats or ``(m,)`` arrays)."""
+    if not beta >= 0.0:
+        raise _bad_beta(beta)
+    return mu + math.sqrt(beta) * sd
 
 
 def lcb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
-    """Lower confidence bound ``mu - sqrt(beta) * sd`` (``mu``, ``sd``: floats or ``(m,)``)."""
-    return mu - math.sqrt(_check_beta(beta)) * sd
+    """Lower confidence bound ``mu - sqrt(beta) * sd`` (eq. 14; floats or ``(m,)`` arrays)."""
+    if not beta >= 0.0:
+        raise _bad_beta(beta)
+    return mu - math.sqrt(beta) * sd
 
 
 # ---------------------------------------------------------------- eq. (5)
@@ -132,10 +133,15 @@ def sigma_hat(ucb_var: ArrayLike, rho_max2: float, k: ArrayLike) -> ArrayLike:
     float or numpy.ndarray
         ``(n,)`` noise variances of the sample means (raw scale).
     """
-    return np.minimum(ucb_var, rho_max2) / k
+    # Python's min for one float (ERAHBO's inner loop): same value, no NumPy call overhead
+    cap = np.minimum if isinstance(ucb_var, np.ndarray) else min
+    return cap(ucb_var, rho_max2) / k
 
 
 # ---------------------------------------------------------------- eqs. (8), (9)
+Standardization = tuple[float, float]  # (mean, std) of a GP's output standardization
+
+
 def ucb_mv(
     mu_f: ArrayLike,
     sd_f: ArrayLike,
@@ -143,26 +149,38 @@ def ucb_mv(
     sd_var: ArrayLike,
     alpha: float,
     beta: float,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
 ) -> ArrayLike:
     """``UCB_t^MV(x) = UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 9).
 
     Parameters
     ----------
     mu_f, sd_f : float or numpy.ndarray
-        ``(m,)`` posterior mean and standard deviation of the mean GP (raw scale).
+        ``(m,)`` posterior mean and standard deviation of the mean GP (raw scale, or the GP's
+        standardized scale when ``std_f`` is given).
     mu_var, sd_var : float or numpy.ndarray
-        ``(m,)`` posterior mean and standard deviation of the variance GP (raw scale).
+        ``(m,)`` posterior mean and standard deviation of the variance GP (likewise).
     alpha : float
         Risk aversion ``alpha >= 0``.
     beta : float
         Confidence parameter (``sqrt(beta)`` standard deviations).
+    std_f, std_var : (float, float) or None
+        ``(mean, std)`` of the GP's output standardization when its posterior is given on the
+        standardized scale: its bound is computed there and mapped back, ``mean + std * bound``
+        (a bound is equivariant under this positive affine map).  None: raw posteriors.
 
     Returns
     -------
     float or numpy.ndarray
-        ``(m,)`` upper bounds of ``MV(x) = f(x) - alpha * rho^2(x)``.
+        ``(m,)`` upper bounds of ``MV(x) = f(x) - alpha * rho^2(x)`` (raw scale).
     """
-    return ucb_f(mu_f, sd_f, beta) - alpha * lcb_var(mu_var, sd_var, beta)
+    up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
+    if std_f is not None:  # mapped back to the raw scale (inline: the inner loop's hot path)
+        up_f = std_f[0] + std_f[1] * up_f
+    if std_var is not None:
+        lo_var = std_var[0] + std_var[1] * lo_var
+    return up_f - alpha * lo_var
 
 
 def lcb_mv(
@@ -172,9 +190,16 @@ def lcb_mv(
     sd_var: ArrayLike,
     alpha: float,
     beta: float,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
 ) -> ArrayLike:
     """``LCB_t^MV(x) = LCB_t^f(x) - alpha * UCB_t^var(x)`` (eq. 9); see :func:`ucb_mv`."""
-    return lcb_f(mu_f, sd_f, beta) - alpha * ucb_var(mu_var, sd_var, beta)
+    lo_f, up_var = lcb_f(mu_f, sd_f, beta), ucb_var(mu_var, sd_var, beta)
+    if std_f is not None:
+        lo_f = std_f[0] + std_f[1] * lo_f
+    if std_var is not None:
+        up_var = std_var[0] + std_var[1] * up_var
+    return lo_f - alpha * up_var
 
 
 def rahbo_acquisition(
@@ -184,15 +209,18 @@ def rahbo_acquisition(
     sd_var: ArrayLike,
     alpha: float,
     beta: float,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
 ) -> ArrayLike:
     """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 8), shapes ``(m,)``.
 
-    The same quantity as ``UCB^MV`` (eq. 9, :func:`ucb_mv`, which computes it); with
-    ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is increasing in ``sd_f`` and in ``sd_var``
-    (for ``alpha >= 0``), so evaluated at upper bounds of the standard deviations it bounds the
-    acquisition from above (the fast engine's pruned argmax).
+    The same quantity as ``UCB^MV`` (eq. 9: :func:`ucb_mv` computes it, arguments as there);
+    with ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is increasing in ``sd_f`` and in
+    ``sd_var`` (for ``alpha >= 0``), so evaluated at upper bounds of the standard deviations it
+    bounds the acquisition from above (the fast engine's pruned argmax).  Its gradient is
+    :func:`rahbo_acquisition_grad`.
     """
-    return ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta)
+    return ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta, std_f, std_var)
 
 
 def rahbo_acquisition_grad(
@@ -204,35 +232,34 @@ def rahbo_acquisition_grad(
     dvar_var: np.ndarray,
     alpha: float,
     beta: float,
-    scale_f: float = 1.0,
-    scale_var: float = 1.0,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
 ) -> np.ndarray:
     """Gradient in ``x`` of :func:`rahbo_acquisition` (eq. 8) at one point, shape ``(d,)``.
 
-    The two GPs give their posteriors on a standardized scale; ``scale_f`` and ``scale_var``
-    map them back (``mu = shift + scale * mu_std``, ``sd = scale * sd_std``), so with
-    ``d sd_std = d var_std / (2 sd_std)`` the gradient of ``UCB^f - alpha LCB^var`` is
-    ``scale_f (d mu_f + sqrt(beta) d var_f / (2 sd_f))
-    - alpha scale_var (d mu_var - sqrt(beta) d var_var / (2 sd_var))``.
+    With ``d sd = d var / (2 sd)``, the gradient of ``UCB^f - alpha LCB^var`` is
+    ``s_f (d mu_f + sqrt(beta) d var_f / (2 sd_f))
+    - alpha s_var (d mu_var - sqrt(beta) d var_var / (2 sd_var))``, ``s`` the ``std`` of a
+    GP's standardization (1 for raw posteriors).
 
     Parameters
     ----------
     sd_f, sd_var : float
-        Posterior standard deviations (standardized scale, > 0).
+        Posterior standard deviations at the point (> 0).
     dmu_f, dvar_f, dmu_var, dvar_var : numpy.ndarray
-        ``(d,)`` gradients of the posterior means and variances (standardized scale).
-    alpha, beta : float
+        ``(d,)`` gradients of the posterior means and variances.
+    alpha, beta, std_f, std_var
         As in :func:`rahbo_acquisition`.
-    scale_f, scale_var : float
-        Scales of the mean GP's and the variance GP's output standardizations.
 
     Returns
     -------
     numpy.ndarray
-        ``(d,)`` gradient of the raw-scale acquisition.
+        ``(d,)`` gradient of the (raw-scale) acquisition.
     """
     r = math.sqrt(beta)
-    return scale_f * (dmu_f + r * dvar_f / (2 * sd_f)) - alpha * scale_var * (
+    s_f = 1.0 if std_f is None else std_f[1]
+    s_var = 1.0 if std_var is None else std_var[1]
+    return s_f * (dmu_f + r * dvar_f / (2 * sd_f)) - alpha * s_var * (
         dmu_var - r * dvar_var / (2 * sd_var)
     )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from erahbo.gp.bounds import incumbent_lcb, lcb_mv, ucb_mv
+from erahbo.gp.bounds import incumbent_lcb
 from erahbo.gp.exact import ExactGP
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
 
@@ -115,13 +115,6 @@ class ReferenceRound(RoundModel):
         gp_f = ExactGP(X, yf, D, hf.lengthscales, hf.kind)
         mu_f, var_f = gp_f.predict(u[None, :])
         mf, sdf, mv, sdv = (float(a[0]) for a in self._raw(mu_f, var_f, mu_v, var_v))
-        return InnerBounds(
-            ucb_mv=float(ucb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
-            lcb_mv=float(lcb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
-            mu_f=mf,
-            sd_f=sdf,
-            mu_var=mv,
-            sd_var=sdv,
-        )
+        return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
 
 

@@ -29,17 +29,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from erahbo.gp.bounds import (
     lcb_mv,
-    lcb_var,
     rahbo_acquisition,
     rahbo_acquisition_grad,
     sigma_hat,
-    ucb_f,
     ucb_mv,
     ucb_var,
 )
@@ -78,18 +75,40 @@ class RoundSettings:
     rho_max2: float | None = None
 
 
-class InnerBounds(NamedTuple):
-    """Posterior at ``x_t`` after its seeds so far, and the MV bounds with ``beta_stop``.
+class InnerBounds:
+    """Posterior at ``x_t`` after its seeds so far, and its MV bounds (eq. 9) with ``beta_stop``.
 
-    A named tuple: one is built per extra seed of ERAHBO's inner loop (hot path).
+    One is built per extra seed of ERAHBO's inner loop (the hot path): ``ucb_mv``, which the
+    stopping rule (eq. 12) reads after every seed, is computed when it is built, ``lcb_mv``
+    (the round's record) when it is read.
+
+    Parameters
+    ----------
+    mu_f, sd_f, mu_var, sd_var : float
+        Raw-scale posterior means and standard deviations of ``f(x_t)`` and ``rho^2(x_t)``.
+    alpha : float
+        Risk weight (0 for GP-UCB).
+    beta_stop : float
+        Confidence parameter of the bounds.
     """
 
-    ucb_mv: float
-    lcb_mv: float
-    mu_f: float
-    sd_f: float
-    mu_var: float
-    sd_var: float
+    __slots__ = ("alpha", "beta_stop", "mu_f", "mu_var", "sd_f", "sd_var", "ucb_mv")
+
+    def __init__(self, mu_f: float, sd_f: float, mu_var: float, sd_var: float, alpha: float,
+                 beta_stop: float) -> None:
+        self.mu_f, self.sd_f, self.mu_var, self.sd_var = mu_f, sd_f, mu_var, sd_var
+        self.alpha, self.beta_stop = alpha, beta_stop
+        self.ucb_mv = ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta_stop)  # eq. 9
+
+    @property
+    def lcb_mv(self) -> float:
+        """``LCB^MV(x_t; k)`` (eq. 9) with ``beta_stop``."""
+        return lcb_mv(self.mu_f, self.sd_f, self.mu_var, self.sd_var, self.alpha,
+                      self.beta_stop)
+
+    def __repr__(self) -> str:
+        return (f"InnerBounds(ucb_mv={self.ucb_mv!r}, mu_f={self.mu_f!r}, sd_f={self.sd_f!r}, "
+                f"mu_var={self.mu_var!r}, sd_var={self.sd_var!r})")
 
 
 def fixed_noise(
@@ -111,10 +130,11 @@ def fixed_noise(
     Returns
     -------
     numpy.ndarray or float
-        ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR`` (a NumPy
-        scalar for scalar inputs: ``x_t``'s noise in the inner loop).
+        ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR`` (a float for
+        float inputs: ``x_t``'s noise in the inner loop).
     """
-    return np.maximum(sigma_hat(ucb_v, rho_max2, k) / (std_y * std_y), MEAN_NOISE_FLOOR)
+    noise = sigma_hat(ucb_v, rho_max2, k) / (std_y * std_y)
+    return (np.maximum if isinstance(noise, np.ndarray) else max)(noise, MEAN_NOISE_FLOOR)
 
 
 def observe(mu_o: float, v_o: float, y: float, noise: float) -> tuple[float, float]:
@@ -190,13 +210,11 @@ class RoundModel:
         """
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
         sd_v = math.sqrt(max(var_v, 0.0))
-        noise_t = float(self._noise(mu_v, sd_v, k_total))
+        noise_t = self._noise(mu_v, sd_v, k_total)
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
-        return InnerBounds(ucb_mv=ucb_mv(mf, sdf, mv, sdv, weight, beta_stop),
-                           lcb_mv=lcb_mv(mf, sdf, mv, sdv, weight, beta_stop),
-                           mu_f=mf, sd_f=sdf, mu_var=mv, sd_var=sdv)
+        return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
 
     # -- interface (implemented by the subclasses) ----------------------------------
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -216,10 +234,9 @@ class RoundModel:
         """
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
         sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
-        val = (self.mf + self.sf * ucb_f(mf, sdf, self.beta)
-               - weight * (self.mv + self.sv * lcb_var(mv, sdv, self.beta)))
-        grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, weight, self.beta,
-                                      self.sf, self.sv)
+        std = (self.mf, self.sf), (self.mv, self.sv)  # both GPs' standardizations
+        val = rahbo_acquisition(mf, sdf, mv, sdv, weight, self.beta, *std)
+        grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, weight, self.beta, *std)
         return float(val), grad
 
     def _grads(self, u: np.ndarray):
