@@ -1,11 +1,13 @@
 """Fast exact round models: cached kernels, incremental variance GP, pruned argmax.
 
 Same numbers as :class:`erahbo.gp.reference.ReferenceRound` (up to floating-point
-rounding), at a fraction of the cost; every bound is computed by :mod:`erahbo.gp.bounds`.
+rounding), at a fraction of the cost; every bound it reports or prunes with is computed by the
+functions of :mod:`erahbo.gp.bounds`, the ones the reference engine calls.
 With the hyperparameters fixed (the paper's default, refit_every=0):
 
 * **Kernel caches.**  ``k_f(X, X)``, ``k_f(X, C)`` and its square are kept and grow by one row
-  per new configuration (``C`` = finite candidate table).
+  per new configuration (``C`` = finite candidate table), with, per candidate, the largest
+  ``k_f(x_j, c)^2`` over the rows and a row ``j`` attaining it.
 * **Variance GP, append-only.**  Its noise is homoscedastic, so ``k_v(X, X) + tau^2 I`` only
   grows: its Cholesky factor ``Lv``, the inverse ``Lv^{-1}``, ``diag(A_v^{-1})`` and
   ``W = Lv^{-1} k_v(X, C)`` with its column sums of squares are extended in ``O(n^2 + n m)``
@@ -15,13 +17,16 @@ With the hyperparameters fixed (the paper's default, refit_every=0):
   round, so ``k_f(X, X) + diag(noise)`` is factored with one LAPACK ``dpotrf``.  The posterior
   means at all candidates cost one matrix-vector product.  Posterior standard deviations are
   not computed at all candidates: conditioning on a subset of the data can only increase the
-  posterior variance, so ``1 - max_j k(x_j, c)^2 / (1 + noise_j)`` (the variance given the
-  single most informative point) bounds ``var_f(c)`` from above, and the acquisition (eq. 8)
-  evaluated there bounds it from above.  Candidates are evaluated exactly (``dtrsm`` on their
-  kernel columns, in growing batches) in decreasing order of that bound, until the next bound
+  posterior variance, so ``1 - k(x_j, c)^2 / (1 + noise_j)`` (the variance given the single
+  point ``x_j``, here the one most correlated with ``c``) bounds ``var_f(c)`` from above.
+  The acquisition is increasing in ``sd_f``: :func:`erahbo.gp.bounds.rahbo_acquisition`
+  (eq. 8) evaluated at that bound bounds it from above, at ``sd_f = 0`` from below.
+  Candidates are evaluated exactly (``dtrsm`` on their kernel columns, then the same
+  function, in growing batches) in decreasing order of the upper bound, until the next bound
   cannot beat the best exact value: the argmax is exact.  ``B_t = max LCB^MV`` (eq. 10) over
-  evaluated points is found the same way, with ``sigma_f = 0`` giving the bound and
-  ``var_f(x_s) = D_s - D_s^2 (A^{-1})_ss`` the exact values.
+  evaluated points is found the same way, with :func:`erahbo.gp.bounds.lcb_mv` (eq. 9) at
+  ``sd_f = 0`` giving the bound, ``var_f(x_s) = D_s - D_s^2 (A^{-1})_ss`` the exact values and
+  :func:`erahbo.gp.bounds.incumbent_lcb` the maximum of each batch.
 * **Inner loop.**  Only ``x_t``'s own observation changes, so the posterior of ``f(x_t)`` and
   ``rho^2(x_t)`` given the *other* points is computed once per round (a triangular solve, or
   leave-one-out formulas when ``x_t`` was evaluated before) and each extra seed is an ``O(1)``
@@ -110,6 +115,7 @@ class FastModel:
         self._alloc(64)
 
     def _alloc(self, cap: int) -> None:
+        """(Re)allocate the row caches for ``cap`` configurations, keeping the ``n`` rows."""
         old = self.__dict__.get("cap", 0)
         n, m = self.n, self.m
 
@@ -235,6 +241,7 @@ class FastRound(RoundModel):
 
     # ------------------------------------------------------------------ predictions
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
         hf, hv = self.M.hf, self.M.hv
         U = np.atleast_2d(U)
         kf = kernel(self.X, U, hf.lengthscales, hf.kind)  # (n, p)
@@ -246,6 +253,7 @@ class FastRound(RoundModel):
         )
 
     def _grads(self, u: np.ndarray):
+        """See :meth:`RoundModel._grads`."""
         hf, hv, n = self.M.hf, self.M.hv, self.n
         gf = posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
         gv = posterior_grad(u, self.X, self.M.Lv[:n, :n], self.av, hv.lengthscales, hv.kind)

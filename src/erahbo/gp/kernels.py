@@ -19,6 +19,7 @@ _SQRT5 = math.sqrt(5.0)
 
 
 def _scaled(X: np.ndarray, ls: np.ndarray) -> np.ndarray:
+    """Points ``(n, d)`` divided by the lengthscales ``(d,)``."""
     return np.asarray(X, dtype=float) / ls
 
 
@@ -30,6 +31,7 @@ def _sqdist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def k_of_d2(d2: np.ndarray, kind: str) -> np.ndarray:
+    """Kernel values from scaled squared distances ``r^2`` (any shape; same shape out)."""
     if kind == "rbf":
         return np.exp(-0.5 * d2)
     r = np.sqrt(d2)

@@ -49,15 +49,20 @@ class ReferenceRound(RoundModel):
         self.gp_f = ExactGP(self.X, self.yf, self.D, hf.lengthscales, hf.kind)
 
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
         mu_f, var_f = self.gp_f.predict(U)
         mu_v, var_v = self.gp_v.predict(U)
         return self._raw(mu_f, var_f, mu_v, var_v)
 
     def _grads(self, u: np.ndarray):
+        """See :meth:`RoundModel._grads`."""
         return self.gp_f.predict_grad(u), self.gp_v.predict_grad(u)
 
     def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
-        """Exact argmax of the acquisition over the finite candidates with ``mask`` True."""
+        """Exact argmax of the acquisition (eq. 8) over the candidates with ``mask (m,)`` True.
+
+        Returns the candidate index (lowest on ties) and its acquisition value.
+        """
         vals = np.where(mask, self.acquisition(self.C, weight), -np.inf)  # eq. 8
         i = int(np.argmax(vals))
         return i, float(vals[i])

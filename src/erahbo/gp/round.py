@@ -163,6 +163,7 @@ class RoundModel:
     def _setup_stats(
         self, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray, s: RoundSettings
     ) -> None:
+        """Settings, seed counts ``k (n,)`` and both standardized outputs ``yf, yv (n,)``."""
         self.settings = s
         self.beta = float(s.beta)
         self.tau2 = float(s.hyper_v.noise)
@@ -174,7 +175,11 @@ class RoundModel:
         self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
         self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.max(s2))
 
-    def _raw(self, mu_f, var_f, mu_v, var_v):  # standardized -> raw (mu_f, sd_f, mu_v, sd_v)
+    def _raw(self, mu_f, var_f, mu_v, var_v):
+        """Raw ``(mu_f, sd_f, mu_v, sd_v)``, each ``(p,)``, from standardized ones ``(p,)``.
+
+        Variances are clipped at 0 before their square roots.
+        """
         return (
             self.mf + self.sf * mu_f,
             self.sf * np.sqrt(np.maximum(var_f, 0.0)),
@@ -240,6 +245,8 @@ class RoundModel:
         return float(val), grad
 
     def _grads(self, u: np.ndarray):
+        """Standardized ``(mean, var, dmean (dim,), dvar (dim,))`` of the mean GP and of the
+        variance GP at one point ``u (dim,)``, see :func:`erahbo.gp.exact.posterior_grad`."""
         raise NotImplementedError
 
 
