@@ -33,7 +33,7 @@ import numpy as np
 import optuna
 from ray.tune.search import Searcher
 
-from erahbo.integrations.optuna import SEED_OFFSET, ERAHBOSampler
+from erahbo.integrations.optuna import ERAHBOSampler, trial_seeds
 from erahbo.integrations.ray_tune import ERAHBOSearch
 
 ALPHA = 1.0
@@ -70,10 +70,9 @@ def erahbo_optuna(study_seed: int, budget: int) -> dict:
 
     def objective(trial):
         x = trial.suggest_float("x", 0.0, 1.0)
-        offset = trial.user_attrs.get(SEED_OFFSET, 0)
         returns = []
-        for step in range(OPTS["k_max"]):
-            returns.append(run_once(study_seed, x, offset + step))
+        for step, seed in enumerate(trial_seeds(trial)):
+            returns.append(run_once(study_seed, x, seed))
             used[0] += 1
             trial.report(returns[-1], step)
             if trial.should_prune() or used[0] >= budget:  # the budget cuts the last trial

@@ -259,3 +259,351 @@ def test_benchmark_into_a_folder_of_other_defaults_says_how_to_go_on(tmp_path, m
     res = _cli(args, tmp_path, monkeypatch)
     assert res.exit_code == 0, res.output
     assert "1 trace(s) written, 0 already done" in " ".join(res.output.split())
+
+
+# --- issue 27: list-form specs read as the JSON form is ----------------------------------------
+
+
+def test_a_python_list_spec_that_starts_with_a_type_is_that_type():
+    space = SearchSpace({"lr": ["log", 1e-4, 0.1], "act": ["cat", ["tanh", "relu"]],
+                         "flag": ["bool"], "gamma": ["const", 0.99], "batch": [32, 64]})
+    assert space.to_json() == SearchSpace({
+        "lr": ("log", 1e-4, 0.1), "act": ("cat", ["tanh", "relu"]), "flag": ("bool",),
+        "gamma": ("const", 0.99), "batch": ("cat", [32, 64])}).to_json()
+
+
+@pytest.mark.parametrize("entry,msg", [
+    (["float", 1], r"\['float', 1\] gives 1 bound\(s\); \('float', lower, upper\) takes two"),
+    (["log", 1e-4, 0.1, 1.0], r"gives 3 bound\(s\)"),
+    (["int", "a", "b"], "lower bound must be a number, got 'a'"),
+    (["cat", "dog"], r"takes a list of choices, got 'dog'.*write \(\"cat\", \['cat', 'dog'\]\)"),
+])
+def test_a_list_spec_with_a_type_and_a_wrong_shape_is_refused_with_the_tuple_form(entry, msg):
+    with pytest.raises((ValueError, TypeError), match=r"hyperparameter 'lr': .*" + msg):
+        SearchSpace({"lr": entry})
+
+
+def test_a_space_file_with_a_missing_bound_names_the_file_and_the_form(tmp_path, monkeypatch):
+    """The CLI's JSON space and the Python spec share one parser: no silent categorical."""
+    (tmp_path / "space.json").write_text('{"lr": ["float", 1]}')
+    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space",
+                "space.json", "--budget", "20", "--no-progress"], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "space file space.json: hyperparameter 'lr': ['float', 1] gives 1 bound(s)" in text
+    assert '["float", 0.0, 1.0]' in text
+
+
+def test_the_hydra_sweeper_reads_lists_with_the_same_parser():
+    from hydra_plugins.erahbo_sweeper._space import load_search_space
+
+    assert load_search_space({"lr": ["log", 1e-5, 0.1]}).to_json() == SearchSpace(
+        {"lr": ("log", 1e-5, 0.1)}).to_json()
+    with pytest.raises(ValueError, match=r"hyperparameter 'lr': lower bound must be a number, "
+                       r"got '1e-5' .*YAML"):
+        load_search_space({"lr": ["log", "1e-5", 0.1]})  # YAML reads 1e-5 as a string
+
+
+# --- issue 27: hyperparameters named like result columns ----------------------------------------
+
+
+def test_reserved_names_are_exactly_the_result_columns():
+    """The space's list (spelled out below the table modules) is the tables' columns."""
+    from erahbo.optimizer.records import HISTORY_COLUMNS, ROUND_COLUMNS
+    from erahbo.recommendation import CONFIG_COLUMNS
+    from erahbo.space.reserved import RESERVED_NAMES
+
+    assert set(RESERVED_NAMES) == {*HISTORY_COLUMNS, "config_id", *CONFIG_COLUMNS,
+                                   *ROUND_COLUMNS}
+
+
+def test_result_columns_match_the_reserved_names_on_a_real_study():
+    from erahbo.space.reserved import RESERVED_NAMES
+
+    res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=12, k_init=2,
+                          k_max=2, seed=0)
+    for table in (res.history, res.configs, res.rounds):
+        assert set(table.columns) - {"x"} <= set(RESERVED_NAMES)
+
+
+@pytest.mark.parametrize("name", ["mean", "k", "return", "seed", "std", "config_id", "rank"])
+def test_a_hyperparameter_named_like_a_result_column_is_refused(name):
+    with pytest.raises(ValueError, match=rf"name\(s\) \['{name}'\] are reserved.*Reserved: "
+                       rf"\[.*'wall_time'.*\]; rename them, e.g. '{name}_hp'"):
+        SearchSpace({name: ("float", 0.0, 1.0), "x": ("float", 0.0, 1.0)})
+
+
+def test_a_candidate_table_column_named_like_a_result_column_is_refused():
+    df = pd.DataFrame({"lr": [0.1, 0.2, 0.3], "mean": [1, 2, 3], "seed": [4, 5, 6]})
+    with pytest.raises(ValueError, match=r"\['mean', 'seed'\] are reserved.*rename those "
+                       r"columns of the candidate table, e.g. df.rename"):
+        SearchSpace(df)
+    # with a spec, only the spec's columns are hyperparameters: other columns are ignored
+    space = SearchSpace(df, {"lr": ("float", 0.1, 0.3)})
+    assert space.names == ["lr"]
+
+
+# --- issue 27: one-row and repeated-row candidate tables ----------------------------------------
+
+
+@pytest.mark.parametrize("space", [pd.DataFrame({"x": [0.4], "act": ["relu"]}),
+                                   {"x": ("const", 0.4)}],
+                         ids=["one-row table", "constants only"])
+def test_a_space_of_one_configuration_is_run_with_its_seeds(space):
+    """Nothing to choose: the study spends its seeds on the one configuration (as Optuna or
+    SMAC would run it) instead of failing inside the GP fit (no input column)."""
+    res = erahbo.optimize(ok_objective, space, budget=12, k_init=2, k_max=6, seed=0)
+    assert res.incumbent_id == 0 and res.incumbent["x"] == 0.4
+    assert set(res.history["config_id"]) == {0} and res.n_evals >= 6
+    assert np.isfinite(res.incumbent_mv)
+
+
+def test_the_map_fit_of_a_gp_without_inputs_is_the_noise_or_nothing():
+    from erahbo.gp.fit import fit_map
+
+    y = np.array([0.5, -0.5, 0.2])
+    learned = fit_map(np.zeros((3, 0)), y)  # learned noise: one parameter
+    assert learned.lengthscales.shape == (0,) and learned.noise > 0
+    fixed = fit_map(np.zeros((3, 0)), y, fixed_noise=np.full(3, 0.1))  # nothing to fit
+    assert fixed.lengthscales.shape == (0,) and np.isfinite(fixed.log_posterior)
+
+
+def test_repeated_rows_of_a_candidate_table_are_named_in_one_warning():
+    df = pd.DataFrame({"lr": [0.1, 0.2, 0.1, 0.3, 0.2], "act": ["a", "b", "a", "b", "b"],
+                       "note": ["p", "q", "r", "s", "t"]})
+    with pytest.warns(UserWarning, match=r"2 row\(s\) repeat an earlier row .*: 2 = 0, 4 = 1\. "
+                      r"Each row is a configuration of its own.*drop_duplicates") as got:
+        SearchSpace(df, {"lr": ("float", 0.1, 0.3), "act": ("cat", ["a", "b"])})
+    assert len(got) == 1
+    space = SearchSpace(df[["lr", "act"]].drop_duplicates())  # the fix: no warning
+    assert space.n_candidates == 3
+
+
+# --- issue 27: worker processes and a script without a __main__ guard --------------------------
+
+_UNGUARDED = '''import erahbo
+
+def obj(config, seed):
+    return -(config["x"] - 0.3) ** 2
+
+result = erahbo.optimize(obj, {{"x": ("float", 0.0, 1.0)}}, budget=12, seed=0, {extra})
+print("incumbent", result.incumbent)
+'''
+
+
+@pytest.mark.parametrize("extra", ["run_timeout=30", "workers=2, journal='study.db'"])
+def test_a_script_without_a_main_guard_is_told_to_add_it(tmp_path, extra):
+    """Spawned workers re-run the script's top level: the study stops at once and says why,
+    instead of 'every run of the initial design failed' (JournalLockedError in each worker)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED.format(extra=extra))
+    src = str(Path(erahbo.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src, "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "incumbent" not in proc.stdout
+    err = proc.stderr
+    assert "MainGuardMissing: worker processes re-import" in err and str(script) in err
+    assert 'under `if __name__ == "__main__":`' in err
+    assert "JournalLockedError" not in err and "initial design failed" not in err
+    guarded = _UNGUARDED.format(extra=extra).replace("result =", 'if __name__ == "__main__":\n'
+                                                      "    result =").replace(
+        'print("incumbent"', '    print("incumbent"')
+    script.write_text(guarded)  # the fix the message names (a journal resumes)
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "incumbent {'x':" in proc.stdout
+
+
+# --- issue 27: poor items (CLI options, messages, docs, figures, the SB3 example) --------------
+
+
+@pytest.mark.parametrize("args", [
+    ["optimize", "--objective", "test_bad_input:ok_objective", "--space", "space.json"],
+    ["benchmark", "t.csv"], ["demo"], ["dataset", "synth"], ["report", "."],
+    ["tune", "--task", "ppo_cc_cartpole"],
+    ["dataset", "generate", "--task", "ppo_cc_cartpole"],
+], ids=lambda a: " ".join(a[:2]))
+def test_an_empty_out_folder_is_refused_instead_of_writing_here(args, tmp_path, monkeypatch):
+    res = _cli([*args, "--out", ""], tmp_path, monkeypatch)
+    text = " ".join(res.output.replace("│", " ").split())
+    assert res.exit_code == 2, res.output
+    assert "Invalid value for '--out': an empty path would write into the current folder" in text
+    assert "results/study" in text and list(tmp_path.iterdir()) == []
+
+
+def test_tune_has_no_progress_as_optimize_has(tmp_path, monkeypatch):
+    import typer.main
+
+    def progress(command):
+        cmd = typer.main.get_command(app).commands[command]
+        (p,) = [p for p in cmd.params if "--no-progress" in p.secondary_opts]
+        return p.opts, p.secondary_opts, p.help, p.default
+
+    assert progress("tune") == progress("optimize")
+    assert progress("tune")[2] == "Show a progress bar."
+    assert "--no-progress" in _cli(["tune", "--help"], tmp_path, monkeypatch).output
+
+
+def test_generate_names_the_configs_option_and_value(tmp_path, monkeypatch):
+    res = _cli(["dataset", "generate", "--task", "ppo_cc_cartpole", "--configs", "0", "--out",
+                "gen", "--force"], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "--configs 0: a table needs at least 1 configuration" in text
+    assert "use --configs 1 or more" in text and not (tmp_path / "gen").exists()
+
+
+def test_the_explanation_shows_the_digits_that_tell_two_values_apart():
+    from erahbo.recommendation import explain_incumbent
+
+    configs = pd.DataFrame({"config_id": [0, 1], "k": [10, 3], "mean": [499.8, 500.2],
+                            "std": [2.0, 3.0], "var": [4.0, 9.0], "n_failed": [0, 0],
+                            "mv": [492.1, 491.3], "lcb_mv": [480.0, 470.0],
+                            "ucb_mv": [500.0, 510.0], "rank": [1, 2], "rule": ["lcb_mv", None]})
+    text = explain_incumbent(configs)
+    assert "higher sample mean (500.2 vs 499.8)" in text
+    assert "MV estimate is lower (491 vs 492)" in text and "(500 vs 500)" not in text
+
+
+def test_every_history_csv_column_is_documented():
+    """history.csv's columns (wall_time: seconds since the study started) are in the docs."""
+    from pathlib import Path
+
+    from erahbo.space.reserved import RESERVED_NAMES
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "robustness.md").read_text()
+    res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=12, k_init=2,
+                          k_max=2, seed=0)
+    for column in res.history.columns.drop("x"):
+        assert f"`{column}" in docs or f"{column}`" in docs or f" {column}," in docs, column
+        assert column in RESERVED_NAMES
+    assert "`wall_time` (seconds from the start of the study" in " ".join(docs.split())
+
+
+def test_dataset_inspect_defines_degen(tmp_path, monkeypatch):
+    from erahbo.datasets.loaders import bundled_tasks
+
+    monkeypatch.setenv("COLUMNS", "140")
+    res = _cli(["dataset", "inspect", str(bundled_tasks()[0])], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert "degen." in text and "degen.: degenerate task (every feasible configuration has " \
+        "the same mean return" in text
+
+
+def test_figures_label_what_they_show(tmp_path):
+    """rounds.png at beta_stop = 0 says points, not bounds; k_vs_mv offsets methods of one k
+    and gives each its own marker; seed_counts explains rounds of one seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from erahbo.analysis import plots, run_plots
+
+    res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=30, seed=0)
+    assert (res.rounds.loc[res.rounds.phase == "bo", "beta_stop"] == 0).all()  # the default
+    captured = {}
+    real_save = run_plots._save
+
+    def save(fig, path, **kw):
+        captured["ylabel"] = fig.axes[0].get_ylabel()
+        captured["legend"] = [t.get_text() for t in fig.legends[0].get_texts()]
+        return real_save(fig, path, **kw)
+
+    run_plots._save = save
+    try:
+        run_plots.plot_rounds(res, tmp_path / "rounds.png")
+    finally:
+        run_plots._save = real_save
+    assert captured["ylabel"] == "posterior MV of x_t (beta_stop = 0)"
+    assert "B_t = best posterior MV (incumbent; beta_stop = 0)" in captured["legend"]
+
+    kmv = pd.DataFrame({"method": ["rahbo-k20", "gpucb-k20"] * 2, "bin": [0, 0, 1, 1],
+                        "lo": [0.0, 0.0, 0.5, 0.5], "hi": [0.5, 0.5, 1.0, 1.0],
+                        "center": [0.2, 0.2, 0.7, 0.7], "mean_k": [20.0] * 4,
+                        "se_k": [0.0] * 4, "n": [5] * 4})
+    fig_calls = []
+    real_errorbar = matplotlib.axes.Axes.errorbar
+
+    def errorbar(self, x, y, *a, **kw):
+        fig_calls.append((tuple(np.round(x, 3)), kw.get("marker")))
+        return real_errorbar(self, x, y, *a, **kw)
+
+    matplotlib.axes.Axes.errorbar = errorbar
+    try:
+        plots.plot_k_vs_mv(kmv, ["rahbo-k20", "gpucb-k20"], tmp_path / "k_vs_mv.png")
+    finally:
+        matplotlib.axes.Axes.errorbar = real_errorbar
+    (x1, m1), (x2, m2) = fig_calls
+    assert x1 != x2 and m1 != m2  # one k, two distinguishable series
+
+    rounds = pd.DataFrame({"task": "t", "method": "erahbo", "repetition": 0,
+                           "round": [1, 2, 3, 4], "config_id": [7, 8, 7, 9],
+                           "k": [2, 2, 1, 20], "stop_reason": ["dominated"] * 3 + ["k_max"],
+                           "config_norm_regret": [0.1, 0.5, 0.1, 0.0]})
+    assert plots._one_seed_revisits(rounds)  # the k = 1 round re-selects config 7
+    assert not plots._one_seed_revisits(rounds.assign(config_id=[7, 8, 6, 9]))
+
+
+def test_the_sb3_example_prints_values_and_runs_torch_on_one_thread(monkeypatch):
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    optuna = pytest.importorskip("optuna")
+    path = Path(__file__).resolve().parents[1] / "examples" / "sb3_ppo_cartpole.py"
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    spec = importlib.util.spec_from_file_location("sb3_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert os.environ["OMP_NUM_THREADS"] == "1"  # set at import, before torch
+    assert "--trials 12 --timesteps 10000 --k-max 5" in mod.__doc__
+    monkeypatch.setattr(mod, "train_ppo", lambda params, seed, timesteps: float(
+        100 * params["clip_range"] + params["width"] / 64 + seed % 3))
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = mod.ERAHBOSampler(alpha=1.0, k_min=2, k_max=3, n_init=3, seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    study.optimize(mod.make_objective(100, 3), n_trials=4)
+    table = sampler.result(study).configs  # the values the objective received
+    assert set(table["n_steps"]) <= {128, 256, 512, 1024, 2048}
+    assert set(table["width"]) <= {32, 64, 128}
+    assert set(table["clip_range"]) <= {0.1, 0.2, 0.3, 0.4}
+
+
+# --- issue 27: first contact (start-up) ---------------------------------------------------------
+
+_STARTUP = '''import sys
+sys.argv = ["erahbo", *sys.argv[1:]]
+from erahbo.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted(m for m in ("typer", "pandas", "scipy", "matplotlib", "rliable", "ray", "torch")
+               if m in sys.modules)
+print("HEAVY", heavy)
+'''
+
+
+@pytest.mark.parametrize("args,allowed", [(["--version"], []), (["--help"], ["typer"]),
+                                          (["dataset", "--help"], ["typer"])])
+def test_the_cli_starts_without_the_heavy_libraries(args, allowed):
+    """`erahbo --version` imports nothing heavy (not even Typer); `--help` only Typer: the
+    command modules import pandas, scipy, matplotlib inside their commands (start-up < 1 s;
+    timings in the issue-27 report, not here)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(erahbo.__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", _STARTUP, *args], capture_output=True,
+                         text=True, env={"PYTHONPATH": src, "PATH": ""}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"HEAVY {allowed}" in out.stdout
+    if args == ["--version"]:
+        assert out.stdout.startswith(f"erahbo {erahbo.__version__}\n")

@@ -62,7 +62,7 @@ def test_defaults_presets_settings_and_validation():
     assert Options(method="erahbo", preset="paper").challengers is False
     assert Options(method="rahbo").challengers is False
     assert Options(method="erahbo").settings_json()["challengers"] is True
-    assert "challengers" not in Options(method="erahbo", challengers=False).settings_json()
+    assert Options(method="erahbo", challengers=False).settings_json()["challengers"] is False
     assert study_options({"method": "erahbo"})["challengers"] is False  # older journals
     with pytest.raises(ValueError, match="challengers='yes' must be True or False"):
         Options(challengers="yes")

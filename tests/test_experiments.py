@@ -176,7 +176,7 @@ def test_a_resumed_study_refuses_traces_of_other_defaults(tmp_path, replay_task,
     run_study([replay_task], parse_methods("erahbo,rahbo-k2"), 1, settings, tmp_path)
     info = json.loads((tmp_path / "study.json").read_text())
     assert {m["name"]: m["options"].get("random_interleave") for m in info["methods"]} == {
-        "erahbo": ERAHBO_DEFAULTS["random_interleave"], "rahbo-k2": None}
+        "erahbo": ERAHBO_DEFAULTS["random_interleave"], "rahbo-k2": 0}  # every setting stored
     # the package's defaults for erahbo change (a new version): its old traces are not reused
     monkeypatch.setitem(ERAHBO_DEFAULTS, "random_interleave", 0)
     with pytest.raises(ValueError, match=r"traces of method 'erahbo' run with other options "

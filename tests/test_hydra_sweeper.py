@@ -197,8 +197,8 @@ def test_sweep_options_reach_the_optimizer(tmp_path):
     journal = Journal.open(folder / "sweep" / "erahbo_journal.db")
     settings = journal.settings
     journal.close()
-    assert "challengers" not in settings and "random_interleave" not in settings  # off
-    assert "random_top" not in settings  # 1: uniform, as in journals written before it
+    assert settings["challengers"] is False and settings["random_interleave"] == 0  # off
+    assert settings["random_top"] == 1  # 1: uniform
 
 
 def test_sweep_refuses_sweep_overrides_on_the_command_line(tmp_path):

@@ -400,7 +400,7 @@ def test_seed_batch_trials_and_settings():
 
     again = Optimizer(table, **study_options(opt.study_settings()))
     assert again.seed_batch == 4 and again.study_settings() == opt.study_settings()
-    assert "seed_batch" not in Optimizer(table, "erahbo").study_settings()  # old journals
+    assert Optimizer(table, "erahbo").study_settings()["seed_batch"] == 1
 
 
 def test_tell_records_the_users_reason_for_a_failed_run():

@@ -37,7 +37,7 @@ def run_out_of_order(opt, pick, check=None) -> None:
 def test_n_parallel_is_validated_and_stored_only_when_not_1():
     with pytest.raises(ValueError, match="n_parallel=0 must be an int >= 1"):
         Optimizer(table(), "rahbo", n_parallel=0)
-    assert "n_parallel" not in Optimizer(table(), "rahbo", k=2, **KW).study_settings()
+    assert Optimizer(table(), "rahbo", k=2, **KW).study_settings()["n_parallel"] == 1
     assert Optimizer(table(), "rahbo", k=2, n_parallel=3, **KW).study_settings()["n_parallel"] == 3
 
 

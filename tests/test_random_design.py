@@ -78,10 +78,10 @@ def test_defaults_presets_and_settings():
     assert Options(method="erahbo", preset="paper").random_interleave == 0
     assert Options(method="rahbo").random_interleave == 0
     assert Options(method="erahbo").settings_json()["random_interleave"] == 50
-    assert "random_interleave" not in Options(method="erahbo", preset="paper").settings_json()
-    # journals written before the option resume with it off (their search had none)
+    assert Options(method="erahbo", preset="paper").settings_json()["random_interleave"] == 0
+    # journals written before the option (schema 1, without it) resume with it off
     old = Options(method="erahbo", budget=100).settings_json()
-    del old["random_interleave"]
+    del old["random_interleave"], old["schema"]
     assert study_options(old)["random_interleave"] == 0
 
 

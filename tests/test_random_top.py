@@ -91,10 +91,10 @@ def test_defaults_presets_and_old_journals():
     assert Options(method="rahbo").random_top == 1.0
     assert Options(method="random").random_top == 1.0
     assert Options(method="erahbo").settings_json()["random_top"] == 0.1
-    assert "random_top" not in Options(method="erahbo", preset="paper").settings_json()
-    # journals written before the option drew uniformly: they resume that way
+    assert Options(method="erahbo", preset="paper").settings_json()["random_top"] == 1.0
+    # journals written before the option (schema 1, without it) drew uniformly: they resume so
     old = Options(method="erahbo", budget=100).settings_json()
-    del old["random_top"]
+    del old["random_top"], old["schema"]
     assert study_options(old)["random_top"] == 1.0
 
 

@@ -180,8 +180,8 @@ def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
     # stored with the settings; off for the fixed-k methods and the paper's preset
     table = pd.DataFrame({"a": np.linspace(0, 1, 8)})
     assert erahbo.Optimizer(table, k_max=10).study_settings()["recommend_seeds"] == 10
-    assert "recommend_seeds" not in erahbo.Optimizer(table, "rahbo").study_settings()
-    assert "recommend_seeds" not in erahbo.Optimizer(table, preset="paper").study_settings()
+    assert erahbo.Optimizer(table, "rahbo").study_settings()["recommend_seeds"] == 0  # off
+    assert erahbo.Optimizer(table, preset="paper").study_settings()["recommend_seeds"] == 0
     with pytest.raises(ValueError, match="recommend_seeds=-1"):
         erahbo.Optimizer(table, recommend_seeds=-1)
 

@@ -416,10 +416,10 @@ def test_table_edge_cases() -> None:
     with pytest.raises(ValueError, match="column 'a' has no values"):
         SearchSpace(pd.DataFrame({"a": [np.nan, np.nan], "b": [1, 2]}))
     # int column with NaN (pandas upcasts to float) stays int; constants take no column
-    df = pd.DataFrame({"k": [1.0, np.nan, 7.0], "c": ["x", "x", "x"], "v": [0.1, 0.5, 0.2]})
+    df = pd.DataFrame({"n": [1.0, np.nan, 7.0], "c": ["x", "x", "x"], "v": [0.1, 0.5, 0.2]})
     s = SearchSpace(df, allow_missing=True)
     assert [h["type"] for h in s.to_json()["hyperparameters"]] == ["int", "const", "float"]
     assert s.dim == 2
     assert s.candidate_config(1) == {"c": "x", "v": 0.5}
-    assert s.candidate_config(2) == {"k": 7, "c": "x", "v": 0.2}
+    assert s.candidate_config(2) == {"n": 7, "c": "x", "v": 0.2}
     assert s.candidates_unit()[1, 0] == IMPUTE_NUMERIC

@@ -149,6 +149,16 @@ def _g(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1e3 else f"{x:.0f}"
 
 
+def _pair(a: float, b: float) -> str:
+    """``"a vs b"`` with as many significant digits as it takes to tell them apart."""
+    sa, sb = _g(a), _g(b)
+    digits = 4
+    while sa == sb and a != b and digits <= 12:
+        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        digits += 1
+    return f"{sa} vs {sb}"
+
+
 def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> str:
     """One sentence on why the rank-1 configuration is the incumbent.
 
@@ -176,7 +186,7 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
                 "sample MV less one standard error is the best among the well-sampled "
                 f"configurations and at least the sample MV of config {int(rival['config_id'])} "
                 f"(k = {int(rival['k'])}), which has the highest lower bound LCB_MV "
-                f"({_g(rival['lcb_mv'])} vs {_g(inc['lcb_mv'])}): with many seeds a "
+                f"({_pair(rival['lcb_mv'], inc['lcb_mv'])}): with many seeds a "
                 "configuration's own runs are trusted over the models' smoothing.")
     if bounded:
         bound = "LCB_f (risk-neutral)" if risk_neutral else "LCB_MV"
@@ -193,20 +203,20 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
         return text + "."
     rival = better.sort_values("mean", ascending=False).iloc[0]
     rid = int(rival["config_id"])
-    reason = f"its MV estimate is lower ({_g(rival['mv'])} vs {_g(inc['mv'])})"
+    reason = f"its MV estimate is lower ({_pair(rival['mv'], inc['mv'])})"
     if rival["std"] > inc["std"]:
-        reason += (f": its spread (std {_g(rival['std'])} vs {_g(inc['std'])}) costs more than "
+        reason += (f": its spread (std {_pair(rival['std'], inc['std'])}) costs more than "
                    "its mean gains")
     else:  # the posterior, not the sample: the models pool neighbouring configurations' runs
         reason += (": the models' posterior (which pools nearby configurations' runs) puts its "
                    "mean lower or its variance higher than its own seeds do")
     if bounded and not pd.isna(rival["lcb_mv"]) and rival["mv"] >= inc["mv"]:
-        reason = (f"its MV estimate is higher ({_g(rival['mv'])} vs {_g(inc['mv'])}) but less "
+        reason = (f"its MV estimate is higher ({_pair(rival['mv'], inc['mv'])}) but less "
                   f"certain: its bounds [{_g(rival['lcb_mv'])}, {_g(rival['ucb_mv'])}] are "
                   f"wider (std {_g(rival['std'])} over k = {int(rival['k'])} seeds), so its "
                   "lower bound is lower")
-    return (f"{text}; config {rid} has a higher sample mean ({_g(rival['mean'])} vs "
-            f"{_g(inc['mean'])}) but {reason}.")
+    return (f"{text}; config {rid} has a higher sample mean "
+            f"({_pair(rival['mean'], inc['mean'])}) but {reason}.")
 
 
 def mv_standard_error(std: Any, n: Any, alpha: float) -> Any:

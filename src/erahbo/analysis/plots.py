@@ -345,10 +345,27 @@ def plot_regret_curves(curves: pd.DataFrame, methods: Sequence[str], budget: int
     return Path(path)
 
 
+def _one_seed_revisits(rounds: pd.DataFrame) -> bool:
+    """True when rounds of one seed exist and every one of them re-selects a configuration
+    evaluated before in its study (a new configuration gets at least 2 seeds: a sample
+    variance; a re-selected one gets what its seed cap leaves, possibly 1)."""
+    one = rounds["k"].to_numpy() == 1
+    if not one.any() or "round" not in rounds:
+        return False
+    keys = [c for c in ("task", "method", "repetition") if c in rounds] + ["config_id"]
+    order = rounds.sort_values("round", kind="stable")
+    seen_before = order.groupby(keys, sort=False).cumcount().reindex(rounds.index) > 0
+    return bool(seen_before[one].all())
+
+
 def plot_seed_counts(dist: pd.DataFrame, rounds: pd.DataFrame, methods: Sequence[str],
                      path: str | Path) -> Path:
     """Left: share of rounds per seed count k for every method. Right: box plot of the
     configuration's normalized MV regret per k for the adaptive methods (k varies).
+
+    Rounds of k = 1 (marked ``1*``, explained under the axis) re-select a configuration
+    evaluated before, whose seed cap (``max_seeds``, growing with ``seed_share``) left room
+    for one seed; a new configuration always starts with ``k_min`` >= 2 seeds.
 
     Parameters
     ----------
@@ -370,8 +387,13 @@ def plot_seed_counts(dist: pd.DataFrame, rounds: pd.DataFrame, methods: Sequence
             d = dist[dist["method"] == m].set_index("k")["fraction"].reindex(ks, fill_value=0)
             ax1.bar(np.arange(ks.size) + (mi - (len(methods) - 1) / 2) * width,
                     d.to_numpy(), width=width, color=colors[m], label=method_label(m))
-        ax1.set_xticks(np.arange(ks.size), [str(k) for k in ks])
-        ax1.set_xlabel("seeds per round k")
+        revisit = _one_seed_revisits(rounds)
+        ax1.set_xticks(np.arange(ks.size), [f"{k}*" if k == 1 and revisit else str(k)
+                                            for k in ks])
+        ax1.set_xlabel("seeds per round k" + ("\n* k = 1: a configuration chosen again, with "
+                                              "one seed left\nunder its seed cap (max_seeds, "
+                                              "seed_share)" if revisit and 1 in ks else ""),
+                       fontsize=9 if revisit else None)
         ax1.set_ylabel("fraction of rounds")
         ax1.set_title("Seeds per evaluated configuration")
         ax1.legend(frameon=False)
@@ -411,8 +433,14 @@ def plot_seed_counts(dist: pd.DataFrame, rounds: pd.DataFrame, methods: Sequence
     return Path(path)
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # one per method where lines may coincide
+
+
 def plot_k_vs_mv(kmv: pd.DataFrame, methods: Sequence[str], path: str | Path) -> Path:
     """Mean k (± SE) per bin of the configuration's normalized MV regret, every method.
+
+    Methods of the same fixed k draw the same line: each method is shifted a little along
+    the x-axis and has its own marker, so none hides another.
 
     Parameters
     ----------
@@ -424,14 +452,13 @@ def plot_k_vs_mv(kmv: pd.DataFrame, methods: Sequence[str], path: str | Path) ->
     with mpl.rc_context(_RC):
         fig = _figure((6.0, 4.0))
         ax = fig.subplots()
-        for m in methods:
+        shown = [m for m in methods if (kmv["method"] == m).any()]
+        for i, m in enumerate(shown):  # methods of one fixed k overlap: offset and markers
             d = kmv[kmv["method"] == m].sort_values("bin")
-            if not len(d):
-                continue
-            x = d["bin"].to_numpy()
+            x = d["bin"].to_numpy() + (i - (len(shown) - 1) / 2) * 0.1
             ax.errorbar(x, d["mean_k"].to_numpy(), yerr=np.nan_to_num(d["se_k"].to_numpy()),
-                        color=colors[m], marker="o", ms=4, lw=1.5, capsize=2,
-                        label=method_label(m))
+                        color=colors[m], marker=_MARKERS[i % len(_MARKERS)], ms=5, lw=1.5,
+                        capsize=2, label=method_label(m))
         bins = kmv.drop_duplicates("bin").sort_values("bin")
         ax.set_xticks(bins["bin"].to_numpy(),
                       [f"{lo:.2g}–{hi:.2g}" for lo, hi in zip(bins["lo"], bins["hi"],

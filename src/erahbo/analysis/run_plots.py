@@ -199,6 +199,15 @@ def _bounds_panel(ax: Any, c: Any, top: int) -> None:
               frameon=False)
 
 
+def _bounds_are_points(rounds: Any, bo: np.ndarray) -> str:
+    """``"all"`` when every model round has ``beta_stop = 0`` (its bounds ``[LCB_MV, UCB_MV]``
+    are the posterior mean: points), ``"some"`` when a schedule reaches 0, else ``""``."""
+    if "beta_stop" not in rounds or not bo.any():
+        return ""
+    zero = rounds["beta_stop"].to_numpy(dtype=float)[bo] == 0.0
+    return "all" if zero.all() else "some" if zero.any() else ""
+
+
 # one colour per stop reason (erahbo.policies.STOP_REASONS), the same in both panels
 _REASON_COLOURS = {"initial": "tab:gray", "dominated": "tab:blue", "k_max": "tab:red",
                    "fixed_k": "tab:purple", "budget": "tab:olive", "excluded": "black",
@@ -247,12 +256,14 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
               alpha=0.7)
     ax.scatter(runs[ok], ucb[ok], s=10, c=np.asarray(colours, dtype=object)[ok].tolist(),
                zorder=3)  # (at beta_stop = 0 the bounds are the posterior mean: a point)
+    points = _bounds_are_points(r, bo)
     b_t = r["B_t"].to_numpy(dtype=float)
     fin = bo & np.isfinite(b_t)
     if fin.any():  # B_t holds from the start of its round to the end of the last one
         xs = np.append(runs[fin] - k[fin], runs[-1])
         ax.step(xs, np.append(b_t[fin], b_t[fin][-1]), where="post", color="black", lw=1.3,
-                label="B_t = max LCB_MV (incumbent bound)")
+                label=("B_t = best posterior MV (incumbent; beta_stop = 0)" if points == "all"
+                       else "B_t = max LCB_MV (incumbent bound)"))
     first, second = _ranked(result.configs)
     for row, colour, label in ((first, "tab:red", "incumbent"), (second, "tab:orange",
                                                                 "runner-up")):
@@ -268,7 +279,9 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     for reason, colour in colour_of.items():  # one legend for both panels: colours agree
         ax.plot([], [], color=colour, lw=4, label=f"round ended: {reason}")
     ax.set_xlim(0, runs[-1] * 1.01 + 1 if len(runs) else 1)
-    ax.set_ylabel("MV bounds of x_t (at beta_stop)")
+    ax.set_ylabel({"all": "posterior MV of x_t (beta_stop = 0)",
+                   "some": "MV bounds of x_t at beta_stop (0: a point)"}.get(
+                       points, "MV bounds of x_t (at beta_stop)"))
     ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")
     axk.bar(runs - k / 2, k, width=np.maximum(k, 1.0), color=colours, edgecolor="white",
             linewidth=0.3)

@@ -5,10 +5,18 @@ talks to :mod:`erahbo.arlbench.worker` through a JSON-lines protocol, so it neve
 ARLBench or JAX (nor Ray, until a :class:`RayArlClient` is created).
 """
 
-from erahbo.arlbench.client import ArlClient, RunResult, WorkerError
-from erahbo.arlbench.ray_pool import RayArlClient
-from erahbo.arlbench.registry import TASKS, ArlTask, get_task, task_names
-from erahbo.arlbench.venv import default_venv_path, setup_venv, venv_status
+from erahbo._lazy import lazy_getattr
+
+# imported on first use (erahbo._lazy): the CLI reads the registry without the client
+_EXPORTS = {
+    "ArlClient": "erahbo.arlbench.client", "RunResult": "erahbo.arlbench.client",
+    "WorkerError": "erahbo.arlbench.client", "RayArlClient": "erahbo.arlbench.ray_pool",
+    "TASKS": "erahbo.arlbench.registry", "ArlTask": "erahbo.arlbench.registry",
+    "get_task": "erahbo.arlbench.registry", "task_names": "erahbo.arlbench.registry",
+    "default_venv_path": "erahbo.arlbench.venv", "setup_venv": "erahbo.arlbench.venv",
+    "venv_status": "erahbo.arlbench.venv",
+}
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
 
 __all__ = [
     "TASKS",

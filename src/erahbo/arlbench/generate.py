@@ -298,8 +298,10 @@ def generate(
         ``{"written": [...], "skipped": [...], "runs": int, "wall_s": float}``.
     """
     t = get_task(task) if isinstance(task, str) else task
-    if n_configs < 1 or n_seeds < 1 or shard_size < 1:
-        raise ValueError("n_configs, n_seeds and shard_size must be >= 1")
+    for name, value in (("n_configs", n_configs), ("n_seeds", n_seeds),
+                        ("shard_size", shard_size)):
+        if value < 1:
+            raise ValueError(f"generate: {name}={value} must be >= 1")
     plan = GenerationPlan(
         t.name,
         int(n_configs),

@@ -1,69 +1,26 @@
 """Command-line interface: a thin layer over the library (``erahbo --help``).
 
-Each command lives in its own module of this package and exposes
-``register(app, groups)``; ``groups`` holds the shared sub-command groups
-(``dataset``, ``arlbench``) so that several modules can add commands to one group.
+The application (:mod:`erahbo.cli._app`, ``erahbo.cli.app``) is built on first use, by
+name (:mod:`erahbo._lazy`): ``erahbo --version`` answers before Typer or any command module is
+imported.
 """
 
 from __future__ import annotations
 
-import typer
+import sys
 
-from erahbo.cli import (
-    arlbench_cmd,
-    benchmark,
-    dataset,
-    demo,
-    generate,
-    optimize_cmd,
-    report,
-    resume,
-    status,
-    tune,
-)
+from erahbo._lazy import lazy_getattr
 
-app = typer.Typer(
-    name="erahbo",
-    help="Risk-aware hyperparameter optimization of reinforcement learning "
-    "(ERAHBO, RAHBO, GP-UCB).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-)
-groups: dict[str, typer.Typer] = {
-    "dataset": typer.Typer(
-        help="Create, generate and inspect RL-outcome datasets.", no_args_is_help=True
-    ),
-    "arlbench": typer.Typer(help="Manage the ARLBench worker environment.", no_args_is_help=True),
-}
+__all__ = ["app", "main"]
 
-
-def _version(value: bool) -> None:
-    if value:
-        from erahbo import __version__
-
-        typer.echo(f"erahbo {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Show the version and exit."),
-) -> None:
-    """Risk-aware hyperparameter optimization of reinforcement learning (ERAHBO, RAHBO,
-    GP-UCB)."""
-
-
-for _name, _group in groups.items():
-    app.add_typer(_group, name=_name)
-
-# Command modules, in --help order: each adds its command(s) to the app or a group.
-for _module in (demo, optimize_cmd, benchmark, report, tune, resume, status, dataset,
-                generate, arlbench_cmd):
-    _module.register(app, groups)
+__getattr__ = lazy_getattr(__name__, {"app": "erahbo.cli._app"})
 
 
 def main() -> None:
     """Entry point of the ``erahbo`` console script."""
-    app()
+    if sys.argv[1:] == ["--version"]:  # no Typer, no commands: a fast answer
+        from erahbo import __version__
+
+        print(f"erahbo {__version__}")
+        return
+    __getattr__("app")()

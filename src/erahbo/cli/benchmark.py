@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from erahbo.cli._console import make_console
+from erahbo.cli._paths import folder
 from erahbo.experiments.methods import PAPER_METHODS
 
 
@@ -57,7 +58,8 @@ def benchmark(
     protocol: str = typer.Option("paper", help="paper: a shared initial design of 5 x 20 "
                                  "seeds, not counted in the budget | user: each method as a "
                                  "user runs it, its own initial design counted."),
-    out: Path = typer.Option(Path("results/benchmark"), help="Results directory."),
+    out: Path = typer.Option(Path("results/benchmark"), help="Results directory.",
+                             parser=folder, metavar="<path>"),
     workers: int = typer.Option(2, min=1, help="Concurrent jobs (worker processes, or Ray "
                                 "CPUs of a local instance)."),
     executor: str = typer.Option("process", help="Where jobs run: process (local pool) | "

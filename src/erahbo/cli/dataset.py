@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from erahbo._files import check_out_dir
 from erahbo.cli._console import compact, make_console
-from erahbo.datasets.format import TaskData
-from erahbo.datasets.inspect import plot_mean_std, summarize_task
-from erahbo.datasets.loaders import expand_paths, load_task
-from erahbo.datasets.synth import write_suite
-from erahbo.datasets.tradeoff import tradeoff_stats
-from erahbo.datasets.warping import METHODS
-from erahbo.validation import check_options
+from erahbo.cli._paths import folder
+
+if TYPE_CHECKING:
+    from erahbo.datasets.format import TaskData
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -68,7 +64,8 @@ def inspect(
     ] = None,
     plot_dir: Annotated[
         Path | None,
-        typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here."),
+        typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here.",
+                     parser=folder, metavar="<path>"),
     ] = None,
     alpha: Annotated[
         float, typer.Option("--alpha", help="Risk aversion of the trade-off column.")
@@ -86,6 +83,13 @@ def inspect(
     its normalized MV regret, on the benchmark's scale (``--outcome-processing``, ``--alpha``):
     ``1 (0.00)`` means a risk-neutral choice is also MV-optimal on this task.
     """
+    from erahbo._files import check_out_dir
+    from erahbo.datasets.inspect import plot_mean_std, summarize_task
+    from erahbo.datasets.loaders import expand_paths, load_task
+    from erahbo.datasets.tradeoff import tradeoff_stats
+    from erahbo.datasets.warping import METHODS
+    from erahbo.validation import check_options
+
     console = make_console()
     try:
         check_options(alpha=alpha)
@@ -107,11 +111,14 @@ def inspect(
     table = Table(
         title="RL-outcome tasks (over feasible configurations)",
         caption=("* synthetic (not real RL data). " if any(_synthetic(t) for t in tasks) else "")
-        + ("NaN: values (configurations) with a NaN. std: min/median/max" if wide else
+        + ("NaN: values (configurations) with a NaN. degen.: degenerate task (every feasible "
+           "configuration has the same mean return, e.g. all zero: nothing to optimize; "
+           "benchmark skips it). std: min/median/max" if wide else
            "NaN: configurations with a NaN. std: median")
         + " over configurations. corr: of mean and std. rank (regret): MV rank and regret of "
         "the best-mean configuration. alpha*: the smallest alpha at which it is no longer "
-        "MV-optimal (processed scale)." + ("" if wide else " ! degenerate task."),
+        "MV-optimal (processed scale)." + ("" if wide else " ! degenerate task (every "
+        "configuration has the same mean return; benchmark skips it)."),
         caption_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -159,7 +166,8 @@ def inspect(
 
 
 def synth(
-    out: Annotated[Path, typer.Option("--out", help="Output directory for <task>.parquet files.")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory for <task>.parquet files.",
+                                      parser=folder, metavar="<path>")],
     tasks: Annotated[int, typer.Option("--tasks", min=1, help="Number of tasks.")] = 8,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the whole suite.")] = 0,
     configs: Annotated[
@@ -168,6 +176,8 @@ def synth(
     seeds: Annotated[int, typer.Option("--seeds", min=2, help="Seeds per configuration.")] = 50,
 ) -> None:
     """Write a suite of paper-shaped SYNTHETIC tasks (not real RL data)."""
+    from erahbo.datasets.synth import write_suite
+
     console = make_console()
     try:
         paths = write_suite(out, tasks, seed, n_configs=configs, n_seeds=seeds)

@@ -9,10 +9,12 @@ import typer
 import typer.main
 
 from erahbo.cli._console import make_console
+from erahbo.cli._paths import folder
 
 
 def demo(
-    out: Path = typer.Option(Path("results/demo"), help="Output directory."),
+    out: Path = typer.Option(Path("results/demo"), help="Output directory.", parser=folder,
+                             metavar="<path>"),
     repetitions: int = typer.Option(5, min=1, help="Repetitions of the reduced study."),
     budget: int = typer.Option(500, min=10, help="Training runs per repetition."),
     workers: int = typer.Option(2, min=1, help="Worker processes."),

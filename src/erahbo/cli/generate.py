@@ -13,6 +13,7 @@ from rich.table import Table
 from erahbo.arlbench.registry import TASKS, get_task
 from erahbo.arlbench.venv import default_venv_path
 from erahbo.cli._console import compact, make_console
+from erahbo.cli._paths import folder
 from erahbo.cli._progress import run_progress
 
 
@@ -41,7 +42,8 @@ def generate(
     seeds: Annotated[
         int, typer.Option("--seeds", help="Training seeds per configuration (1..S).")
     ] = 50,
-    out: Annotated[Path, typer.Option("--out", help="Output root (shards + merged table).")] = Path(
+    out: Annotated[Path, typer.Option("--out", help="Output root (shards + merged table).",
+                                      parser=folder, metavar="<path>")] = Path(
         "data/arlbench"
     ),
     workers: Annotated[
@@ -110,6 +112,15 @@ def generate(
         raise typer.Exit(code=2) from None
     if not t.runnable_here and not force:
         console.print(f"[red]error:[/red] {t.name} cannot run here: {t.note} (use --force to try)")
+        raise typer.Exit(code=2)
+    if configs < 1:
+        console.print(f"[red]error:[/red] --configs {configs}: a table needs at least 1 "
+                      "configuration (the first --configs points of a Sobol sequence); use "
+                      "--configs 1 or more, e.g. 512")
+        raise typer.Exit(code=2)
+    if shard_size < 1:
+        console.print(f"[red]error:[/red] --shard-size {shard_size}: a shard holds at least 1 "
+                      "configuration; use --shard-size 1 or more")
         raise typer.Exit(code=2)
     if seeds < 2:
         console.print(f"[red]error:[/red] --seeds {seeds}: a table needs at least 2 seeds per "

@@ -21,6 +21,7 @@ import typer
 
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import print_top, top_rows, unspent_note, why
+from erahbo.cli._paths import folder
 from erahbo.cli._seed_options import (
     CHALLENGERS,
     MAX_SEEDS,
@@ -247,7 +248,8 @@ def optimize(
     workers: int = typer.Option(None, help="Concurrent training runs."),
     address: str = typer.Option(None, help="Ray: 'auto' joins the running cluster; unset "
                                 "starts a local one."),
-    out: Path = typer.Option(Path("results/optimize"), help="Output folder."),
+    out: Path = typer.Option(Path("results/optimize"), help="Output folder.", parser=folder,
+                             metavar="<path>"),
     progress: bool = typer.Option(True, help="Show a progress bar."),
 ) -> None:
     """Optimize an objective; write its tables, summary and figures; print the incumbent."""

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from erahbo.cli._console import make_console
+from erahbo.cli._paths import folder
 
 
 def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
@@ -18,7 +19,8 @@ def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
         results_dir: Path = typer.Argument(
             ..., help="The --out directory of `erahbo benchmark` (holds traces/)."),
         out: Path | None = typer.Option(
-            None, "--out", help="Output directory (default RESULTS_DIR/report)."),
+            None, "--out", help="Output directory (default RESULTS_DIR/report).",
+            parser=folder, metavar="<path>"),
         bootstrap_reps: int = typer.Option(
             2000, "--bootstrap-reps", min=1,
             help="Stratified-bootstrap resamples for the 95 % IQM confidence intervals."),

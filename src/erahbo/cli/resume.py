@@ -35,6 +35,8 @@ def resume(
     budget: int = typer.Option(None, help="Give the study more training runs in all (a "
                                "finished study continues: replay, then more rounds)."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
+    verify: bool = typer.Option(False, help="Re-decide every journaled round instead of "
+                                "starting from the journal's snapshot, and check both agree."),
 ) -> None:
     """Reopen a journal and continue its study to the budget; print the incumbent."""
     from erahbo.optimizer import load_objective
@@ -61,7 +63,7 @@ def resume(
         with progress_display(progress) as callback:
             result = resume_study(path, fn, space, executor=executor, workers=workers,
                                   address=address, run_timeout=run_timeout, callback=callback,
-                                  budget=budget)
+                                  budget=budget, verify=verify)
     except errors as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:

@@ -12,6 +12,7 @@ import typer
 
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import markdown_top, print_top, top_rows, unspent_note, why
+from erahbo.cli._paths import folder
 from erahbo.cli._seed_options import (
     CHALLENGERS,
     MAX_SEEDS,
@@ -31,7 +32,8 @@ def tune(
     budget: int = typer.Option(200, help="Training runs in all (initial design included)."),
     workers: int = typer.Option(1, min=1, help="ARLBench worker processes: the seeds of a "
                                 "round run in parallel across them."),
-    out: Path = typer.Option(None, help="Output directory (default results/tune/<task>)."),
+    out: Path = typer.Option(None, help="Output directory (default results/tune/<task>).",
+                             parser=folder, metavar="<path>"),
     seed: int = typer.Option(0, help="Optimizer seed."),
     alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2, "
                                 "on returns divided by --scale."),
@@ -85,6 +87,7 @@ def tune(
                                "this many fresh seeds and report its measured MV (0: skip)."),
     run_timeout: float = typer.Option(1800.0, min=1.0, help="Seconds one training run may take."),
     venv: Path = typer.Option(None, help="ARLBench venv (default: `erahbo arlbench setup`'s)."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
     worker_cmd: str = typer.Option(None, hidden=True, help="Command starting a worker "
                                    "(tests: a fake worker)."),
 ) -> None:
@@ -151,9 +154,9 @@ def tune(
     console.print(f"tuning {t.name} ({t.algorithm}, {t.environment}) with {method}, budget "
                   f"{budget} runs, {workers} worker(s); alpha {alpha} on returns / {width:g}; "
                   f"journal {out / 'study.db'}")
-    plain = not sys.stderr.isatty()  # logs (nohup, CI): one plain line per trial instead
+    plain = progress and not sys.stderr.isatty()  # logs (nohup, CI): a line per trial instead
     try:
-        with client, LazyProgress(run_progress(console, disable=plain)) as bar:
+        with client, LazyProgress(run_progress(console, disable=plain or not progress)) as bar:
             tid = bar.add_task("", total=budget)
 
             def on_trial(trial, results, opt) -> None:

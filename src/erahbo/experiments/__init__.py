@@ -1,11 +1,26 @@
-"""The offline benchmark: replay of tabular RL outcomes, the study runner and its traces."""
+"""The offline benchmark: replay of tabular RL outcomes, the study runner and its traces.
 
-from erahbo.datasets.groundtruth import true_mv
-from erahbo.experiments.methods import PAPER_METHODS, MethodSpec, parse_method, parse_methods
-from erahbo.experiments.replay import ReplayTask, SeedReplay, prepare_task
-from erahbo.experiments.runner import StudySettings, run_repetition
-from erahbo.experiments.study import run_study
-from erahbo.experiments.traces import trace_path
+The names below are imported on first use (:mod:`erahbo._lazy`), so that reading
+:data:`PAPER_METHODS` does not import pandas and scipy.
+"""
+
+from erahbo._lazy import lazy_getattr
+
+_EXPORTS = {
+    "true_mv": "erahbo.datasets.groundtruth",
+    "PAPER_METHODS": "erahbo.experiments.methods",
+    "MethodSpec": "erahbo.experiments.methods",
+    "parse_method": "erahbo.experiments.methods",
+    "parse_methods": "erahbo.experiments.methods",
+    "ReplayTask": "erahbo.experiments.replay",
+    "SeedReplay": "erahbo.experiments.replay",
+    "prepare_task": "erahbo.experiments.replay",
+    "StudySettings": "erahbo.experiments.runner",
+    "run_repetition": "erahbo.experiments.runner",
+    "run_study": "erahbo.experiments.study",
+    "trace_path": "erahbo.experiments.traces",
+}
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
 
 __all__ = [
     "PAPER_METHODS",

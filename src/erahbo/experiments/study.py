@@ -29,7 +29,7 @@ from erahbo.experiments.peers import PEER_METHODS
 from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import StudySettings, run_repetition
 from erahbo.experiments.traces import trace_path, write_trace
-from erahbo.optimizer.options import Options
+from erahbo.optimizer.options import Options, normalize_settings
 from erahbo.runtime.executors import Executor, RayExecutor, make_executor
 from erahbo.validation import check_option
 
@@ -173,6 +173,8 @@ def write_study_file(out: Path, tasks: Sequence[ReplayTask], methods: Sequence[M
         names = {m["name"]: m for m in old.get("methods", [])}
         for m in info["methods"]:  # (studies written before: no options to compare)
             was = names.get(m["name"], {}).get("options")
+            if was is not None and "method" in was:  # an erahbo method's: in today's schema
+                was = normalize_settings(was)
             kept = any((out / "traces").glob(f"*/{m['name']}/*.parquet"))  # else: new options
             if kept and was is not None and was != m["options"]:
                 diff = sorted(k for k in {*was, *m["options"]}

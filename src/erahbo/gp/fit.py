@@ -126,7 +126,7 @@ def fit_map(
     loc, scale = lengthscale_prior(d)
     lo = [math.log(LENGTHSCALE_MIN)] * d
     hi = [math.log(LENGTHSCALE_MAX)] * d
-    mode = [max(loc - scale**2, lo[0])] * d
+    mode = [max(loc - scale**2, math.log(LENGTHSCALE_MIN))] * d
     if learn_noise:
         lo.append(math.log(NOISE_MIN))
         hi.append(math.log(NOISE_MAX))
@@ -145,6 +145,9 @@ def fit_map(
         return -v, -g
 
     best_v, best_t = -np.inf, starts[0]
+    if not bounds:  # nothing to fit: no input column (one candidate) and a fixed noise
+        best_v = -neg(starts[0])[0]
+        starts = []
     for t0 in starts:
         try:
             res = minimize(

@@ -1,59 +1,63 @@
 """ERAHBO as an Optuna sampler and pruner (``pip install "erahbo[optuna]"``).
 
-One Optuna trial is one configuration. The objective trains seed after seed, reports each
-seed's return with ``trial.report(value, step)`` (``step = 0, 1, ...``) and stops when
-``trial.should_prune()`` is True (CleanRL's tuner pattern):
+One Optuna trial is one configuration trained on several seeds. The objective trains the
+seeds the sampler gives the trial (:func:`trial_seeds`), reports each seed's return with
+``trial.report(value, step)`` (``step = 0, 1, ...``, the seed's index in the trial) and stops
+when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
 
 >>> import optuna
->>> from erahbo.integrations.optuna import ERAHBOSampler
+>>> from erahbo.integrations.optuna import ERAHBOSampler, recommended_trial, trial_seeds
 >>> def objective(trial):
 ...     x = trial.suggest_float("x", 0.0, 1.0)
 ...     returns = []
-...     for step in range(20):
-...         returns.append(1.0 - (x - 0.3) ** 2 + 0.01 * ((7 * step) % 5))   # train, evaluate
+...     for step, seed in enumerate(trial_seeds(trial)):
+...         returns.append(1.0 - (x - 0.3) ** 2 + 0.01 * ((7 * seed) % 5))   # train, evaluate
 ...         trial.report(returns[-1], step)
 ...         if trial.should_prune():
-...             break
+...             raise optuna.TrialPruned()   # ERAHBO's stopping rule rejected it
 ...     return sum(returns) / len(returns)
 >>> sampler = ERAHBOSampler(seed=0, n_init=3, k_init=3, k_max=6)
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
 >>> study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
 >>> study.optimize(objective, n_trials=5)
->>> sorted(sampler.recommend(study))
+>>> sorted(recommended_trial(study).params)
 ['x']
 
-* The pruner (:class:`ERAHBOPruner`) is ERAHBO's stopping rule: after ``k_min`` reports it
-  says stop when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the other trials' data),
-  and at ``k_max``; fixed-k methods stop at ``k``; the initial design (the first ``n_init``
-  trials) stops at ``k_init``; with ``random_interleave`` (erahbo's default for ERAHBO: 50
-  runs) every other trial after the initial design is drawn at random (from the
-  ``random_top`` share of the space best by the acquisition, as in
-  :func:`erahbo.optimizer.random_design.random_configuration`) while the study holds fewer
-  than that many runs (phase ``"random"``), and stops at ``k_min`` (fixed-k:
-  ``k``); after that, with ``challengers`` (erahbo's default for ERAHBO), the same trials
-  are challenger rounds (phase ``"challenger"``): they re-run the configuration whose own
-  runs beat the recommendation's, if there is one (:mod:`erahbo.optimizer.challengers`;
-  else the acquisition's choice), with the stopping rule as usual. ``should_prune()`` is
-  True at every stop, ``k_max`` included.
-* The sampler reads the per-seed returns (intermediate values) of COMPLETE, PRUNED and FAILED
-  trials, pools trials with the same parameters, and proposes the next configuration with the
-  method's acquisition over the distributions the objective suggests (float, log, stepped,
-  int, categorical); a parameter that is not in every trial (dynamic or conditional) is
-  sampled by an independent sampler, with a warning. The trial value the objective returns
-  is not used.
-* :meth:`ERAHBOSampler.recommend` returns the recommended parameters, ``argmax LCB_MV``
-  (``study.best_trial`` ranks by the returned value, which is not MV).
-* Nothing lives only in memory: the phase of each trial and the GP hyperparameters (fitted
-  once, on the data at the end of the initial design) are stored in the study's system
-  attributes, so a study in any storage (RDB, journal) resumes with a new sampler.
-* Failures follow erahbo's policy (``failures``): a NaN/inf report or an exception in the
-  objective is a failed run (the pruner stops the trial at a non-finite report);
-  ``"penalize"`` counts it with a return below the worst one seen (the configuration is never
-  recommended), ``"exclude"`` makes the configuration infeasible. A trial that fails before
-  its second seed counts as two failed runs.
-* A repeated configuration (the acquisition may choose an evaluated one) pools its seeds: the
-  sampler sets the user attribute ``erahbo_seed_offset`` (seeds it already ran) so that the
-  objective can train seeds ``offset + step`` rather than repeat seeds ``0, 1, ...``.
+* **Seeds.** Each trial gets its seeds when it starts (user attribute ``erahbo_seeds``): the
+  initial design's trials ``k_init``, random rounds ``k_min`` (fixed-k methods: ``k``), the
+  other ERAHBO trials up to ``k_max``. A configuration that runs again (a challenger, an
+  enqueued or retried trial, another worker's) gets the seeds after every seed its other
+  trials ran or may still run: workers on one storage never train the same (configuration,
+  seed) pair (see :mod:`erahbo.integrations._optuna_trials`).
+* **The pruner** (:class:`ERAHBOPruner`, ``sampler.pruner``) is ERAHBO's stopping rule: after
+  ``k_min`` seeds it says prune when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the
+  data). A trial that trains all its seeds completes (``study.best_trial`` works); a pruned
+  trial is one the rule rejected (system attribute ``erahbo:decision``), or one whose last
+  seed failed (a NaN/inf report). Steps that are not the trial's seed indices (a learning
+  curve per training iteration) are refused with the fix; a study whose pruner is not the
+  sampler's gets one warning.
+* **Round kinds** follow :class:`erahbo.optimizer.strategy.RoundSchedule` counted over the
+  study's trials (system attribute ``erahbo:phase``): the first ``n_init`` trials are the
+  initial design (Sobol points once the search space is known), then while the study holds
+  fewer than ``random_interleave`` runs every other trial is ``"random"``, after that (with
+  ``challengers``) every other trial is a ``"challenger"`` round, the others ``"bo"``
+  (acquisition). Enqueued trials are ``"given"``.
+* **The answer.** When a trial finishes it gets erahbo's view of its configuration as user
+  attributes (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``, ``erahbo_k``,
+  ``erahbo_config_id`` — the number of the configuration's first trial — and
+  ``erahbo_recommended``), and the study the current recommendation (user attribute
+  ``erahbo_recommendation``): :func:`recommended_trial` reads it, ``trials_dataframe()`` and
+  the dashboard show it. :meth:`ERAHBOSampler.result` gives erahbo's tables (real values,
+  ``config_id`` = first trial number).
+* **State.** Everything that decides lives in the storage (claims, round kinds, the GP
+  hyperparameters fitted once after the initial design: study user attribute
+  ``erahbo_hyperparameters``), so any process resumes a study. Each process keeps one
+  optimizer and tells it its own trials' runs; it rebuilds it from the study only for trials
+  it did not propose (:mod:`erahbo.integrations._optuna_engine`).
+* **Failures** follow ``failures`` (``"penalize"``: a failed run counts below the worst return,
+  ``"exclude"``: the configuration becomes infeasible). A trial failed by Optuna's heartbeat
+  or before its first report keeps its reported runs and nothing more: a lost machine is not
+  a property of the hyperparameters.
 * Minimizing studies minimize ``mean + alpha * variance`` of the reported values.
 """
 
@@ -61,17 +65,14 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 import warnings
-from collections.abc import Sequence
+import zlib
 from typing import Any
 
 import numpy as np
-from optuna.distributions import (
-    BaseDistribution,
-    CategoricalDistribution,
-    FloatDistribution,
-    IntDistribution,
-)
+from optuna.distributions import BaseDistribution
 from optuna.pruners import BasePruner
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
@@ -79,77 +80,61 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from erahbo.gp import GPHyper
-from erahbo.optimizer import Optimizer
-from erahbo.optimizer.challengers import is_challenger_round
-from erahbo.optimizer.random_design import is_random_round
-from erahbo.space import SearchSpace
+from erahbo.integrations._optuna_engine import Engine, bounds, hyper_from_json, hyper_to_json
+from erahbo.integrations._optuna_space import Coder, config_key
+from erahbo.integrations._optuna_trials import (
+    CLAIM,
+    FINISHED,
+    MISUSE,
+    OBJECTIVE_FAILED,
+    claim_of,
+    next_seeds,
+    study_records,
+    trial_key,
+    trial_runs,
+    used_seeds,
+    write_attrs,
+    write_live_attrs,
+)
+from erahbo.optimizer import Optimizer, Result
 
-__all__ = ["SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler"]
+__all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",
+           "recommended_trial", "trial_seeds"]
 
-SEED_OFFSET = "erahbo_seed_offset"  # user attribute: seeds a repeated configuration already ran
-# trial system attribute: "init", "bo", "random" (random_interleave) or "challenger"
-_PHASE = "erahbo:phase"
-_HYPER = "erahbo:hyperparameters"  # study system attribute: fitted GP hyperparameters (JSON)
-_DECISION = "erahbo:decision"  # trial system attribute: the stopping decision (k, UCB_MV, B_t)
-_USED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+SEEDS = "erahbo_seeds"  # user attribute: the seeds this trial may train, in order
+SEED_OFFSET = "erahbo_seed_offset"  # user attribute: its first seed (seeds are consecutive)
+RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
+HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperparameters
+_PHASE = "erahbo:phase"  # trial system attribute: init, given, random, challenger, bo
+_DECISION = "erahbo:decision"  # trial system attribute: the stopping decision at the stop
+_ADAPTIVE = ("bo", "challenger", "given")  # kinds whose seeds the stopping rule decides
+_ROUNDS = ("random", "challenger", "bo")  # kinds that count as BO rounds in the schedule
 
 
-class _Coder:
-    """Optuna distributions <-> an erahbo :class:`SearchSpace`.
+def trial_seeds(trial: Any) -> list[int]:
+    """The seeds a trial of an :class:`ERAHBOSampler` study trains, in order (step ``i`` is
+    seed ``trial_seeds(trial)[i]``). Call it after the ``suggest_*`` calls: a trial whose
+    parameters were drawn independently (the first trials, before the search space is known)
+    claims its configuration's seeds here, once its parameters are known."""
+    sampler = getattr(getattr(trial, "study", None), "sampler", None)
+    if isinstance(sampler, ERAHBOSampler):
+        sampler._late_claim(trial)
+    seeds = trial.user_attrs.get(SEEDS)
+    if seeds is None:
+        raise ValueError(
+            f"trial {trial.number} has no {SEEDS!r} user attribute: create the study with "
+            "sampler=ERAHBOSampler(...), pruner=sampler.pruner"
+        )
+    return [int(s) for s in seeds]
 
-    Categoricals and stepped distributions are encoded by their index (``("cat", [0, 1,
-    ...])`` and ``("int", 0, n)``), so any choice type and any step are modelled.
-    """
 
-    def __init__(self, dists: dict[str, BaseDistribution]) -> None:
-        self.dists = dict(sorted(dists.items()))
-        spec: dict[str, Any] = {}
-        for name, d in self.dists.items():
-            if isinstance(d, CategoricalDistribution):
-                spec[name] = ("cat", list(range(len(d.choices))))
-            elif isinstance(d, FloatDistribution) and d.step is None:
-                spec[name] = ("log" if d.log else "float", d.low, d.high)
-            elif isinstance(d, FloatDistribution):
-                spec[name] = ("int", 0, round((d.high - d.low) / d.step))
-            elif isinstance(d, IntDistribution) and d.step == 1:
-                spec[name] = ("logint" if d.log else "int", d.low, d.high)
-            elif isinstance(d, IntDistribution):
-                spec[name] = ("int", 0, (d.high - d.low) // d.step)
-            else:
-                raise TypeError(f"parameter {name!r}: unsupported distribution {d!r}")
-        self.space = SearchSpace(spec)
-        self.key = json.dumps({n: str(d) for n, d in self.dists.items()})
-
-    def covers(self, params: dict[str, Any]) -> bool:
-        return all(n in params for n in self.dists)
-
-    def to_erahbo(self, params: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, d in self.dists.items():
-            v = params[name]
-            if isinstance(d, CategoricalDistribution):
-                out[name] = int(d.to_internal_repr(v))
-            elif isinstance(d, FloatDistribution) and d.step is not None:
-                out[name] = round((v - d.low) / d.step)
-            elif isinstance(d, IntDistribution) and d.step != 1:
-                out[name] = (int(v) - d.low) // d.step
-            else:
-                out[name] = v
-        return out
-
-    def to_optuna(self, config: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, d in self.dists.items():
-            v = config[name]
-            if isinstance(d, CategoricalDistribution):
-                out[name] = d.choices[int(v)]
-            elif isinstance(d, FloatDistribution) and d.step is not None:
-                out[name] = min(d.low + int(v) * d.step, d.high)
-            elif isinstance(d, FloatDistribution):
-                out[name] = min(max(float(v), d.low), d.high)
-            elif isinstance(d, IntDistribution):
-                out[name] = min(d.low + int(v) * d.step, d.high) if d.step != 1 else int(v)
-        return out
+def recommended_trial(study: Study) -> FrozenTrial | None:
+    """The first trial of the configuration ERAHBO recommends (``argmax LCB_MV``), as of the
+    last finished trial; None before any configuration has 2 runs."""
+    rec = study.user_attrs.get(RECOMMENDATION)
+    if not rec:
+        return None
+    return next((t for t in study.get_trials(deepcopy=False) if t.number == rec["trial"]), None)
 
 
 class ERAHBOSampler(BaseSampler):
@@ -159,18 +144,18 @@ class ERAHBOSampler(BaseSampler):
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
     preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_every, seed, kernel
-    random_interleave, random_top, challengers
+    random_interleave, random_top, challengers, failures, raw_samples, n_polish
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
-        design, Sobol points once the search space is known; ``k_init``: their seeds; None:
-        the preset's default).
-    failures : {"penalize", "exclude"}
-        What a failed run (a NaN/inf report, an exception in the objective) does.
-    raw_samples, n_polish : int
-        Acquisition optimization effort (as :class:`erahbo.Optimizer`).
+        design; ``k_init``: their seeds; None: the preset's default). ``failures``:
+        ``"penalize"`` (default) or ``"exclude"``.
     independent_sampler : optuna.samplers.BaseSampler or None
-        Samples what ERAHBO cannot model (default ``RandomSampler(seed)``).
+        Samples what ERAHBO cannot model (default: Optuna's ``RandomSampler`` seeded per trial
+        and parameter, so that workers draw different points).
     warn_independent_sampling : bool
         Warn when a parameter is sampled by ``independent_sampler`` after the initial design.
+    claim_wait : float
+        Seconds a starting trial waits for the claims of trials started just before it in
+        other workers (they decide first).
 
     Attributes
     ----------
@@ -202,6 +187,7 @@ class ERAHBOSampler(BaseSampler):
         n_polish: int = 5,
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
+        claim_wait: float = 5.0,
     ) -> None:
         if failures not in ("penalize", "exclude"):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
@@ -218,79 +204,62 @@ class ERAHBOSampler(BaseSampler):
         o = probe.options  # the values in force (given, or the preset's defaults)
         self.method, self.n_init, self.seed = method, int(o.n_init), int(seed)
         self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, probe.k_init
-        # random rounds are this sampler's own trials (phase "random"): each decision below is
-        # made by a new Optimizer warm-started with the study's runs, which cannot count them
-        self.random_interleave = int(o.random_interleave or 0)
-        self._options["random_interleave"] = 0
-        self.random_top = float(o.random_top)
-        self.challengers = bool(o.challengers)  # likewise: a phase of this sampler's trials
-        self._options["challengers"] = False
-        self._independent = independent_sampler or RandomSampler(seed=seed)
+        self.schedule = probe.strategy.schedule  # which proposer each BO round goes to
+        self._independent = independent_sampler
         self._warn = bool(warn_independent_sampling)
         self._warned: set[str] = set()
+        self._claim_wait = float(claim_wait)
         self._intersection = IntersectionSearchSpace(include_pruned=True)
-        self._cache: tuple[Any, Optimizer | None] | None = None  # (data key, optimizer)
+        self._engine = Engine(self._options)
+        self._lock = threading.RLock()
+        self._claims: dict[int, dict[str, Any]] = {}  # running trial number -> its claim
+        self._coders: dict[int, Coder | None] = {}  # running trial number -> its space
+        self._keys: dict[tuple[str, int], str | None] = {}  # finished trials' config keys
         self.pruner = ERAHBOPruner(self)
 
     # ------------------------------------------------------------------ Optuna interface
     def reseed_rng(self) -> None:
-        self._independent.reseed_rng()
+        if self._independent is not None:
+            self._independent.reseed_rng()
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        if _PHASE in trial.system_attrs:
+        """Decide the trial (configuration, round kind, seeds) and claim its seeds in the
+        storage: the earliest hook, before the objective runs."""
+        self._check_study(study)
+        if claim_of(trial) is not None:  # decided already (a trial object made again)
+            self._claims.setdefault(trial.number, claim_of(trial))
             return
-        others = [t for t in study.get_trials(deepcopy=False) if t.number != trial.number]
-        n = sum(1 for t in others if t.system_attrs.get(_PHASE) == "init")
-        phase = "init" if n < self.n_init else "bo"
-        if phase == "bo" and (self.random_interleave or self.challengers):  # as Optimizer
-            bo = sum(1 for t in others
-                     if t.system_attrs.get(_PHASE) in ("bo", "random", "challenger"))
-            runs = sum(len(t.intermediate_values) for t in others)
-            if is_random_round(bo + 1, runs, self.random_interleave):
-                phase = "random"
-            elif is_challenger_round(bo + 1, runs, self.random_interleave, self.challengers):
-                phase = "challenger"
-        study._storage.set_trial_system_attr(trial._trial_id, _PHASE, phase)
-        trial.system_attrs[_PHASE] = phase  # Optuna's Trial keeps this copy
+        self._wait_for_earlier_claims(study, trial)
+        with self._lock:
+            trials = study.get_trials(deepcopy=False)
+            space = {n: d for n, d in self._intersection.calculate(study).items()
+                     if not d.single()}
+            coder = Coder(space) if space else None
+            kind, config, n_seeds = self._decide(study, trial, trials, coder)
+            key = None if config is None else config_key(config)
+            seeds = self._claim_seeds(trial, trials, key, n_seeds, coder)
+            params = None if config is None else self._params(coder, key, config)
+            claim = {"trial": trial.number, "config": key, "kind": kind, "seeds": seeds,
+                     "params": params, "space": None if coder is None else coder.key}
+            write_attrs(study, trial, user={SEEDS: seeds, SEED_OFFSET: seeds[0]},
+                        system={CLAIM: claim, _PHASE: kind})
+            if key is not None:
+                self._recheck_claim(study, trial, claim, n_seeds, coder)
+            self._claims[trial.number] = claim
+            self._coders[trial.number] = coder
 
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        if len(study.directions) > 1:
-            raise ValueError("ERAHBOSampler: multi-objective studies are not supported")
-        return {n: d for n, d in self._intersection.calculate(study).items() if not d.single()}
+        coder = self._coders.get(trial.number)
+        return {} if coder is None else dict(coder.dists)
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        if not search_space:
-            return {}
-        coder = _Coder(search_space)
-        if _phase(study, trial) == "init":
-            i = sum(1 for t in study.get_trials(deepcopy=False)
-                    if t.number < trial.number and t.system_attrs.get(_PHASE) == "init")
-            u = coder.space.sobol_unit(max(self.n_init, i + 1), self.seed)[i]
-            config = coder.space.decode(u)
-            records = self._records(study, coder, exclude=trial.number)
-        elif _phase(study, trial) == "random":  # seeded per trial
-            records = self._records(study, coder, exclude=trial.number)
-            config = self._random(study, coder, records, trial.number)
-        else:
-            records = self._records(study, coder, exclude=trial.number)
-            challenger = _phase(study, trial) == "challenger"
-            config = self._ask(study, coder, records, challengers=challenger)
-            if challenger and config is not None and self._running(study, trial, coder, config):
-                # a challenger another worker trains now: its seeds would repeat them
-                config = self._ask(study, coder, records)
-            if config is None:
-                return {}  # no usable data yet (e.g. every initial run failed): independent
-        key = json.dumps(coder.to_erahbo(coder.to_optuna(config)), sort_keys=True)
-        ran = sum(len(r["returns"]) for r in records
-                  if json.dumps(r["config"], sort_keys=True) == key)
-        if ran:
-            study._storage.set_trial_user_attr(trial._trial_id, SEED_OFFSET, int(ran))
-            trial.set_user_attr(SEED_OFFSET, int(ran))  # Optuna's Trial reads this copy
-        return coder.to_optuna(config)
+        claim = self._claims.get(trial.number) or claim_of(trial) or {}
+        params = claim.get("params") or {}
+        return {n: v for n, v in params.items() if n in search_space}
 
     def sample_independent(
         self,
@@ -299,191 +268,304 @@ class ERAHBOSampler(BaseSampler):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
-        if (self._warn and param_name not in self._warned and _phase(study, trial) != "init"
+        kind = (self._claims.get(trial.number) or {}).get("kind")
+        if (self._warn and param_name not in self._warned and kind != "init"
                 and not param_distribution.single()):
             self._warned.add(param_name)
             warnings.warn(
                 f"ERAHBOSampler: parameter {param_name!r} of trial {trial.number} is not in "
                 f"every earlier trial (a dynamic or conditional parameter): it is sampled by "
-                f"{type(self._independent).__name__}, not by {self.method}. Suggest every "
-                "parameter in every trial to let ERAHBO model it.",
+                f"{type(self._independent or RandomSampler()).__name__}, not by "
+                f"{self.method}. Suggest every parameter in every trial to let ERAHBO model it.",
                 stacklevel=2,
             )
-        return self._independent.sample_independent(study, trial, param_name, param_distribution)
+        sampler = self._independent
+        if sampler is None:  # seeded per trial and parameter: workers draw different points
+            sampler = RandomSampler(seed=int(np.random.SeedSequence(
+                [self.seed, trial.number, zlib.crc32(param_name.encode())]).generate_state(1)[0]))
+        return sampler.sample_independent(study, trial, param_name, param_distribution)
 
-    # ------------------------------------------------------------------ recommendation
-    def recommend(self, study: Study) -> dict[str, Any] | None:
-        """Recommended parameters: ``argmax LCB_MV`` over the evaluated configurations.
+    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
+                    values: Any) -> None:
+        """Tell the trial's runs to the optimizer; annotate the trial and the study with
+        erahbo's estimates and recommendation (the trial is still running in the storage)."""
+        failed = state == TrialState.FAIL
+        if failed:
+            write_attrs(study, trial, system={OBJECTIVE_FAILED: trial.number})
+        claim = self._claims.pop(trial.number, None) or claim_of(trial)
+        coder = self._coders.pop(trial.number, None)
+        if claim is None:
+            return
+        seeds, runs = trial_runs(trial, state, failed_in_objective=failed)
+        with self._lock:
+            if coder is None or not coder.covers(trial.params):
+                space = {n: d for n, d in self._intersection.calculate(study).items()
+                         if not d.single()} or {n: d for n, d in trial.distributions.items()
+                                                if not d.single()}
+                coder = Coder(space) if space and Coder(space).covers(trial.params) else None
+            if coder is None:
+                return
+            key = coder.key_of(trial.params)
+            if claim.get("space") == coder.key:
+                self._engine.tell(trial.number, key, trial.params, runs)
+            else:
+                self._engine.drop(trial.number)
+            opt = self._engine.sync(study.get_trials(deepcopy=False), coder,
+                                    self._hyperparameters(study), _sign(study),
+                                    extra={trial.number: (trial, seeds, runs)})
+            user, rec = self._annotations(opt, coder, key)
+        write_attrs(study, trial, user=user)
+        if rec is not None:
+            study.set_user_attr(RECOMMENDATION, rec)
 
-        Returns the parameters of the first trial with the recommended configuration (its
-        independently sampled parameters included); None before any trial has 2 seeds.
-        """
-        coder = self._coder(study)
-        if coder is None:
-            return None
-        opt = self._optimizer(study, coder, self._records(study, coder), cache=True)
-        cfg = None if opt is None else opt.recommend()
-        if cfg is None:
-            return None
-        best = coder.to_optuna(cfg)
-        for t in study.get_trials(deepcopy=False, states=_USED):
-            if coder.covers(t.params) and coder.to_erahbo(t.params) == coder.to_erahbo(best):
-                return dict(t.params)
-        return best
+    # ------------------------------------------------------------------ decisions
+    def _check_study(self, study: Study) -> None:
+        if len(study.directions) > 1:
+            raise ValueError(
+                f"ERAHBOSampler: the study has {len(study.directions)} objectives; ERAHBO "
+                "optimizes one (the mean-variance of the reported returns): create the study "
+                "with one direction, e.g. optuna.create_study(direction='maximize', ...)"
+            )
+        if study.pruner is not self.pruner and "pruner" not in self._warned:
+            self._warned.add("pruner")
+            warnings.warn(
+                f"ERAHBOSampler: the study's pruner is {type(study.pruner).__name__}, not this "
+                "sampler's stopping rule, so ERAHBO does not decide how many seeds a trial "
+                "gets: create the study with optuna.create_study(..., sampler=sampler, "
+                "pruner=sampler.pruner)",
+                stacklevel=3,
+            )
 
-    def optimizer(self, study: Study) -> Optimizer | None:
-        """An :class:`erahbo.Optimizer` holding the study's runs (for its ``result()``)."""
-        coder = self._coder(study)
-        if coder is None:
-            return None
-        return self._optimizer(study, coder, self._records(study, coder), cache=True)
+    def _wait_for_earlier_claims(self, study: Study, trial: FrozenTrial) -> None:
+        """Wait (up to ``claim_wait`` s) until the running trials with lower numbers, started
+        in the last ``claim_wait`` seconds, have claimed their seeds: they decide first."""
+        deadline = time.monotonic() + self._claim_wait
+        while time.monotonic() < deadline:
+            now = time.time()
+            waiting = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                       if t.number < trial.number and claim_of(t) is None
+                       and t.datetime_start is not None
+                       and now - t.datetime_start.timestamp() < self._claim_wait]
+            if not waiting:
+                return
+            time.sleep(0.02)
+
+    def _decide(self, study: Study, trial: FrozenTrial, trials: list[FrozenTrial],
+                coder: Coder | None) -> tuple[str, dict[str, Any] | None, int]:
+        """The trial's round kind, erahbo configuration (None: sampled independently) and
+        how many seeds it may train."""
+        adaptive_k = self.k_max if self.method == "erahbo" else self.k
+        if coder is None:  # the search space is not known yet (the first trial)
+            return "init", None, self.k_init
+        given = {**trial.params, **trial.system_attrs.get("fixed_params", {})}
+        if coder.covers(given):  # enqueued (enqueue_trial, RetryFailedTrialCallback)
+            return "given", coder.to_erahbo(given), adaptive_k
+        if trial.number < self.n_init:  # the initial design: Sobol point number i
+            u = coder.space.sobol_unit(self.n_init, self.seed)[trial.number]
+            return "init", coder.space.decode(u), self.k_init
+        bo_round = 1 + sum(1 for t in trials if t.number < trial.number
+                           and (claim_of(t) or {}).get("kind") in _ROUNDS)
+        runs = sum(len(t.intermediate_values) for t in trials)
+        kind = "random" if self.method == "random" else self.schedule.kind(bo_round, runs)
+        finished = [t for t in trials if t.state in FINISHED]
+        self._engine.sync(finished, coder, self._hyperparameters(study), _sign(study))
+        got = self._engine.ask(trial.number, kind, coder)
+        if got is None and self._engine.dirty:  # a stale round in the way: rebuild, again
+            self._engine.sync(finished, coder, self._hyperparameters(study), _sign(study))
+            got = self._engine.ask(trial.number, kind, coder)
+        running = {trial_key(t, coder, self._keys) for t in trials
+                   if t.state == TrialState.RUNNING and t.number != trial.number}
+        for _ in range(3):  # another worker trains it now: another configuration, if any
+            if got is None or config_key(got[0].config) not in running:
+                break
+            self._engine.dirty = True  # the asked round stands for the other worker's trial
+            got = self._engine.ask(trial.number, kind, coder)
+        if got is None:  # nothing to model with yet (every run so far failed): at random
+            rng = np.random.default_rng([self.seed, trial.number])
+            n = self.k_min if self.method == "erahbo" else self.k
+            return "random", coder.space.decode(rng.random(coder.space.dim)), n
+        t, phase, left = got
+        n = len(t.seeds)
+        if self.method == "erahbo" and phase in _ADAPTIVE:
+            n = int(min(self.k_max, n + left))
+        return phase, t.config, max(n, 1)
+
+    def _claim_seeds(self, trial: FrozenTrial, trials: list[FrozenTrial], key: str | None,
+                     n: int, coder: Coder | None) -> list[int]:
+        if key is None:  # an independently drawn configuration: its own first seeds
+            return list(range(n))
+        return next_seeds(used_seeds(trials, key, trial.number, coder, self._keys), n)
+
+    def _recheck_claim(self, study: Study, trial: FrozenTrial, claim: dict[str, Any], n: int,
+                       coder: Coder | None) -> None:
+        """Re-read the claims after writing ours: a trial with a lower number that claimed
+        the same configuration's seeds meanwhile keeps them; this one moves past them."""
+        for _ in range(5):
+            trials = study.get_trials(deepcopy=False)
+            earlier = [t for t in trials if t.number < trial.number]
+            key = claim["config"]
+            if not set(claim["seeds"]) & used_seeds(earlier, key, trial.number, coder,
+                                                    self._keys):
+                return
+            claim["seeds"] = next_seeds(used_seeds(trials, key, trial.number, coder,
+                                                   self._keys), n)
+            write_attrs(study, trial, user={SEEDS: claim["seeds"],
+                                            SEED_OFFSET: claim["seeds"][0]},
+                        system={CLAIM: claim})
+
+    def _late_claim(self, trial: Any) -> None:
+        """Claim the seeds of a running trial whose configuration was not known when it
+        started (drawn independently), now that it has its parameters (a live Trial)."""
+        claim = self._claims.get(trial.number)
+        dists = {n: d for n, d in trial.distributions.items() if not d.single()}
+        if claim is None or claim["config"] is not None or not dists:
+            return
+        with self._lock:
+            coder = Coder(dists)
+            key = coder.key_of(trial.params)
+            trials = trial.study.get_trials(deepcopy=False)
+            claim = dict(claim, config=key, space=coder.key, params=dict(trial.params))
+            claim["seeds"] = self._claim_seeds(trial, trials, key, len(claim["seeds"]), coder)
+            self._claims[trial.number] = claim
+            write_live_attrs(trial, user={SEEDS: claim["seeds"],
+                                          SEED_OFFSET: claim["seeds"][0]},
+                             system={CLAIM: claim})
+
+    def _params(self, coder: Coder, key: str, config: dict[str, Any]) -> dict[str, Any]:
+        """Optuna parameters of ``config``: an evaluated configuration's exact ones."""
+        known = self._engine.params.get(key) if self._engine.key == coder.key else None
+        return dict(known) if known is not None else coder.to_optuna(config)
 
     # ------------------------------------------------------------------ stopping rule
     def _should_stop(self, study: Study, trial: FrozenTrial) -> bool:
-        vals = [v for _, v in sorted(trial.intermediate_values.items())]
+        claim = self._claims.get(trial.number) or claim_of(trial)
+        steps = sorted(trial.intermediate_values)
+        if claim is None or not steps:
+            return False
+        seeds = claim["seeds"]
+        if steps != list(range(len(steps))) or len(steps) > len(seeds):
+            self._refuse_steps(study, trial, steps, seeds)
+        vals = [trial.intermediate_values[s] for s in steps]
         n = len(vals)
-        if n == 0:
-            return False
-        if not all(math.isfinite(v) for v in vals):
+        if not math.isfinite(vals[-1]):
             return True  # a failed run: the configuration is penalized or excluded
-        phase = _phase(study, trial)
-        if phase == "init":
-            return n >= self.k_init
-        if phase == "random":  # a random round: its first seeds only, as in Optimizer
-            return n >= (self.k_min if self.method == "erahbo" else self.k)
-        if self.method != "erahbo":
-            return n >= self.k
-        if n < self.k_min:
+        adaptive = self.method == "erahbo" and claim["kind"] in _ADAPTIVE
+        if n >= len(seeds) or not adaptive or n < self.k_min or claim["config"] is None:
+            if n >= len(seeds) and adaptive:
+                write_attrs(study, trial, system={_DECISION: {"k": n, "reason": "k_max"}})
             return False
-        coder = self._coder(study)
-        if coder is None or not coder.covers(trial.params):
-            return n >= self.k_max  # nothing to model this trial with: it runs to k_max
-        opt = self._optimizer(study, coder, self._records(study, coder, exclude=trial.number),
-                              cache=True)
-        if opt is None:
-            return n >= self.k_max
-        sign = _sign(study)
-        reason, ucb, b_t = opt.stopping_decision(coder.to_erahbo(trial.params),
-                                                 [sign * v for v in vals])
-        if reason is not None:  # stored once, at the stop (each write is a storage commit)
-            study._storage.set_trial_system_attr(trial._trial_id, _DECISION, {
-                "k": n, "reason": reason, "ucb_mv": ucb if math.isfinite(ucb) else None,
-                "B_t": b_t if math.isfinite(b_t) else None,
-            })
-        return reason is not None
+        with self._lock:
+            opt = self._engine.opt
+            if opt is None or self._engine.key != claim.get("space"):
+                return False
+            reason, ucb, b_t = opt.stopping_decision(json.loads(claim["config"]),
+                                                     [_sign(study) * v for v in vals])
+        if reason != "dominated":
+            return False
+        write_attrs(study, trial, system={_DECISION: {
+            "k": n, "reason": reason, "ucb_mv": ucb if math.isfinite(ucb) else None,
+            "B_t": b_t if math.isfinite(b_t) else None}})
+        return True
 
-    # ------------------------------------------------------------------ study -> erahbo
-    def _coder(self, study: Study) -> _Coder | None:
-        space = {n: d for n, d in self._intersection.calculate(study).items() if not d.single()}
-        return _Coder(space) if space else None
-
-    def _records(
-        self, study: Study, coder: _Coder, exclude: int | None = None
-    ) -> list[dict[str, Any]]:
-        """Per-seed returns of the finished trials, pooled by configuration (warm records)."""
-        sign = _sign(study)
-        pooled: dict[str, dict[str, Any]] = {}
-        for t in study.get_trials(deepcopy=False, states=_USED):
-            if t.number == exclude or not coder.covers(t.params):
-                continue
-            runs: list[float | None] = [
-                sign * v if math.isfinite(v) else None
-                for _, v in sorted(t.intermediate_values.items())
-            ]
-            if t.state == TrialState.FAIL:
-                runs.append(None)  # the run that raised
-                if len(runs) < 2:
-                    runs.append(None)  # failed before its second seed: two failed runs
-            if not runs:
-                continue
-            cfg = coder.to_erahbo(t.params)
-            rec = pooled.setdefault(json.dumps(cfg, sort_keys=True),
-                                    {"config": cfg, "returns": [], "seeds": None})
-            rec["returns"].extend(runs)
-        return list(pooled.values())
-
-    def _ask(self, study: Study, coder: _Coder, records: list[dict[str, Any]],
-             **round_kind: Any) -> dict[str, Any] | None:
-        """The next configuration of a BO trial (``round_kind``: ``challengers=True`` or
-        ``random_seed``, as :meth:`_optimizer`); None without usable data. An evaluated
-        configuration (a challenger) comes with its exact parameters from ``records``
-        (``decode(encode(x))`` may round)."""
-        opt = self._optimizer(study, coder, records, cache=False, **round_kind)
-        t = None if opt is None else opt.ask()
-        if t is None:
-            return None
-        row = opt.data.row_of(t.config_id)
-        if row is None:
-            return t.config
-        return next((r["config"] for r in records if np.array_equal(
-            coder.space.encode(r["config"]), opt.data.U[row])), t.config)
-
-    def _random(self, study: Study, coder: _Coder, records: list[dict[str, Any]],
-                number: int) -> dict[str, Any]:
-        """A random trial's configuration: the Optimizer's random round (a draw from the
-        ``random_top`` share best by the acquisition) on the study's data, seeded by the trial
-        ``number``; uniform over the space when ``random_top`` is 1 or without usable data."""
-        rng = np.random.default_rng([self.seed, number])
-        config = None
-        if self.random_top < 1:
-            config = self._ask(study, coder, records, random_seed=int(rng.integers(2**31 - 1)))
-        return coder.space.decode(rng.random(coder.space.dim)) if config is None else config
-
-    @staticmethod
-    def _running(study: Study, trial: FrozenTrial, coder: _Coder, config: dict[str, Any]) -> bool:
-        """Whether another trial with ``config`` is running now (parallel workers)."""
-        return any(t.number != trial.number and coder.covers(t.params)
-                   and coder.to_erahbo(t.params) == config
-                   for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
-
-    def _optimizer(
-        self, study: Study, coder: _Coder, records: list[dict[str, Any]], *, cache: bool,
-        challengers: bool = False, random_seed: int | None = None,
-    ) -> Optimizer | None:
-        """An Optimizer on ``records`` (warm start) with the study's hyperparameters
-        (``challengers``: its first round is a challenger round; ``random_seed``: a random
-        round, drawn with this seed)."""
-        if not any(len(r["returns"]) >= 2 for r in records):
-            return None
-        key = (coder.key, json.dumps(records, sort_keys=True))
-        if cache and self._cache is not None and self._cache[0] == key:
-            return self._cache[1]
-        opts = dict(self._options, n_init=0, warm_start=records, challengers=challengers)
-        if random_seed is not None:  # every round is random while under 2**62 runs
-            opts.update(random_interleave=2**62, random_top=self.random_top, seed=random_seed)
-        opt: Optimizer | None
-        try:
-            if self.method != "random":
-                opts["hyperparameters"] = self._hyperparameters(study, coder, records)
-            opt = Optimizer(coder.space, **opts)
-        except ValueError as e:
-            if "warm_start holds no configuration" not in str(e):
-                raise
-            opt = None  # e.g. every configuration so far excluded
-        self._cache = (key, opt)
-        return opt
-
-    def _hyperparameters(
-        self, study: Study, coder: _Coder, records: list[dict[str, Any]]
-    ) -> tuple[GPHyper, GPHyper]:
-        """The GP hyperparameters: fitted once, on the data at the first BO decision, stored."""
-        stored = study._storage.get_study_system_attrs(study._study_id).get(_HYPER)
-        if stored and stored.get("space") == coder.key:
-            return _hyper_from_json(stored["hyper"])
-        opt = Optimizer(coder.space, **dict(self._options, n_init=0, warm_start=records))
-        hyper = opt.fit_hyperparameters()
-        study._storage.set_study_system_attr(
-            study._study_id, _HYPER, {"space": coder.key, "hyper": _hyper_to_json(hyper)}
+    def _refuse_steps(self, study: Study, trial: FrozenTrial, steps: list[int],
+                      seeds: list[int]) -> None:
+        write_attrs(study, trial, system={MISUSE: {"trial": trial.number, "steps": steps[:6]}})
+        raise ValueError(
+            f"ERAHBOSampler: trial {trial.number} reported steps {steps[:6]}"
+            f"{' ...' if len(steps) > 6 else ''}, but a step is the index of a seed, 0 .. "
+            f"{len(seeds) - 1} for this trial: report each seed's final return once, e.g. "
+            "for step, seed in enumerate(trial_seeds(trial)): trial.report(train(seed), step) "
+            "(a learning curve per training iteration is not what ERAHBO reads); this trial's "
+            "reports are left out"
         )
-        return hyper
+
+    # ------------------------------------------------------------------ the answer
+    def _annotations(self, opt: Optimizer | None, coder: Coder, key: str,
+                     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The finished trial's user attributes and the study's recommendation."""
+        eng = self._engine
+        user: dict[str, Any] = {"erahbo_config_id": eng.first.get(key),
+                                "erahbo_k": eng.k.get(key, 0)}
+        rec_cfg = None if opt is None else opt.recommend()
+        rec_key = None if rec_cfg is None else config_key(rec_cfg)
+        user["erahbo_recommended"] = rec_key == key
+        user.update(bounds(opt, coder, json.loads(key), eng.sign))
+        if rec_key is None or rec_key not in eng.first:
+            return user, None
+        rec = {"trial": eng.first[rec_key], "params": eng.params.get(rec_key),
+               "k": eng.k.get(rec_key, 0), **bounds(opt, coder, rec_cfg, eng.sign)}
+        return user, {k.replace("erahbo_", ""): v for k, v in rec.items()}
+
+    def _hyperparameters(self, study: Study):  # -> callable for Engine.sync
+        def fitted(coder: Coder, records: list[dict[str, Any]]
+                   ) -> tuple[GPHyper, GPHyper] | None:
+            """Fitted once, on the data at the first BO decision; kept in the study."""
+            if self.method == "random":
+                return None
+            stored = study.user_attrs.get(HYPER)
+            if stored and stored.get("space") == coder.key:
+                return hyper_from_json(stored["hyper"])
+            opt = Optimizer(coder.space, **dict(self._options, n_init=0, warm_start=records))
+            hyper = opt.fit_hyperparameters()
+            study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_to_json(hyper)})
+            return hyper
+
+        return fitted
+
+    def optimizer(self, study: Study) -> Optimizer | None:
+        """A new :class:`erahbo.Optimizer` holding the study's runs (for its ``result()``);
+        None before any configuration has 2 runs."""
+        coder = self._study_coder(study)
+        if coder is None:
+            return None
+        return Engine(self._options).sync(study.get_trials(deepcopy=False), coder,
+                                          self._hyperparameters(study), _sign(study))
+
+    def recommend(self, study: Study) -> dict[str, Any] | None:
+        """Recommended parameters (``argmax LCB_MV``): those of the configuration's first
+        trial; None before any configuration has 2 runs."""
+        coder = self._study_coder(study)
+        opt = self.optimizer(study)
+        cfg = None if opt is None or coder is None else opt.recommend()
+        if cfg is None:
+            return None
+        trials = study.get_trials(deepcopy=False)
+        _, first, _ = study_records(trials, coder)
+        number = first.get(config_key(cfg))
+        return next((dict(t.params) for t in trials if t.number == number),
+                    coder.to_optuna(cfg))
+
+    def result(self, study: Study) -> Result | None:
+        """erahbo's :class:`~erahbo.optimizer.Result` of the study, ``config_id`` = the number
+        of the configuration's first trial (in every table and ``incumbent_id``); the
+        hyperparameters as the objective received them. None before any data."""
+        coder = self._study_coder(study)
+        opt = self.optimizer(study)
+        if opt is None or coder is None:
+            return None
+        res = opt.result()
+        _, first, _ = study_records(study.get_trials(deepcopy=False), coder)
+        names = list(coder.dists)
+        ids = {int(row["config_id"]): first.get(config_key({n: row[n] for n in names}))
+               for _, row in res.configs.iterrows()}
+        for table in (res.configs, res.history, res.rounds):
+            table["config_id"] = table["config_id"].map(lambda c: ids.get(int(c), c))
+        res.incumbent_id = ids.get(res.incumbent_id, res.incumbent_id)
+        return res
+
+    def _study_coder(self, study: Study) -> Coder | None:
+        space = {n: d for n, d in IntersectionSearchSpace(include_pruned=True)
+                 .calculate(study).items() if not d.single()}
+        return Coder(space) if space else None
 
 
 class ERAHBOPruner(BasePruner):
     """ERAHBO's stopping rule as an Optuna pruner; made by :class:`ERAHBOSampler`.
 
-    ``prune`` is True when the trial should stop training seeds: the stopping rule fired
-    (``UCB_MV(x; k) <= B_t`` after ``k_min`` seeds), ``k_max`` (fixed-k methods: ``k``;
-    initial design: ``k_init``) seeds ran, or a seed failed (NaN/inf report).
+    ``prune`` is True when the stopping rule rejects the configuration (``UCB_MV(x; k) <=
+    B_t`` after ``k_min`` seeds) or its last seed failed (a NaN/inf report); a trial that
+    trains all its seeds is never pruned. Steps other than the trial's seed indices raise
+    ValueError with the fix.
     """
 
     def __init__(self, sampler: ERAHBOSampler) -> None:
@@ -493,23 +575,5 @@ class ERAHBOPruner(BasePruner):
         return self.sampler._should_stop(study, trial)
 
 
-def _phase(study: Study, trial: FrozenTrial) -> str:
-    phase = trial.system_attrs.get(_PHASE)
-    if phase is None:  # a frozen trial from before before_trial ran: read the storage
-        phase = study._storage.get_trial(trial._trial_id).system_attrs.get(_PHASE, "bo")
-    return str(phase)
-
-
 def _sign(study: Study) -> float:
     return -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-
-
-def _hyper_to_json(hyper: Sequence[GPHyper]) -> list[dict[str, Any]]:
-    return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
-             "noise": None if h.noise is None else float(h.noise)} for h in hyper]
-
-
-def _hyper_from_json(items: list[dict[str, Any]]) -> tuple[GPHyper, GPHyper]:
-    hf, hv = (GPHyper(d["kind"], np.asarray(d["lengthscales"], dtype=float), d["noise"])
-              for d in items)
-    return hf, hv

@@ -29,6 +29,7 @@ from erahbo.runtime.executors import Executor, make_executor
 from erahbo.runtime.failure_limit import FailureLimit, FailureLimitWarning
 from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, JournalError
+from erahbo.runtime.main_guard import refuse_in_worker_start
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.validation import check_objective, check_option
 
@@ -188,6 +189,7 @@ def optimize(
     address: str | None = None,
     callback: Callable[[Optimizer, Trial, TrialOutcome], None] | None = None,
     journal_info: dict[str, Any] | None = None,
+    verify: bool = False,
     **options: Any,
 ) -> Result:
     """Run ``method`` on ``objective`` until ``budget`` training runs are spent.
@@ -248,6 +250,10 @@ def optimize(
     journal_info : dict, optional
         JSON facts stored in the journal (not compared on resume). Default: how to rebuild the
         objective (:func:`objective_spec`), the executor and ``run_timeout``.
+    verify : bool
+        With a journal that holds the study: re-decide every journaled round instead of
+        starting from the journal's snapshot of the optimizer, and check that both agree
+        (:class:`erahbo.optimizer.journaling.JournaledOptimizer`).
     **options :
         Further :class:`Optimizer` options (``beta_stop``, ``schedule``, ``n_init``, ...).
 
@@ -255,6 +261,7 @@ def optimize(
     -------
     Result
     """
+    refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
     if budget is None:
         raise ValueError("optimize: budget must be an int (training runs)")
     batch = check_objective(objective)
@@ -270,6 +277,10 @@ def optimize(
         _check_same_objective(journal, journal_info)
     named = {n: v for n, v in (("beta", beta), ("k_min", k_min), ("k_max", k_max), ("k", k))
              if v is not None}
+    if verify:
+        if journal is None:
+            raise ValueError("verify=True checks a journal's replay: give journal=PATH")
+        named["verify"] = True
     opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha, journal=journal,
                     failures=failures, retries=retries, journal_info=journal_info, **named,
                     **options)
@@ -399,6 +410,7 @@ def resume(
     run_timeout: float | None = None,
     callback: Callable[[Optimizer, Trial, TrialOutcome], None] | None = None,
     budget: int | None = None,
+    verify: bool = False,
 ) -> Result:
     """Reopen a journaled study and continue it to its budget (``erahbo resume PATH``).
 
@@ -420,11 +432,15 @@ def resume(
         Continue a finished (or running) study to this larger budget: the journal is
         replayed exactly, then more rounds run (the extension is journaled, so a later resume
         replays it too). Default: the study's budget.
+    verify : bool
+        Re-decide every journaled round instead of starting from the journal's snapshot of
+        the optimizer, and check that both agree (see :func:`optimize`).
 
     Returns
     -------
     Result
     """
+    refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
     with Journal.open(path) as j:
         settings, info = dict(j.settings), dict(j.info)
         now = j.budget()
@@ -459,7 +475,7 @@ def resume(
         run_timeout = info.get("run_timeout")
     return optimize(objective, space, journal=path, executor=executor, workers=workers,
                     address=address, run_timeout=run_timeout, callback=callback,
-                    journal_info={**info, "resumed_at": time.time()},
+                    journal_info={**info, "resumed_at": time.time()}, verify=verify,
                     **study_options(settings))
 
 

@@ -39,10 +39,12 @@ from erahbo.validation import check_initial_budget, check_k_range, check_option,
 
 __all__ = [
     "METHODS",
+    "SETTINGS_SCHEMA",
     "Options",
     "check_hyperparameters",
     "design_json",
     "hyper_json",
+    "normalize_settings",
     "space_json",
 ]
 
@@ -68,6 +70,16 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
     "random_interleave": 50,  # every other round random during the first 50 runs,
     "random_top": 0.1,  # drawn from the tenth of the unevaluated configurations best by eq. 8
     "challengers": True,  # then every other round to a configuration whose runs beat the incumbent
+}
+#: Version of the study settings a journal stores (:meth:`Options.settings_json`).
+SETTINGS_SCHEMA = 2
+#: Schema 1 (journals without ``"schema"``, erahbo before the strategy redesign) stored these
+#: settings only away from these values (and not at all before they existed): the one table
+#: that reads them back (:func:`normalize_settings`).
+SCHEMA_1_ABSENT: dict[str, Any] = {
+    "seed_batch": 1, "n_parallel": 1, "stopping": "ucb", "refit_growth": None,
+    "recommend_beta": None, "pool_share": 0.0, "seed_share": 0.0, "random_interleave": 0,
+    "random_top": 1.0, "challengers": False, "recommend_seeds": 0, "max_seeds": 0,
 }
 # the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
@@ -406,12 +418,10 @@ class Options:
     def settings_json(self, initial_design: Any = None, hyperparameters: Any = None) -> dict:
         """The decision-relevant options as plain JSON values (the study settings' core).
 
-        ``method, budget, seed, alpha, beta, beta_stop, schedule, gamma, slope, k_min, k_max,
-        k, n_init, k_init, kernel, refit_every, raw_samples, n_polish, rho_max2,
-        initial_design, initial_in_budget, engine, hyperparameters``, where
-        ``initial_design`` and ``hyperparameters`` are the optimizer's data arguments.
-        Options added after the first journals (``seed_batch``, ``n_parallel``, ``stopping``)
-        appear only away from their defaults, so older journals still resume.
+        Settings schema :data:`SETTINGS_SCHEMA` (key ``"schema"``): every decision setting
+        explicit, resolved from the preset (``max_seeds`` 0: no cap, ``recommend_seeds`` 0:
+        off), with ``initial_design`` and ``hyperparameters`` the optimizer's data arguments.
+        Settings of older journals are read with :func:`normalize_settings`.
         """
         out = {
             "method": self.method, "budget": self.budget, "seed": self.seed,
@@ -425,17 +435,11 @@ class Options:
             "initial_in_budget": self.initial_in_budget, "engine": self.engine,
             "hyperparameters": hyper_json(hyperparameters),
         }
-        for name, default in (("seed_batch", 1), ("n_parallel", 1), ("stopping", "ucb"),
-                              ("refit_growth", None), ("recommend_beta", None),
-                              ("pool_share", 0.0), ("seed_share", 0.0),
-                              ("random_interleave", 0), ("random_top", 1.0),
-                              ("challengers", False)):
-            if getattr(self, name) != default:
-                out[name] = getattr(self, name)
-        if self.recommend_seeds_value:
-            out["recommend_seeds"] = self.recommend_seeds_value
-        if self.seed_cap is not None:  # absent: no limit (as in journals written before it)
-            out["max_seeds"] = self.seed_cap
+        for name in SCHEMA_1_ABSENT:
+            out[name] = getattr(self, name)
+        out["recommend_seeds"] = self.recommend_seeds_value
+        out["max_seeds"] = self.seed_cap or 0
+        out["schema"] = SETTINGS_SCHEMA
         return out
 
     @classmethod
@@ -463,6 +467,24 @@ def _check_combinations(o: Options, given: set[str]) -> None:
         raise ValueError(
             f"seed_batch={o.seed_batch} with stopping='race': racing doubles the seeds of a "
             "round itself (k_min, 2 k_min, ...); drop seed_batch")
+
+
+def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Study settings of any schema in the current one (every decision setting explicit).
+
+    Schema 1 left out a setting at its value in :data:`SCHEMA_1_ABSENT`; compare and resume
+    settings only after this (a journal keeps the settings it was written with).
+    """
+    out = dict(settings)
+    if out.get("schema") is None:
+        for name, value in SCHEMA_1_ABSENT.items():
+            out.setdefault(name, value)
+        out["schema"] = SETTINGS_SCHEMA
+    elif out["schema"] != SETTINGS_SCHEMA:
+        raise ValueError(
+            f"study settings of schema {out['schema']!r}: this erahbo reads schemas 1 to "
+            f"{SETTINGS_SCHEMA}; resume the journal with the erahbo version that wrote it")
+    return out
 
 
 def design_json(design: Any) -> Any:

@@ -29,13 +29,21 @@ The integrations (the Optuna sampler) ask the same :class:`RoundSchedule` instea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from erahbo.optimizer.challengers import is_challenger_round
+import numpy as np
+
+from erahbo.optimizer.challengers import is_challenger_round, pick_challenger
 from erahbo.optimizer.options import Options
-from erahbo.optimizer.random_design import is_random_round
+from erahbo.optimizer.random_design import is_random_round, random_configuration
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.seedcap import SeedCaps
 from erahbo.policies import BetaStopSchedule, Policy
+
+if TYPE_CHECKING:
+    from erahbo.gp import RoundModel
+    from erahbo.optimizer.rounds import RoundModels
+    from erahbo.optimizer.state import StudyState
 
 __all__ = ["ROUND_KINDS", "RoundSchedule", "Strategy"]
 
@@ -109,3 +117,58 @@ class Strategy:
                                     o.recommend_seeds_value),
             challenger_below=o.recommend_seeds_value or o.k_max,
         )
+
+    def propose(
+        self,
+        kind: str,
+        rm: RoundModel | None,
+        models: RoundModels,
+        state: StudyState,
+        pending: list[Any],
+        allowed: np.ndarray | None,
+        full: list[int],
+        rng: np.random.Generator,
+        round_seed: int,
+    ) -> tuple[int | None, np.ndarray, int, float, str]:
+        """``x_t`` from the proposer of a round of kind ``kind`` (:data:`ROUND_KINDS`).
+
+        Parameters
+        ----------
+        kind : str
+            From :meth:`RoundSchedule.kind` (``"random"`` also for random search and rounds
+            without data, with ``rm`` None: a uniform draw).
+        rm : RoundModel or None
+            The round's model on the current data.
+        models : RoundModels
+            The acquisition's argmax (with pending trials believed) and the recommendation.
+        state : StudyState
+        pending : list of Trial
+            Trials asked and not told: their configurations are not proposed again.
+        allowed : numpy.ndarray of bool, (n_candidates,), or None
+            Finite-table rows that may be proposed (None: a continuous space).
+        full : list of int
+            Data rows at their seed cap (never proposed again).
+        rng : numpy.random.Generator
+            The random draws.
+        round_seed : int
+            Seeds the continuous acquisition search of this round.
+
+        Returns
+        -------
+        (candidate index or None, encoding ``(dim,)``, config id, acquisition value, phase)
+            ``phase`` is ``"challenger"`` for a challenger's round, else ``"bo"``.
+        """
+        o = self.options
+        if kind == "random":
+            cand, u, cid = random_configuration(state, rm, allowed, rng, o)
+            return cand, u, cid, np.nan, "bo"
+        if kind == "challenger":  # closed: at their cap, or a pending trial runs them
+            busy = [state.data.row_of(t.config_id) for t in pending]
+            rec = models.recommend()
+            ch = pick_challenger(state, None if rec is None else rec[0], self.challenger_below,
+                                 o.weight, full + [i for i in busy if i is not None], allowed)
+            if ch:  # an evaluated configuration whose own runs beat the incumbent's
+                return (*ch, np.nan, "challenger")
+        cand, u, cid, acq = models.choose(rm, allowed, pending, round_seed,
+                                          [state.data.U[i] for i in full])
+        return cand, u, cid, acq, "bo"

@@ -18,6 +18,7 @@ import numpy as np
 from erahbo._files import read_json_file, read_table_file
 from erahbo.gp import GPHyper
 from erahbo.objectives import synthetic
+from erahbo.optimizer.options import normalize_settings
 from erahbo.space import SearchSpace
 
 __all__ = [
@@ -45,13 +46,8 @@ def study_options(settings: dict[str, Any]) -> dict[str, Any]:
     dict
         Everything but ``space`` (see :func:`resume` for rebuilding it).
     """
-    out = {k: v for k, v in settings.items() if k not in ("space", "hyperparameters")}
-    out.setdefault("max_seeds", 0)  # journals written before max_seeds: no limit
-    # stored only when not 0, and 0 (off) in journals written before they existed
-    for name in ("pool_share", "seed_share", "recommend_seeds", "random_interleave"):
-        out.setdefault(name, 0)
-    out.setdefault("challengers", False)  # journals written before challenger rounds
-    out.setdefault("random_top", 1.0)  # and before random rounds drew from the best tenth
+    out = {k: v for k, v in normalize_settings(settings).items()
+           if k not in ("space", "hyperparameters", "schema")}
     if out.get("retries") is None:
         out.pop("retries", None)
     if out.get("failures") is None:
@@ -171,19 +167,6 @@ def journaled_space(path: str, settings: dict[str, Any], info: dict[str, Any]) -
     return load_space(table_file)
 
 
-def _typed_entry(entry: Any) -> Any:
-    """``["log", 1e-5, 0.1]`` -> ``("log", 1e-5, 0.1)``; other lists stay choices."""
-    if not isinstance(entry, list) or not entry or not isinstance(entry[0], str):
-        return entry
-    kind, n_args = entry[0], len(entry) - 1
-    bounds = all(isinstance(v, int | float) and not isinstance(v, bool) for v in entry[1:])
-    if ((kind in ("float", "log", "int", "logint") and n_args == 2 and bounds)
-            or (kind in ("cat", "ord", "const") and n_args == 1)
-            or (kind == "bool" and n_args == 0)):
-        return tuple(entry)
-    return entry
-
-
 def load_space(path: str | os.PathLike[str]) -> Any:
     """Read a search space file: what ``erahbo optimize --space`` accepts.
 
@@ -192,8 +175,8 @@ def load_space(path: str | os.PathLike[str]) -> Any:
     path : str or path-like
         ``.json``: a ConfigSpace JSON file (``ConfigurationSpace.to_json``), the JSON of
         :meth:`SearchSpace.to_json`, or a dict of :class:`SearchSpace` entries with lists for
-        tuples: ``{"lr": ["log", 1e-5, 0.1], "act": ["cat", ["tanh", "relu"]]}`` (a plain
-        list of values is a categorical);
+        tuples: ``{"lr": ["log", 1e-5, 0.1], "act": ["cat", ["tanh", "relu"]]}`` (a list whose
+        first element is not a type name is the choices of a categorical);
         ``.csv`` / ``.parquet``: a finite candidate table (one configuration per row).
 
     Returns
@@ -224,9 +207,7 @@ def load_space(path: str | os.PathLike[str]) -> Any:
         from ConfigSpace import ConfigurationSpace
 
         return SearchSpace(ConfigurationSpace.from_json(p))
-    if "hyperparameters" not in d:  # {name: [type, ...]}: JSON has lists, the spec tuples
-        d = {name: _typed_entry(entry) for name, entry in d.items()}
-    try:
+    try:  # {name: [type, ...]}: SearchSpace reads a list that starts with a type as a tuple
         return SearchSpace(d)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"space file {p}: {exc}") from None

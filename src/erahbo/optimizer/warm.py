@@ -45,10 +45,10 @@ from erahbo.datasets.long_format import STATUS_DROP, STATUS_FAILED, STATUS_OK
 from erahbo.datasets.run_rows import read_runs
 from erahbo.optimizer.records import HISTORY_COLUMNS, History
 from erahbo.optimizer.state import StudyState
-from erahbo.runtime.failures import Penalizer
+from erahbo.runtime.failures import FailurePolicy, Penalizer
 from erahbo.space import SearchSpace
 
-__all__ = ["add_warm_start", "read_warm_file", "warm_records"]
+__all__ = ["add_warm_start", "read_warm_file", "start_warm", "warm_records"]
 
 # rows kept: finished runs and final failures of an earlier study (erahbo.runtime.failures);
 # STATUS_DROP rows were replaced by a retry, or cut by a crash
@@ -299,6 +299,33 @@ def add_warm_start(
         history.add_round(d, n_rounds, "warm", cid, len(vals), row, None, np.nan, np.nan,
                           np.nan, "warm")
     return n_rounds, finite
+
+
+def start_warm(
+    warm_start: Any,
+    state: StudyState,
+    history: History,
+    failures: FailurePolicy | None,
+    penalizer: Penalizer,
+    *,
+    has_design: bool,
+) -> tuple[list[dict[str, Any]], int, list[float]]:
+    """Read a warm start (:func:`warm_records`) and add it before the first round
+    (:func:`add_warm_start`; the optimizer's one step before the initial design).
+
+    Returns the records (part of the study settings), the rounds they took and the finite
+    warm returns; raises when they leave no data and there is no initial design.
+    """
+    records = warm_records(warm_start, state.space)
+    exclude = failures is not None and failures.mode == "exclude"
+    n_rounds, finite = add_warm_start(records, state, history, exclude=exclude,
+                                      penalizer=penalizer, n_rounds=0)
+    if state.data.n == 0 and not has_design:
+        raise ValueError(
+            "warm_start holds no configuration with at least 2 usable runs, and "
+            "n_init=0 leaves no initial design: give more runs or n_init >= 1"
+        )
+    return records, n_rounds, finite
 
 
 def _new_runs(rec: dict[str, Any], known: set[int]) -> list[tuple[int, float | None]]:

@@ -36,6 +36,7 @@ from erahbo.runtime.failures import (
     as_return,
     retry_seed,
 )
+from erahbo.runtime.main_guard import MainGuardMissing
 
 __all__ = ["evaluate"]
 
@@ -294,6 +295,8 @@ def _reports(fut: cf.Future, group: list[_Job], batch: bool) -> list[_Report]:
     try:
         reports = fut.result()
         return reports if batch else [reports]
+    except MainGuardMissing:  # not a failed run: the study cannot run like this at all
+        raise
     except (RunTimeout, WorkerCrashed) as exc:
         now, who = time.time(), exc.worker or "?"
         return [(math.nan, f"{type(exc).__name__}: {exc}", j.submitted, now, who)

@@ -238,6 +238,11 @@ class Journal:
         """Drop the connection and lock without any cleanup (tests: simulate a crash)."""
         self.close()
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
     def __enter__(self) -> Journal:
         return self
 
@@ -481,6 +486,32 @@ class Journal:
             n = c.execute("SELECT COUNT(*) FROM events").fetchone()[0]
             c.execute("INSERT INTO budget_steps (n_events, budget) VALUES (?, ?)",
                       (int(n), int(budget)))
+
+    # -- snapshots of the optimizer (fast resume) ------------------------------------------------
+
+    def write_snapshot(self, n_events: int, key: str, state: bytes) -> None:
+        """Store the optimizer's state after the first ``n_events`` events (replacing the
+        last one); ``key`` says which code and settings wrote it
+        (:mod:`erahbo.optimizer.snapshot`)."""
+        with self._tx() as c:
+            c.execute("CREATE TABLE IF NOT EXISTS snapshots (n_events INTEGER NOT NULL, "
+                      "key TEXT NOT NULL, state BLOB NOT NULL)")
+            c.execute("DELETE FROM snapshots")
+            c.execute("INSERT INTO snapshots (n_events, key, state) VALUES (?, ?, ?)",
+                      (int(n_events), key, sqlite3.Binary(state)))
+
+    def snapshot(self) -> tuple[int, str, bytes] | None:
+        """The stored optimizer state ``(n_events, key, state)``, or None."""
+        has = self._rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name = "
+                         "'snapshots'")
+        if not has:
+            return None
+        rows = self._rows("SELECT n_events, key, state FROM snapshots")
+        return (int(rows[0][0]), str(rows[0][1]), bytes(rows[0][2])) if rows else None
+
+    def n_events(self) -> int:
+        """Events so far (asks and tells)."""
+        return int(self._rows("SELECT COUNT(*) FROM events")[0][0])
 
     def events(self) -> list[tuple[str, int]]:
         """``("ask" | "tell", trial_id)`` in the order the optimizer saw them."""

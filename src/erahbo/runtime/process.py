@@ -37,6 +37,13 @@ from erahbo.runtime.executor import (
     signal_name,
     worker_name,
 )
+from erahbo.runtime.main_guard import (
+    MAIN_REIMPORT_EXIT,
+    WORKER_NAME,
+    MainGuardMissing,
+    main_script,
+    refuse_in_worker_start,
+)
 
 __all__ = ["ProcessExecutor", "SerialExecutor"]
 
@@ -167,6 +174,7 @@ class ProcessExecutor(Executor):
     """
 
     def __init__(self, max_workers: int | None = None, *, mp_context: str = "spawn") -> None:
+        refuse_in_worker_start()  # a pool made while a worker re-imports an unguarded script
         if max_workers is None:
             max_workers = os.cpu_count() or 1
         if not isinstance(max_workers, int) or max_workers < 1:
@@ -239,7 +247,7 @@ class ProcessExecutor(Executor):
     def _spawn_worker(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
         proc = self._ctx.Process(
-            target=_worker_main, args=(child, os.getpid()), name="erahbo-worker"
+            target=_worker_main, args=(child, os.getpid()), name=WORKER_NAME
         )
         proc.start()
         child.close()
@@ -364,10 +372,13 @@ class ProcessExecutor(Executor):
                 return
         if w.conn in ready or w.process.sentinel in ready:
             w.process.join(timeout=5)
-            detail = signal_name(w.process.exitcode)
+            code = w.process.exitcode
             with self._lock:
                 self._retire(w, kill=True)
-            task.future.set_exception(WorkerCrashed(detail, w.name))
+            if code == MAIN_REIMPORT_EXIT and not w.ready:  # re-ran an unguarded script
+                task.future.set_exception(MainGuardMissing(main_script()))
+            else:
+                task.future.set_exception(WorkerCrashed(signal_name(code), w.name))
             return
         if time.monotonic() >= w.deadline:
             with self._lock:

@@ -148,6 +148,7 @@ def replay(
     *,
     tell: Callable[[Any, Any, list[float], bool], None] | None = None,
     check_config: bool = True,
+    start: int = 0,
 ) -> ReplayResult:
     """Drive a fresh optimizer through the journaled asks and tells, without running anything.
 
@@ -170,6 +171,9 @@ def replay(
         for a recorder).
     check_config : bool
         Also compare the configurations (exact canonical JSON).
+    start : int
+        Replay from this event on: ``opt`` holds the state after the first ``start`` events
+        (a snapshot, :mod:`erahbo.optimizer.snapshot`), with no trial pending.
 
     Returns
     -------
@@ -186,7 +190,7 @@ def replay(
     records = {t.trial_id: t for t in journal.trials()}
     live: dict[int, Any] = {}
     result = ReplayResult()
-    for kind, tid in journal.events():
+    for kind, tid in journal.events()[start:]:
         rec = records[tid]
         if kind == "ask":
             trial = do_ask()
@@ -253,7 +257,7 @@ class JournaledStudy:
     retries : int, optional
     tell : callable, optional
         The tell adapter ``tell(opt, trial, returns, excluded)`` (not used for a recorder).
-    check_config : bool
+    check_config, start : bool, int
         See :func:`replay`.
 
     Examples
@@ -272,6 +276,7 @@ class JournaledStudy:
         retries: int | None = None,
         tell: Callable[[Any, Any, list[float], bool], None] | None = None,
         check_config: bool = True,
+        start: int = 0,
     ) -> None:
         self.optimizer = optimizer
         self.journal = journal
@@ -279,7 +284,8 @@ class JournaledStudy:
         self._tell = tell if tell is not None else _default_tell
         self._recorder = optimizer if isinstance(optimizer, Recorder) else None
         self.interrupted = journal.mark_interrupted()
-        self.replayed = replay(optimizer, journal, tell=self._tell, check_config=check_config)
+        self.replayed = replay(optimizer, journal, tell=self._tell, check_config=check_config,
+                               start=start)
         self.penalizer = Penalizer(journal.feasible_returns())
         self._pending: deque[tuple[Any, TrialRecord]] = deque(self.replayed.pending)
         self._open: dict[int, tuple[Any, int]] = {}

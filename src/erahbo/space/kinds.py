@@ -28,6 +28,7 @@ single column, or all zeros for a categorical one-hot block.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,8 @@ IMPUTE_ONEHOT = 0.0
 """Value of every one-hot column of an inactive categorical hyperparameter."""
 
 TYPES = ("float", "log", "int", "logint", "cat", "ord", "const")
+KIND_NAMES = (*TYPES, "bool")
+"""First elements that make a list spec entry a type form (``["log", 1e-5, 0.1]``)."""
 _OPS = ("in", ">", "<")
 _SPEC_HELP = (
     'use ("float", lo, hi), ("log", lo, hi), ("int", lo, hi), ("logint", lo, hi), '
@@ -299,7 +302,14 @@ def make_hp(
 
 def _number(x: Any, where: str, what: str) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{where}: {what} bound must be a number, got {x!r}")
+        hint = ""
+        if isinstance(x, str):
+            try:
+                float(x)
+                hint = " (a string: write it as a number; YAML reads 1e-5 as text, write 1.0e-5)"
+            except ValueError:
+                pass
+        raise TypeError(f"{where}: {what} bound must be a number, got {x!r}{hint}")
     x = float(x)
     if not math.isfinite(x):
         raise ValueError(f"{where}: {what} bound {x} is not finite; use a finite number")
@@ -335,7 +345,13 @@ def parse_conditions(cond: Any, where: str) -> tuple[Clause, ...]:
 
 
 def parse_entry(name: str, entry: Any) -> HP:
-    """One entry of a dict spec: a tuple such as ``("log", 1e-5, 1e-1)`` or a dict."""
+    """One entry of a dict spec: a tuple such as ``("log", 1e-5, 1e-1)``, a dict, or a list.
+
+    A list is read as JSON writes a tuple when its first element is a type name
+    (:data:`KIND_NAMES`): ``["log", 1e-5, 0.1]`` is ``("log", 1e-5, 0.1)``, checked by the
+    same rules; any other list is the choices of a categorical. This one parser serves the
+    Python spec, the JSON space files and the Hydra sweeper's ``search_space``.
+    """
     where = f"hyperparameter {name!r}"
     if isinstance(entry, dict):
         d = dict(entry)
@@ -351,21 +367,56 @@ def parse_entry(name: str, entry: Any) -> HP:
             optional=d.get("optional", False),
         )
     if isinstance(entry, list):
+        if entry and isinstance(entry[0], str) and entry[0] in KIND_NAMES:
+            return _parse_kind_form(name, tuple(entry), listed=True)
         return make_hp(name, "cat", choices=entry)
     if not isinstance(entry, tuple) or not entry:
         raise TypeError(f"{where}: cannot read spec {entry!r}; {_SPEC_HELP}")
+    return _parse_kind_form(name, entry, listed=False)
+
+
+def _parse_kind_form(name: str, entry: tuple[Any, ...], *, listed: bool) -> HP:
+    """``(kind, *args)`` (``listed``: it came as a list, as JSON writes tuples)."""
+    where = f"hyperparameter {name!r}"
     kind, args = entry[0], entry[1:]
-    if kind == "bool" and not args:
+    shown = list(entry) if listed else entry
+    # a list read as a type: say how to write choices that merely start with a type name
+    as_choices = (f'; if {list(entry)!r} are the choices of a categorical, write ("cat", '
+                  f'{list(entry)!r}) (JSON: ["cat", {_json(list(entry))}])' if listed else "")
+    if kind == "bool":
+        if args:
+            raise ValueError(f'{where}: {shown!r}: ("bool",) takes no argument{as_choices}')
         return make_hp(name, "cat", choices=[False, True])
     if kind in ("cat", "ord", "const"):
         if len(args) != 1:
-            raise ValueError(f"{where}: ({kind!r}, ...) takes one argument; {_SPEC_HELP}")
+            what = "value" if kind == "const" else "list of choices"
+            example = f"({kind!r}, 0.99)" if kind == "const" else f"({kind!r}, ['a', 'b'])"
+            raise ValueError(
+                f"{where}: {shown!r}: ({kind!r}, ...) takes one {what}, e.g. {example}, got "
+                f"{len(args)}{as_choices}"
+            )
+        listish = not isinstance(args[0], (str, bytes)) and hasattr(args[0], "__iter__")
+        if kind != "const" and not listish:
+            raise TypeError(
+                f"{where}: {shown!r}: ({kind!r}, [choices]) takes a list of choices, got "
+                f"{args[0]!r}; e.g. ({kind!r}, ['a', 'b']){as_choices}"
+            )
         return make_hp(name, kind, choices=args[0])
     if kind in ("float", "log", "int", "logint"):
         if len(args) != 2:
-            raise ValueError(f"{where}: ({kind!r}, lo, hi) takes two bounds, got {entry!r}")
+            lo, hi = (1e-5, 0.1) if kind == "log" else (1, 100) if "int" in kind else (0.0, 1.0)
+            raise ValueError(
+                f"{where}: {shown!r} gives {len(args)} bound(s); ({kind!r}, lower, upper) "
+                f"takes two bounds, e.g. ({kind!r}, {lo}, {hi}) (JSON: [{_json(kind)}, {lo}, {hi}])"
+                f"{as_choices}"
+            )
         return make_hp(name, kind, lower=args[0], upper=args[1])
     raise ValueError(f"{where}: unknown type {kind!r}; {_SPEC_HELP}")
+
+
+def _json(x: Any) -> str:
+    """``x`` as JSON text (for messages that show the JSON form)."""
+    return json.dumps(x, default=str)
 
 
 def check_conditions(hps: list[HP]) -> list[int]:

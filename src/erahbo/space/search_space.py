@@ -16,6 +16,7 @@ column, all zeros for a one-hot block; see :mod:`erahbo.space.kinds`) and left o
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ import pandas as pd
 import erahbo.space.kinds as _hp
 from erahbo.space.configspace import from_configspace, is_configspace
 from erahbo.space.kinds import HP, clause_holds, native
+from erahbo.space.reserved import check_names
 
 __all__ = ["SearchSpace"]
 
@@ -120,6 +122,31 @@ def _check_no_missing(df: pd.DataFrame) -> None:
             raise ValueError(_missing_message(df, int(holes[0]), str(name), holes.size))
 
 
+def _warn_duplicates(rows: list[dict[str, Any]]) -> None:
+    """Warn once when candidate rows repeat an earlier row (same hyperparameter values)."""
+    first: dict[tuple, int] = {}
+    repeats: list[tuple[int, int]] = []  # (row, the earlier row it repeats)
+    for i, row in enumerate(rows):
+        key = tuple(sorted((n, _hp._key(v)) for n, v in row.items()))
+        if key in first:
+            repeats.append((i, first[key]))
+        else:
+            first[key] = i
+    if not repeats:
+        return
+    shown = ", ".join(f"{i} = {j}" for i, j in repeats[:10])
+    more = f" and {len(repeats) - 10} more" if len(repeats) > 10 else ""
+    warnings.warn(
+        f"candidate table: {len(repeats)} row(s) repeat an earlier row (same hyperparameter "
+        f"values; row = earlier row): {shown}{more}. Each row is a configuration of its own "
+        "(its own config_id, seeds and GP point), so a repeated one is evaluated again as if "
+        "it were new. Drop the repeats (df.drop_duplicates(subset=<hyperparameter columns>)) "
+        "unless that is what you want",
+        UserWarning,
+        stacklevel=1,  # one location: the same table (checked, then used) warns once
+    )
+
+
 class SearchSpace:
     """A hyperparameter search space and its unit-cube encoding.
 
@@ -136,6 +163,11 @@ class SearchSpace:
           :mod:`erahbo.space.configspace`);
         * the JSON dict of :meth:`to_json`;
         * a pandas DataFrame = finite candidate table, see :meth:`from_table`.
+
+        A list entry whose first element is a type name is that type (``["log", 1e-5, 0.1]``,
+        as JSON writes the tuple); any other list is a categorical's choices. Names of result
+        columns (``mean``, ``k``, ``seed``, ... :data:`erahbo.space.reserved.RESERVED_NAMES`)
+        are refused: they would shadow the columns of ``Result.history`` and ``configs``.
     table_spec : optional
         Only with a DataFrame: the types and bounds of its columns (any non-table spec).
     name_order : list of str, optional
@@ -190,6 +222,7 @@ class SearchSpace:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"SearchSpace: duplicate hyperparameter names {dup}; rename them")
+        check_names(names, table=table is not None and spec is None)
         if name_order is not None:
             if sorted(name_order) != sorted(names):
                 raise ValueError(
@@ -276,6 +309,7 @@ class SearchSpace:
         self._rows = [
             {h.name: py[j][i] for j, h in enumerate(self._hps) if active[i, j]} for i in range(m)
         ]
+        _warn_duplicates(self._rows)
 
     # ------------------------------------------------------------------ internals
     def _checked_value(self, h: HP, x: Any, where: str) -> float:

@@ -3,8 +3,8 @@
 Accepted forms
 --------------
 * erahbo's dict spec, lists for tuples: ``{lr: [log, 1e-5, 0.1], act: [cat, [tanh, relu]]}``
-  (a plain list of values is a categorical; a dict entry ``{type: float, lower, upper}``
-  works too);
+  (a list whose first element is not a type name is a categorical; a dict entry
+  ``{type: float, lower, upper}`` works too);
 * Hypersweeper's/ARLBench's ConfigSpace mapping: ``{hyperparameters: {lr: {type:
   uniform_float, lower: 1e-5, upper: 0.1, log: true}, ...}}`` (``conditions`` as in
   ConfigSpace's JSON);
@@ -26,7 +26,6 @@ CONFIGSPACE_TYPES = frozenset(
     "uniform_float uniform_int normal_float normal_int beta_float beta_int categorical ordinal "
     "constant unparametrized".split()
 )
-_NUMERIC = ("float", "log", "int", "logint")
 
 
 def load_search_space(spec: Any, *, base: Path | None = None) -> SearchSpace:
@@ -78,20 +77,7 @@ def _from_dict(d: dict[str, Any]) -> SearchSpace:
         if any(isinstance(h, dict) and h.get("type") in CONFIGSPACE_TYPES for h in hps):
             return _configspace(d)
         return SearchSpace(d)  # erahbo's own JSON (SearchSpace.to_json)
-    return SearchSpace({name: _entry(e) for name, e in d.items()})
-
-
-def _entry(e: Any) -> Any:
-    """``[log, 1e-5, 0.1]`` -> ``("log", 1e-5, 0.1)``; other lists stay choices."""
-    if not isinstance(e, list) or not e or not isinstance(e[0], str):
-        return e
-    kind, args = e[0], e[1:]
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in args)
-    if ((kind in _NUMERIC and len(args) == 2 and numbers)
-            or (kind in ("cat", "ord", "const") and len(args) == 1)
-            or (kind == "bool" and not args)):
-        return tuple(e)
-    return e
+    return SearchSpace(d)  # the dict spec; a list that starts with a type is that type
 
 
 def _configspace(d: dict[str, Any]) -> SearchSpace:

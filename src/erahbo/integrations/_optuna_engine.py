@@ -1,0 +1,236 @@
+"""The ERAHBO sampler's optimizer, kept between trials and fed incrementally.
+
+One :class:`erahbo.Optimizer` per sampler (per process) holds the study's data. A trial this
+sampler proposes is one round of it: ``ask`` at the trial's start, ``tell`` of its reported
+runs when it finishes (a round's later seeds through the optimizer's own continuation asks),
+so the models are updated, not rebuilt. The optimizer is rebuilt from the study (warm start
+of every finished trial) only when it cannot take the new data this way: trials of the
+initial design, enqueued trials, trials of other processes, a trial cut short by a crash, or
+a round the optimizer would have continued or stopped differently (:meth:`Engine.sync`
+compares the trials it holds with the study's finished ones).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from optuna.trial import FrozenTrial
+
+from erahbo.gp import GPHyper
+from erahbo.integrations._optuna_space import Coder, config_key
+from erahbo.integrations._optuna_trials import FINISHED, study_records, trial_runs
+from erahbo.optimizer import Optimizer, Trial
+from erahbo.recommendation import lcb_mv, ucb_mv
+
+__all__ = ["Engine", "ask_round", "bounds", "hyper_from_json", "hyper_to_json"]
+
+MAX_PENDING = 256  # trials in flight per process (the optimizer's n_parallel)
+Hyper = Callable[[Coder, list[dict[str, Any]]], "tuple[GPHyper, GPHyper] | None"]
+
+
+# ----------------------------------------------------------------------------------------------
+# The one place that reaches into the Optimizer's internals (for the lead's strategy hook).
+# The round kinds are decided by the study (its trials are shared by processes and by rebuilt
+# optimizers, whose own round counters restart), the optimizer proposes. Internals used:
+# ``opt.strategy`` replaced for one ask by a copy whose schedule returns ``kind``; the opened
+# round's phase (``opt._open[t.round].phase``); the seed caps (``opt._seeds_left``).
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _FixedKind:
+    """A round schedule that sends the next round to one proposer."""
+
+    value: str
+
+    def kind(self, bo_round: int, used: float) -> str:
+        return self.value
+
+
+def ask_round(opt: Optimizer, kind: str) -> tuple[Trial, str, float] | None:
+    """A new round of ``kind`` (``"acquisition"``, ``"random"``, ``"challenger"``).
+
+    Returns the optimizer's trial, the round's phase (``"bo"``, ``"challenger"`` — a
+    challenger round without a challenger is an acquisition round — or ``"random"``) and the
+    seeds its configuration may still get beyond the trial's (inf: no cap); None when the
+    optimizer proposes nothing, or continues a round instead (the caller rebuilds).
+    """
+    saved = opt.strategy
+    opt.strategy = dataclasses.replace(saved, schedule=_FixedKind(kind))
+    try:
+        t = opt.ask()
+    finally:
+        opt.strategy = saved
+    r = None if t is None else opt._open.get(t.round)
+    if r is None or r.k:  # no round, or an open round continued
+        return None
+    phase = "random" if kind == "random" or opt.method == "random" else r.phase
+    return t, phase, opt._seeds_left(t.config_id)
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Asked:
+    """A running trial's round in the optimizer."""
+
+    trial: Trial
+    space_key: str
+
+
+class Engine:
+    """The kept optimizer and which of the study's trials it holds.
+
+    Parameters
+    ----------
+    options : dict
+        :class:`erahbo.Optimizer` options (``n_init``, ``warm_start``, ``n_parallel`` and
+        ``hyperparameters`` are set here).
+    """
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        self.opt: Optimizer | None = None
+        self.key: str | None = None
+        self.first: dict[str, int] = {}  # configuration key -> number of its first trial
+        self.params: dict[str, dict[str, Any]] = {}  # configuration key -> its Optuna params
+        self.k: dict[str, int] = {}  # configuration key -> runs held
+        self.held: dict[int, tuple[Any, ...]] = {}  # trial number -> runs held by opt
+        self.asked: dict[int, _Asked] = {}  # running trial number -> its round
+        self.dirty = False
+        self.sign = 1.0  # -1: a minimizing study (the optimizer maximizes)
+        self.rebuilds = 0
+        self._runs: dict[int, tuple[list[int], list[float | None]]] = {}  # finished trials
+
+    def _finished(self, trials: Sequence[FrozenTrial]) -> dict[int, tuple[Any, ...]]:
+        """Runs of the finished trials (cached: a finished trial never changes)."""
+        out = {}
+        for t in trials:
+            if t.state not in FINISHED:
+                continue
+            got = self._runs.get(t.number)
+            if got is None:
+                got = self._runs[t.number] = trial_runs(t)
+            if got[1]:
+                out[t.number] = tuple(got[1])
+        return out
+
+    def sync(self, trials: Sequence[FrozenTrial], coder: Coder, hyper: Hyper, sign: float,
+             extra: dict[int, tuple[FrozenTrial, list[int], list[float | None]]] | None = None,
+             ) -> Optimizer | None:
+        """The optimizer holding every finished trial in ``trials`` (and ``extra``: trials
+        finishing now); rebuilt from them when it does not hold exactly those runs.
+
+        ``hyper(coder, records)``: the study's GP hyperparameters (None: fit none); ``sign``:
+        -1 for a minimizing study."""
+        now = self._finished(trials)
+        now.update({n: tuple(runs) for n, (_, _, runs) in (extra or {}).items() if runs})
+        if (self.opt is not None and not self.dirty and self.key == coder.key
+                and self.sign == sign and all(self.held.get(n) == r for n, r in now.items())):
+            return self.opt  # (held trials not finished in storage yet are finishing now)
+        self.sign = sign
+        return self._rebuild(trials, coder, hyper, extra)
+
+    def _rebuild(self, trials: Sequence[FrozenTrial], coder: Coder, hyper: Hyper,
+                 extra: dict[int, tuple[FrozenTrial, list[int], list[float | None]]] | None,
+                 ) -> Optimizer | None:
+        records, self.first, self.held = study_records(trials, coder, extra, self.sign)
+        params = {t.number: t.params for t in trials}
+        params.update({n: t.params for n, (t, _, _) in (extra or {}).items()})
+        self.params = {key: params[n] for key, n in self.first.items()}
+        self.k = {config_key(r["config"]): len(r["returns"]) for r in records}
+        self.key, self.asked, self.dirty, self.opt = coder.key, {}, False, None
+        self.rebuilds += 1
+        if not records:
+            return None
+        opts = dict(self.options, n_init=0, warm_start=records, n_parallel=MAX_PENDING)
+        fitted = hyper(coder, records)
+        if fitted is not None:
+            opts["hyperparameters"] = fitted
+        try:
+            self.opt = Optimizer(coder.space, **opts)
+        except ValueError as e:  # every configuration so far excluded or failed
+            if "warm_start holds no configuration" not in str(e):
+                raise
+        return self.opt
+
+    def ask(self, number: int, kind: str, coder: Coder) -> tuple[Trial, str, float] | None:
+        """A new round of ``kind`` for trial ``number`` (None: nothing to propose)."""
+        if self.opt is None:
+            return None
+        try:
+            got = ask_round(self.opt, kind)
+        except RuntimeError:  # too many trials in flight: start over
+            got = None
+        if got is None:
+            self.dirty = True
+            return None
+        self.asked[number] = _Asked(got[0], coder.key)
+        return got
+
+    def drop(self, number: int) -> None:
+        """Trial ``number`` will not run its asked round (its optimizer trial stays pending
+        as a configuration in flight until the next rebuild)."""
+        if self.asked.pop(number, None) is not None:
+            self.dirty = True
+
+    def tell(self, number: int, key: str, params: dict[str, Any],
+             runs: list[float | None]) -> bool:
+        """Tell trial ``number``'s runs to its round; False (and a rebuild later) when the
+        optimizer cannot take them as they are."""
+        a = self.asked.pop(number, None)
+        if a is None or self.opt is None or a.space_key != self.key or not runs:
+            self.dirty = self.dirty or a is not None
+            return False
+        vals = [math.nan if v is None else self.sign * float(v) for v in runs]
+        t, told = a.trial, 0
+        try:
+            while True:
+                chunk = vals[told: told + len(t.seeds)]
+                self.opt.tell(t, chunk)
+                told += len(chunk)
+                if told >= len(vals):
+                    break
+                t = self.opt.ask()  # the round's next seed(s), if the optimizer goes on
+                if t is None or t.round != a.trial.round:
+                    self.dirty = True
+                    return False
+        except (ValueError, RuntimeError):
+            self.dirty = True
+            return False
+        self.held[number] = tuple(runs)
+        self.first.setdefault(key, number)
+        self.params.setdefault(key, dict(params))
+        self.k[key] = self.k.get(key, 0) + len(runs)
+        return True
+
+
+def bounds(opt: Optimizer | None, coder: Coder, config: dict[str, Any],
+            sign: float) -> dict[str, Any]:
+    """``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv`` of ``config`` in the study's
+    direction (None: no model yet)."""
+    out: dict[str, Any] = {"erahbo_mv": None, "erahbo_lcb_mv": None, "erahbo_ucb_mv": None}
+    if opt is None or opt.model_settings is None:
+        return out
+    o = opt.options
+    post = opt.round_model().predict(coder.space.encode(config)[None, :])
+    mf, sdf, mvar, sdv = (float(np.asarray(a).ravel()[0]) for a in post)
+    beta = o.beta if o.recommend_beta is None else o.recommend_beta
+    vals = (mf - o.alpha * mvar, float(lcb_mv(mf, sdf, mvar, sdv, opt.weight, beta)),
+            float(ucb_mv(mf, sdf, mvar, sdv, opt.weight, beta)))
+    if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped
+        vals = (-vals[0], -vals[2], -vals[1])
+    return {k: v if math.isfinite(v) else None for k, v in zip(out, vals, strict=True)}
+
+
+def hyper_to_json(hyper: tuple[GPHyper, GPHyper]) -> list[dict[str, Any]]:
+    return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
+             "noise": None if h.noise is None else float(h.noise)} for h in hyper]
+
+
+def hyper_from_json(items: list[dict[str, Any]]) -> tuple[GPHyper, GPHyper]:
+    hf, hv = (GPHyper(d["kind"], np.asarray(d["lengthscales"], dtype=float), d["noise"])
+              for d in items)
+    return hf, hv

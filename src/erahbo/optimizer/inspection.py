@@ -1,0 +1,143 @@
+"""What an optimizer reports: its data, budget, models, settings and recommendation.
+
+:class:`Inspection` is the read side of :class:`erahbo.Optimizer` (a base class of it): the
+counts and the data, the round models for inspection, the study settings a journal stores,
+the hooks the integrations call (shared hyperparameters, the stopping rule on given returns)
+and the recommendation (``argmax LCB_MV``, :mod:`erahbo.optimizer.recommender`) with the
+:class:`~erahbo.optimizer.records.Result` tables. None of it changes a decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from erahbo._threads import single_blas_thread
+from erahbo.gp import GPHyper, RoundModel, RoundSettings
+from erahbo.optimizer.options import space_json
+from erahbo.optimizer.records import Result
+
+__all__ = ["Inspection"]
+
+
+class Inspection:
+    """The read side of :class:`erahbo.Optimizer` (its attributes are the optimizer's)."""
+
+    options: Any
+    models: Any
+    state: Any
+    history: Any
+    budget: int | None
+    method: str
+    failure_policy: Any
+    _used: int
+    _pending: dict
+    _settings_json: dict
+
+    @property
+    def data(self):
+        """The pooled observations ``D_t`` (:class:`erahbo._data.Observations`)."""
+        return self.state.data
+
+    @property
+    def remaining(self) -> float:
+        """Seeds left in the budget (inf when there is none)."""
+        return np.inf if self.budget is None else self.budget - self._used
+
+    @property
+    def n_evals(self) -> int:
+        """Counted training runs so far (initial design included; failed runs not counted)."""
+        return self.history.n_counted
+
+    @property
+    def n_pending(self) -> int:
+        """Trials asked and not yet told."""
+        return len(self._pending)
+
+    @property
+    def model_settings(self) -> RoundSettings | None:
+        """GP hyperparameters, ``beta`` and ``rho_max^2`` of the round models (None: unfit)."""
+        return self.models.settings
+
+    def round_model(self) -> RoundModel:
+        """The round models on the current data (for inspection; after the first fit)."""
+        if self.models.settings is None:
+            raise ValueError("round_model: no model yet (the initial design is not told)")
+        return self.models.current()
+
+    def study_settings(self) -> dict[str, Any]:
+        """The settings that determine the optimizer's decisions, as plain JSON values.
+
+        A journal stores them and resumes only a study with the same ones: the options
+        (:meth:`Options.settings_json`), the warm-start runs, ``failures``, ``retries`` and
+        ``space`` (its :meth:`SearchSpace.to_json`; a finite table adds the SHA-256 of its rows).
+        """
+        out = dict(self._settings_json)
+        out["failures"] = None if self.failure_policy is None else self.failure_policy.mode
+        out["retries"] = None if self.failure_policy is None else self.failure_policy.retries
+        out["space"] = space_json(self.space)
+        return out
+
+    # ------------------------------------------------------------------ hooks (integrations)
+    @single_blas_thread
+    def fit_hyperparameters(self) -> tuple[GPHyper, GPHyper]:
+        """MAP-fit both GPs on the current data now, as after the initial design.
+
+        The optimizer keeps them (fixed, unless ``refit_every``); pass them as
+        ``hyperparameters=`` to another Optimizer on the same space to share them (the Optuna
+        and Ray Tune integrations). Returns the mean GP's and the variance GP's.
+        """
+        if self.data.n == 0:
+            raise ValueError("fit_hyperparameters: no evaluated configuration yet")
+        st = self.models.fit()
+        return st.hyper_f, st.hyper_v
+
+    @single_blas_thread
+    def stopping_decision(
+        self, config: dict[str, Any] | int, returns: Sequence[float]
+    ) -> tuple[str | None, float, float]:
+        """ERAHBO's stopping rule for a round at ``config`` that has run ``returns`` so far.
+
+        ``B_t`` on the current data with ``beta_stop`` (as at a round start), ``UCB_MV(x; k)``
+        with ``returns`` pooled with ``config``'s data (a finite table: ``config`` is the row);
+        nothing is told. Returns ``(reason, UCB_MV, B_t)``: reason ``"dominated"``,
+        ``"k_max"``, ``"fixed_k"`` (fixed-k methods once ``k`` seeds ran) or None (one more
+        seed, also before ``k_min``); the bounds are NaN without a model.
+        """
+        return self.models.stopping_decision(self.policy, config, returns, self._beta_stop())
+
+    def _beta_stop(self) -> float:
+        """``beta_stop_t`` at the progress of the budget."""
+        return self.schedule(0.0 if self.budget is None else self._used / max(self.budget, 1))
+
+    # ------------------------------------------------------------------ recommendation
+    @single_blas_thread
+    def _recommend(self) -> tuple[int, float] | None:
+        return self.models.recommend()
+
+    @property
+    def incumbent_id(self) -> int | None:
+        """Configuration id of :meth:`recommend`'s incumbent (None before any data)."""
+        rec = self._recommend()
+        return None if rec is None else self.data.config_ids[rec[0]]
+
+    @property
+    def incumbent_mv(self) -> float:
+        """Posterior mean MV of the incumbent (NaN before any data); cheap to poll."""
+        rec = self._recommend()
+        return float("nan") if rec is None else rec[1]
+
+    def recommend(self) -> dict[str, Any] | None:
+        """The incumbent's configuration (None before any data): ``argmax LCB_MV``, or a
+        well-sampled configuration (``recommend_seeds``); GP-UCB: ``argmax LCB_f``."""
+        rec = self._recommend()
+        ids, U = self.data.config_ids, self.data.U
+        return None if rec is None else self.state.config(ids[rec[0]], U[rec[0]])
+
+    def result(self) -> Result:
+        """Current :class:`Result` (history, rounds, per-configuration table, incumbent)."""
+        settings = {k: v for k, v in self._settings_json.items() if k != "warm_start"}
+        return self.history.result(self.state, self.models, self._recommend(), self.method,
+                                   self.failure_policy, settings)

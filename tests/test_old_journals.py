@@ -1,0 +1,71 @@
+"""Journals written before the strategy redesign (erahbo at 0b211cc) still resume.
+
+The fixtures in ``tests/data/journals_main`` are interrupted studies written by that commit
+(``make_fixtures.py`` there says how). Rules checked:
+
+* the settings today's code computes for the same study (schema 2: every setting explicit)
+  say the same as the stored ones (schema 1: settings at their defaults left out), for every
+  method and preset, and the journal opens (a resumed study is the same study, not a mismatch
+  and not a study that silently decides differently);
+* a resumed journal continues to the same history as an uninterrupted study of today's code.
+  Checked on the random-search fixture, whose decisions involve no floating-point model (a
+  journal of a model-based study replays the decisions of the machine that wrote it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import erahbo
+from erahbo.optimizer.options import SETTINGS_SCHEMA, normalize_settings
+from erahbo.runtime.journal import Journal
+
+FIXTURES = Path(__file__).resolve().parent / "data" / "journals_main"
+sys.path.insert(0, str(FIXTURES))
+from make_fixtures import ARGS, table, table_objective  # noqa: E402
+
+sys.path.pop(0)
+
+
+def _stored(path: Path) -> dict:
+    with Journal.open(path) as j:
+        return dict(j.settings)
+
+
+@pytest.mark.parametrize("name", sorted(ARGS))
+def test_settings_of_today_match_the_journal_of_main(name, tmp_path):
+    kw, _ = ARGS[name]
+    path = tmp_path / f"{name}.db"
+    shutil.copy(FIXTURES / f"{name}.db", path)
+    today = erahbo.Optimizer(table(), failures="penalize", **kw).study_settings()
+    stored = _stored(path)
+    assert "schema" not in stored and today["schema"] == SETTINGS_SCHEMA  # schema 1 -> 2
+    old, new = normalize_settings(stored), normalize_settings(today)
+    assert old == new, sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    with erahbo.Optimizer(table(), journal=path, **kw) as opt:  # resumed, not refused
+        assert opt.journal.settings == stored  # the journal keeps its own settings
+    assert json.loads((FIXTURES / "ARGS.json").read_text())["commit"] == "0b211cc"
+
+
+def _run(path: Path, kw: dict) -> erahbo.Result:
+    with erahbo.Optimizer(table(), journal=path, **kw) as opt:
+        while (t := opt.ask()) is not None:
+            opt.tell(t, [table_objective(t.config, s) for s in t.seeds])
+        return opt.result()
+
+
+def test_a_journal_of_main_resumes_to_the_uninterrupted_history(tmp_path):
+    kw, stop = ARGS["random"]
+    old = tmp_path / "old.db"
+    shutil.copy(FIXTURES / "random.db", old)
+    with Journal.open(old) as j:
+        assert stop <= j.n_counted() < kw["budget"]  # interrupted half-way
+    resumed = _run(old, kw).history.drop(columns=["wall_time", "worker"])
+    fresh = _run(tmp_path / "new.db", kw).history.drop(columns=["wall_time", "worker"])
+    assert kw["budget"] - kw["k"] < len(resumed) <= kw["budget"]  # a round needs k runs
+    assert resumed.equals(fresh)
