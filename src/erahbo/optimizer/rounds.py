@@ -110,7 +110,7 @@ class RoundModels:
         """``x_t``: the argmax of the acquisition (eq. 8) on the round's model.
 
         With pending trials at new configurations the choice is made on the kriging believer
-        model (:mod:`erahbo.surrogate.believer`), which avoids them. ``avoid``: encodings
+        model (:mod:`erahbo.gp.believer`), which avoids them. ``avoid``: encodings
         ``(dim,)`` a continuous search must not return (configurations with ``max_seeds``
         seeds; a finite table leaves them out of ``allowed`` instead).
 
