@@ -30,11 +30,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from erahbo._data import Observations  # noqa: E402
+from erahbo.gp import FastModel, ReferenceRound, fit_hyperparameters  # noqa: E402
 from erahbo.objectives.synthetic import RandomHeteroscedasticTask  # noqa: E402
 from erahbo.optimizer import Optimizer  # noqa: E402
 from erahbo.policies import AdaptiveK  # noqa: E402
-from erahbo.surrogate import ReferenceRound, fit_hyperparameters  # noqa: E402
-from erahbo.surrogate.fast import FastModel  # noqa: E402
 
 M, D, ALPHA, BETA_STOP = 512, 6, 1.0, 1.0
 TARGETS = {50: 0.5, 200: 1.0, 500: 5.0}

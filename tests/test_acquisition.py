@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from erahbo.acquisition import (
+from erahbo.gp.bounds import (
     incumbent_lcb,
     lcb,
     lcb_f,
     lcb_mv,
     lcb_var,
     rahbo_acquisition,
+    rahbo_acquisition_grad,
+    sigma_hat,
     ucb,
     ucb_f,
     ucb_mv,
@@ -57,3 +59,61 @@ def test_incumbent_lcb_is_max_lcb_mv():
     assert i0 == 1 and B0 == pytest.approx(1.9)  # beta_stop = 0: the best posterior MV mean
     with pytest.raises(ValueError, match="no evaluated"):
         incumbent_lcb(np.array([]), np.array([]), np.array([]), np.array([]), 1.0, 1.0)
+
+
+def test_one_function_serves_floats_and_arrays_with_the_same_bits():
+    """The inner loop's floats and the engines' arrays run the same code: equal bits."""
+    rng = np.random.default_rng(3)
+    mu_f, sd_f = rng.normal(size=40), rng.uniform(0, 1, 40)
+    mu_v, sd_v = rng.uniform(0, 2, 40), rng.uniform(0, 1, 40)
+    ucbv, k = rng.uniform(0, 3, 40), rng.integers(1, 30, 40).astype(float)
+    std_f, std_v = (0.3, 2.0), (1.1, 0.4)
+    up = ucb_mv(mu_f, sd_f, mu_v, sd_v, 0.7, 2.5, std_f, std_v)
+    lo = lcb_mv(mu_f, sd_f, mu_v, sd_v, 0.7, 2.5, std_f, std_v)
+    cap = sigma_hat(ucbv, 1.5, k)
+    for i in range(40):
+        a = (float(mu_f[i]), float(sd_f[i]), float(mu_v[i]), float(sd_v[i]), 0.7, 2.5)
+        assert ucb_mv(*a, std_f, std_v) == up[i] and lcb_mv(*a, std_f, std_v) == lo[i]
+        assert rahbo_acquisition(*a, std_f, std_v) == up[i]
+        assert sigma_hat(float(ucbv[i]), 1.5, float(k[i])) == cap[i]
+        assert isinstance(sigma_hat(float(ucbv[i]), 1.5, float(k[i])), float)
+
+
+def test_standardized_posteriors_give_the_raw_bounds():
+    """A bound computed on a GP's standardized scale and mapped back is the raw-scale bound."""
+    rng = np.random.default_rng(4)
+    mu_f, sd_f = rng.normal(size=20), rng.uniform(0, 1, 20)
+    mu_v, sd_v = rng.normal(size=20), rng.uniform(0, 1, 20)
+    (mf, sf), (mv, sv) = (5.0, 3.0), (0.5, 0.2)
+    raw = (mf + sf * mu_f, sf * sd_f, mv + sv * mu_v, sv * sd_v)
+    np.testing.assert_allclose(
+        rahbo_acquisition(mu_f, sd_f, mu_v, sd_v, 2.0, 2.5, (mf, sf), (mv, sv)),
+        rahbo_acquisition(*raw, 2.0, 2.5), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lcb_mv(mu_f, sd_f, mu_v, sd_v, 2.0, 1.0, (mf, sf), (mv, sv)),
+                               lcb_mv(*raw, 2.0, 1.0), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("std", [None, ((0.5, 3.0), (1.0, 0.25))])
+def test_rahbo_acquisition_grad_is_the_derivative_of_eq_8(std):
+    """The hand-written gradient of eq. 8 matches central differences of eq. 8 itself."""
+    std_f, std_v = std if std else (None, None)
+    A = np.array([[0.3, -0.2], [0.1, 0.4]])
+
+    def post(x):  # smooth posteriors of a 2-d point and their gradients
+        mf, dmf = np.sin(x[0]) + x[1], np.array([np.cos(x[0]), 1.0])
+        vf, dvf = 0.2 + (A[0] @ x) ** 2, 2 * (A[0] @ x) * A[0]
+        mv, dmv = x[0] * x[1], np.array([x[1], x[0]])
+        vv, dvv = 0.1 + (A[1] @ x) ** 2, 2 * (A[1] @ x) * A[1]
+        return mf, vf, dmf, dvf, mv, vv, dmv, dvv
+
+    def value(x):
+        mf, vf, _, _, mv, vv, _, _ = post(x)
+        return rahbo_acquisition(mf, np.sqrt(vf), mv, np.sqrt(vv), 1.5, 2.5, std_f, std_v)
+
+    x = np.array([0.4, 0.7])
+    _, vf, dmf, dvf, _, vv, dmv, dvv = post(x)
+    g = rahbo_acquisition_grad(np.sqrt(vf), dmf, dvf, np.sqrt(vv), dmv, dvv, 1.5, 2.5,
+                               std_f, std_v)
+    h = 1e-6
+    fd = [(value(x + h * e) - value(x - h * e)) / (2 * h) for e in np.eye(2)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

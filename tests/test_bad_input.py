@@ -359,7 +359,7 @@ def test_a_space_of_one_configuration_is_run_with_its_seeds(space):
 
 
 def test_the_map_fit_of_a_gp_without_inputs_is_the_noise_or_nothing():
-    from erahbo.prior import fit_map
+    from erahbo.gp.fit import fit_map
 
     y = np.array([0.5, -0.5, 0.2])
     learned = fit_map(np.zeros((3, 0)), y)  # learned noise: one parameter

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 import erahbo
-from erahbo.acquisition import mean_variance
 from erahbo.cli import app
 from erahbo.datasets.loaders import load_task
 from erahbo.experiments import StudySettings, parse_method, prepare_task, run_repetition
+from erahbo.gp.bounds import mean_variance
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer.challengers import Z_SE, challenger_row, is_challenger_round
 from erahbo.optimizer.options import Options

@@ -9,19 +9,12 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
-from erahbo.models import (
-    MEAN_NOISE_FLOOR,
-    ExactGP,
-    GPHyper,
-    kernel,
-    kernel_grad_x,
-    posterior_grad,
-    robust_cholesky,
-    standardize,
-)
-from erahbo.prior import LENGTHSCALE_MIN, fit_map, log_marginal_likelihood
-from erahbo.surrogate import ReferenceRound, RoundSettings, fit_hyperparameters, fixed_noise
-from erahbo.surrogate.fast import FastModel
+from erahbo.gp import FastModel, ReferenceRound, RoundSettings, fit_hyperparameters, fixed_noise
+from erahbo.gp.exact import ExactGP, GPHyper, posterior_grad, robust_cholesky, standardize
+from erahbo.gp.fit import fit_map, log_marginal_likelihood
+from erahbo.gp.kernels import kernel, kernel_grad_x
+from erahbo.gp.prior import LENGTHSCALE_MIN
+from erahbo.gp.round import MEAN_NOISE_FLOOR
 
 KINDS = ["rbf", "matern52"]
 
@@ -287,3 +280,48 @@ def test_pruned_argmax_is_exact_on_random_states(kind):
             sub = rng.random(n) < 0.5
             if sub.any():
                 assert fast.best_lcb_mv(w, 2.5, sub)[1] == ref.best_lcb_mv(w, 2.5, sub)[1]
+
+
+def test_fast_engine_reports_the_values_of_the_bound_functions(monkeypatch):
+    """The fast engine prunes, but every value it returns comes from erahbo.gp.bounds."""
+    import erahbo.gp.fast as fast_mod
+
+    seen: dict[str, list] = {"acq": [], "inc": []}
+    acq, inc = fast_mod.rahbo_acquisition, fast_mod.incumbent_lcb
+
+    def rec_acq(*a, **kw):
+        out = acq(*a, **kw)
+        seen["acq"].append(np.atleast_1d(out))
+        return out
+
+    def rec_inc(*a, **kw):
+        out = inc(*a, **kw)
+        seen["inc"].append(out[0])
+        return out
+
+    monkeypatch.setattr(fast_mod, "rahbo_acquisition", rec_acq)
+    monkeypatch.setattr(fast_mod, "incumbent_lcb", rec_inc)
+    C, _, X, ybar, s2, k, s = _round_inputs(seed=3)
+    fast = FastModel(s, C).round(X, ybar, s2, k)
+    for w in (0.0, 1.0):
+        seen["acq"].clear()
+        _, v = fast.select(np.ones(len(C), dtype=bool), w)
+        assert any(v in vals for vals in seen["acq"])
+        B_t, _ = fast.best_lcb_mv(w, 1.0)
+        assert B_t == max(seen["inc"])
+        seen["inc"].clear()
+
+
+def test_fast_model_keeps_each_candidates_most_correlated_row():
+    """The pruning bound's cache: the largest k_f(x_j, c)^2 over the rows, and its row."""
+    C, _, X, _, _, _, s = _round_inputs(seed=5)
+    fm = FastModel(s, C)
+    for n in (1, 7, len(X)):
+        fm.sync(X[:n])
+        np.testing.assert_array_equal(fm.k2max, fm.KfC2[:n].max(0))
+        np.testing.assert_array_equal(fm.KfC2[fm.nn, np.arange(len(C))], fm.k2max)
+    kept = fm.k2max.copy()
+    other = fm.copy()  # the believer extends a copy: the original keeps its rows
+    other.sync(np.vstack([X, C[:3]]))
+    np.testing.assert_array_equal(fm.k2max, kept)
+    np.testing.assert_array_equal(other.k2max, other.KfC2[: len(X) + 3].max(0))

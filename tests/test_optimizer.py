@@ -8,9 +8,8 @@ import pytest
 
 import erahbo
 from conftest import spent_budget
+from erahbo.gp import FastModel, FastRound, ReferenceRound
 from erahbo.optimizer import Optimizer, optimize
-from erahbo.surrogate import ReferenceRound
-from erahbo.surrogate.fast import FastModel, FastRound
 
 
 def _table(m=48, d=3, seed=0, dup=False):

@@ -8,10 +8,9 @@ import pytest
 
 import erahbo
 import erahbo.runtime.journal
+from erahbo.gp import FastModel, believer_round
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer import Optimizer
-from erahbo.surrogate.believer import believer_round
-from erahbo.surrogate.fast import FastModel
 from fault_injection import table, table_objective
 
 KW = {"budget": 60, "seed": 3, "k_min": 2, "k_max": 6, "n_init": 3}

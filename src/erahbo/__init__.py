@@ -34,9 +34,9 @@ _LAZY = {
 # Submodules reachable as attributes after a plain ``import erahbo`` (imported on first use),
 # e.g. ``erahbo.diagnostics.diagnose(result)``.
 _SUBMODULES = frozenset((
-    "acquisition", "analysis", "arlbench", "datasets", "diagnostics", "experiments",
-    "integrations", "models", "objectives", "optimizer", "policies", "prior",
-    "recommendation", "runtime", "search", "space", "study_status", "surrogate", "validation",
+    "analysis", "arlbench", "datasets", "diagnostics", "experiments", "gp", "integrations",
+    "objectives", "optimizer", "policies", "recommendation", "runtime", "space",
+    "study_status", "validation",
 ))
 
 __all__ = [*sorted(_LAZY), "__version__"]

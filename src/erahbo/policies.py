@@ -3,7 +3,7 @@
 * :class:`FixedK` — RAHBO and GP-UCB: ``k`` seeds per round.
 * :class:`AdaptiveK` — ERAHBO (Sec. 3.2.1): ``k_min`` seeds first, then one more at a time
   (``seed_batch`` at a time with parallel workers) until the stopping rule (eq. 12,
-  :func:`erahbo.acquisition.adaptive_rule`), ``UCB_t^MV(x_t; k) <= B_t``, holds, ``k = k_max``
+  :func:`erahbo.gp.bounds.adaptive_rule`), ``UCB_t^MV(x_t; k) <= B_t``, holds, ``k = k_max``
   or the budget is spent.
 * :class:`Race` — an ablation after SMAC's intensifier: double the seeds while ``x_t``'s sample
   MV is at least the best other one.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from erahbo.acquisition import adaptive_rule
+from erahbo.gp.bounds import adaptive_rule
 from erahbo.validation import check_k_range, check_option
 
 __all__ = [
@@ -237,7 +237,7 @@ class BetaStopSchedule:
       ``s(tau) = 1 / (1 + exp(slope (tau - 0.5)))`` (eq. 36).
 
     Both schedules rise from 0 at ``tau = 0`` to ``beta_stop`` at ``tau = 1``.  The value is
-    used as ``sqrt(beta_stop_t)`` standard deviations (see :mod:`erahbo.acquisition`).
+    used as ``sqrt(beta_stop_t)`` standard deviations (see :mod:`erahbo.gp.bounds`).
 
     Parameters
     ----------

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.acquisition import lcb_mv, mean_variance, ucb_mv
+from erahbo.gp.bounds import lcb_mv, mean_variance, ucb_mv
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
            "mv_standard_error", "sample_mv_bound", "top_configs"]

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.acquisition import mean_variance
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
 from erahbo.experiments.traces import TRACE_COLUMNS
+from erahbo.gp.bounds import mean_variance
 
 __all__ = ["PEER_METHODS", "run_peer_repetition"]
 

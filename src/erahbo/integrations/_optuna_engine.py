@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 from optuna.trial import FrozenTrial
 
+from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import FINISHED, study_records, trial_runs
-from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer, Trial
 from erahbo.recommendation import lcb_mv, ucb_mv
 

@@ -79,6 +79,7 @@ from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_engine import Engine, bounds, hyper_from_json, hyper_to_json
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import (
@@ -95,7 +96,6 @@ from erahbo.integrations._optuna_trials import (
     write_attrs,
     write_live_attrs,
 )
-from erahbo.models import GPHyper
 from erahbo.optimizer import Optimizer, Result
 
 __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from erahbo._threads import single_blas_thread
-from erahbo.models import GPHyper
+from erahbo.gp import GPHyper, RoundSettings
 from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.records import History, Round, Trial
@@ -37,7 +37,6 @@ from erahbo.optimizer.telling import Telling
 from erahbo.optimizer.warm import start_warm
 from erahbo.runtime.failures import FailurePolicy, Penalizer, spent_runs
 from erahbo.space import SearchSpace
-from erahbo.surrogate import RoundSettings
 
 __all__ = ["Optimizer"]
 

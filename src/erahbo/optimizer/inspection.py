@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from erahbo._threads import single_blas_thread
-from erahbo.models import GPHyper
+from erahbo.gp import GPHyper, RoundModel, RoundSettings
 from erahbo.optimizer.options import space_json
 from erahbo.optimizer.records import Result
-from erahbo.surrogate import RoundModel, RoundSettings
 
 __all__ = ["Inspection"]
 

@@ -30,12 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from erahbo.models import KERNELS, GPHyper
+from erahbo.gp import ENGINES, KERNELS, GPHyper
 from erahbo.policies import STOPPING_RULES, BetaStopSchedule, Policy, make_policy
 from erahbo.runtime.failures import FailurePolicy
 from erahbo.runtime.journal import canonical_json
 from erahbo.space import SearchSpace
-from erahbo.surrogate import ENGINES
 from erahbo.validation import check_initial_budget, check_k_range, check_option, check_real
 
 __all__ = [
@@ -148,7 +147,7 @@ class Options:
         earlier trials are told, up to ``n_parallel`` of them, each at a different
         configuration (default 1: the paper's sequential loop). New configurations are chosen
         with the pending ones believed at their posterior mean (kriging believer,
-        :mod:`erahbo.surrogate.believer`); ``B_t``, ERAHBO's stopping rule and the
+        :mod:`erahbo.gp.believer`); ``B_t``, ERAHBO's stopping rule and the
         recommendation use the real data only. :meth:`ask` returns None while the next
         decision needs the pending results (the initial design must be told before the first
         model fit); :attr:`n_pending` tells this apart from the end of the budget.
@@ -520,7 +519,7 @@ def check_hyperparameters(hyperparameters: Any, refit_every: int,
     if not (isinstance(hf, GPHyper) and isinstance(hv, GPHyper)) or hv.noise is None:
         raise TypeError(
             "hyperparameters must be (GPHyper of the mean GP, GPHyper of the variance "
-            "GP with its noise), e.g. from erahbo.surrogate.fit_hyperparameters"
+            "GP with its noise), e.g. from erahbo.gp.fit_hyperparameters"
         )
     if refit_every:
         raise ValueError("refit_every must be 0 when hyperparameters are given")

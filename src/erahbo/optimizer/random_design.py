@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from erahbo.gp import RoundModel
     from erahbo.optimizer.options import Options
     from erahbo.optimizer.state import StudyState
-    from erahbo.surrogate import RoundModel
 
 __all__ = ["is_random_round", "random_configuration", "top_share"]
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from erahbo._data import Observations
-from erahbo.acquisition import mean_variance
+from erahbo.gp import RoundModel
+from erahbo.gp.bounds import mean_variance
 from erahbo.recommendation import sample_mv_bound
-from erahbo.surrogate import RoundModel
 
 __all__ = ["Recommender"]
 

@@ -18,9 +18,9 @@ import pandas as pd
 
 from erahbo._data import Observations
 from erahbo.datasets.long_format import HISTORY_BOOKKEEPING
+from erahbo.gp import InnerBounds, RoundModel
 from erahbo.optimizer.state import StudyState
 from erahbo.runtime.failures import COUNTED, tell_values
-from erahbo.surrogate import InnerBounds, RoundModel
 
 __all__ = [
     "FINAL",

@@ -15,20 +15,20 @@ from typing import Any
 
 import numpy as np
 
+from erahbo.gp import (
+    RoundModel,
+    RoundSettings,
+    believer_round,
+    continuous_argmax,
+    fit_hyperparameters,
+    make_engine,
+    make_round,
+)
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
 from erahbo.recommendation import configs_table
-from erahbo.search import continuous_argmax
-from erahbo.surrogate import (
-    RoundModel,
-    RoundSettings,
-    fit_hyperparameters,
-    make_engine,
-    make_round,
-)
-from erahbo.surrogate.believer import believer_round
 
 __all__ = ["RoundModels"]
 
@@ -110,7 +110,7 @@ class RoundModels:
         """``x_t``: the argmax of the acquisition (eq. 8) on the round's model.
 
         With pending trials at new configurations the choice is made on the kriging believer
-        model (:mod:`erahbo.surrogate.believer`), which avoids them. ``avoid``: encodings
+        model (:mod:`erahbo.gp.believer`), which avoids them. ``avoid``: encodings
         ``(dim,)`` a continuous search must not return (configurations with ``max_seeds``
         seeds; a finite table leaves them out of ``allowed`` instead).
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from erahbo._data import Observations, config_seeds
-from erahbo.acquisition import mean_variance
+from erahbo.gp.bounds import mean_variance
 from erahbo.space import SearchSpace
 
 __all__ = ["StudyState", "initial_design_of"]

@@ -41,9 +41,9 @@ from erahbo.optimizer.seedcap import SeedCaps
 from erahbo.policies import BetaStopSchedule, Policy
 
 if TYPE_CHECKING:
+    from erahbo.gp import RoundModel
     from erahbo.optimizer.rounds import RoundModels
     from erahbo.optimizer.state import StudyState
-    from erahbo.surrogate import RoundModel
 
 __all__ = ["ROUND_KINDS", "RoundSchedule", "Strategy"]
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from erahbo._files import read_json_file, read_table_file
-from erahbo.models import GPHyper
+from erahbo.gp import GPHyper
 from erahbo.objectives import synthetic
 from erahbo.optimizer.options import normalize_settings
 from erahbo.space import SearchSpace

@@ -1,23 +1,23 @@
 """The reference engine: plain GPs refactored for every query (the test oracle).
 
-Same answers as the fast engine (:mod:`erahbo.surrogate.fast`), written the simplest way:
-every query builds :class:`erahbo.models.ExactGP` objects and every bound is an
-:mod:`erahbo.acquisition` function applied to their posteriors.
+Same answers as the fast engine (:mod:`erahbo.gp.fast`), written the simplest way:
+every query builds :class:`erahbo.gp.exact.ExactGP` objects and every bound is an
+:mod:`erahbo.gp.bounds` function applied to their posteriors.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from erahbo.acquisition import incumbent_lcb, lcb_mv, ucb_mv
-from erahbo.models import ExactGP
-from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
+from erahbo.gp.bounds import incumbent_lcb
+from erahbo.gp.exact import ExactGP
+from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["ReferenceRound"]
 
 
 class ReferenceRound(RoundModel):
-    """Plain implementation: builds :class:`erahbo.models.ExactGP` objects and predicts.
+    """Plain implementation: builds :class:`erahbo.gp.exact.ExactGP` objects and predicts.
 
     Parameters
     ----------
@@ -44,19 +44,25 @@ class ReferenceRound(RoundModel):
         self.C = candidates
         hv, hf = settings.hyper_v, settings.hyper_f
         self.gp_v = ExactGP(self.X, self.yv, self.tau2, hv.lengthscales, hv.kind)
-        self.D = self._noise(*self.gp_v.predict(self.X), self.k)  # (n,) eq. 19
+        mu_v, var_v = self.gp_v.predict(self.X)
+        self.D = self._noise(mu_v, np.sqrt(var_v), self.k)  # (n,) eq. 19
         self.gp_f = ExactGP(self.X, self.yf, self.D, hf.lengthscales, hf.kind)
 
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
         mu_f, var_f = self.gp_f.predict(U)
         mu_v, var_v = self.gp_v.predict(U)
         return self._raw(mu_f, var_f, mu_v, var_v)
 
     def _grads(self, u: np.ndarray):
+        """See :meth:`RoundModel._grads`."""
         return self.gp_f.predict_grad(u), self.gp_v.predict_grad(u)
 
     def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
-        """Exact argmax of the acquisition over the finite candidates with ``mask`` True."""
+        """Exact argmax of the acquisition (eq. 8) over the candidates with ``mask (m,)`` True.
+
+        Returns the candidate index (lowest on ties) and its acquisition value.
+        """
         vals = np.where(mask, self.acquisition(self.C, weight), -np.inf)  # eq. 8
         i = int(np.argmax(vals))
         return i, float(vals[i])
@@ -109,18 +115,11 @@ class ReferenceRound(RoundModel):
         yv[row] = (s2 - self.mv) / self.sv
         gp_v = ExactGP(X, yv, self.tau2, hv.lengthscales, hv.kind)
         mu_v, var_v = gp_v.predict(u[None, :])
-        D[row] = self._noise(mu_v, var_v, np.array([k_total]))[0]
+        D[row] = self._noise(mu_v, np.sqrt(var_v), np.array([k_total]))[0]
         yf[row] = (ybar - self.mf) / self.sf
         gp_f = ExactGP(X, yf, D, hf.lengthscales, hf.kind)
         mu_f, var_f = gp_f.predict(u[None, :])
         mf, sdf, mv, sdv = (float(a[0]) for a in self._raw(mu_f, var_f, mu_v, var_v))
-        return InnerBounds(
-            ucb_mv=float(ucb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
-            lcb_mv=float(lcb_mv(mf, sdf, mv, sdv, weight, beta_stop)),
-            mu_f=mf,
-            sd_f=sdf,
-            mu_var=mv,
-            sd_var=sdv,
-        )
+        return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
 
 

@@ -7,8 +7,8 @@ hyperparameters and holds, for that round:
 * the variance GP (homoscedastic, on sample variances) and ``UCB^var`` (eq. 17) at the
   evaluated points;
 * the fixed noise of the mean GP, ``Sigma_hat`` (eq. 19,
-  :func:`erahbo.acquisition.sigma_hat`), divided by ``std_y^2`` of the mean GP's
-  standardization (floored at :data:`erahbo.models.MEAN_NOISE_FLOOR`): :func:`fixed_noise`;
+  :func:`erahbo.gp.bounds.sigma_hat`), divided by ``std_y^2`` of the mean GP's
+  standardization (floored at :data:`erahbo.gp.round.MEAN_NOISE_FLOOR`): :func:`fixed_noise`;
 * the mean GP with that noise.
 
 It answers the acquisition argmax (eq. 8), the incumbent bound ``B_t`` (eq. 10) and, in
@@ -17,11 +17,11 @@ loop only ``x_t``'s own observation changes: its pooled sample mean and variance
 mean-GP noise ``min(UCB^var(x_t), rho_max^2) / k``, where ``UCB^var(x_t)`` comes from the
 variance GP updated with ``x_t``'s sample variance; the other points keep the noise computed
 at the round start (``Sigma_hat_{t-1}``).  Every bound is computed by
-:mod:`erahbo.acquisition`; the round models only supply posteriors.
+:mod:`erahbo.gp.bounds`; the round models only supply posteriors.
 
-Two engines give the same numbers: :class:`erahbo.surrogate.reference.ReferenceRound`
+Two engines give the same numbers: :class:`erahbo.gp.reference.ReferenceRound`
 refactors plain GPs for every query (the test oracle);
-:class:`erahbo.surrogate.fast.FastRound` caches kernel matrices, keeps the variance GP
+:class:`erahbo.gp.fast.FastRound` caches kernel matrices, keeps the variance GP
 incremental and prunes the candidate search with exact upper bounds.
 """
 
@@ -29,29 +29,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from erahbo.acquisition import (
-    lcb_var,
-    mv_bounds_scalar,
+from erahbo.gp.bounds import (
+    lcb_mv,
     rahbo_acquisition,
+    rahbo_acquisition_grad,
     sigma_hat,
-    sigma_hat_scalar,
-    ucb_f,
+    ucb_mv,
     ucb_var,
-    ucb_var_scalar,
 )
-from erahbo.models import MEAN_NOISE_FLOOR, GPHyper, standardize
+from erahbo.gp.exact import GPHyper, standardize
 
 __all__ = [
+    "MEAN_NOISE_FLOOR",
     "InnerBounds",
     "RoundModel",
     "RoundSettings",
     "fixed_noise",
     "observe",
 ]
+
+MEAN_NOISE_FLOOR = 1e-6  # floor of the fixed, standardized per-point noise of the mean GP
 
 
 @dataclass(frozen=True)
@@ -75,40 +75,66 @@ class RoundSettings:
     rho_max2: float | None = None
 
 
-class InnerBounds(NamedTuple):
-    """Posterior at ``x_t`` after its seeds so far, and the MV bounds with ``beta_stop``.
+class InnerBounds:
+    """Posterior at ``x_t`` after its seeds so far, and its MV bounds (eq. 9) with ``beta_stop``.
 
-    A named tuple: one is built per extra seed of ERAHBO's inner loop (hot path).
+    One is built per extra seed of ERAHBO's inner loop (the hot path): ``ucb_mv``, which the
+    stopping rule (eq. 12) reads after every seed, is computed when it is built, ``lcb_mv``
+    (the round's record) when it is read.
+
+    Parameters
+    ----------
+    mu_f, sd_f, mu_var, sd_var : float
+        Raw-scale posterior means and standard deviations of ``f(x_t)`` and ``rho^2(x_t)``.
+    alpha : float
+        Risk weight (0 for GP-UCB).
+    beta_stop : float
+        Confidence parameter of the bounds.
     """
 
-    ucb_mv: float
-    lcb_mv: float
-    mu_f: float
-    sd_f: float
-    mu_var: float
-    sd_var: float
+    __slots__ = ("alpha", "beta_stop", "mu_f", "mu_var", "sd_f", "sd_var", "ucb_mv")
+
+    def __init__(self, mu_f: float, sd_f: float, mu_var: float, sd_var: float, alpha: float,
+                 beta_stop: float) -> None:
+        self.mu_f, self.sd_f, self.mu_var, self.sd_var = mu_f, sd_f, mu_var, sd_var
+        self.alpha, self.beta_stop = alpha, beta_stop
+        self.ucb_mv = ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta_stop)  # eq. 9
+
+    @property
+    def lcb_mv(self) -> float:
+        """``LCB^MV(x_t; k)`` (eq. 9) with ``beta_stop``."""
+        return lcb_mv(self.mu_f, self.sd_f, self.mu_var, self.sd_var, self.alpha,
+                      self.beta_stop)
+
+    def __repr__(self) -> str:
+        return (f"InnerBounds(ucb_mv={self.ucb_mv!r}, mu_f={self.mu_f!r}, sd_f={self.sd_f!r}, "
+                f"mu_var={self.mu_var!r}, sd_var={self.sd_var!r})")
 
 
-def fixed_noise(ucb_v: np.ndarray, rho_max2: float, k: np.ndarray, std_y: float) -> np.ndarray:
+def fixed_noise(
+    ucb_v: np.ndarray | float, rho_max2: float, k: np.ndarray | float, std_y: float
+) -> np.ndarray | float:
     """Standardized mean-GP noise: ``Sigma_hat`` (eq. 19) over ``std_y^2``, floored.
 
     Parameters
     ----------
-    ucb_v : numpy.ndarray
+    ucb_v : numpy.ndarray or float
         ``(n,)`` ``UCB^var`` at the points (raw scale of the returns, squared).
     rho_max2 : float
         Upper bound on the noise variance (raw scale).
-    k : numpy.ndarray
+    k : numpy.ndarray or float
         ``(n,)`` seed counts.
     std_y : float
         Scale of the mean GP's output standardization.
 
     Returns
     -------
-    numpy.ndarray
-        ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR``.
+    numpy.ndarray or float
+        ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR`` (a float for
+        float inputs: ``x_t``'s noise in the inner loop).
     """
-    return np.maximum(sigma_hat(ucb_v, rho_max2, k) / (std_y * std_y), MEAN_NOISE_FLOOR)
+    noise = sigma_hat(ucb_v, rho_max2, k) / (std_y * std_y)
+    return (np.maximum if isinstance(noise, np.ndarray) else max)(noise, MEAN_NOISE_FLOOR)
 
 
 def observe(mu_o: float, v_o: float, y: float, noise: float) -> tuple[float, float]:
@@ -137,6 +163,7 @@ class RoundModel:
     def _setup_stats(
         self, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray, s: RoundSettings
     ) -> None:
+        """Settings, seed counts ``k (n,)`` and both standardized outputs ``yf, yv (n,)``."""
         self.settings = s
         self.beta = float(s.beta)
         self.tau2 = float(s.hyper_v.noise)
@@ -148,7 +175,11 @@ class RoundModel:
         self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
         self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.max(s2))
 
-    def _raw(self, mu_f, var_f, mu_v, var_v):  # standardized -> raw (mu_f, sd_f, mu_v, sd_v)
+    def _raw(self, mu_f, var_f, mu_v, var_v):
+        """Raw ``(mu_f, sd_f, mu_v, sd_v)``, each ``(p,)``, from standardized ones ``(p,)``.
+
+        Variances are clipped at 0 before their square roots.
+        """
         return (
             self.mf + self.sf * mu_f,
             self.sf * np.sqrt(np.maximum(var_f, 0.0)),
@@ -156,13 +187,15 @@ class RoundModel:
             self.sv * np.sqrt(np.maximum(var_v, 0.0)),
         )
 
-    def _noise(self, mu_v: np.ndarray, var_v: np.ndarray, k: np.ndarray) -> np.ndarray:
+    def _noise(self, mu_v, sd_v, k):
         """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior.
 
-        ``UCB^var`` (eq. 17) is computed on the variance GP's standardized scale and mapped
-        back (a bound is equivariant under the positive affine map of the standardization).
+        ``mu_v``, ``sd_v`` and ``k`` are ``(n,)`` arrays (the evaluated points) or floats
+        (``x_t`` in the inner loop).  ``UCB^var`` (eq. 17) is computed on the variance GP's
+        standardized scale and mapped back (a bound is equivariant under the positive affine
+        map of the standardization).
         """
-        ucbv = self.mv + self.sv * ucb_var(mu_v, np.sqrt(var_v), self.beta)
+        ucbv = self.mv + self.sv * ucb_var(mu_v, sd_v, self.beta)
         return fixed_noise(ucbv, self.rho2, k, self.sf)
 
     def _inner_from(
@@ -177,19 +210,16 @@ class RoundModel:
     ) -> InnerBounds:
         """Combine the posteriors given the other points with ``x_t``'s own observation.
 
-        Scalar arithmetic only (it runs once per extra seed): the scalar forms of eqs. 17, 19
-        and 9 in :mod:`erahbo.acquisition`.
+        Scalar arithmetic only (it runs once per extra seed), with the functions of eqs. 17,
+        19 (:meth:`_noise`) and 9 that serve the arrays.
         """
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
         sd_v = math.sqrt(max(var_v, 0.0))
-        ucbv = self.mv + self.sv * ucb_var_scalar(mu_v, sd_v, self.beta)  # as in _noise
-        noise_t = max(sigma_hat_scalar(ucbv, self.rho2, k_total) / (self.sf * self.sf),
-                      MEAN_NOISE_FLOOR)
+        noise_t = self._noise(mu_v, sd_v, k_total)
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
-        up, lo = mv_bounds_scalar(mf, sdf, mv, sdv, weight, beta_stop)
-        return InnerBounds(ucb_mv=up, lcb_mv=lo, mu_f=mf, sd_f=sdf, mu_var=mv, sd_var=sdv)
+        return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
 
     # -- interface (implemented by the subclasses) ----------------------------------
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -209,15 +239,14 @@ class RoundModel:
         """
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
         sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
-        r = math.sqrt(self.beta)
-        val = (self.mf + self.sf * ucb_f(mf, sdf, self.beta)
-               - weight * (self.mv + self.sv * lcb_var(mv, sdv, self.beta)))
-        grad = self.sf * (dmf + r * dvf / (2 * sdf)) - weight * self.sv * (
-            dmv - r * dvv / (2 * sdv)
-        )
+        std = (self.mf, self.sf), (self.mv, self.sv)  # both GPs' standardizations
+        val = rahbo_acquisition(mf, sdf, mv, sdv, weight, self.beta, *std)
+        grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, weight, self.beta, *std)
         return float(val), grad
 
     def _grads(self, u: np.ndarray):
+        """Standardized ``(mean, var, dmean (dim,), dvar (dim,))`` of the mean GP and of the
+        variance GP at one point ``u (dim,)``, see :func:`erahbo.gp.exact.posterior_grad`."""
         raise NotImplementedError
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from erahbo.surrogate.base import RoundModel, RoundSettings
-from erahbo.surrogate.fast import FastModel
-from erahbo.surrogate.reference import ReferenceRound
+from erahbo.gp.fast import FastModel
+from erahbo.gp.reference import ReferenceRound
+from erahbo.gp.round import RoundModel, RoundSettings
 
 __all__ = ["believer_round"]
 

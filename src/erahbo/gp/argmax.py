@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from erahbo.surrogate import RoundModel
+from erahbo.gp.round import RoundModel
 
 __all__ = ["continuous_argmax", "polish"]
 

@@ -1,9 +1,9 @@
-"""Priors, marginal likelihood and MAP fit of the GP hyperparameters (paper Sec. 3.1).
+"""MAP hyperparameters of the GPs (paper Sec. 3.1: fitted once, on the initial design).
 
-BoTorch's dimension-scaled priors (Hvarfner et al., 2024): lengthscale
-``LogNormal(sqrt(2) + 0.5 ln d, sqrt(3))`` with ``lengthscale >= 0.025``; for a GP whose noise
-is learned (the variance GP), noise ``LogNormal(-4, 1)`` with ``noise >= 1e-4``.
-:func:`fit_map` maximizes the log posterior with L-BFGS-B from seeded restarts.
+:func:`log_marginal_likelihood` is the MAP objective (log marginal likelihood plus the log
+priors of :mod:`erahbo.gp.prior`) with its gradient; :func:`fit_map` maximizes it with L-BFGS-B
+from seeded restarts; :func:`fit_hyperparameters` fits the round's two GPs in order (the
+variance GP, then the mean GP under the noise of eq. 19).
 """
 
 from __future__ import annotations
@@ -14,34 +14,21 @@ import numpy as np
 from scipy.linalg import cho_solve
 from scipy.optimize import minimize
 
-from erahbo.models import KERNELS, GPHyper, kernel_and_dlogls, robust_cholesky
+from erahbo.gp.bounds import ucb_var
+from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
+from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
+from erahbo.gp.prior import (
+    LENGTHSCALE_MAX,
+    LENGTHSCALE_MIN,
+    NOISE_MAX,
+    NOISE_MIN,
+    NOISE_PRIOR,
+    lengthscale_prior,
+    lognormal_logpdf,
+)
+from erahbo.gp.round import RoundSettings, fixed_noise
 
-__all__ = [
-    "LENGTHSCALE_MIN",
-    "NOISE_MIN",
-    "fit_map",
-    "lengthscale_prior",
-    "log_marginal_likelihood",
-]
-
-LENGTHSCALE_MIN = 0.025  # BoTorch's lower bound on lengthscales
-LENGTHSCALE_MAX = 1e4
-NOISE_MIN = 1e-4  # BoTorch's lower bound on an inferred (homoscedastic) noise variance
-NOISE_MAX = 1e2
-NOISE_PRIOR = (-4.0, 1.0)  # LogNormal(loc, scale) of the noise variance
-
-
-def lengthscale_prior(d: int) -> tuple[float, float]:
-    """``(loc, scale)`` of BoTorch's LogNormal lengthscale prior for ``d`` inputs."""
-    return math.sqrt(2.0) + 0.5 * math.log(max(d, 1)), math.sqrt(3.0)
-
-
-def _lognormal_logpdf(x: np.ndarray, loc: float, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """Log density of LogNormal at ``x`` and its derivative with respect to ``log x``."""
-    lx = np.log(x)
-    z = (lx - loc) / scale
-    logp = -lx - math.log(scale * math.sqrt(2.0 * math.pi)) - 0.5 * z * z
-    return logp, -1.0 - z / scale
+__all__ = ["fit_hyperparameters", "fit_map", "log_marginal_likelihood"]
 
 
 def log_marginal_likelihood(
@@ -85,12 +72,12 @@ def log_marginal_likelihood(
     grad = np.empty_like(theta)
     grad[:d] = 0.5 * np.einsum("ij,kji->k", W, dK)
     loc, scale = lengthscale_prior(d)
-    lp, dlp = _lognormal_logpdf(ls, loc, scale)
+    lp, dlp = lognormal_logpdf(ls, loc, scale)
     value = lml + lp.sum()
     grad[:d] += dlp
     if fixed_noise is None:
         grad[d] = 0.5 * noise * np.trace(W)
-        lpn, dlpn = _lognormal_logpdf(np.array([noise]), *NOISE_PRIOR)
+        lpn, dlpn = lognormal_logpdf(np.array([noise]), *NOISE_PRIOR)
         value += float(lpn[0])
         grad[d] += float(dlpn[0])
     return float(value), grad
@@ -173,3 +160,54 @@ def fit_map(
     ls = np.exp(best_t[:d])
     noise = float(math.exp(best_t[d])) if learn_noise else None
     return GPHyper(kind=kind, lengthscales=ls, noise=noise, log_posterior=best_v)
+
+
+def fit_hyperparameters(
+    X: np.ndarray,
+    ybar: np.ndarray,
+    s2: np.ndarray,
+    k: np.ndarray,
+    *,
+    kind: str = "rbf",
+    beta: float = 2.5,
+    rho_max2: float | None = None,
+    seed: int = 0,
+) -> RoundSettings:
+    """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
+
+    The variance GP is fitted first (lengthscales and homoscedastic noise); its ``UCB_var`` at
+    the evaluated points gives the mean GP's fixed noise (eq. 19), under which the mean
+    GP's lengthscales are fitted.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(n, dim)`` evaluated configurations.
+    ybar, s2, k : numpy.ndarray
+        ``(n,)`` pooled sample means, variances and seed counts.
+    kind : {"rbf", "matern52"}
+    beta : float
+        Confidence parameter of ``UCB^var`` in eq. 19.
+    rho_max2 : float or None
+        See :class:`RoundSettings`.
+    seed : int
+        Seed of the random restarts.
+
+    Returns
+    -------
+    RoundSettings
+    """
+    X = np.asarray(X, dtype=float)
+    mv, sv = standardize(s2)
+    yv = (np.asarray(s2, dtype=float) - mv) / sv
+    hv = fit_map(X, yv, kind=kind, fixed_noise=None, seed=seed)
+    gp_v = ExactGP(X, yv, hv.noise, hv.lengthscales, kind)
+    mu, var = gp_v.predict(X)
+    ucbv = mv + sv * ucb_var(mu, np.sqrt(var), beta)  # eq. 17 (standardized scale)
+    rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))
+    mf, sf = standardize(ybar)
+    D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf)
+    hf = fit_map(
+        X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind, fixed_noise=D, seed=seed + 1
+    )
+    return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2)

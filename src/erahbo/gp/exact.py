@@ -1,22 +1,18 @@
-"""Exact Gaussian processes on the unit cube (paper Sec. 3.1 and Appendix A).
+"""Exact GP posteriors with fixed hyperparameters (paper Sec. 3.1, Appendix A).
 
 Two GPs model the two unknowns of the mean-variance objective ``MV(x) = f(x) - alpha rho^2(x)``:
 
 * the **mean GP** on sample means ``m_hat(x_s)`` with *fixed* per-point noise
-  ``min(UCB_var(x_s), rho_max^2) / k_s`` (eq. 19, Appendix A); the noise is not
-  learned;
+  ``min(UCB_var(x_s), rho_max^2) / k_s`` (eq. 19, Appendix A); the noise is not learned;
 * the **variance GP**, a homoscedastic GP on unbiased sample variances ``s^2(x_s)`` (ddof=1),
   whose noise variance is a hyperparameter.
 
-Both work on standardized outputs ``(y - mean) / std``; a fixed noise given on the raw scale is
-divided by ``std**2`` (:func:`standardize`).  Kernels are RBF or Matern-5/2 with ARD
-lengthscales and unit signal variance (no output scale, as BoTorch since 0.12).  Hyperparameters
-are MAP estimates under BoTorch's dimension-scaled priors (Hvarfner et al., 2024):
-lengthscale ``LogNormal(sqrt(2) + 0.5 ln d, sqrt(3))`` with ``lengthscale >= 0.025``, noise
-``LogNormal(-4, 1)`` with ``noise >= 1e-4``.
-
-Everything here is plain NumPy/SciPy; the priors, the likelihood and the MAP fit are in
-:mod:`erahbo.prior`, the incremental fast path in :mod:`erahbo.surrogate.fast`.
+Both work on standardized outputs ``(y - mean) / std`` (:func:`standardize`); a fixed noise
+given on the raw scale is divided by ``std**2``.  Here: the hyperparameters (:class:`GPHyper`),
+the Cholesky factorization with a jitter ladder, the standardization, and :class:`ExactGP`,
+the plain posterior the reference engine and the MAP fit build on.  Kernels are in
+:mod:`erahbo.gp.kernels`, priors and the MAP fit in :mod:`erahbo.gp.prior` and
+:mod:`erahbo.gp.fit`, the round's two GPs in :mod:`erahbo.gp.round`.
 """
 
 from __future__ import annotations
@@ -27,121 +23,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_solve, lapack, solve_triangular
 
+from erahbo.gp.kernels import kernel, kernel_grad_x
+
 __all__ = [
-    "KERNELS",
-    "MEAN_NOISE_FLOOR",
     "ExactGP",
     "GPHyper",
-    "k_of_d2",
-    "kernel",
-    "kernel_and_dlogls",
-    "kernel_grad_x",
     "posterior_grad",
     "robust_cholesky",
     "standardize",
 ]
-
-KERNELS = ("rbf", "matern52")
-MEAN_NOISE_FLOOR = 1e-6  # floor of the fixed, standardized per-point noise of the mean GP
-_SQRT5 = math.sqrt(5.0)
-
-
-# --------------------------------------------------------------------------- kernels
-def _scaled(X: np.ndarray, ls: np.ndarray) -> np.ndarray:
-    return np.asarray(X, dtype=float) / ls
-
-
-def _sqdist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances ``(n1, n2)`` between the rows of two scaled arrays."""
-    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
-    np.maximum(d2, 0.0, out=d2)
-    return d2
-
-
-def k_of_d2(d2: np.ndarray, kind: str) -> np.ndarray:
-    if kind == "rbf":
-        return np.exp(-0.5 * d2)
-    r = np.sqrt(d2)
-    return (1.0 + _SQRT5 * r + (5.0 / 3.0) * d2) * np.exp(-_SQRT5 * r)
-
-
-def kernel(
-    X1: np.ndarray, X2: np.ndarray, lengthscales: np.ndarray, kind: str = "rbf"
-) -> np.ndarray:
-    """ARD kernel matrix with unit signal variance.
-
-    Parameters
-    ----------
-    X1, X2 : numpy.ndarray
-        ``(n1, d)`` and ``(n2, d)`` points in the unit cube.
-    lengthscales : numpy.ndarray
-        ``(d,)`` positive lengthscales.
-    kind : {"rbf", "matern52"}
-        ``rbf``: ``exp(-r^2 / 2)``; ``matern52``: ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)``,
-        with ``r^2 = sum_j (x_j - x'_j)^2 / l_j^2``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n1, n2)`` kernel values in ``(0, 1]``.
-    """
-    if kind not in KERNELS:
-        raise ValueError(f"kernel: kind={kind!r} must be one of {KERNELS}")
-    ls = np.asarray(lengthscales, dtype=float)
-    return k_of_d2(_sqdist(_scaled(X1, ls), _scaled(X2, ls)), kind)
-
-
-def kernel_grad_x(
-    x: np.ndarray, X: np.ndarray, lengthscales: np.ndarray, kind: str = "rbf"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Kernel values ``k(x, X_i)`` and their gradients with respect to ``x``.
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        ``(d,)`` one point.
-    X : numpy.ndarray
-        ``(n, d)`` points.
-    lengthscales : numpy.ndarray
-        ``(d,)``.
-    kind : {"rbf", "matern52"}
-
-    Returns
-    -------
-    k : numpy.ndarray
-        ``(n,)`` kernel values.
-    dk : numpy.ndarray
-        ``(n, d)`` gradient ``d k(x, X_i) / d x``.
-    """
-    ls = np.asarray(lengthscales, dtype=float)
-    diff = (np.asarray(x, dtype=float)[None, :] - X) / ls  # (n, d) scaled differences
-    d2 = (diff * diff).sum(1)  # (n,)
-    if kind == "rbf":
-        k = np.exp(-0.5 * d2)
-        dk = -(k[:, None] * diff) / ls
-    else:
-        r = np.sqrt(d2)
-        e = np.exp(-_SQRT5 * r)
-        k = (1.0 + _SQRT5 * r + (5.0 / 3.0) * d2) * e
-        # dk/dr = -(5/3) r (1 + sqrt5 r) e ; dr/dx = diff / (r ls)  -> r cancels
-        dk = -((5.0 / 3.0) * (1.0 + _SQRT5 * r) * e)[:, None] * diff / ls
-    return k, dk
-
-
-def kernel_and_dlogls(X: np.ndarray, ls: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """``K (n, n)`` and ``dK / d log l_j`` stacked ``(d, n, n)`` (for MAP gradients)."""
-    S = X / ls
-    sq = (S[:, None, :] - S[None, :, :]) ** 2  # (n, n, d) scaled squared differences
-    d2 = sq.sum(-1)
-    if kind == "rbf":
-        K = np.exp(-0.5 * d2)
-        dK = K[None] * np.moveaxis(sq, -1, 0)
-    else:
-        r = np.sqrt(d2)
-        e = np.exp(-_SQRT5 * r)
-        K = (1.0 + _SQRT5 * r + (5.0 / 3.0) * d2) * e
-        dK = ((5.0 / 3.0) * (1.0 + _SQRT5 * r) * e)[None] * np.moveaxis(sq, -1, 0)
-    return K, dK
 
 
 # --------------------------------------------------------------------------- linear algebra

@@ -1,11 +1,13 @@
 """Fast exact round models: cached kernels, incremental variance GP, pruned argmax.
 
-Same numbers as :class:`erahbo.surrogate.reference.ReferenceRound` (up to floating-point
-rounding), at a fraction of the cost; every bound is computed by :mod:`erahbo.acquisition`.
+Same numbers as :class:`erahbo.gp.reference.ReferenceRound` (up to floating-point
+rounding), at a fraction of the cost; every bound it reports or prunes with is computed by the
+functions of :mod:`erahbo.gp.bounds`, the ones the reference engine calls.
 With the hyperparameters fixed (the paper's default, refit_every=0):
 
 * **Kernel caches.**  ``k_f(X, X)``, ``k_f(X, C)`` and its square are kept and grow by one row
-  per new configuration (``C`` = finite candidate table).
+  per new configuration (``C`` = finite candidate table), with, per candidate, the largest
+  ``k_f(x_j, c)^2`` over the rows and a row ``j`` attaining it.
 * **Variance GP, append-only.**  Its noise is homoscedastic, so ``k_v(X, X) + tau^2 I`` only
   grows: its Cholesky factor ``Lv``, the inverse ``Lv^{-1}``, ``diag(A_v^{-1})`` and
   ``W = Lv^{-1} k_v(X, C)`` with its column sums of squares are extended in ``O(n^2 + n m)``
@@ -15,17 +17,20 @@ With the hyperparameters fixed (the paper's default, refit_every=0):
   round, so ``k_f(X, X) + diag(noise)`` is factored with one LAPACK ``dpotrf``.  The posterior
   means at all candidates cost one matrix-vector product.  Posterior standard deviations are
   not computed at all candidates: conditioning on a subset of the data can only increase the
-  posterior variance, so ``1 - max_j k(x_j, c)^2 / (1 + noise_j)`` (the variance given the
-  single most informative point) bounds ``var_f(c)`` from above, and the acquisition (eq. 8)
-  evaluated there bounds it from above.  Candidates are evaluated exactly (``dtrsm`` on their
-  kernel columns, in growing batches) in decreasing order of that bound, until the next bound
+  posterior variance, so ``1 - k(x_j, c)^2 / (1 + noise_j)`` (the variance given the single
+  point ``x_j``, here the one most correlated with ``c``) bounds ``var_f(c)`` from above.
+  The acquisition is increasing in ``sd_f``: :func:`erahbo.gp.bounds.rahbo_acquisition`
+  (eq. 8) evaluated at that bound bounds it from above, at ``sd_f = 0`` from below.
+  Candidates are evaluated exactly (``dtrsm`` on their kernel columns, then the same
+  function, in growing batches) in decreasing order of the upper bound, until the next bound
   cannot beat the best exact value: the argmax is exact.  ``B_t = max LCB^MV`` (eq. 10) over
-  evaluated points is found the same way, with ``sigma_f = 0`` giving the bound and
-  ``var_f(x_s) = D_s - D_s^2 (A^{-1})_ss`` the exact values.
+  evaluated points is found the same way, with :func:`erahbo.gp.bounds.lcb_mv` (eq. 9) at
+  ``sd_f = 0`` giving the bound, ``var_f(x_s) = D_s - D_s^2 (A^{-1})_ss`` the exact values and
+  :func:`erahbo.gp.bounds.incumbent_lcb` the maximum of each batch.
 * **Inner loop.**  Only ``x_t``'s own observation changes, so the posterior of ``f(x_t)`` and
   ``rho^2(x_t)`` given the *other* points is computed once per round (a triangular solve, or
   leave-one-out formulas when ``x_t`` was evaluated before) and each extra seed is an ``O(1)``
-  Gaussian update (:func:`erahbo.surrogate.base.observe`), equal to a bordered Cholesky with
+  Gaussian update (:func:`erahbo.gp.round.observe`), equal to a bordered Cholesky with
   ``x_t`` as the last row.
 """
 
@@ -38,9 +43,10 @@ from collections.abc import Callable
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from erahbo.acquisition import lcb_var, ucb_var
-from erahbo.models import k_of_d2, kernel, posterior_grad, robust_cholesky
-from erahbo.surrogate.base import InnerBounds, RoundModel, RoundSettings
+from erahbo.gp.bounds import incumbent_lcb, lcb_mv, rahbo_acquisition
+from erahbo.gp.exact import posterior_grad, robust_cholesky
+from erahbo.gp.kernels import k_of_d2, kernel
+from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["FastModel", "FastRound"]
 
@@ -56,15 +62,17 @@ def _cholesky_f(A: np.ndarray) -> np.ndarray:
 def _pruned_max(
     order: np.ndarray,
     bound: np.ndarray,
-    exact: Callable[[np.ndarray], np.ndarray],
+    best_of: Callable[[np.ndarray], tuple[float, int]],
     batch: int,
     tol: float,
 ) -> tuple[float, int, int]:
-    """Exact maximum of ``exact`` over ``order``, pruned by an upper ``bound``.
+    """Exact maximum of a quantity over the indices ``order``, pruned by an upper ``bound``.
 
-    ``order`` lists indices by non-increasing ``bound`` (an upper bound of ``exact`` at each
-    index); they are evaluated in growing batches until the next bound cannot beat the best
-    exact value (``tol``: rounding slack).  Ties go to the lowest index.
+    ``order`` lists indices by non-increasing ``bound`` (``(N,)``, an upper bound of the
+    quantity at each index); they go to ``best_of`` in growing batches until the next bound
+    cannot beat the best exact value (``tol``: rounding slack).  ``best_of(idx)`` returns the
+    exact maximum over the indices ``idx`` (ascending) and its index, the lowest on ties; ties
+    across batches go to the lowest index too.
 
     Returns
     -------
@@ -72,11 +80,8 @@ def _pruned_max(
     """
     best, best_i, pos = -np.inf, -1, 0
     while pos < order.size and bound[order[pos]] >= best - tol:
-        idx = order[pos : pos + batch]
-        vals = exact(idx)  # (b,)
-        v = float(vals.max())
-        i = int(idx[vals == v].min())  # lowest index on ties
-        if v > best or (v == best and i < best_i):
+        v, i = best_of(np.sort(order[pos : pos + batch]))
+        if i >= 0 and (v > best or (v == best and i < best_i)):
             best, best_i = v, i
         pos += batch
         batch = min(2 * batch, 256)
@@ -110,6 +115,7 @@ class FastModel:
         self._alloc(64)
 
     def _alloc(self, cap: int) -> None:
+        """(Re)allocate the row caches for ``cap`` configurations, keeping the ``n`` rows."""
         old = self.__dict__.get("cap", 0)
         n, m = self.n, self.m
 
@@ -135,6 +141,8 @@ class FastModel:
             self.WvC = grow(g("WvC"), (cap, m), np.s_[:n])  # Lv^{-1} k_v(X, C)
             if not old:
                 self.cv = np.zeros(m)  # (m,) column sums of squares of WvC
+                self.k2max = np.zeros(m)  # (m,) max_j k_f(x_j, c)^2 over the rows so far
+                self.nn = np.zeros(m, dtype=np.intp)  # (m,) a row j attaining it
         self.cap = cap
 
     def _krow(self, xs: np.ndarray, S: np.ndarray, S2: np.ndarray, kind: str) -> np.ndarray:
@@ -171,6 +179,9 @@ class FastModel:
             kfc = self._krow(xf, self.Cf, self.Cf2, kind_f)  # (m,)
             self.KfC[n] = kfc
             np.multiply(kfc, kfc, out=self.KfC2[n])
+            closer = self.KfC2[n] > self.k2max  # (m,) candidates closest to the new row
+            self.k2max[closer] = self.KfC2[n, closer]
+            self.nn[closer] = n
             kvc = self._krow(xv, self.Cv, self.Cv2, kind_v)  # (m,)
             w = (kvc - lv @ self.WvC[:n]) / lnn
             self.WvC[n] = w
@@ -213,19 +224,24 @@ class FastRound(RoundModel):
         self.dAv = M.dAv[:n].copy()  # snapshot: later appends change it
         self.mu_vX = self.yv - tau2 * self.av  # (n,) standardized
         self.var_vX = np.maximum(tau2 - tau2 * tau2 * self.dAv, 0.0)
-        self.D = self._noise(self.mu_vX, self.var_vX, self.k)  # (n,) eq. 19
+        self.D = self._noise(self.mu_vX, np.sqrt(self.var_vX), self.k)  # (n,) eq. 19
         A = M.Kf[:n, :n].copy()
         A.flat[:: n + 1] += self.D
         self.L = _cholesky_f(A)  # (n, n) lower, Fortran order
         self.af, _ = lapack.dpotrs(self.L, self.yf, lower=1)  # alpha_f
         self.mu_fX = self.yf - self.D * self.af  # (n,) standardized posterior mean at X
         self.cv = M.cv.copy() if M.m else None
+        # the candidates' most correlated rows: snapshots, later appends change them
+        self.k2max = M.k2max.copy() if M.m else None
+        self.nn = M.nn.copy() if M.m else None
         self._cand = None
+        self._data = None
         self._others: dict = {}
         self._last_inner: tuple | None = None  # (u, row, cand, posteriors): identity cache
 
     # ------------------------------------------------------------------ predictions
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
         hf, hv = self.M.hf, self.M.hv
         U = np.atleast_2d(U)
         kf = kernel(self.X, U, hf.lengthscales, hf.kind)  # (n, p)
@@ -237,6 +253,7 @@ class FastRound(RoundModel):
         )
 
     def _grads(self, u: np.ndarray):
+        """See :meth:`RoundModel._grads`."""
         hf, hv, n = self.M.hf, self.M.hv, self.n
         gf = posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
         gv = posterior_grad(u, self.X, self.M.Lv[:n, :n], self.av, hv.lengthscales, hv.kind)
@@ -249,16 +266,22 @@ class FastRound(RoundModel):
         var_f = self.D - self.D * self.D * q
         return self._raw(self.mu_fX, var_f, self.mu_vX, self.var_vX)
 
-    # ------------------------------------------------------------------ candidate search
-    def _candidate_parts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Raw ``mu_f`` and ``LCB^var`` (eq. 18) at all candidates, each ``(m,)`` (cached)."""
+    # ------------------------------------------------------------------ bounds
+    def _data_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Raw ``mu_f``, ``mu_var`` and ``sd_var`` at the evaluated points, each ``(n,)``."""
+        if self._data is None:
+            self._data = (self.mf + self.sf * self.mu_fX, self.mv + self.sv * self.mu_vX,
+                          self.sv * np.sqrt(self.var_vX))
+        return self._data
+
+    def _candidate_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Raw ``mu_f``, ``mu_var`` and ``sd_var`` at all candidates, each ``(m,)`` (cached)."""
         if self._cand is None:
             n, M = self.n, self.M
             mu_f = self.af @ M.KfC[:n]  # (m,) standardized
             mu_v = self.zv @ M.WvC[:n]  # (m,) standardized
             sd_v = np.sqrt(np.maximum(1.0 - self.cv, 0.0))
-            self._cand = (self.mf + self.sf * mu_f,
-                          self.mv + self.sv * lcb_var(mu_v, sd_v, self.beta))
+            self._cand = (self.mf + self.sf * mu_f, self.mv + self.sv * mu_v, self.sv * sd_v)
         return self._cand
 
     def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
@@ -278,29 +301,36 @@ class FastRound(RoundModel):
         value : float
             Its acquisition value.
         """
-        n, M, sf = self.n, self.M, self.sf
-        # eq. 8 as base + sqrt(beta) sd_f with base = mu_f - alpha LCB^var: sd_f is the only
-        # part not known at every candidate, so bounds of it bound the acquisition
-        mu_f, lcbv = self._candidate_parts()
-        base = mu_f - weight * lcbv  # (m,)
-        scale = math.sqrt(self.beta) * sf
-        idx = np.flatnonzero(mask)
-        if idx.size == 0:
+        n, M, sf, beta = self.n, self.M, self.sf, self.beta
+        # sd_f is the only part of eq. 8 not known at every candidate: the acquisition is
+        # increasing in it, so at an upper bound of sd_f it bounds the acquisition from above,
+        # and at sd_f = 0 from below
+        mu_f, mu_v, sd_v = self._candidate_parts()
+        mask = np.asarray(mask, dtype=bool)
+        every = bool(mask.all())
+        if not (every or mask.any()):
             raise ValueError("select: no candidate left (all excluded)")
-        inv = 1.0 / (1.0 + self.D)  # (n,)
-        g = (M.KfC2[:n] * inv[:, None]).max(0)  # (m,) max_j k(x_j, c)^2 / (1 + D_j)
-        ub = base + scale * np.sqrt(np.maximum(1.0 - g, 0.0))  # (m,) upper bounds
-        floor = base[idx].max()  # the best value is at least max(base) since sd_f >= 0
-        idx = idx[ub[idx] >= floor]
+        # var_f(c) <= 1 - k(x_j, c)^2 / (1 + D_j) for any row j (the variance given x_j
+        # alone); j = the row most correlated with c
+        g = self.k2max / (1.0 + self.D[self.nn])  # (m,)
+        ub = rahbo_acquisition(mu_f, sf * np.sqrt(np.maximum(1.0 - g, 0.0)), mu_v, sd_v,
+                               weight, beta)  # (m,) upper bounds
+        at0 = rahbo_acquisition(mu_f, 0.0, mu_v, sd_v, weight, beta)  # (m,) lower bounds
+        floor = (at0 if every else at0[mask]).max()  # the best value is at least this
+        keep = ub >= floor
+        idx = np.flatnonzero(keep if every else keep & mask)
         order = idx[np.argsort(-ub[idx], kind="stable")]
 
-        def exact(cols: np.ndarray) -> np.ndarray:  # (b,) acquisition at candidates ``cols``
+        def best_of(cols: np.ndarray) -> tuple[float, int]:  # best acquisition over ``cols``
             V = blas.dtrsm(1.0, self.L, M.KfC[:n, cols], lower=1)  # (n, b)
-            return base[cols] + scale * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))
+            sd_f = sf * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))  # (b,)
+            vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], weight, beta)
+            i = int(np.argmax(vals))  # the first maximum: lowest index on ties
+            return float(vals[i]), int(cols[i])
 
         first = int(min(max(1e5 / max(n, 1) ** 2, 8), 64))  # ~1e5 flops per first batch
-        best, best_i, self.n_exact_ = _pruned_max(order, ub, exact, first,
-                                                  tol=1e-12 * (abs(floor) + scale))
+        best, best_i, self.n_exact_ = _pruned_max(
+            order, ub, best_of, first, tol=1e-12 * (abs(floor) + math.sqrt(beta) * sf))
         return best_i, float(best)
 
     def best_lcb_mv(
@@ -309,28 +339,32 @@ class FastRound(RoundModel):
         """``B_t = max_s LCB^MV(x_s)`` over the evaluated rows (eq. 10) and its row.
 
         ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
+        ``LCB^MV`` (eq. 9) is decreasing in ``sd_f``, so its value at ``sd_f = 0`` bounds it
+        from above: rows are evaluated exactly, in batches in decreasing order of that bound,
+        until none left can beat the best; :func:`erahbo.gp.bounds.incumbent_lcb` takes the
+        maximum over each batch.
         """
-        sq, sf = math.sqrt(beta), self.sf
-        # LCB^MV (eq. 9) as base - sqrt(beta) sd_f: base (with UCB^var, eq. 17) bounds it
-        ucbv = self.mv + self.sv * ucb_var(self.mu_vX, np.sqrt(self.var_vX), beta)
-        base = self.mf + sf * self.mu_fX - weight * ucbv  # (n,) upper bounds (sd_f >= 0)
-        order = np.argsort(-base, kind="stable")
+        n, sf = self.n, self.sf
+        mu_f, mu_v, sd_v = self._data_parts()
+        bound = lcb_mv(mu_f, 0.0, mu_v, sd_v, weight, beta)  # (n,) upper bounds
+        order = np.argsort(-bound, kind="stable")
         if mask is not None:
             order = order[np.asarray(mask, dtype=bool)[order]]
         if order.size == 0:
             return -np.inf, -1
-
-        def exact(rows: np.ndarray) -> np.ndarray:  # (b,) LCB^MV at data rows ``rows``
-            E = np.zeros((self.n, rows.size), order="F")
+        def best_of(rows: np.ndarray) -> tuple[float, int]:  # eq. 10 over data rows ``rows``
+            E = np.zeros((n, rows.size), order="F")
             E[rows, np.arange(rows.size)] = 1.0
             V = blas.dtrsm(1.0, self.L, E, lower=1)
             q = (V * V).sum(0)  # (A^{-1})_ss
             D = self.D[rows]
-            return base[rows] - sq * sf * np.sqrt(np.maximum(D - D * D * q, 0.0))
+            sd_f = sf * np.sqrt(np.maximum(D - D * D * q, 0.0))  # (b,)
+            B, i = incumbent_lcb(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], weight, beta)
+            return B, (int(rows[i]) if i >= 0 else -1)
 
-        tol = 1e-12 * (abs(float(base[order[0]])) + sq * sf)
-        best, best_i, _ = _pruned_max(order, base, exact, 4, tol)
-        return float(best), best_i
+        tol = 1e-12 * (abs(float(bound[order[0]])) + math.sqrt(beta) * sf)
+        B_t, row, _ = _pruned_max(order, bound, best_of, 4, tol)
+        return B_t, row
 
     # ------------------------------------------------------------------ inner loop
     def _others_posterior(self, row: int | None, u: np.ndarray, cand: int | None):

@@ -1,0 +1,321 @@
+"""The paper's numbered equations on GP posteriors, each one function that every engine runs.
+
+Equation numbers are those of the paper (``erahbo-paper.tex``, numbered as LaTeX numbers them):
+
+=======  =================================================  ====================================
+eq.      quantity                                           function
+=======  =================================================  ====================================
+(5)      ``MV(x) = f(x) - alpha rho^2(x)``                  :func:`mean_variance`
+(8)      RAHBO acquisition ``UCB^f - alpha LCB^var``        :func:`rahbo_acquisition` (gradient:
+                                                            :func:`rahbo_acquisition_grad`)
+(9)      ``UCB^MV``, ``LCB^MV``                             :func:`ucb_mv`, :func:`lcb_mv`
+(10)     incumbent bound ``B_t = max_{D_{t-1}} LCB^MV``     :func:`incumbent_lcb`
+(12)     stopping rule ``UCB^MV(x_t; k) <= B_t``            :func:`adaptive_rule`
+(15-16)  ``UCB^f``, ``LCB^f``                               :func:`ucb_f`, :func:`lcb_f`
+(17-18)  ``UCB^var``, ``LCB^var``                           :func:`ucb_var`, :func:`lcb_var`
+(19)     ``Sigma_hat = diag(min(UCB^var(x_s), rho_max^2)    :func:`sigma_hat`
+         / k_s)``, the mean GP's noise
+=======  =================================================  ====================================
+
+Each function takes Python floats (ERAHBO's inner loop, once per extra seed) or arrays of the
+same shape, ``(m,)`` over candidates or ``(n,)`` over evaluated points, and computes both in the
+same order, so a value does not depend on which engine or path asked for it.  The round models
+(:mod:`erahbo.gp.round`: the reference engine and the fast one) supply posteriors and call
+these functions for every bound they report; the fast engine prunes candidates with the same
+functions evaluated at upper bounds of a standard deviation (each bound is monotone in it).
+The argmax of eq. 11 is the engines' ``select`` (finite tables) and
+:func:`erahbo.gp.argmax.continuous_argmax`; the schedules of ``beta_stop`` (eqs. 35-36) live
+with the replication policies (:mod:`erahbo.policies`).
+
+Convention for ``beta`` (as in BoTorch and the RAHBO reference code): a confidence bound is
+
+    ``UCB(x) = mu(x) + sqrt(beta) * sigma(x)``,   ``LCB(x) = mu(x) - sqrt(beta) * sigma(x)``,
+
+so the paper's ``beta = 2.5`` means 1.58 posterior standard deviations and ``beta_stop = 1``
+means one.  The paper's ``beta_t`` multiplies ``sigma`` directly (eq. 14); our ``beta`` is its
+square.
+
+>>> round(ucb_mv(mu_f=1.0, sd_f=0.1, mu_var=0.2, sd_var=0.05, alpha=1.0, beta=1.0), 6)
+0.95
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "adaptive_rule",
+    "incumbent_lcb",
+    "lcb",
+    "lcb_f",
+    "lcb_mv",
+    "lcb_var",
+    "mean_variance",
+    "rahbo_acquisition",
+    "rahbo_acquisition_grad",
+    "sigma_hat",
+    "ucb",
+    "ucb_f",
+    "ucb_mv",
+    "ucb_var",
+]
+
+ArrayLike = float | np.ndarray
+
+
+def _bad_beta(beta: float) -> ValueError:
+    return ValueError(f"beta={beta} must be >= 0 (a bound is mu +- sqrt(beta) * sigma)")
+
+
+def ucb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
+    """Upper confidence bound ``mu + sqrt(beta) * sd`` (eq. 14; floats or ``(m,)`` arrays)."""
+    if not beta >= 0.0:
+        raise _bad_beta(beta)
+    return mu + math.sqrt(beta) * sd
+
+
+def lcb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
+    """Lower confidence bound ``mu - sqrt(beta) * sd`` (eq. 14; floats or ``(m,)`` arrays)."""
+    if not beta >= 0.0:
+        raise _bad_beta(beta)
+    return mu - math.sqrt(beta) * sd
+
+
+# ---------------------------------------------------------------- eq. (5)
+def mean_variance(f: ArrayLike, var: ArrayLike, alpha: float) -> ArrayLike:
+    """``MV = f - alpha * rho^2`` (eq. 5) of means ``f`` and variances ``var``, shapes ``(n,)``.
+
+    Applied to sample means and variances it is the sample MV (random search's recommendation
+    before any model fit, the racing ablation); to posterior means, the reported
+    ``incumbent_mv``.
+    """
+    return f - alpha * var
+
+
+# ---------------------------------------------------------------- eqs. (15)-(18)
+def ucb_f(mu_f: ArrayLike, sd_f: ArrayLike, beta: float) -> ArrayLike:
+    """``UCB_t^f(x)`` of the mean GP (eq. 15); GP-UCB maximizes it.  Shapes ``(m,)`` or floats."""
+    return ucb(mu_f, sd_f, beta)
+
+
+def lcb_f(mu_f: ArrayLike, sd_f: ArrayLike, beta: float) -> ArrayLike:
+    """``LCB_t^f(x)`` of the mean GP (eq. 16).  Shapes ``(m,)`` or floats."""
+    return lcb(mu_f, sd_f, beta)
+
+
+def ucb_var(mu_var: ArrayLike, sd_var: ArrayLike, beta: float) -> ArrayLike:
+    """``UCB_t^var(x)`` of the variance GP (eq. 17).  Shapes ``(m,)`` or floats."""
+    return ucb(mu_var, sd_var, beta)
+
+
+def lcb_var(mu_var: ArrayLike, sd_var: ArrayLike, beta: float) -> ArrayLike:
+    """``LCB_t^var(x)`` of the variance GP (eq. 18); not clipped at 0, as in the paper."""
+    return lcb(mu_var, sd_var, beta)
+
+
+# ---------------------------------------------------------------- eq. (19)
+def sigma_hat(ucb_var: ArrayLike, rho_max2: float, k: ArrayLike) -> ArrayLike:
+    """Diagonal of ``Sigma_hat`` (eq. 19): ``min(UCB^var(x_s), rho_max^2) / k_s``.
+
+    Parameters
+    ----------
+    ucb_var : float or numpy.ndarray
+        ``(n,)`` ``UCB^var`` at the evaluated points (raw scale of the returns, squared).
+    rho_max2 : float
+        ``rho_max^2``, the upper bound on the noise variance (raw scale).
+    k : float or numpy.ndarray
+        ``(n,)`` seed counts.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``(n,)`` noise variances of the sample means (raw scale).
+    """
+    # Python's min for one float (ERAHBO's inner loop): same value, no NumPy call overhead
+    cap = np.minimum if isinstance(ucb_var, np.ndarray) else min
+    return cap(ucb_var, rho_max2) / k
+
+
+# ---------------------------------------------------------------- eqs. (8), (9)
+Standardization = tuple[float, float]  # (mean, std) of a GP's output standardization
+
+
+def ucb_mv(
+    mu_f: ArrayLike,
+    sd_f: ArrayLike,
+    mu_var: ArrayLike,
+    sd_var: ArrayLike,
+    alpha: float,
+    beta: float,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
+) -> ArrayLike:
+    """``UCB_t^MV(x) = UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 9).
+
+    Parameters
+    ----------
+    mu_f, sd_f : float or numpy.ndarray
+        ``(m,)`` posterior mean and standard deviation of the mean GP (raw scale, or the GP's
+        standardized scale when ``std_f`` is given).
+    mu_var, sd_var : float or numpy.ndarray
+        ``(m,)`` posterior mean and standard deviation of the variance GP (likewise).
+    alpha : float
+        Risk aversion ``alpha >= 0``.
+    beta : float
+        Confidence parameter (``sqrt(beta)`` standard deviations).
+    std_f, std_var : (float, float) or None
+        ``(mean, std)`` of the GP's output standardization when its posterior is given on the
+        standardized scale: its bound is computed there and mapped back, ``mean + std * bound``
+        (a bound is equivariant under this positive affine map).  None: raw posteriors.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``(m,)`` upper bounds of ``MV(x) = f(x) - alpha * rho^2(x)`` (raw scale).
+    """
+    up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
+    if std_f is not None:  # mapped back to the raw scale (inline: the inner loop's hot path)
+        up_f = std_f[0] + std_f[1] * up_f
+    if std_var is not None:
+        lo_var = std_var[0] + std_var[1] * lo_var
+    return up_f - alpha * lo_var
+
+
+def lcb_mv(
+    mu_f: ArrayLike,
+    sd_f: ArrayLike,
+    mu_var: ArrayLike,
+    sd_var: ArrayLike,
+    alpha: float,
+    beta: float,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
+) -> ArrayLike:
+    """``LCB_t^MV(x) = LCB_t^f(x) - alpha * UCB_t^var(x)`` (eq. 9); see :func:`ucb_mv`."""
+    lo_f, up_var = lcb_f(mu_f, sd_f, beta), ucb_var(mu_var, sd_var, beta)
+    if std_f is not None:
+        lo_f = std_f[0] + std_f[1] * lo_f
+    if std_var is not None:
+        up_var = std_var[0] + std_var[1] * up_var
+    return lo_f - alpha * up_var
+
+
+def rahbo_acquisition(
+    mu_f: ArrayLike,
+    sd_f: ArrayLike,
+    mu_var: ArrayLike,
+    sd_var: ArrayLike,
+    alpha: float,
+    beta: float,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
+) -> ArrayLike:
+    """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 8), shapes ``(m,)``.
+
+    The same quantity as ``UCB^MV`` (eq. 9: :func:`ucb_mv` computes it, arguments as there);
+    with ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is increasing in ``sd_f`` and in
+    ``sd_var`` (for ``alpha >= 0``), so evaluated at upper bounds of the standard deviations it
+    bounds the acquisition from above (the fast engine's pruned argmax).  Its gradient is
+    :func:`rahbo_acquisition_grad`.
+    """
+    return ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta, std_f, std_var)
+
+
+def rahbo_acquisition_grad(
+    sd_f: float,
+    dmu_f: np.ndarray,
+    dvar_f: np.ndarray,
+    sd_var: float,
+    dmu_var: np.ndarray,
+    dvar_var: np.ndarray,
+    alpha: float,
+    beta: float,
+    std_f: Standardization | None = None,
+    std_var: Standardization | None = None,
+) -> np.ndarray:
+    """Gradient in ``x`` of :func:`rahbo_acquisition` (eq. 8) at one point, shape ``(d,)``.
+
+    With ``d sd = d var / (2 sd)``, the gradient of ``UCB^f - alpha LCB^var`` is
+    ``s_f (d mu_f + sqrt(beta) d var_f / (2 sd_f))
+    - alpha s_var (d mu_var - sqrt(beta) d var_var / (2 sd_var))``, ``s`` the ``std`` of a
+    GP's standardization (1 for raw posteriors).
+
+    Parameters
+    ----------
+    sd_f, sd_var : float
+        Posterior standard deviations at the point (> 0).
+    dmu_f, dvar_f, dmu_var, dvar_var : numpy.ndarray
+        ``(d,)`` gradients of the posterior means and variances.
+    alpha, beta, std_f, std_var
+        As in :func:`rahbo_acquisition`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(d,)`` gradient of the (raw-scale) acquisition.
+    """
+    r = math.sqrt(beta)
+    s_f = 1.0 if std_f is None else std_f[1]
+    s_var = 1.0 if std_var is None else std_var[1]
+    return s_f * (dmu_f + r * dvar_f / (2 * sd_f)) - alpha * s_var * (
+        dmu_var - r * dvar_var / (2 * sd_var)
+    )
+
+
+# ---------------------------------------------------------------- eqs. (10), (12)
+def incumbent_lcb(
+    mu_f: np.ndarray,
+    sd_f: np.ndarray,
+    mu_var: np.ndarray,
+    sd_var: np.ndarray,
+    alpha: float,
+    beta_stop: float,
+    mask: np.ndarray | None = None,
+) -> tuple[float, int]:
+    """Incumbent lower bound ``B_t = max_{x in D_{t-1}} LCB_t^MV(x)`` (eq. 10).
+
+    Parameters
+    ----------
+    mu_f, sd_f, mu_var, sd_var : numpy.ndarray
+        ``(n,)`` posteriors at the evaluated configurations ``D_{t-1}`` (raw scale).
+    alpha : float
+        Risk aversion.
+    beta_stop : float
+        Confidence parameter of the stopping rule (``sqrt(beta_stop)`` standard deviations).
+    mask : numpy.ndarray or None
+        ``(n,)`` bool, the rows that may be the incumbent (None: all).
+
+    Returns
+    -------
+    B_t : float
+        The incumbent lower bound (``-inf`` when ``mask`` leaves no row).
+    index : int
+        Position of the maximizer in the arrays (lowest index on ties; -1 when none is left).
+    """
+    values = np.atleast_1d(lcb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta_stop))
+    if values.size == 0:
+        raise ValueError("incumbent_lcb: no evaluated configurations yet")
+    if mask is not None:
+        values = np.where(mask, values, -np.inf)
+    i = int(np.argmax(values))
+    return (float(values[i]), i) if np.isfinite(values[i]) else (-np.inf, -1)
+
+
+def adaptive_rule(ucb_mv_k: float, B_t: float) -> bool:
+    """ERAHBO's stopping rule (eq. 12): stop when ``UCB_t^MV(x_t; k) <= B_t``.
+
+    Parameters
+    ----------
+    ucb_mv_k : float
+        Upper bound of ``MV(x_t)`` after the ``k`` seeds seen so far (with ``beta_stop``).
+    B_t : float
+        Incumbent lower bound (eq. 10), fixed during the round.
+
+    Returns
+    -------
+    bool
+        True when ``x_t`` is certified worse than the incumbent: no more seeds.
+    """
+    return bool(ucb_mv_k <= B_t)
