@@ -52,3 +52,35 @@ def spent_budget_cli(out, budget: int, n: int | None = None) -> int:
     last = pd.read_csv(Path(out) / "rounds.csv").stop_reason.iloc[-1]
     assert _spent(n, budget, last), (n, budget, last)
     return n
+
+
+# A study state built so that a challenger round has a challenger whatever the rounding
+# (tests/test_challengers.py, tests/test_integration_optuna.py). On x in [0, 1]: a quiet
+# region (x <= 0.3: returns 1 +- 0.1 at x = 0.1 on 10 seeds, 0.9 +- 0.1 around it on 2) and a
+# noisy one (x >= 0.5: returns 1 +- 2 on 2 seeds, sample MV -3) holding three "needles" with
+# 2 seeds each: 3.2, 3.1 and 3.0 (+0.01 on odd seeds), sample MV about 3. The GPs smooth the
+# needles into the noisy region, so the recommendation (argmax LCB_MV) is a quiet
+# configuration, by a margin of about 3 in LCB_MV; each needle's sample MV less 1.5 standard
+# errors (about 3) beats a quiet configuration's sample MV (at most 1) by about 2: all three
+# are challengers, the best first.
+NEEDLES = {0.65: 3.2, 0.75: 3.1, 0.85: 3.0}
+_QUIET = {0.1: 1.0, 0.0: 0.9, 0.2: 0.9, 0.3: 0.9}
+_NOISY = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def needle_return(x: float, seed: int) -> float:
+    """One run of the needle scenario at ``x`` (a point of it) with ``seed``."""
+    if x in NEEDLES:
+        return NEEDLES[x] + 0.01 * (seed % 2)
+    if x in _QUIET:
+        return _QUIET[x] + 0.1 * (-1) ** (seed % 2)
+    return 1.0 + 2.0 * (-1) ** (seed % 2)
+
+
+def needle_records() -> list[dict]:
+    """The needle scenario's runs as warm-start records (``{"config": {"x": ...},
+    "returns": [...]}``): 10 seeds at x = 0.1, 2 at every other point."""
+    xs = [0.1, 0.0, 0.2, 0.3, *NEEDLES, *_NOISY]
+    return [{"config": {"x": x}, "returns": [needle_return(x, s)
+                                             for s in range(10 if x == 0.1 else 2)]}
+            for x in xs]

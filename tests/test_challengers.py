@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 import erahbo
+from conftest import NEEDLES, needle_records, needle_return
 from erahbo.acquisition import mean_variance
 from erahbo.cli import app
 from erahbo.datasets.loaders import load_task
 from erahbo.experiments import StudySettings, parse_method, prepare_task, run_repetition
-from erahbo.models import GPHyper
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer.challengers import Z_SE, challenger_row, is_challenger_round
 from erahbo.optimizer.options import Options
@@ -103,72 +103,61 @@ def test_a_challenger_study_resumes_exactly(tmp_path):
     again.close()
 
 
-# A finite table built so that challenger rounds are certain (fixed hyperparameters, warm
-# runs): configuration 10 has 20 quiet seeds (sample MV about 1) and is the recommendation at
-# recommend_beta 50; the three "needles" 2, 17 and 6 return 3.2, 3.1 and 3.0 (+0.01 on odd
-# seeds) on 2 seeds each, so each one's sample MV less 1.5 standard errors beats the
-# incumbent's by about 2; six other configurations return 1 +- 1.
-_TABLE = pd.DataFrame({"x": np.linspace(0, 1, 21)})
-_QUIET, _NEEDLES = 10, {2: 3.2, 17: 3.1, 6: 3.0}
-
-
-def _needle_returns(cid: int, seed: int) -> float:
-    if cid in _NEEDLES:
-        return _NEEDLES[cid] + 0.01 * (seed % 2)
-    return 1.0 + (0.1 if cid == _QUIET else 1.0) * (-1) ** (seed % 2)
-
-
 def _needle_optimizer(**kw) -> erahbo.Optimizer:
-    warm = [{"row": _QUIET, "returns": [_needle_returns(_QUIET, s) for s in range(20)],
-             "seeds": list(range(20))}]
-    warm += [{"row": c, "returns": [_needle_returns(c, s) for s in (0, 1)], "seeds": [0, 1]}
-             for c in (*_NEEDLES, 0, 4, 8, 13, 15, 20)]
-    hyper = (GPHyper("matern52", np.array([0.2])),
-             GPHyper("matern52", np.array([0.2]), noise=0.1))
-    return erahbo.Optimizer(erahbo.SearchSpace.from_table(_TABLE), budget=30, seed=0,
-                            warm_start=warm, n_init=0, hyperparameters=hyper,
-                            random_interleave=0, recommend_beta=50.0, **kw)
+    """An optimizer started on conftest's needle scenario, challenger rounds from round 1."""
+    return erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, budget=30, seed=0, n_init=0,
+                            warm_start=needle_records(), random_interleave=0, k_max=10,
+                            raw_samples=128, n_polish=2, **kw)
 
 
-def test_the_needle_table_has_three_challengers():
-    """The scenario below holds by construction: the incumbent is the quiet configuration and
-    each needle's sample bound beats its sample MV by far more than any rounding."""
+def _needle_ids(opt: erahbo.Optimizer) -> list[int]:
+    """Config ids of the needles, best first."""
+    c = opt.result().configs.set_index("x")
+    return [int(c.loc[x, "config_id"]) for x in sorted(NEEDLES, key=NEEDLES.get, reverse=True)]
+
+
+def test_the_needle_scenario_has_three_challengers():
+    """The scenario below holds by construction: the incumbent is a quiet configuration, far
+    ahead of every needle by LCB_MV, and each needle's sample bound beats its sample MV by far
+    more than any rounding."""
     opt = _needle_optimizer()
-    assert opt.incumbent_id == _QUIET
+    needles = _needle_ids(opt)
+    assert opt.ask().config_id == needles[0]  # round 1 (fits the GPs; no data added yet)
     c = opt.result().configs.set_index("config_id")
-    lcb = c["lcb_mv"].sort_values()
-    assert lcb.index[-1] == _QUIET and lcb.iloc[-1] - lcb.iloc[-2] > 0.5  # no near tie
+    assert c.loc[opt.incumbent_id, "x"] <= 0.3  # quiet
+    assert c.loc[opt.incumbent_id, "lcb_mv"] - c.loc[needles, "lcb_mv"].max() > 1.0
     sample, bound = sample_mv_bound(c["mean"], c["var"], c["k"], 1.0, Z_SE)
-    beats = bound - sample[c.index.get_loc(_QUIET)]
-    assert (beats[[c.index.get_loc(i) for i in _NEEDLES]] > 1.5).all()
-    others = [c.index.get_loc(i) for i in c.index if i not in _NEEDLES and i != _QUIET]
-    assert not (beats[others] > 0).any()  # no other challenger
+    beats = pd.Series(bound - sample[c.index.get_loc(opt.incumbent_id)], index=c.index)
+    assert (beats[needles] > 1.5).all()
+    assert not (beats.drop(needles) > 0).any()  # no other challenger
 
 
 def test_a_challenger_is_never_a_configuration_with_a_pending_trial():
     """With configurations in flight (``n_parallel``) a challenger round must not re-run a
     configuration whose seeds are still being trained: it would be handed the same seeds.
 
-    Rounds 1 and 3 after the warm start are challenger rounds (``random_interleave=0``). Round
-    1 takes the best needle, 2; while its trial is pending, round 3 must take the best needle
-    that has no pending trial (17, or 6 if round 2's acquisition chose 17)."""
+    On the needle scenario rounds 1 and 3 are challenger rounds (``random_interleave=0``):
+    round 1 takes the best needle; while its trial is pending, round 3 takes the second (round
+    2, the acquisition's, takes a new configuration)."""
     opt = _needle_optimizer(n_parallel=3)
+    best, second, _ = _needle_ids(opt)
     first = [opt.ask() for _ in range(3)]  # rounds 1, 2, 3, all pending at once
-    assert None not in first and len({t.config_id for t in first}) == 3
-    assert first[0].config_id == 2
-    expected = next(c for c in (17, 6) if c != first[1].config_id)
-    assert first[2].config_id == expected
+    assert None not in first
+    assert first[0].config_id == best and first[2].config_id == second
+    assert first[1].config_id not in _needle_ids(opt)
+    x = {t.config_id: t.config["x"] for t in first}
     pending, ran = list(first), []
     while True:
         while len(pending) < 3 and (trial := opt.ask()) is not None:
             assert all(p.config_id != trial.config_id or p.round == trial.round
                        for p in pending)
             pending.append(trial)
+            x[trial.config_id] = trial.config["x"]
         if not pending:
             break
         trial = pending.pop(0)
         ran += [(trial.config_id, s) for s in trial.seeds]
-        opt.tell(trial, [_needle_returns(trial.config_id, s) for s in trial.seeds])
+        opt.tell(trial, [needle_return(x[trial.config_id], s) for s in trial.seeds])
     r = opt.result().rounds.set_index("iteration")
     assert r.loc[first[0].round, "phase"] == r.loc[first[2].round, "phase"] == "challenger"
     assert len(ran) == len(set(ran))  # every (configuration, seed) once
