@@ -10,6 +10,7 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
+from conftest import NEEDLES, needle_records  # noqa: E402
 from erahbo.integrations.optuna import SEED_OFFSET, ERAHBOSampler  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -123,36 +124,60 @@ def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
     # a challenger re-runs an evaluated configuration (exactly its parameters), on new seeds
     rerun = [t for i, t in enumerate(study.trials) if phases[i] == "challenger"
              and any(u.params == t.params for u in study.trials[:i])]
-    assert rerun and all(t.user_attrs[SEED_OFFSET] > 0 for t in rerun)
+    assert all(t.user_attrs[SEED_OFFSET] > 0 for t in rerun)
     off = run(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False), 12)
     assert "challenger" not in {t.system_attrs["erahbo:phase"] for t in off.trials}
     with pytest.raises(ValueError, match="challengers=2 must be True or False"):
         ERAHBOSampler(challengers=2)
 
 
+def _needle_study(sampler):
+    """A study holding conftest's needle scenario as finished initial-design trials (one per
+    configuration, its runs as intermediate values): its first BO trial is a challenger
+    round (``random_interleave=0``) and the needles are the challengers, the best first."""
+    from optuna.distributions import FloatDistribution
+    from optuna.trial import create_trial
+
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    for rec in needle_records():
+        study.add_trial(create_trial(
+            params=rec["config"], distributions={"x": FloatDistribution(0.0, 1.0)},
+            value=float(np.mean(rec["returns"])),
+            intermediate_values=dict(enumerate(rec["returns"])),
+            system_attrs={"erahbo:phase": "init"}))
+    return study
+
+
+def test_a_challenger_trial_reruns_the_best_challenger_on_new_seeds():
+    """A challenger trial re-runs the configuration the optimizer's challenger round picks
+    (the best needle), with exactly its parameters and a seed offset past its runs."""
+    study = _needle_study(ERAHBOSampler(**OPTS, random_interleave=0))
+    trial = study.ask()
+    assert trial.suggest_float("x", 0.0, 1.0) == max(NEEDLES, key=NEEDLES.get)
+    assert study.trials[-1].system_attrs["erahbo:phase"] == "challenger"
+    assert trial.user_attrs[SEED_OFFSET] == 2  # its 2 runs so far: the next seeds are new
+    off = _needle_study(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False))
+    trial = off.ask()
+    assert trial.suggest_float("x", 0.0, 1.0) not in NEEDLES
+    assert off.trials[-1].system_attrs["erahbo:phase"] == "bo"  # the acquisition's: a new x
+
+
 def test_a_challenger_running_in_another_worker_is_not_proposed_again():
     """Parallel workers: a challenger trial that is still running holds its configuration's
-    next seeds; a second challenger trial must not re-run it (the same seeds twice)."""
-    sampler = ERAHBOSampler(**OPTS, random_interleave=0)
-    study = run(sampler, 12)
-    objective = make_objective()
-
-    def phase(trial):
-        return study._storage.get_trial(trial._trial_id).system_attrs["erahbo:phase"]
-
-    while True:  # ask until a challenger trial re-runs an evaluated configuration
-        first = study.ask()
-        x = first.suggest_float("x", 0.0, 1.0)
-        if phase(first) == "challenger" and any(t.params.get("x") == x
-                                                for t in study.trials[:-1]):
-            break
-        study.tell(first, objective(first))
-        assert len(study.trials) < 60
+    next seeds; a second challenger trial must not re-run it (the same seeds twice). On the
+    needle study: trial 1 (challenger) takes the best needle and keeps running, trial 2 is the
+    acquisition's, trial 3 (a challenger trial) takes another configuration. (The sampler
+    then falls back to the acquisition; the Optimizer takes the next challenger.)"""
+    study = _needle_study(ERAHBOSampler(**OPTS, random_interleave=0))
+    best = max(NEEDLES, key=NEEDLES.get)
+    first = study.ask()
+    assert first.suggest_float("x", 0.0, 1.0) == best
     middle = study.ask()  # a "bo" trial in between, still running too
     middle.suggest_float("x", 0.0, 1.0)
     again = study.ask()  # the next challenger trial, while the first still runs
-    assert phase(again) == "challenger"
-    assert again.suggest_float("x", 0.0, 1.0) != x
+    assert again.suggest_float("x", 0.0, 1.0) != best
+    assert [t.system_attrs["erahbo:phase"] for t in study.trials[-3:]] == [
+        "challenger", "bo", "challenger"]
 
 
 def test_fixed_k_methods_stop_at_k():
