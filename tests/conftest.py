@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -84,3 +86,64 @@ def needle_records() -> list[dict]:
     return [{"config": {"x": x}, "returns": [needle_return(x, s)
                                              for s in range(10 if x == 0.1 else 2)]}
             for x in xs]
+
+
+@pytest.fixture
+def cli_options(monkeypatch, tmp_path):
+    """``erahbo optimize`` up to its study, which then runs no trial: the command line is
+    parsed, the objective and space loaded and the Optimizer built (options checked, journal
+    opened) as in a real call; the loop that would ask and tell is a no-op.
+
+    ``cli_options(*args)`` (the arguments after ``erahbo optimize``; ``--objective figure1``,
+    ``--out`` and ``--no-progress`` are added unless given) returns ``(result, options)``:
+    the CliRunner result and the options in force of the built optimizer
+    (:func:`erahbo.optimizer.study.study_options` of its settings, as a resume rebuilds them;
+    None when the command failed before building it).
+    """
+    from typer.testing import CliRunner
+
+    import erahbo.optimizer.loop as loop
+    from erahbo.cli import app
+    from erahbo.optimizer.study import study_options
+
+    built: list = []
+    monkeypatch.setattr(loop, "drive", lambda opt, *a, **k: built.append(opt))
+
+    def invoke(*args: str):
+        given = set(args)
+        extra = [] if "--objective" in given else ["--objective", "figure1"]
+        extra += [] if "--out" in given else ["--out", str(tmp_path / f"o{len(built)}")]
+        built.clear()
+        res = CliRunner().invoke(app, ["optimize", *args, *extra, "--no-progress"])
+        opts = study_options(built[0].study_settings()) if built else None
+        return res, opts
+
+    return invoke
+
+
+# Noisy finite tables shared by the option tests: rows of (a, b, c) drawn uniformly, a smooth
+# peak and seeded Gaussian noise whose size varies over the table (so MV and mean disagree).
+def table3(n: int, seed: int):
+    """``n`` rows of uniform ``a, b, c`` in [0, 1) from ``default_rng(seed)``."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.DataFrame(np.random.default_rng(seed).random((n, 3)), columns=["a", "b", "c"])
+
+
+def corner_peak(config: dict, seed: int) -> float:
+    """A peak at (0.7, 0.7, 0.7); noise 0.05 + 0.4 c (random_design, random_top)."""
+    import numpy as np
+
+    x = np.array([config["a"], config["b"], config["c"]])
+    mean = float(np.exp(-5.0 * ((x - 0.7) ** 2).sum()))
+    return mean + (0.05 + 0.4 * x[2]) * np.random.default_rng(seed).standard_normal()
+
+
+def centre_peak(config: dict, seed: int) -> float:
+    """A peak at (0.5, 0.5, 0.5); noise 0.05 + 0.3 a b (reselection, recommendation)."""
+    import numpy as np
+
+    x = np.array([config["a"], config["b"], config["c"]])
+    mean = float(np.exp(-4.0 * ((x - 0.5) ** 2).sum()))
+    return mean + (0.05 + 0.3 * x[0] * x[1]) * np.random.default_rng(seed).standard_normal()

@@ -7,19 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
-from typer.testing import CliRunner
 
 import erahbo
 from conftest import NEEDLES, needle_records, needle_return
 from erahbo.acquisition import mean_variance
-from erahbo.cli import app
 from erahbo.datasets.loaders import load_task
 from erahbo.experiments import StudySettings, parse_method, prepare_task, run_repetition
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.optimizer.challengers import Z_SE, challenger_row, is_challenger_round
-from erahbo.optimizer.options import Options
-from erahbo.optimizer.study import study_options
 from erahbo.recommendation import mv_standard_error, sample_mv_bound
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "arlbench"
@@ -56,19 +51,6 @@ def test_rounds_alternate_after_the_random_rounds():
     assert not is_challenger_round(1, 49, 50, True)  # still a random round
     assert not is_challenger_round(1, 60, 50, False)
     assert is_challenger_round(1, 0, 0, True)  # no random rounds: from the first BO round
-
-
-def test_defaults_presets_settings_and_validation():
-    assert Options(method="erahbo").challengers is True
-    assert Options(method="erahbo", preset="paper").challengers is False
-    assert Options(method="rahbo").challengers is False
-    assert Options(method="erahbo").settings_json()["challengers"] is True
-    assert "challengers" not in Options(method="erahbo", challengers=False).settings_json()
-    assert study_options({"method": "erahbo"})["challengers"] is False  # older journals
-    with pytest.raises(ValueError, match="challengers='yes' must be True or False"):
-        Options(challengers="yes")
-    with pytest.raises(ValueError, match="method='random' has no recommendation"):
-        Options(method="random", challengers=True)
 
 
 def test_a_study_runs_challenger_rounds_on_evaluated_configurations():
@@ -180,16 +162,4 @@ def test_the_needle_of_ppo_mountain_car_is_found_with_challengers():
     assert _mountain_car("erahbo-ch0", 14) != 79
     assert _mountain_car("erahbo", 14) == 79
 
-
-def test_cli_flags_reach_the_study(tmp_path):
-    runner = CliRunner()
-    phases = {}
-    for flag in ("--challengers", "--no-challengers"):
-        out = tmp_path / flag
-        res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "150",
-                                  flag, "--random-top", "1", "--out", str(out), "--no-progress"])
-        assert res.exit_code == 0, res.output
-        phases[flag] = set(pd.read_csv(out / "rounds.csv").phase)
-    assert "challenger" in phases["--challengers"]
-    assert "challenger" not in phases["--no-challengers"]
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import erahbo
-from erahbo.cli import app
+from conftest import corner_peak as _objective
+from conftest import table3
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.random_design import random_configuration, top_share
-from erahbo.optimizer.study import study_options
-from erahbo.runtime.journal import Journal
-from test_random_design import _objective, _table  # the same table and noisy objective
+
+
+def _table():
+    return table3(200, seed=3)  # the random-design tests' table and objective
 
 
 def _after_design(space, **kw) -> erahbo.Optimizer:
@@ -85,30 +86,6 @@ def test_in_a_study_the_random_rounds_change_and_stay_random_rounds():
     assert init(top) == init(uniform)
 
 
-def test_defaults_presets_and_old_journals():
-    assert Options(method="erahbo").random_top == 0.1
-    assert Options(method="erahbo", preset="paper").random_top == 1.0
-    assert Options(method="rahbo").random_top == 1.0
-    assert Options(method="random").random_top == 1.0
-    assert Options(method="erahbo").settings_json()["random_top"] == 0.1
-    assert "random_top" not in Options(method="erahbo", preset="paper").settings_json()
-    # journals written before the option drew uniformly: they resume that way
-    old = Options(method="erahbo", budget=100).settings_json()
-    del old["random_top"]
-    assert study_options(old)["random_top"] == 1.0
-
-
-@pytest.mark.parametrize("kw,match", [
-    ({"random_top": 0}, r"random_top=0 must be in \(0, 1\]"),
-    ({"random_top": 1.5}, r"random_top=1.5 must be in \(0, 1\]"),
-    ({"random_top": "half"}, "random_top"),
-    ({"method": "random", "random_top": 0.5}, "method='random' has no acquisition"),
-])
-def test_bad_values_are_refused_with_the_fix(kw, match):
-    with pytest.raises((ValueError, TypeError), match=match):
-        Options(**kw)
-
-
 def test_benchmark_method_names():
     from erahbo.experiments.methods import parse_methods
 
@@ -118,15 +95,3 @@ def test_benchmark_method_names():
         parse_methods("erahbo-top2")
 
 
-def test_cli_flag_reaches_the_study_and_bad_values_fail_cleanly(tmp_path):
-    runner = CliRunner()
-    out = tmp_path / "o"
-    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
-                              "--random-top", "0.5", "--out", str(out), "--no-progress",
-                              "--journal", str(tmp_path / "j.db")])
-    assert res.exit_code == 0, res.output
-    assert Journal.open(tmp_path / "j.db").settings["random_top"] == 0.5
-    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
-                              "--random-top", "0", "--out", str(tmp_path / "b"),
-                              "--no-progress"])
-    assert bad.exit_code != 0 and "random_top=0.0 must be in (0, 1]" in bad.output

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import erahbo
+from conftest import centre_peak, table3
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.recommendation import (
     explain_incumbent,
@@ -144,15 +145,8 @@ def test_optimize_cli_prints_and_writes_the_best_configurations(tmp_path, monkey
 
 
 def _noisy_table_study(**kw) -> erahbo.Result:
-    X = np.random.default_rng(0).random((256, 3))
-    table = pd.DataFrame(X, columns=["a", "b", "c"])
-
-    def objective(config: dict, seed: int) -> float:
-        x = np.array([config["a"], config["b"], config["c"]])
-        mean = float(np.exp(-4.0 * ((x - 0.5) ** 2).sum()))
-        return mean + (0.05 + 0.3 * x[0] * x[1]) * np.random.default_rng(seed).standard_normal()
-
-    return erahbo.optimize(objective, table, budget=400, seed=0, k_max=10, **kw)
+    return erahbo.optimize(centre_peak, table3(256, seed=0), budget=400, seed=0, k_max=10,
+                           **kw)
 
 
 def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
@@ -177,13 +171,10 @@ def test_a_well_sampled_configuration_is_recommended_on_its_sample_mv():
     assert "is the best among the well-sampled" in explain_incumbent(res.configs)
     assert c.loc[res.incumbent_id, "rule"] == "well_sampled"
     assert c0.loc[off.incumbent_id, "rule"] == "lcb_mv" and c0["rule"].notna().sum() == 1
-    # stored with the settings; off for the fixed-k methods and the paper's preset
+    # ERAHBO's default is max_seeds (k_max here); presets, methods, bad values and the CLI
+    # flag: test_option_table.py
     table = pd.DataFrame({"a": np.linspace(0, 1, 8)})
     assert erahbo.Optimizer(table, k_max=10).study_settings()["recommend_seeds"] == 10
-    assert "recommend_seeds" not in erahbo.Optimizer(table, "rahbo").study_settings()
-    assert "recommend_seeds" not in erahbo.Optimizer(table, preset="paper").study_settings()
-    with pytest.raises(ValueError, match="recommend_seeds=-1"):
-        erahbo.Optimizer(table, recommend_seeds=-1)
 
 
 def test_the_table_bounds_are_the_recommendations_at_another_recommend_beta():
