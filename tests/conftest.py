@@ -79,12 +79,13 @@ def needle_return(x: float, seed: int) -> float:
     return 1.0 + 2.0 * (-1) ** (seed % 2)
 
 
-def needle_records() -> list[dict]:
+def needle_records(seeds: dict[float, int] | None = None) -> list[dict]:
     """The needle scenario's runs as warm-start records (``{"config": {"x": ...},
-    "returns": [...]}``): 10 seeds at x = 0.1, 2 at every other point."""
+    "returns": [...]}``): 10 seeds at x = 0.1, 2 at every other point (``seeds``: other
+    counts at some points, ``{x: n}``)."""
+    n = {0.1: 10, **(seeds or {})}
     xs = [0.1, 0.0, 0.2, 0.3, *NEEDLES, *_NOISY]
-    return [{"config": {"x": x}, "returns": [needle_return(x, s)
-                                             for s in range(10 if x == 0.1 else 2)]}
+    return [{"config": {"x": x}, "returns": [needle_return(x, s) for s in range(n.get(x, 2))]}
             for x in xs]
 
 
