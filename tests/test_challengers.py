@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import erahbo
 from conftest import NEEDLES, needle_records, needle_return
@@ -154,11 +155,14 @@ def _mountain_car(method: str, repetition: int) -> int:
     return int(trace["incumbent_id"].iloc[-1])
 
 
+@pytest.mark.slow  # pins one trajectory of a 1000-run replay: BLAS rounding may move it
 def test_the_needle_of_ppo_mountain_car_is_found_with_challengers():
     """Configuration 79 reaches the flag on 44 of 50 seeds; its neighbours never do. In
     repetition 14 of the user's protocol (alpha 1, min-max) it keeps few seeds without
     challenger rounds, and a quiet configuration is recommended; challenger rounds give it
-    seeds and recommend it."""
+    seeds and recommend it. (The real-data example of the rule; the rule itself, built so
+    that it holds on any machine: the needle-scenario tests above and
+    test_recommendation.py::test_the_rule_acts_on_a_well_sampled_needle.)"""
     assert _mountain_car("erahbo-ch0", 14) != 79
     assert _mountain_car("erahbo", 14) == 79
 
