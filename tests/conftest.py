@@ -1,4 +1,10 @@
-"""Test-suite setup: one BLAS thread (multi-threaded BLAS thrashes on small CI machines)."""
+"""Test-suite setup and the helpers tests share.
+
+One BLAS thread (multi-threaded BLAS thrashes on small CI machines). Helpers: the budget
+rule (:func:`spent_budget`), the needle scenario (challengers certain whatever the rounding),
+the noisy 3-d tables, and the ``cli_options`` fixture (a CLI command's parsed options, no
+study run). Long tests are marked ``slow`` (``make test-slow``; ``make test`` skips them).
+"""
 
 import os
 
