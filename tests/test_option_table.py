@@ -131,8 +131,6 @@ def test_the_cli_flag_sets_the_option(row, cli_options):
     res, opts = cli_options(*row.flag)
     assert res.exit_code == 0, res.output
     assert opts[row.name] == row.given
-    res, opts = cli_options()  # no flag: the preset's value
-    assert opts[row.name] == row.erahbo
     # a flag wins over the preset (k_init 2: the paper's 20 is above max_seeds 6)
     res, opts = cli_options(*row.flag, "--preset", "paper", "--k-init", "2")
     assert opts[row.name] == row.given
@@ -140,3 +138,11 @@ def test_the_cli_flag_sets_the_option(row, cli_options):
     bad, opts = cli_options(*args)
     assert bad.exit_code != 0 and opts is None
     assert message in bad.output
+
+
+def test_without_flags_the_cli_runs_the_presets_values(cli_options):
+    res, opts = cli_options()
+    assert res.exit_code == 0, res.output
+    assert {r.name: opts[r.name] for r in ROWS} == {r.name: r.erahbo for r in ROWS}
+    res, opts = cli_options("--preset", "paper")
+    assert {r.name: opts[r.name] for r in ROWS} == {r.name: r.paper for r in ROWS}
