@@ -1,25 +1,49 @@
-"""Test-suite setup: one BLAS thread (multi-threaded BLAS thrashes on small CI machines)."""
+"""Test-suite setup and the helpers tests share.
+
+One BLAS thread (multi-threaded BLAS thrashes on small CI machines). Helpers: the budget
+rule (:func:`spent_budget`), the needle scenario (challengers certain whatever the rounding),
+the noisy 3-d tables, and the ``cli_options`` fixture (a CLI command's parsed options, no
+study run). Long tests are marked ``slow`` (``make test-slow``; ``make test`` skips them).
+"""
 
 import os
+
+import pytest
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+# Why a study may end with one run of its budget unspent. A new round needs at least 2 seeds
+# (Optimizer.ask returns None when fewer than 2 runs are free), so when the last round closes
+# with exactly one run left, that run is never spent. That happens after a round closed for any
+# reason but the budget (erahbo.policies.STOP_REASONS):
+LAST_RUN_UNSPENT_AFTER = (
+    "dominated", "k_max",  # ERAHBO's stopping rule (eq. 12) or k_max
+    "fixed_k",  # a fixed-k round (RAHBO, GP-UCB, random search) completed its k seeds
+    "random",  # a random round (random_interleave) completed its first k_min seeds
+    "max_seeds",  # the configuration reached its seed cap
+    "excluded", "infeasible",  # the configuration left the candidates or failed
+    "initial",  # the initial design (counted in the budget) ended
+)
+# and never after these: a round closed for "budget" had no run left; warm rounds come before
+# every counted run. tests/test_optimizer.py checks that the two lists hold every reason.
+NEVER_UNSPENT_AFTER = ("budget", "warm")
+
+
 def spent_budget(result, budget: int, n: int | None = None) -> bool:
-    """The study ran its whole budget, or all but one run when its last round ended by its own
-    rule (a new configuration needs 2 seeds, so a single run left is unusable; README).
+    """The study ran its whole budget, or all but one run when its last round closed for a
+    reason in :data:`LAST_RUN_UNSPENT_AFTER` (a new round needs 2 seeds; README).
     ``n``: the runs to check (default ``result.n_evals``)."""
     n = result.n_evals if n is None else n
     return _spent(n, budget, result.rounds.stop_reason.iloc[-1])
 
 
 def _spent(n: int, budget: int, last_stop: str) -> bool:
-    """``n`` runs spent all of ``budget``, or all but one after a round that ended by its own
-    rule (``last_stop``: the last round's stop reason)."""
-    return n == budget or (n == budget - 1 and last_stop in ("dominated", "k_max", "max_seeds",
-                                                               "fixed_k"))
+    """``n`` runs spent all of ``budget``, or all but one after a last round that closed for a
+    reason in :data:`LAST_RUN_UNSPENT_AFTER` (``last_stop``: its stop reason)."""
+    return n == budget or (n == budget - 1 and last_stop in LAST_RUN_UNSPENT_AFTER)
 
 
 def spent_budget_cli(out, budget: int, n: int | None = None) -> int:
@@ -36,3 +60,97 @@ def spent_budget_cli(out, budget: int, n: int | None = None) -> int:
     last = pd.read_csv(Path(out) / "rounds.csv").stop_reason.iloc[-1]
     assert _spent(n, budget, last), (n, budget, last)
     return n
+
+
+# A study state built so that a challenger round has a challenger whatever the rounding
+# (tests/test_challengers.py, tests/test_integration_optuna.py). On x in [0, 1]: a quiet
+# region (x <= 0.3: returns 1 +- 0.1 at x = 0.1 on 10 seeds, 0.9 +- 0.1 around it on 2) and a
+# noisy one (x >= 0.5: returns 1 +- 2 on 2 seeds, sample MV -3) holding three "needles" with
+# 2 seeds each: 3.2, 3.1 and 3.0 (+0.01 on odd seeds), sample MV about 3. The GPs smooth the
+# needles into the noisy region, so the recommendation (argmax LCB_MV) is a quiet
+# configuration, by a margin of about 3 in LCB_MV; each needle's sample MV less 1.5 standard
+# errors (about 3) beats a quiet configuration's sample MV (at most 1) by about 2: all three
+# are challengers, the best first.
+NEEDLES = {0.65: 3.2, 0.75: 3.1, 0.85: 3.0}
+_QUIET = {0.1: 1.0, 0.0: 0.9, 0.2: 0.9, 0.3: 0.9}
+_NOISY = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def needle_return(x: float, seed: int) -> float:
+    """One run of the needle scenario at ``x`` (a point of it) with ``seed``."""
+    if x in NEEDLES:
+        return NEEDLES[x] + 0.01 * (seed % 2)
+    if x in _QUIET:
+        return _QUIET[x] + 0.1 * (-1) ** (seed % 2)
+    return 1.0 + 2.0 * (-1) ** (seed % 2)
+
+
+def needle_records(seeds: dict[float, int] | None = None) -> list[dict]:
+    """The needle scenario's runs as warm-start records (``{"config": {"x": ...},
+    "returns": [...]}``): 10 seeds at x = 0.1, 2 at every other point (``seeds``: other
+    counts at some points, ``{x: n}``)."""
+    n = {0.1: 10, **(seeds or {})}
+    xs = [0.1, 0.0, 0.2, 0.3, *NEEDLES, *_NOISY]
+    return [{"config": {"x": x}, "returns": [needle_return(x, s) for s in range(n.get(x, 2))]}
+            for x in xs]
+
+
+@pytest.fixture
+def cli_options(monkeypatch, tmp_path):
+    """``erahbo optimize`` up to its study, which then runs no trial: the command line is
+    parsed, the objective and space loaded and the Optimizer built (options checked, journal
+    opened) as in a real call; the loop that would ask and tell is a no-op.
+
+    ``cli_options(*args)`` (the arguments after ``erahbo optimize``; ``--objective figure1``,
+    ``--out`` and ``--no-progress`` are added unless given) returns ``(result, options)``:
+    the CliRunner result and the options in force of the built optimizer
+    (:func:`erahbo.optimizer.study.study_options` of its settings, as a resume rebuilds them;
+    None when the command failed before building it).
+    """
+    from typer.testing import CliRunner
+
+    import erahbo.optimizer.loop as loop
+    from erahbo.cli import app
+    from erahbo.optimizer.study import study_options
+
+    built: list = []
+    monkeypatch.setattr(loop, "drive", lambda opt, *a, **k: built.append(opt))
+
+    def invoke(*args: str):
+        given = set(args)
+        extra = [] if "--objective" in given else ["--objective", "figure1"]
+        extra += [] if "--out" in given else ["--out", str(tmp_path / f"o{len(built)}")]
+        built.clear()
+        res = CliRunner().invoke(app, ["optimize", *args, *extra, "--no-progress"])
+        opts = study_options(built[0].study_settings()) if built else None
+        return res, opts
+
+    return invoke
+
+
+# Noisy finite tables shared by the option tests: rows of (a, b, c) drawn uniformly, a smooth
+# peak and seeded Gaussian noise whose size varies over the table (so MV and mean disagree).
+def table3(n: int, seed: int):
+    """``n`` rows of uniform ``a, b, c`` in [0, 1) from ``default_rng(seed)``."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.DataFrame(np.random.default_rng(seed).random((n, 3)), columns=["a", "b", "c"])
+
+
+def corner_peak(config: dict, seed: int) -> float:
+    """A peak at (0.7, 0.7, 0.7); noise 0.05 + 0.4 c (random_design, random_top)."""
+    import numpy as np
+
+    x = np.array([config["a"], config["b"], config["c"]])
+    mean = float(np.exp(-5.0 * ((x - 0.7) ** 2).sum()))
+    return mean + (0.05 + 0.4 * x[2]) * np.random.default_rng(seed).standard_normal()
+
+
+def centre_peak(config: dict, seed: int) -> float:
+    """A peak at (0.5, 0.5, 0.5); noise 0.05 + 0.3 a b (reselection, recommendation)."""
+    import numpy as np
+
+    x = np.array([config["a"], config["b"], config["c"]])
+    mean = float(np.exp(-4.0 * ((x - 0.5) ** 2).sum()))
+    return mean + (0.05 + 0.3 * x[0] * x[1]) * np.random.default_rng(seed).standard_normal()

@@ -2,27 +2,51 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from erahbo.cli import app
 
 
-def test_demo_writes_figure_and_report_and_replaces_an_older_demo(tmp_path):
-    out = tmp_path / "demo"
+@pytest.fixture
+def smaller_demo(monkeypatch):
+    """The demo's two parts made smaller still: part 1 (ERAHBO on the Figure-1 task, 300
+    runs) at 40 runs, part 2 (the replay study) on 2 of the bundled tasks."""
+    import erahbo.datasets.loaders as loaders
+    import erahbo.optimizer.loop as loop
+
+    optimize, tasks = loop.optimize, loaders.bundled_tasks()
+    monkeypatch.setattr(loop, "optimize", lambda *a, **kw: optimize(*a, **{**kw, "budget": 40}))
+    monkeypatch.setattr(loaders, "bundled_tasks", lambda: tasks[:2])
+
+
+def _check_demo(out, budget: int):
+    """One run of ``erahbo demo`` into ``out`` with ``--budget budget``; what it prints and
+    writes."""
     small = ["demo", "--repetitions", "1", "--workers", "1", "--out", str(out)]
-    res = CliRunner().invoke(app, [*small, "--budget", "12"])
+    res = CliRunner().invoke(app, [*small, "--budget", str(budget)])
     assert res.exit_code == 0, res.output
     assert "recommended configuration" in res.output
     assert (out / "figure1.png").is_file() and (out / "figure1_rounds.png").is_file()
-    assert (out / "benchmark" / "report" / "report.md").is_file()
+    report = out / "benchmark" / "report" / "report.md"
+    assert report.is_file() and f"budget: {budget}" in report.read_text()
+    return res
+
+
+def test_demo_writes_figure_and_report_and_replaces_an_older_demo(tmp_path, smaller_demo):
+    out = tmp_path / "demo"
+    _check_demo(out, 12)
     # a demo with other settings replaces the earlier demo study instead of refusing
-    res = CliRunner().invoke(app, [*small, "--budget", "16"])
-    assert res.exit_code == 0, res.output
+    res = _check_demo(out, 16)
     assert "replacing it" in res.output
-    assert "budget: 16" in (out / "benchmark" / "report" / "report.md").read_text()
 
 
-def test_demo_ctrl_c_says_how_to_continue(tmp_path, monkeypatch):
+@pytest.mark.slow  # the same at the demo's own sizes (part 1: 300 runs; part 2: every task)
+def test_the_whole_demo_at_a_small_budget(tmp_path):
+    _check_demo(tmp_path / "demo", 12)
+
+
+def test_demo_ctrl_c_says_how_to_continue(tmp_path, monkeypatch, smaller_demo):
     import erahbo.experiments as experiments
     import erahbo.optimizer.loop as loop
 

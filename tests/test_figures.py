@@ -141,7 +141,7 @@ def test_rank_over_time_leaves_out_domains_with_few_tasks(saved, tmp_path):
     assert any(t.startswith("All") or "all" in t.lower() for t in titles)
     assert not any("Brax" in t or "brax" in t for t in titles)
     assert MIN_PANEL_TASKS == 3
-    assert "no panel for Brax: fewer than 3 tasks" in fig._suptitle.get_text().replace("\n", " ")
+    assert "no panel for Brax: fewer than 3 tasks" in fig.get_suptitle().replace("\n", " ")
 
 
 def test_seed_counts_mark_rounds_cut_by_the_budget(saved, tmp_path):

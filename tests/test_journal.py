@@ -419,11 +419,15 @@ def test_ask_tell_mode_resume_returns_the_pending_trial(tmp_path):
 # --- real SIGKILLs of a study process --------------------------------------------------------
 
 
-def test_sigkill_at_20_random_points_zero_lost_zero_duplicated(references, tmp_path):
+@pytest.mark.parametrize("n_kills", [4, pytest.param(22, marks=pytest.mark.slow)])
+def test_sigkill_at_random_points_zero_lost_zero_duplicated(references, tmp_path, n_kills):
+    """A study process killed ``n_kills`` times at random commits, each time resumed: no run
+    lost, none duplicated, the same decisions as without a kill. 4 kills in the default run;
+    22 (a kill in nearly every stretch of the study) behind the slow marker."""
     ref, rate = references["retry"]
     path = str(tmp_path / "killed.db")
     rng = random.Random(20240611)
-    points = [rng.randint(1, 6) for _ in range(22)]
+    points = [rng.randint(1, 6) for _ in range(n_kills)]
     argv = [SCRIPT, path, "--failures", "retry", "--budget", str(BUDGET), "--synchronous", "NORMAL"]
     env = {"FAKE_FAIL": str(rate)}
     # the script's settings differ from the in-process ones: build its own reference
@@ -432,7 +436,7 @@ def test_sigkill_at_20_random_points_zero_lost_zero_duplicated(references, tmp_p
     assert done.returncode == 0, done.stderr
     attempts = kill_and_resume(argv, points, env=env)
     killed = [a for a in attempts if a.killed]
-    assert len(killed) == len(points) >= 20 and not attempts[-1].killed
+    assert len(killed) == len(points) and not attempts[-1].killed
     check_no_loss_no_duplicates(path, ref_path)
     with Journal.open(path) as j:
         assert j.n_counted() >= BUDGET and not j.in_flight()

@@ -84,6 +84,21 @@ def test_result_api_budget_and_seeds():
         assert s1[c][:n] == s2[c][:n]
 
 
+def test_one_run_left_after_a_round_stays_unspent():
+    """A new round needs 2 seeds: RAHBO with k=2 on an odd budget (2 x 2 initial runs, then
+    rounds of 2) stops one run short after a completed round; conftest's rule knows every
+    stop reason (which ones can leave that run, which ones cannot)."""
+    from conftest import LAST_RUN_UNSPENT_AFTER, NEVER_UNSPENT_AFTER
+    from erahbo.policies import STOP_REASONS
+
+    assert sorted(LAST_RUN_UNSPENT_AFTER + NEVER_UNSPENT_AFTER) == sorted(STOP_REASONS)
+    res = optimize(lambda c, s: float(c["x"]) + 0.1 * (s % 3),
+                   erahbo.SearchSpace.from_table(pd.DataFrame({"x": np.linspace(0, 1, 9)})),
+                   method="rahbo", k=2, n_init=2, budget=9, seed=0)
+    assert res.n_evals == 8 and res.rounds.stop_reason.iloc[-1] == "fixed_k"
+    assert spent_budget(res, 9) and not spent_budget(res, 10)
+
+
 def test_incumbent_is_argmax_lcb_mv_over_evaluated():
     table = _table()
     opt = Optimizer(table, "rahbo", budget=100, seed=1, k=5, alpha=2.0)

@@ -85,25 +85,15 @@ def test_schedules_rise_from_zero_to_beta_stop(kind, rate, beta_stop, taus):
     assert np.all(np.diff(vals) >= -1e-12 * max(beta_stop, 1.0))
 
 
-def test_cli_schedules_reach_the_optimizer(tmp_path, monkeypatch):
-    """`erahbo optimize --schedule ...`: beta_stop_t rises over the budget in rounds.csv."""
-    import pandas as pd
-    from typer.testing import CliRunner
-
-    from erahbo.cli import app
-
-    monkeypatch.chdir(tmp_path)
-    runner = CliRunner()
-    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "120",
-                              "--k-max", "6", "--schedule", "exponential", "--gamma", "5",
-                              "--beta-stop", "2", "--out", "o", "--no-progress"])
+def test_cli_schedules_reach_the_optimizer(cli_options):
+    """`erahbo optimize --schedule ...` sets the schedule in force (beta_stop_t rising over
+    the budget in a study: test_optimizer.py::test_refit_every_refits_and_schedule_rises)."""
+    res, opts = cli_options("--budget", "120", "--k-max", "6", "--schedule", "exponential",
+                            "--gamma", "5", "--beta-stop", "2")
     assert res.exit_code == 0, res.output
-    bs = pd.read_csv(tmp_path / "o" / "rounds.csv").query("phase == 'bo'")["beta_stop"].to_numpy()
-    assert bs[0] < 0.2 and np.all(np.diff(bs) >= 0) and 0.5 < bs[-1] <= 2.0
-    for fig in ("configs.png", "rounds.png"):  # the run's figures come with the tables
-        assert (tmp_path / "o" / fig).stat().st_size > 10_000, fig
-    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--schedule", "linear",
-                              "--out", "o2", "--no-progress"])
+    assert (opts["schedule"], opts["gamma"], opts["beta_stop"], opts["k_max"]) == (
+        "exponential", 5.0, 2.0, 6)
+    bad, opts = cli_options("--schedule", "linear")
     assert bad.exit_code != 0 and "schedule='linear' must be one of" in bad.output
 
 

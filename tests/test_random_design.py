@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
-from typer.testing import CliRunner
 
 import erahbo
-from erahbo.cli import app
-from erahbo.optimizer.options import Options
+from conftest import corner_peak, table3
 from erahbo.optimizer.random_design import is_random_round
-from erahbo.optimizer.study import study_options
 
 
 def _table() -> pd.DataFrame:
-    X = np.random.default_rng(3).random((200, 3))
-    return pd.DataFrame(X, columns=["a", "b", "c"])
+    return table3(200, seed=3)
 
 
-def _objective(config: dict, seed: int) -> float:
-    x = np.array([config["a"], config["b"], config["c"]])
-    mean = float(np.exp(-5.0 * ((x - 0.7) ** 2).sum()))
-    return mean + (0.05 + 0.4 * x[2]) * np.random.default_rng(seed).standard_normal()
+_objective = corner_peak
 
 
 def _study(**kw) -> erahbo.Result:
@@ -73,28 +65,6 @@ def test_zero_is_the_previous_search_and_the_default_differs():
     assert init(default) == init(off)
 
 
-def test_defaults_presets_and_settings():
-    assert Options(method="erahbo").random_interleave == 50
-    assert Options(method="erahbo", preset="paper").random_interleave == 0
-    assert Options(method="rahbo").random_interleave == 0
-    assert Options(method="erahbo").settings_json()["random_interleave"] == 50
-    assert Options(method="erahbo", preset="paper").settings_json()["random_interleave"] == 0
-    # journals written before the option (schema 1, without it) resume with it off
-    old = Options(method="erahbo", budget=100).settings_json()
-    del old["random_interleave"], old["schema"]
-    assert study_options(old)["random_interleave"] == 0
-
-
-@pytest.mark.parametrize("kw,match", [
-    ({"random_interleave": -1}, "random_interleave=-1 must be an int >= 0"),
-    ({"random_interleave": 2.5}, "random_interleave must be an int"),
-    ({"method": "random", "random_interleave": 10}, "every round of method='random' is random"),
-])
-def test_bad_values_are_refused_with_the_fix(kw, match):
-    with pytest.raises((ValueError, TypeError), match=match):
-        Options(**kw)
-
-
 def test_a_fixed_k_method_takes_its_k_seeds_in_a_random_round():
     res = _study(method="rahbo", k=3, random_interleave=40)
     bo = res.rounds[res.rounds.phase == "bo"]
@@ -114,20 +84,6 @@ def test_journaled_study_with_random_rounds_resumes_exactly(tmp_path):
 def test_rule():
     assert [is_random_round(t, 0, 50) for t in range(1, 5)] == [True, False, True, False]
     assert not is_random_round(1, 49.0, 0) and not is_random_round(3, 50, 50)
-
-
-def test_cli_flag_reaches_the_study_and_bad_values_fail_cleanly(tmp_path):
-    runner = CliRunner()
-    out = tmp_path / "o"
-    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
-                              "--random-interleave", "0", "--out", str(out), "--no-progress"])
-    assert res.exit_code == 0, res.output
-    rounds = pd.read_csv(out / "rounds.csv")
-    assert "random" not in set(rounds.stop_reason)
-    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
-                              "--random-interleave", "-3", "--out", str(tmp_path / "b"),
-                              "--no-progress"])
-    assert bad.exit_code != 0 and "random_interleave=-3 must be an int >= 0" in bad.output
 
 
 def test_after_a_warm_start_the_first_bo_round_is_random_too():

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import erahbo
-from erahbo.cli import app
+from conftest import corner_peak as _objective
+from conftest import table3
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.random_design import random_configuration, top_share
-from erahbo.optimizer.study import study_options
-from erahbo.runtime.journal import Journal
-from test_random_design import _objective, _table  # the same table and noisy objective
+
+
+def _table():
+    return table3(200, seed=3)  # the random-design tests' table and objective
 
 
 def _after_design(space, **kw) -> erahbo.Optimizer:
@@ -21,7 +22,7 @@ def _after_design(space, **kw) -> erahbo.Optimizer:
     for _ in range(opt.options.n_init):
         trial = opt.ask()
         opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
-    opt.models.start_round()
+    opt.fit_hyperparameters()  # as the first model-based round does
     return opt
 
 
@@ -36,7 +37,7 @@ def test_top_share_rounds_up_and_keeps_one():
 
 def test_a_finite_table_draws_unevaluated_rows_from_the_best_tenth():
     opt = _after_design(_table())
-    st, rm = opt.state, opt.models.current()
+    st, rm = opt.state, opt.round_model()
     allowed = np.ones(len(st.candidates), bool)
     free = np.setdiff1d(np.arange(len(st.candidates)), st.data.config_ids)
     acq = rm.acquisition(st.candidates[free], opt.options.weight)
@@ -58,7 +59,7 @@ def test_a_finite_table_draws_unevaluated_rows_from_the_best_tenth():
 def test_a_continuous_space_draws_from_the_best_of_uniform_points():
     space = {"a": ("float", 0.0, 1.0), "b": ("float", 0.0, 1.0), "c": ("float", 0.0, 1.0)}
     opt = _after_design(space)
-    st, rm = opt.state, opt.models.current()
+    st, rm = opt.state, opt.round_model()
     ref = np.sort(rm.acquisition(np.random.default_rng(99).random((20000, 3)), opt.options.weight))
     pct = []
     for i in range(30):
@@ -85,30 +86,6 @@ def test_in_a_study_the_random_rounds_change_and_stay_random_rounds():
     assert init(top) == init(uniform)
 
 
-def test_defaults_presets_and_old_journals():
-    assert Options(method="erahbo").random_top == 0.1
-    assert Options(method="erahbo", preset="paper").random_top == 1.0
-    assert Options(method="rahbo").random_top == 1.0
-    assert Options(method="random").random_top == 1.0
-    assert Options(method="erahbo").settings_json()["random_top"] == 0.1
-    assert Options(method="erahbo", preset="paper").settings_json()["random_top"] == 1.0
-    # journals written before the option (schema 1, without it) drew uniformly: they resume so
-    old = Options(method="erahbo", budget=100).settings_json()
-    del old["random_top"], old["schema"]
-    assert study_options(old)["random_top"] == 1.0
-
-
-@pytest.mark.parametrize("kw,match", [
-    ({"random_top": 0}, r"random_top=0 must be in \(0, 1\]"),
-    ({"random_top": 1.5}, r"random_top=1.5 must be in \(0, 1\]"),
-    ({"random_top": "half"}, "random_top"),
-    ({"method": "random", "random_top": 0.5}, "method='random' has no acquisition"),
-])
-def test_bad_values_are_refused_with_the_fix(kw, match):
-    with pytest.raises((ValueError, TypeError), match=match):
-        Options(**kw)
-
-
 def test_benchmark_method_names():
     from erahbo.experiments.methods import parse_methods
 
@@ -118,15 +95,3 @@ def test_benchmark_method_names():
         parse_methods("erahbo-top2")
 
 
-def test_cli_flag_reaches_the_study_and_bad_values_fail_cleanly(tmp_path):
-    runner = CliRunner()
-    out = tmp_path / "o"
-    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
-                              "--random-top", "0.5", "--out", str(out), "--no-progress",
-                              "--journal", str(tmp_path / "j.db")])
-    assert res.exit_code == 0, res.output
-    assert Journal.open(tmp_path / "j.db").settings["random_top"] == 0.5
-    bad = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
-                              "--random-top", "0", "--out", str(tmp_path / "b"),
-                              "--no-progress"])
-    assert bad.exit_code != 0 and "random_top=0.0 must be in (0, 1]" in bad.output

@@ -7,17 +7,14 @@ import pandas as pd
 import pytest
 
 import erahbo
+from conftest import centre_peak, table3
 
 
 def _table() -> pd.DataFrame:
-    X = np.random.default_rng(0).random((256, 3))
-    return pd.DataFrame(X, columns=["a", "b", "c"])
+    return table3(256, seed=0)
 
 
-def _objective(config: dict, seed: int) -> float:
-    x = np.array([config["a"], config["b"], config["c"]])
-    mean = float(np.exp(-4.0 * ((x - 0.5) ** 2).sum()))
-    return mean + (0.05 + 0.3 * x[0] * x[1]) * np.random.default_rng(seed).standard_normal()
+_objective = centre_peak
 
 
 def _study(method: str, **kw) -> erahbo.Result:
@@ -47,7 +44,7 @@ def test_the_cap_keeps_the_search_exploring(method, kw):
     assert set(bo.stop_reason) <= {"dominated", "k_max", "fixed_k", "budget", "max_seeds", "random"}
 
 
-def test_max_seeds_settings_and_resume(tmp_path):
+def test_a_capped_study_resumes_exactly(tmp_path):  # (settings: test_option_table.py)
     db = tmp_path / "s.db"
     first = erahbo.optimize(_objective, _table(), budget=60, seed=1, k_max=6, pool_share=0.0,
                             journal=db)  # a strict cap
@@ -55,11 +52,6 @@ def test_max_seeds_settings_and_resume(tmp_path):
     again = erahbo.resume(db, _objective, space=_table())
     cols = ["config_id", "seed", "return"]
     assert again.history[cols].equals(first.history[cols])
-    assert erahbo.Optimizer(_table(), budget=60).study_settings()["max_seeds"] == 20
-    assert erahbo.Optimizer(_table(), budget=200,
-                            preset="paper").study_settings()["max_seeds"] == 0  # no limit
-    with pytest.raises(ValueError, match="max_seeds=-1 must be an int >= 0"):
-        erahbo.Optimizer(_table(), max_seeds=-1)
 
 
 def test_pool_share_bounds_the_seeds_beyond_the_cap(tmp_path):
@@ -79,14 +71,6 @@ def test_pool_share_bounds_the_seeds_beyond_the_cap(tmp_path):
     assert per_cfg.size > 10  # and the search still explores
     strict = _study("erahbo", pool_share=0.0)
     assert strict.history.groupby("config_id").size().max() <= 10
-    # stored with the study's settings, checked at the boundary
-    assert erahbo.Optimizer(_table(), pool_share=0.2).study_settings()["pool_share"] == 0.2
-    # ERAHBO's default: a quarter; the fixed-k methods and the paper's preset: none
-    assert erahbo.Optimizer(_table()).study_settings()["pool_share"] == 0.25
-    assert erahbo.Optimizer(_table(), "rahbo").study_settings()["pool_share"] == 0  # strict
-    assert erahbo.Optimizer(_table(), preset="paper").study_settings()["pool_share"] == 0
-    with pytest.raises(ValueError, match=r"pool_share=1.5 must be in \[0, 1\)"):
-        erahbo.Optimizer(_table(), pool_share=1.5)
 
 
 def test_seed_share_grows_the_cap_with_the_study():
@@ -101,11 +85,6 @@ def test_seed_share_grows_the_cap_with_the_study():
     assert res.n_evals >= 399
     # early rounds explore: in the first 59 runs every configuration has its 2 first seeds only
     assert h.iloc[:59].config_id.value_counts().max() == 2
-    # stored with the study's settings (0: off, not stored), checked at the boundary
-    assert erahbo.Optimizer(_table(), seed_share=0.05).study_settings()["seed_share"] == 0.05
-    assert erahbo.Optimizer(_table()).study_settings()["seed_share"] == 0
-    with pytest.raises(ValueError, match=r"seed_share=1 must be in \[0, 1\)"):
-        erahbo.Optimizer(_table(), seed_share=1)
 
 
 def test_seed_share_never_ends_a_study_on_a_small_table():

@@ -464,6 +464,8 @@ def test_cli_optimize_bundled_task_and_table(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     h = pd.read_csv(tmp_path / "t" / "history.csv")
     assert len(h) == 24 and h.config_id.max() < 40
+    for fig in ("configs.png", "rounds.png"):  # the run's figures come with the tables
+        assert (tmp_path / "t" / fig).stat().st_size > 10_000, fig
     with Journal.open(tmp_path / "t.db") as j:
         assert j.info["space_file"] == str(tmp_path / "table.csv")
     res = runner.invoke(app, ["resume", "t.db", "--out", "t2", "--no-progress"])  # complete
@@ -499,31 +501,30 @@ def test_journal_counts_match_history(tmp_path, failing):
     assert np.isfinite(res.incumbent_mv)
 
 
-def test_cli_optimize_creates_out_and_journal_folders(tmp_path, monkeypatch):
+def test_cli_optimize_creates_out_and_journal_folders(tmp_path, monkeypatch, cli_options):
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "110",
-                                   "--k-max", "4", "--journal", "new/dir/study.db",
-                                   "--out", "new/out", "--no-progress"])
+    res, _ = cli_options("--budget", "110", "--k-max", "4", "--journal", "new/dir/study.db",
+                         "--out", "new/out")
     assert res.exit_code == 0, res.output
     assert (tmp_path / "new" / "dir" / "study.db").exists()
     assert (tmp_path / "new" / "out" / "history.csv").exists()
 
 
-def test_cli_seed_batch_is_a_journaled_setting(tmp_path, monkeypatch):
+def test_cli_seed_batch_is_a_journaled_setting(tmp_path, monkeypatch, cli_options):
+    """--seed-batch reaches the optimizer and its journal; a resume takes it from there and
+    another value on the same journal is refused. (Its rounds: test_optimizer.py's
+    seed_batch tests.)"""
     monkeypatch.chdir(tmp_path)
-    base = ["optimize", "--objective", "figure1", "--budget", "60", "--k-max", "6",
-            "--n-init", "3", "--journal", "s.db", "--no-progress"]
-    args = [*base, "--seed-batch", "2"]
-    runner = CliRunner()
-    res = runner.invoke(app, [*args, "--out", "a"])
+    base = ["--budget", "60", "--k-max", "6", "--n-init", "3", "--journal", "s.db"]
+    res, opts = cli_options(*base, "--seed-batch", "2", "--out", "a")
     assert res.exit_code == 0, res.output
-    rounds = pd.read_csv(tmp_path / "a" / "rounds.csv")
-    bo = rounds[rounds.phase == "bo"]
-    assert ((bo.k % 2 == 0) | (bo.stop_reason == "budget")).all()  # 2, then pairs of seeds
-    res = runner.invoke(app, ["resume", "s.db", "--no-progress"])  # same settings: resumes
+    assert opts["seed_batch"] == 2
+    with Journal.open(tmp_path / "s.db") as j:
+        assert j.settings["seed_batch"] == 2
+    res = CliRunner().invoke(app, ["resume", "s.db", "--no-progress"])  # same settings
     assert res.exit_code == 0, res.output
-    bad = runner.invoke(app, [*base, "--seed-batch", "3", "--out", "c"])
-    assert bad.exit_code != 0 and "seed_batch" in bad.output
+    bad, opts = cli_options(*base, "--seed-batch", "3", "--out", "c")
+    assert bad.exit_code != 0 and "seed_batch" in bad.output and opts is None
 
 
 # --- more budget for a finished or running study ---------------------------------------------

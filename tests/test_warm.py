@@ -162,15 +162,15 @@ def test_warm_start_journal_resumes_exactly(earlier, tmp_path):
 def test_cli_warm_start_from_an_earlier_history(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    first = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "120",
+    first = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
                                 "--out", "a", "--no-progress"])
     assert first.exit_code == 0, first.output
-    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
+    res = runner.invoke(app, ["optimize", "--objective", "figure1", "--budget", "20",
                               "--warm-start", "a/history.csv", "--n-init", "0", "--out", "b",
                               "--no-progress"])
     assert res.exit_code == 0, res.output
     hist = pd.read_csv(tmp_path / "b" / "history.csv")
-    n_a, n_b = spent_budget_cli(tmp_path / "a", 120), spent_budget_cli(tmp_path / "b", 40)
+    n_a, n_b = spent_budget_cli(tmp_path / "a", 40), spent_budget_cli(tmp_path / "b", 20)
     assert (hist.phase == "warm").sum() == n_a and (hist.phase == "bo").sum() == n_b
     assert f"{n_b} training runs counted in" in res.output
     assert f"{n_a} warm-start runs" in res.output

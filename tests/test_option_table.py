@@ -1,0 +1,148 @@
+"""erahbo's extension options, one table: for each, the value in force under each preset and
+method, what journals store (an option at its value from before it existed is not stored,
+so older journals resume unchanged), the values refused with the fix, and the CLI flag that
+sets it (checked on the parsed options: no study runs).
+
+Each option's behaviour in a study is tested in its own file (test_random_design.py,
+test_random_top.py, test_challengers.py, test_reselection.py, test_recommendation.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+import erahbo
+from erahbo.optimizer.study import study_options
+
+SPACE = {"x": ("float", 0.0, 1.0)}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One option. ``erahbo``, ``paper``, ``rahbo``: the value in force for ERAHBO under
+    preset "default" and "paper", and for RAHBO (the fixed-k methods and random search) with
+    ``k_max`` 20;
+    ``before``: the value of journals written before the option existed (never stored);
+    ``given``: a value away from the default; ``bad``: refused options and the message;
+    ``flag``: the CLI arguments that set ``given``; ``bad_flag``: CLI arguments refused and
+    the message."""
+
+    name: str
+    erahbo: object
+    paper: object
+    rahbo: object
+    before: object
+    given: object
+    bad: tuple[tuple[dict, str], ...]
+    flag: tuple[str, ...]
+    bad_flag: tuple[tuple[str, ...], str]
+
+
+ROWS = [
+    Row("random_interleave", 50, 0, 0, 0, 10,
+        (({"random_interleave": -1}, "random_interleave=-1 must be an int >= 0"),
+         ({"random_interleave": 2.5}, "random_interleave must be an int"),
+         ({"method": "random", "random_interleave": 10},
+          "every round of method='random' is random")),
+        ("--random-interleave", "10"),
+        (("--random-interleave", "-3"), "random_interleave=-3 must be an int >= 0")),
+    Row("random_top", 0.1, 1.0, 1.0, 1.0, 0.5,
+        (({"random_top": 0}, r"random_top=0 must be in \(0, 1\]"),
+         ({"random_top": 1.5}, r"random_top=1.5 must be in \(0, 1\]"),
+         ({"random_top": "half"}, "random_top must be a number"),
+         ({"method": "random", "random_top": 0.5}, "method='random' has no acquisition")),
+        ("--random-top", "0.5"),
+        (("--random-top", "0"), "random_top=0.0 must be in (0, 1]")),
+    Row("challengers", True, False, False, False, False,
+        (({"challengers": "yes"}, "challengers='yes' must be True or False"),
+         ({"challengers": 2}, "challengers=2 must be True or False"),
+         ({"method": "random", "challengers": True},
+          "method='random' has no recommendation")),
+        ("--no-challengers",),
+        (("--challengers", "--method", "random"), "method='random' has no recommendation")),
+    Row("max_seeds", 20, 0, 20, 0, 6,
+        (({"max_seeds": -1}, "max_seeds=-1 must be an int >= 0"),
+         ({"max_seeds": 2.5}, "max_seeds must be an int"),
+         ({"method": "rahbo", "k": 5, "max_seeds": 3},
+          "max_seeds=3 is below the seeds of one round")),
+        ("--max-seeds", "6"),
+        (("--max-seeds", "-1"), "max_seeds=-1 must be an int >= 0")),
+    Row("pool_share", 0.25, 0, 0, 0, 0.2,
+        (({"pool_share": 1.5}, r"pool_share=1.5 must be in \[0, 1\)"),
+         ({"pool_share": -0.1}, r"pool_share=-0.1 must be in \[0, 1\)")),
+        ("--pool-share", "0.2"),
+        (("--pool-share", "1.5"), "pool_share=1.5 must be in [0, 1)")),
+    Row("seed_share", 0, 0, 0, 0, 0.05,
+        (({"seed_share": 1}, r"seed_share=1 must be in \[0, 1\)"),),
+        ("--seed-share", "0.05"),
+        (("--seed-share", "1"), "seed_share=1.0 must be in [0, 1)")),
+    Row("recommend_seeds", 20, 0, 0, 0, 5,  # ERAHBO: max_seeds (k_max without a cap)
+        (({"recommend_seeds": -1}, "recommend_seeds=-1 must be an int >= 0"),
+         ({"recommend_seeds": 1.5}, "recommend_seeds must be an int")),
+        ("--recommend-seeds", "5"),
+        (("--recommend-seeds", "-1"), "recommend_seeds=-1 must be an int >= 0")),
+]
+IDS = [r.name for r in ROWS]
+
+
+def in_force(**kw) -> dict:
+    """The options an Optimizer built with ``kw`` runs with, as a resume rebuilds them from
+    its journaled settings."""
+    return study_options(erahbo.Optimizer(SPACE, budget=100, **kw).study_settings())
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
+def test_the_value_in_force_under_each_preset_and_method(row):
+    assert in_force()[row.name] == row.erahbo
+    assert in_force(preset="paper")[row.name] == row.paper
+    assert in_force(method="rahbo")[row.name] == row.rahbo
+    assert in_force(**{row.name: row.given})[row.name] == row.given
+    assert in_force(method="rahbo", preset="paper")[row.name] == row.paper
+    assert in_force(method="random")[row.name] == row.rahbo
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
+def test_older_journals_resume_with_the_value_from_before_the_option(row):
+    """A journal written before the option has no entry for it: the study resumes as it ran
+    then; and a study at that value stores none (its settings equal such a journal's), at
+    any other value it stores it."""
+    settings = erahbo.Optimizer(SPACE, budget=100).study_settings()
+    settings.pop(row.name, None)
+    assert study_options(settings)[row.name] == row.before
+    for kw, value in (({}, row.erahbo), ({"preset": "paper"}, row.paper),
+                      ({"method": "rahbo"}, row.rahbo), ({row.name: row.before}, row.before),
+                      ({row.name: row.given}, row.given)):
+        stored = erahbo.Optimizer(SPACE, budget=100, **kw).study_settings()
+        assert (row.name in stored) == (value != row.before), kw
+
+
+@pytest.mark.parametrize(("row", "kw", "match"),
+                         [(r, kw, m) for r in ROWS for kw, m in r.bad],
+                         ids=[f"{r.name}-{i}" for r in ROWS for i in range(len(r.bad))])
+def test_bad_values_are_refused_with_the_fix(row, kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        erahbo.Optimizer(SPACE, **kw)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
+def test_the_cli_flag_sets_the_option(row, cli_options):
+    res, opts = cli_options(*row.flag)
+    assert res.exit_code == 0, res.output
+    assert opts[row.name] == row.given
+    # a flag wins over the preset (k_init 2: the paper's 20 is above max_seeds 6)
+    res, opts = cli_options(*row.flag, "--preset", "paper", "--k-init", "2")
+    assert opts[row.name] == row.given
+    args, message = row.bad_flag
+    bad, opts = cli_options(*args)
+    assert bad.exit_code != 0 and opts is None
+    assert message in bad.output
+
+
+def test_without_flags_the_cli_runs_the_presets_values(cli_options):
+    res, opts = cli_options()
+    assert res.exit_code == 0, res.output
+    assert {r.name: opts[r.name] for r in ROWS} == {r.name: r.erahbo for r in ROWS}
+    res, opts = cli_options("--preset", "paper")
+    assert {r.name: opts[r.name] for r in ROWS} == {r.name: r.paper for r in ROWS}
