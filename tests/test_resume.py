@@ -107,15 +107,25 @@ def test_study_settings_hold_every_decision_setting():
 
 
 def test_journals_without_the_newer_options_resume_with_them_off(tmp_path):
-    # pool_share, seed_share and recommend_seeds are journaled only when not 0 (and journals
-    # older than them lack them): absent means off, not today's default
+    # settings schema 1 (journals written before 2026-11-26) left pool_share, seed_share and
+    # recommend_seeds out at 0 (and journals older than them lack them): absent means off,
+    # not today's default. The journal is written today at 0 and its settings put in schema 1.
+    from erahbo.runtime.journal_format import settings_hash
+
     task = Figure1Task()
     kw = {"budget": 30, "k_max": 4, "n_init": 3, "raw_samples": 64, "n_polish": 2,
           "pool_share": 0, "recommend_seeds": 0}
     path = tmp_path / "old.db"
     ref = optimize(task, task.space, journal=path, **kw)
     with Journal.open(path) as j:
-        assert not {"pool_share", "seed_share", "recommend_seeds"} & set(j.settings)
+        old = {k: v for k, v in j.settings.items()
+               if k not in ("pool_share", "seed_share", "recommend_seeds", "schema")}
+    con = sqlite3.connect(path)
+    con.execute("UPDATE study SET settings = ?, settings_hash = ?",
+                (canonical_json(old), settings_hash(old)))
+    con.execute("DELETE FROM snapshots")  # (of today's settings key)
+    con.commit()
+    con.close()
     res = erahbo.optimizer.resume(path, budget=40)  # rebuilt from the journal, then extended
     same_history(ref.history, res.history.iloc[: len(ref.history)])
     assert res.n_evals >= 39
