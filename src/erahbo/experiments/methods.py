@@ -41,7 +41,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from erahbo._names import ERAHBO_VARIANT_RE, FIXED_K_LABELS, FIXED_K_RE, PARALLEL_RE, parallel_label
+from erahbo._names import (
+    ERAHBO_VARIANT_RE,
+    FIXED_K_LABELS,
+    FIXED_K_RE,
+    PARALLEL_RE,
+    PEER_LABELS,
+    parallel_label,
+)
 
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
@@ -96,7 +103,7 @@ def parse_method(name: str) -> MethodSpec:
     if key == "erahbo":
         return MethodSpec(name=key, label="ERAHBO", method="erahbo")
     if key == "smac":
-        return MethodSpec(name=key, label="SMAC3", method="smac",
+        return MethodSpec(name=key, label=PEER_LABELS[key], method="smac",
                           options={"seeds_per_trial": 1, "max_config_calls": 3})
     if key == "erahbo-paper":
         return MethodSpec(name=key, label="ERAHBO (paper)", method="erahbo",

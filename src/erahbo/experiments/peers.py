@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo._names import RISK_NEUTRAL_PEERS
 from erahbo.acquisition import mean_variance
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
@@ -36,7 +37,6 @@ from erahbo.experiments.traces import TRACE_COLUMNS
 __all__ = ["PEER_METHODS", "RISK_NEUTRAL_PEERS", "run_peer_repetition"]
 
 PEER_METHODS = ("optuna-tpe", "smac")
-RISK_NEUTRAL_PEERS = ("smac",)  # optimize the mean return whatever alpha is
 
 
 def _optuna() -> Any:

@@ -127,6 +127,8 @@ def _components(smac: Any) -> dict[str, Any]:
                      random_design: Any = None) -> Any:
             n = self._challengers if n_points is None else n_points
             free = self._unasked(previous_configs)
+            if not free:  # every row asked (SMAC's challenger list fails on an empty ranking)
+                return iter(())
             challengers = ChallengerList(
                 RandomRow(self._rows, free, self._rng),
                 lambda: [c for _, c in self._maximize(previous_configs, n)], random_design)
