@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 $(BIN)/erahbo: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[dev,ray,optuna,tune,hydra]"
+	$(BIN)/pip install -q -e ".[dev,ray,optuna,tune,hydra,smac]"
 	touch $(BIN)/erahbo
 
 .PHONY: setup demo test test-slow lint bench api hypersweeper-env

@@ -196,10 +196,11 @@ def selected_traces(out: Path, methods: list[str] | None = None,
 
 
 def summarize(out: Path, budget: int, methods: list[str] | None = None,
-              tasks: list[str] | None = None, reps: str | None = None) -> pd.DataFrame:
+              tasks: list[str] | None = None, reps: str | None = None,
+              checkpoints: tuple[int, ...] = CHECKPOINTS) -> pd.DataFrame:
     """The summary table of the traces under ``out`` (see the module docstring), optionally
     of some methods and tasks, and of some repetitions only (``reps``: ``"N"`` the first N,
-    ``"A:B"`` repetitions A to B-1)."""
+    ``"A:B"`` repetitions A to B-1), with ``IQM@t`` at ``checkpoints``."""
     from erahbo.analysis.intervals import iqm
 
     curves: dict[tuple[str, str], list[np.ndarray]] = {}
@@ -228,7 +229,7 @@ def summarize(out: Path, budget: int, methods: list[str] | None = None,
         hit = np.where((allc <= 0.25).any(axis=1), (allc <= 0.25).argmax(axis=1) + 1, np.inf)
         row = {"method": m, "runs<=0.25": float(np.median(hit)),
                "stays<=0.25": float(np.median(stays_below(allc)))}
-        for t in CHECKPOINTS:
+        for t in checkpoints:
             if t <= budget:
                 row[f"IQM@{t}"] = float(iqm(allc[:, t - 1]))
         row["IQM final"] = float(iqm(allc[:, -1]))
@@ -392,6 +393,8 @@ def main() -> None:
                     "median runs to 0.25 and the mean final regret per task")
     ap.add_argument("--wilcoxon", default=None, help="--summarize: compare this method "
                     "with every other on the per-task mean final regret (Wilcoxon over tasks)")
+    ap.add_argument("--checkpoints", default=",".join(map(str, CHECKPOINTS)),
+                    help="--summarize: runs at which IQM@t is printed (comma-separated)")
     ap.add_argument("--protocol", default="user", help="user (everything counted) | paper "
                     "(a shared 5 x 20 initial design, not counted)")
     args = ap.parse_args()
@@ -399,8 +402,9 @@ def main() -> None:
     from erahbo.experiments import StudySettings, run_study
 
     if args.summarize:
+        cps = tuple(int(t) for t in args.checkpoints.split(",") if t.strip())
         print(markdown(summarize(args.out, args.budget, _names(args.methods),
-                                 _names(args.tasks), args.reps)))
+                                 _names(args.tasks), args.reps, cps)))
         for pair in (args.paired or "").split(";"):
             if pair.strip():
                 a, b = [x.strip() for x in pair.split(",")][:2]

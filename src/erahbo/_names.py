@@ -1,7 +1,8 @@
 """The grammar of benchmark method names, shared by parsing and display.
 
 ``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``ri``, ``b``), ``<base>-k<K>`` (fixed seeds
-per configuration) and a ``-p<Q>`` suffix (Q configurations in flight). The parser
+per configuration), the peers named without a k (``smac``) and a ``-p<Q>`` suffix (Q
+configurations in flight). The parser
 (:mod:`erahbo.experiments.methods`) and the labels and ordering of reports
 (:mod:`erahbo.analysis.traces`) read names with these patterns only; :func:`parallel_label`
 is the label of a method run ``q`` configurations at a time.
@@ -16,6 +17,8 @@ FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random|optuna-tpe)-k(\d+)$")
 PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
 FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random",
                   "optuna-tpe": "Optuna TPE"}
+PEER_LABELS = {"smac": "SMAC3"}  # peers named without a k
+RISK_NEUTRAL_PEERS = ("smac",)  # peers that optimize the mean return whatever alpha is
 
 
 def parallel_label(label: str, q: int) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from erahbo._names import RISK_NEUTRAL_PEERS
 from erahbo.analysis import plots, stats
 from erahbo.analysis.tables import (
     can_reject,
@@ -153,7 +154,8 @@ def write_report(
     labels = [method_label(m) for m in ts.methods]
     ctx = _Ctx(
         ts=ts, out=out, res=res, unit=unit, alpha=alpha, confidence=confidence, seed=seed,
-        which=which, boot_reps=int(bootstrap_reps), notes=list(ts.notes),
+        which=which, boot_reps=int(bootstrap_reps),
+        notes=[*ts.notes, *risk_neutral_notes(ts.methods)],
         thresholds=sorted({float(t) for t in thresholds}, reverse=True),
         cps=stats.default_checkpoints(ts.budget) if checkpoints is None
         else sorted({int(cp) for cp in checkpoints}),
@@ -177,6 +179,14 @@ def write_report(
     res.report_md.write_text("\n".join(md))
     res.notes = notes
     return res
+
+
+def risk_neutral_notes(methods: Sequence[str]) -> list[str]:
+    """One note per risk-neutral peer in the study: it aims at the mean return, not at MV."""
+    return [f"{method_label(m)} (`{m}`) is risk-neutral: it minimizes minus the return of one "
+            "seed per trial and never sees alpha; like every method it is scored on the MV "
+            "of its recommendation, a target it does not aim at when alpha > 0."
+            for m in methods if m in RISK_NEUTRAL_PEERS]
 
 
 @dataclass

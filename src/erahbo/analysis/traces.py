@@ -38,6 +38,7 @@ from erahbo._names import (
     FIXED_K_LABELS,
     FIXED_K_RE,
     PARALLEL_RE,
+    PEER_LABELS,
     parallel_label,
 )
 from erahbo.datasets.tradeoff import ILL_CONDITIONED
@@ -63,13 +64,16 @@ def method_label(method: str) -> str:
     ``erahbo`` -> ``ERAHBO``, ``erahbo-exp50`` -> ``ERAHBO (exp50)``, ``rahbo-k2`` ->
     ``RAHBO (k=2)``, ``gpucb-k20`` -> ``GP-UCB (k=20)``, ``random-k20`` -> ``Random (k=20)``;
     a ``-p<Q>`` suffix (Q configurations in flight) adds ``Q in parallel``:
-    ``rahbo-k2-p4`` -> ``RAHBO (k=2, 4 in parallel)``; any other name is returned unchanged.
+    ``rahbo-k2-p4`` -> ``RAHBO (k=2, 4 in parallel)``; ``smac`` -> ``SMAC3``; any other name
+    is returned unchanged.
     """
     m = PARALLEL_RE.match(method)
     if m:
         return parallel_label(method_label(m.group(1)), int(m.group(2)))
     if method == "erahbo":
         return "ERAHBO"
+    if method in PEER_LABELS:
+        return PEER_LABELS[method]
     if method.startswith("erahbo-"):
         return f"ERAHBO ({method[len('erahbo-'):]})"
     m = FIXED_K_RE.match(method)
@@ -104,6 +108,8 @@ def _base_sort_key(method: str) -> tuple[float, float, str]:
     m = FIXED_K_RE.match(method)
     if m:  # RAHBO, GP-UCB, random; larger k first within each
         return (_FIXED_K_GROUP[m.group(1)], -float(m.group(2)), method)
+    if method in PEER_LABELS:  # after the Optuna peer
+        return (4.6, 0.0, method)
     return (5, 0.0, method)
 
 

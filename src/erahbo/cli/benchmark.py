@@ -51,7 +51,8 @@ def benchmark(
     methods: str = typer.Option(",".join(PAPER_METHODS), help="Comma-separated methods: "
                                 "erahbo, erahbo-paper, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
                                 "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
-                                "random-k<K> (any with -p<Q>)."),
+                                "random-k<K> (any with -p<Q>); the peers optuna-tpe-k<K> "
+                                "and smac (extras optuna, smac)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
     budget: int = typer.Option(2000, help="Training runs per repetition: after the shared "
                                "initial design (paper protocol) or in all (user protocol)."),

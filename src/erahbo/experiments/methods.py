@@ -28,6 +28,9 @@ Grammar of a method name::
     optuna-tpe-k<K>        Optuna's TPE sampler, K seeds per trial, trial value = sample MV
                            (a peer: what users run instead; :mod:`erahbo.experiments.peers`;
                            needs the ``optuna`` extra)
+    smac                   SMAC3's hyperparameter-optimization facade, one seed per trial,
+                           cost = minus the return, racing on up to 3 seeds; risk-neutral
+                           (a peer; :mod:`erahbo.experiments.smac_peer`; the ``smac`` extra)
     <method>-p<Q>          any of the above with Q configurations in flight (``n_parallel``:
                            each new one is chosen while Q - 1 others still train; in the
                            replay they finish in the order they were asked)
@@ -38,7 +41,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from erahbo._names import ERAHBO_VARIANT_RE, FIXED_K_LABELS, FIXED_K_RE, PARALLEL_RE, parallel_label
+from erahbo._names import (
+    ERAHBO_VARIANT_RE,
+    FIXED_K_LABELS,
+    FIXED_K_RE,
+    PARALLEL_RE,
+    PEER_LABELS,
+    parallel_label,
+)
 
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
@@ -85,13 +95,16 @@ def parse_method(name: str) -> MethodSpec:
             base = parse_method(m.group(1))
         except ValueError as e:
             raise ValueError(str(e).replace(repr(m.group(1)), repr(name), 1)) from None
-        if base.method == "optuna-tpe":
-            raise ValueError(f"method {name!r}: -p<Q> is for erahbo's methods; the Optuna "
-                             f"peer runs sequentially (use {m.group(1)!r})")
+        if base.method in ("optuna-tpe", "smac"):
+            raise ValueError(f"method {name!r}: -p<Q> is for erahbo's methods; a peer "
+                             f"(Optuna TPE, SMAC3) runs sequentially (use {m.group(1)!r})")
         return MethodSpec(name=key, label=parallel_label(base.label, q), method=base.method,
                           options={**base.options, "n_parallel": q})
     if key == "erahbo":
         return MethodSpec(name=key, label="ERAHBO", method="erahbo")
+    if key == "smac":
+        return MethodSpec(name=key, label=PEER_LABELS[key], method="smac",
+                          options={"seeds_per_trial": 1, "max_config_calls": 3})
     if key == "erahbo-paper":
         return MethodSpec(name=key, label="ERAHBO (paper)", method="erahbo",
                           options={"preset": "paper"})
@@ -117,7 +130,7 @@ def parse_method(name: str) -> MethodSpec:
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
         "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-top<q> (0 < q <= 1), "
         "erahbo-ch0, erahbo-race, rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with "
-        "-p<Q> (Q configurations in flight), and optuna-tpe-k<K> (e.g. "
+        "-p<Q> (Q configurations in flight), and the peers optuna-tpe-k<K> and smac (e.g. "
         "'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 

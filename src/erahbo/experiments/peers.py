@@ -14,6 +14,9 @@ told to the study first as completed trials (their sample MV on ``k_init`` seeds
 under the user's protocol TPE's own startup trials are its initial design, counted.
 
 Optuna is an optional extra: ``pip install erahbo[optuna]``.
+
+``smac``: SMAC3's hyperparameter-optimization facade, one seed per trial, risk-neutral
+(:mod:`erahbo.experiments.smac_peer`; the ``smac`` extra).
 """
 
 from __future__ import annotations
@@ -24,14 +27,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo._names import RISK_NEUTRAL_PEERS
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
+from erahbo.experiments.smac_peer import run_smac_repetition
 from erahbo.experiments.traces import TRACE_COLUMNS
 from erahbo.gp.bounds import mean_variance
 
-__all__ = ["PEER_METHODS", "run_peer_repetition"]
+__all__ = ["PEER_METHODS", "RISK_NEUTRAL_PEERS", "run_peer_repetition"]
 
-PEER_METHODS = ("optuna-tpe",)
+PEER_METHODS = ("optuna-tpe", "smac")
 
 
 def _optuna() -> Any:
@@ -58,7 +63,7 @@ def run_peer_repetition(
     rep_seed: int,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any], list[int]]:
-    """Replay one repetition of a peer method (``optuna-tpe``) on ``task``.
+    """Replay one repetition of a peer method (``optuna-tpe``, ``smac``) on ``task``.
 
     Returns
     -------
@@ -67,6 +72,8 @@ def run_peer_repetition(
         the method-specific metadata and the initial design's row ids (paper protocol; empty
         under the user's protocol).
     """
+    if method.method == "smac":
+        return run_smac_repetition(task, repetition, settings, rep_seed, progress)
     if method.method != "optuna-tpe":
         raise ValueError(f"unknown peer method {method.method!r}; peers: {PEER_METHODS}")
     optuna = _optuna()

@@ -163,8 +163,9 @@ def run_repetition(
     if method.method in PEER_METHODS:
         trace, extra, init_ids = run_peer_repetition(task, method, repetition, settings,
                                                      rep_seed, progress)
-        init_inc, k_init = None, extra["k_init"]
+        init_inc, k_init = None, extra.pop("k_init")
     else:
+        extra = {}
         trace, init_ids, init_inc, k_init = _replay_optimizer(task, method, repetition,
                                                               settings, rep_seed, progress)
     # the normalizer of regret: the initial design's average configuration (paper), or the
@@ -192,6 +193,7 @@ def run_repetition(
         "n_seeds": task.n_seeds,
         "wall_time_s": time.perf_counter() - t0,
         "erahbo_version": _version(),
+        **extra,  # a peer's own (SMAC3: its version, max_config_calls, design size, stop)
     }
     return trace, meta
 
