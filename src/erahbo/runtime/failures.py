@@ -58,6 +58,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from erahbo.runtime.outliers import outlier_error, return_scale
 from erahbo.validation import check_option
 
 if TYPE_CHECKING:
@@ -180,6 +181,8 @@ class Penalizer:
         self.best = math.nan
         self.n = 0
         self._values: list[float] = []
+        self._center: tuple[float, float] | None = None
+        self._center_n = -1  # n at which _center was computed
         self.observe(values)
 
     def observe(self, values: Iterable[float]) -> None:
@@ -199,6 +202,16 @@ class Penalizer:
     def penalty(self, extra: Iterable[float] = ()) -> float:
         """Penalty over the returns seen so far plus ``extra`` (not stored)."""
         return penalty_value([*self._values, *(float(v) for v in extra)])
+
+    def screen(self, raw: float) -> str | None:
+        """Error of a run whose finite return is an outlier among the returns seen so far.
+
+        None when ``raw`` is not one (:mod:`erahbo.runtime.outliers`); the caller then counts
+        the run as ``ok``, else as a failed run with this error.
+        """
+        if self._center_n != self.n:
+            self._center, self._center_n = return_scale(self._values), self.n
+        return outlier_error(raw, self._center)
 
     def __repr__(self) -> str:
         return f"Penalizer(worst={self.worst!r}, best={self.best!r}, n={self.n})"
@@ -472,9 +485,12 @@ def outcomes_from_returns(
             "(None for the runs that did not fail)"
         )
     now = time.time()
+    base = penalizer if penalizer is not None else Penalizer()
     runs: list[RunOutcome] = []
     for slot, (s, v) in enumerate(zip(seeds, returns, strict=True)):
         raw, error = as_return(v)
+        if error is None:
+            error = base.screen(raw)  # an outlying return is a failed run
         if error is None:
             status = "ok"
         else:
@@ -496,7 +512,6 @@ def outcomes_from_returns(
             )
         )
     excluded = infeasible or any(r.status == "failed" for r in runs)
-    base = penalizer if penalizer is not None else Penalizer()
     pen = base.penalty(r.raw for r in runs if r.status == "ok")
     runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in runs]
     raw_list = [r.raw for r in runs]

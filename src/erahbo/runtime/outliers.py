@@ -1,0 +1,116 @@
+"""Outlying returns: a finite return far off the scale of the study counts as a failed run.
+
+An RL run that diverges can return a finite value a million times off the scale of the others
+(-1e6 among returns in [-1, 2]). Counted as it is, one such run sets its configuration's
+sample variance to ~1e11; the variance GP's targets and ``rho_max^2`` follow and every MV
+estimate of the study leaves the range of the returns (issue 27: ``incumbent_mv`` = +1.3e10).
+Such a run is treated as a **failed run** instead: its error reads ``outlier: returned ...``,
+and the study's failure policy handles it like an exception or a NaN (``"retry"``: re-run with
+a new seed, and counted at the penalty if the retries are outlying or fail too;
+``"penalize"``: counted at the penalty, the lower quartile of the returns, so it lowers its
+configuration's mean and raises its variance by an amount on the returns' own scale;
+``"exclude"``: the configuration is dropped). The raw value stays in the journal.
+
+A return ``v`` is outlying when
+
+    |v - median| > OUTLIER_SCALES * scale
+
+over the finite returns of the study's counted ``ok`` runs so far (the returns of the trial
+itself are not used, so the verdict does not depend on the order in which a trial's runs
+finish), where ``scale`` is the largest of
+
+* the robust standard deviation ``1.4826 * MAD`` (when more than half of the returns tie at
+  the median, the median absolute deviation of the others);
+* the median absolute return ``median |v|`` (so that a study whose returns tie at 500, or sit
+  near one value, still has a scale);
+* from :data:`QUANTILE_RETURNS` returns on, ``(q90 - q10) / 2.563`` and ``IQR / 1.349`` (both
+  the standard deviation for normal returns): a study that spends most of its runs on a few good
+  configurations keeps the spread of its exploration in the scale.
+
+:data:`OUTLIER_SCALES` is 1e5: on the stored ARLBench tables (8 tasks, ERAHBO replays of 400
+runs and random pools of 2-19 returns) no return came within a factor 7 of it, except on
+``ppo_cc_continuous_mountain_car``, where runs that reach the goal (+97) follow runs that do
+nothing (-1e-4): 0.25 % of random small pools flag the next run there. Scale-dependent
+consequence: a return 1e4 times off the scale is *not* an outlier and enters the statistics
+as it is. Before the study has :data:`MIN_RETURNS` returns there is no verdict, so a
+divergence in the very first trial counts as it is (:func:`erahbo.diagnostics.diagnose` then
+reports it).
+
+``docs/robustness.md`` ("Heavy tails and frequent sporadic failures") has the measurements.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = [
+    "MIN_RETURNS",
+    "OUTLIER_PREFIX",
+    "OUTLIER_SCALES",
+    "QUANTILE_RETURNS",
+    "outlier_error",
+    "return_scale",
+]
+
+OUTLIER_SCALES = 1e5  # a return further than this many scales from the median is an outlier
+MIN_RETURNS = 2  # fewer returns in the study: no verdict
+QUANTILE_RETURNS = 20  # from this many returns on, the quantile spreads enter the scale
+OUTLIER_PREFIX = "outlier: "  # how the error of an outlying run begins
+_MAD_TO_STD = 1.4826  # 1 / Phi^-1(3/4): the MAD of normal returns times this is their std
+_Q1090_TO_STD = 2.5631  # q90 - q10 of a standard normal
+_IQR_TO_STD = 1.3490  # q75 - q25 of a standard normal
+
+
+def return_scale(values: Iterable[float]) -> tuple[float, float] | None:
+    """``(median, scale)`` of the finite ``values`` (module docstring); None without a scale.
+
+    Parameters
+    ----------
+    values : iterable of float
+        (n,) returns; non-finite entries are ignored.
+
+    Returns
+    -------
+    (float, float) or None
+        None with fewer than :data:`MIN_RETURNS` finite values or when every one of them is 0.
+    """
+    v = np.asarray([float(x) for x in values], dtype=float)  # (n,)
+    v = v[np.isfinite(v)]
+    if v.size < MIN_RETURNS:
+        return None
+    med = float(np.median(v))
+    dev = np.abs(v - med)  # (n,)
+    mad = float(np.median(dev))
+    if mad == 0.0 and (dev > 0).any():  # more than half tie at the median
+        mad = float(np.median(dev[dev > 0]))
+    scale = max(_MAD_TO_STD * mad, float(np.median(np.abs(v))))
+    if v.size >= QUANTILE_RETURNS:
+        q10, q25, q75, q90 = np.quantile(v, [0.1, 0.25, 0.75, 0.9]).tolist()
+        scale = max(scale, (q90 - q10) / _Q1090_TO_STD, (q75 - q25) / _IQR_TO_STD)
+    return (med, scale) if scale > 0 else None
+
+
+def outlier_error(raw: float, center: tuple[float, float] | None) -> str | None:
+    """The error of a run whose finite return ``raw`` is outlying, else None.
+
+    Parameters
+    ----------
+    raw : float
+        The run's return.
+    center : (float, float) or None
+        ``(median, scale)`` of the study's returns (:func:`return_scale`); None: no verdict.
+    """
+    if center is None or not math.isfinite(raw):
+        return None
+    med, scale = center
+    ratio = abs(raw - med) / scale
+    if ratio <= OUTLIER_SCALES:
+        return None
+    return (
+        f"{OUTLIER_PREFIX}returned {raw:.6g}, {ratio:.2g} times the scale of the study's "
+        f"returns ({scale:.3g}) away from their median ({med:.6g}); counted as a failed run "
+        f"(more than {OUTLIER_SCALES:.0e} scales off: a diverged run?)"
+    )
