@@ -236,7 +236,7 @@ def _run_names(rows: Any) -> str:
 
 def _outlying(result: Result) -> Finding | None:
     h = result.history
-    if h.empty or "error" not in h or "status" not in h:
+    if h.empty or not {"error", "status", "return", "config_id", "seed"} <= set(h.columns):
         return None
     flagged = h[h["error"].map(lambda e: isinstance(e, str) and e.startswith(OUTLIER_PREFIX))]
     ok = h[h["status"] == "ok"]
