@@ -26,8 +26,14 @@ Run (one core; about 15-40 s per study on this machine)::
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/robustness_study.py \
         [--scenario outliers|failures|both] [--budget 200] [--seeds 0 1 2 3 4] \
         [--p 0.3] [--p-outlier 0.05] [--failures penalize|retry|exclude] [--set NAME=VALUE ...]
+        [--outlier-scales 1e5]
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/robustness_study.py \
+        --scenario arlbench --budget 400 --reps 3
 
-``--set`` passes extra options to ``erahbo.optimize`` (e.g. ``--set outliers=off``).
+``--set`` passes extra options to ``erahbo.optimize`` (e.g. ``--set retries=3``);
+``--outlier-scales inf`` turns the outlier rule off (the behaviour before issue 27).
+``--scenario arlbench`` measures how close legitimate RL returns come to the outlier rule
+(:func:`arlbench_scales`).
 """
 
 from __future__ import annotations
@@ -134,6 +140,67 @@ def table(rows: list[dict], title: str) -> str:
     return "\n".join(out)
 
 
+def arlbench_scales(budget: int, reps: int, pools: int) -> str:
+    """How far legitimate RL returns get from the outlier rule, on the stored ARLBench tables.
+
+    Per table: ERAHBO replays (ask/tell on the raw stored returns, ``failures="penalize"``,
+    ``reps`` x ``budget`` runs), each told return compared with the study's earlier returns as
+    :mod:`erahbo.runtime.outliers` does (flagged runs, and the largest distance from the median
+    in scales: the margin to ``OUTLIER_SCALES``); then ``pools`` random pools of 2-19 stored
+    returns and one more (the first trials of a study): the largest distance and the share
+    beyond ``OUTLIER_SCALES``.
+    """
+    import glob
+
+    from erahbo.datasets.loaders import load_task
+    from erahbo.experiments.replay import SeedReplay, prepare_task
+    from erahbo.experiments.runner import repetition_seed
+    from erahbo.runtime import outliers as out
+
+    def distance(pool: list[float], v: float) -> float:
+        center = out.return_scale(pool)
+        return 0.0 if center is None else abs(v - center[0]) / center[1]
+
+    lines = [f"**ARLBench returns against the outlier rule (OUTLIER_SCALES = "
+             f"{out.OUTLIER_SCALES:.0e})**", "",
+             f"| table | runs ({reps} x {budget}) | flagged | largest distance (scales) "
+             f"| random pools: largest | beyond the rule |", "|---|---|---|---|---|---|"]
+    for path in sorted(glob.glob("data/arlbench/*.parquet")):
+        task = prepare_task(load_task(path), alpha=1.0, outcome_processing="none")
+        n = flagged = 0
+        worst = 0.0
+        for rep in range(reps):
+            draw = SeedReplay(task, 0, rep)
+            opt = erahbo.Optimizer(task.space, "erahbo", budget=budget, alpha=1.0,
+                                   seed=repetition_seed(task, 0, rep), failures="penalize")
+            pool: list[float] = []
+            while (trial := opt.ask()) is not None:
+                cid = int(trial.config_id)
+                start = draw._used[cid]
+                draw.draw(cid, len(trial.seeds))
+                vals = [float(v) for v in
+                        task.returns[cid, draw._order[cid, start:start + len(trial.seeds)]]]
+                for v in vals:
+                    if np.isfinite(v):
+                        n += 1
+                        worst = max(worst, distance(pool, v))
+                opt.tell(trial, vals)
+                pool += [v for v in vals if np.isfinite(v)]
+                if draw.remaining(cid) == 0:
+                    opt.exclude(cid)
+            errors = opt.result().history["error"].dropna().astype(str)
+            flagged += int(errors.str.startswith(out.OUTLIER_PREFIX).sum())
+        v = task.returns[np.isfinite(task.returns)]
+        rng = np.random.default_rng(0)
+        d = [distance(list(x[:-1]), x[-1]) for x in
+             (rng.choice(v, m + 1, replace=False) for m in rng.integers(2, 20, pools))]
+        name = path.split("/")[-1].removesuffix(".parquet")
+        beyond = float(np.mean(np.asarray(d) > out.OUTLIER_SCALES))
+        lines.append(f"| {name} | {n} | {flagged} | {worst:.3g} | {max(d):.3g} "
+                     f"| {beyond:.2%} |")
+    return "\n".join(lines) + "\n"
+
+
 def _value(text: str):
     try:
         return json.loads(text)
@@ -143,7 +210,8 @@ def _value(text: str):
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--scenario", choices=["outliers", "failures", "both"], default="both")
+    ap.add_argument("--scenario", choices=["outliers", "failures", "both", "arlbench"],
+                    default="both")
     ap.add_argument("--budget", type=int, default=200)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--p", type=float, default=0.3, help="failure probability (failures)")
@@ -152,7 +220,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--failures", default=None, help="failure policy (default: optimize's)")
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="extra options of erahbo.optimize (JSON values)")
+    ap.add_argument("--outlier-scales", type=float, default=None,
+                    help="erahbo.runtime.outliers.OUTLIER_SCALES for this run (inf: no screen)")
+    ap.add_argument("--reps", type=int, default=3, help="replays per table (arlbench)")
     args = ap.parse_args(argv)
+    if args.outlier_scales is not None:
+        from erahbo.runtime import outliers
+
+        outliers.OUTLIER_SCALES = args.outlier_scales
+    if args.scenario == "arlbench":
+        print(arlbench_scales(args.budget, args.reps, pools=5000), flush=True)
+        return
     options = {k: _value(v) for k, v in (s.split("=", 1) for s in args.set)}
     if args.failures is not None:
         options["failures"] = args.failures

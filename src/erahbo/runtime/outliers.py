@@ -23,9 +23,9 @@ finish), where ``scale`` is the largest of
   the median, the median absolute deviation of the others);
 * the median absolute return ``median |v|`` (so that a study whose returns tie at 500, or sit
   near one value, still has a scale);
-* from :data:`QUANTILE_RETURNS` returns on, ``(q90 - q10) / 2.563`` and ``IQR / 1.349`` (both
-  the standard deviation for normal returns): a study that spends most of its runs on a few good
-  configurations keeps the spread of its exploration in the scale.
+* from :data:`QUANTILE_RETURNS` returns on, ``IQR / 1.349`` (the standard deviation for normal
+  returns): a study that spends most of its runs on a few good configurations keeps the spread
+  of its exploration in the scale.
 
 :data:`OUTLIER_SCALES` is 1e5: on the stored ARLBench tables (8 tasks, ERAHBO replays of 400
 runs and random pools of 2-19 returns) no return came within a factor 7 of it, except on
@@ -57,39 +57,53 @@ __all__ = [
 
 OUTLIER_SCALES = 1e5  # a return further than this many scales from the median is an outlier
 MIN_RETURNS = 2  # fewer returns in the study: no verdict
-QUANTILE_RETURNS = 20  # from this many returns on, the quantile spreads enter the scale
+QUANTILE_RETURNS = 20  # from this many returns on, the interquartile range enters the scale
 OUTLIER_PREFIX = "outlier: "  # how the error of an outlying run begins
 _MAD_TO_STD = 1.4826  # 1 / Phi^-1(3/4): the MAD of normal returns times this is their std
-_Q1090_TO_STD = 2.5631  # q90 - q10 of a standard normal
 _IQR_TO_STD = 1.3490  # q75 - q25 of a standard normal
+_Q1090_TO_STD = 2.5631  # q90 - q10 of a standard normal
 
 
-def return_scale(values: Iterable[float]) -> tuple[float, float] | None:
-    """``(median, scale)`` of the finite ``values`` (module docstring); None without a scale.
+def _finite(values: Iterable[float]) -> np.ndarray:
+    v = np.asarray([float(x) for x in values], dtype=float)  # (n,)
+    return v[np.isfinite(v)]
+
+
+def return_scale(
+    values: Iterable[float], outlying: Iterable[float] = ()
+) -> tuple[float, float] | None:
+    """``(median, scale)`` of the study's returns (module docstring); None without a scale.
 
     Parameters
     ----------
     values : iterable of float
-        (n,) returns; non-finite entries are ignored.
+        (n,) returns counted as they are (``ok`` runs); non-finite entries are ignored.
+    outlying : iterable of float
+        (m,) finite returns of runs that failed as outliers: they enter the median and the
+        robust spreads (MAD, median absolute return, IQR), not the q10-q90 spread, whose
+        breakdown point (10 %) a run of diverged returns could reach.
 
     Returns
     -------
     (float, float) or None
         None with fewer than :data:`MIN_RETURNS` finite values or when every one of them is 0.
     """
-    v = np.asarray([float(x) for x in values], dtype=float)  # (n,)
-    v = v[np.isfinite(v)]
+    ok = _finite(values)  # (n,)
+    v = np.concatenate([ok, _finite(outlying)])  # (n + m,)
     if v.size < MIN_RETURNS:
         return None
     med = float(np.median(v))
-    dev = np.abs(v - med)  # (n,)
+    dev = np.abs(v - med)  # (n + m,)
     mad = float(np.median(dev))
     if mad == 0.0 and (dev > 0).any():  # more than half tie at the median
         mad = float(np.median(dev[dev > 0]))
     scale = max(_MAD_TO_STD * mad, float(np.median(np.abs(v))))
     if v.size >= QUANTILE_RETURNS:
-        q10, q25, q75, q90 = np.quantile(v, [0.1, 0.25, 0.75, 0.9]).tolist()
-        scale = max(scale, (q90 - q10) / _Q1090_TO_STD, (q75 - q25) / _IQR_TO_STD)
+        q25, q75 = np.quantile(v, [0.25, 0.75]).tolist()
+        scale = max(scale, (q75 - q25) / _IQR_TO_STD)
+    if ok.size >= QUANTILE_RETURNS:
+        q10, q90 = np.quantile(ok, [0.1, 0.9]).tolist()
+        scale = max(scale, (q90 - q10) / _Q1090_TO_STD)
     return (med, scale) if scale > 0 else None
 
 
