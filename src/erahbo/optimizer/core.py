@@ -453,7 +453,7 @@ class Optimizer:
         if self._study is not None:
             self._study.tell(trial, outcome, record_runs=record_runs)  # -> StudyRecorder
         else:
-            self._penalizer.observe(r.raw for r in outcome.runs if r.status == "ok")
+            self._penalizer.observe_runs(outcome.runs)
             self._tell_outcome(trial, outcome)
 
     def _tell_outcome(self, trial: Trial, outcome: TrialOutcome) -> None:
