@@ -69,6 +69,36 @@ def test_penalizer_screens_against_the_returns_observed_so_far():
     assert pz.screen(-1e6) is not None
 
 
+def test_a_legitimate_mode_flagged_while_the_scale_was_narrow_widens_it():
+    # a study whose first returns all sit near 0 flags the first -100 (a run that never
+    # learns, in a task where doing nothing returns ~0); once such returns make up more than
+    # a quarter of the study's, they set the scale and are counted as they are
+    pz = Penalizer((np.arange(15) * 1e-5).tolist())
+    statuses = []
+    for _ in range(8):
+        out = outcomes_from_returns([1], [-100.0], "penalize", penalizer=pz)
+        pz.observe_runs(out.runs)
+        statuses.append(out.runs[0].status)
+    assert statuses[0] == "penalized" and statuses[-1] == "ok"
+    assert statuses == sorted(statuses, reverse=True)  # flagged, then counted, never back
+    assert pz.screen(-100.0) is None and pz.screen(-1e9) is not None
+    assert pz.n == 15 + statuses.count("ok")  # flagged returns set the scale, not the penalty
+
+
+def test_the_journal_rebuilds_the_scale_with_the_outlying_returns(tmp_path):
+    from erahbo.runtime.journal import Journal
+
+    opt = erahbo.Optimizer(SPACE, "rahbo", k=2, budget=40, n_init=3, seed=0,
+                           journal=tmp_path / "j.db")
+    trial = opt.ask()
+    opt.tell(trial, [0.1, 0.2])
+    trial = opt.ask()
+    opt.tell(trial, [0.15, -1e6])  # screened against the first trial's returns
+    opt.close()
+    with Journal.open(tmp_path / "j.db") as j:
+        assert j.feasible_returns() == [0.1, 0.2, 0.15] and j.outlying_returns() == [-1e6]
+
+
 # ----------------------------------------------------------------------- the policies
 @pytest.mark.parametrize("policy", ["penalize", "retry", "exclude"])
 def test_an_outlying_told_return_is_a_failed_run_bounded_on_the_returns_scale(policy):
