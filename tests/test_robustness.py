@@ -235,3 +235,18 @@ def test_a_resumed_study_screens_returns_exactly_as_an_uninterrupted_one(tmp_pat
         x["error"] = x["error"].map(lambda e: e.splitlines()[0] if isinstance(e, str) else None)
     pd.testing.assert_frame_equal(a, b)
     assert math.isclose(ref.incumbent_mv, res.incumbent_mv)
+
+
+def test_the_budget_note_counts_failed_runs_as_spent():
+    """With retries, a study that spent its budget counts fewer runs than the budget: the CLI
+    must not call the failed ones unspent."""
+    from types import SimpleNamespace
+
+    from erahbo.cli._decision import unspent_note
+
+    status = ["ok"] * 65 + ["retried"] * 30 + ["penalized"] * 5
+    hist = pd.DataFrame({"status": status, "phase": ["bo"] * 100})
+    done = SimpleNamespace(settings={"budget": 100}, n_evals=70, history=hist)
+    assert unspent_note(done) == ""
+    short = SimpleNamespace(settings={"budget": 100}, n_evals=69, history=hist.iloc[1:])
+    assert unspent_note(short).startswith("1 run(s) of the budget of 100 left unspent")

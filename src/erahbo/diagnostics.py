@@ -207,8 +207,10 @@ def _sporadic(result: Result, share: float) -> Finding | None:
         n_retried = int((h["status"] == "retried").sum())
         n_pen = int((h["status"] == "penalized").sum())
         what = (f"failures='retry' re-ran {n_retried} failed seed(s) with new seeds; "
-                f"{n_pen} still failed and counted at the penalty. Retrying hides how often a "
-                "configuration fails; failures='penalize' lets MV price that risk.")
+                f"{n_pen} failed on every retry and counted at the penalty (the configuration's "
+                "risk). A failure that a retry clears does not enter MV: if failures depend on "
+                "the configuration, failures='penalize' prices each one at once (at high "
+                "failure rates it misleads the variance model; docs/robustness.md).")
     else:
         inc = result.incumbent_id
         inc_fail = int(failed.get(inc, 0)) if inc is not None else 0
@@ -252,7 +254,7 @@ def _outlying(result: Result) -> Finding | None:
         n_exc = int((flagged["status"] == "failed").sum())
         what = "; ".join(x for x in (
             f"{n_ret} re-run with a new seed" if n_ret else "",
-            f"{n_pen} counted at the penalty (a bad run on the returns' own scale)" if n_pen
+            f"{n_pen} counted at the penalty, a bad run on the returns' own scale" if n_pen
             else "",
             f"{n_exc} made its configuration infeasible" if n_exc else "",
         ) if x)
