@@ -21,7 +21,7 @@ at most ``NEAR`` = 0.01 (within 0.1 of the optimum). Also printed per study: ``i
 counted (an outlying return counts at its bound, where there is one), and how many runs failed
 (status other than ``ok``) or were counted at a bound (``error`` starts with ``outlier``).
 
-Run (one core; about 15-40 s per study on this machine)::
+Run (one core; 1-5 s per study on this machine, the arlbench scenario about 1 min)::
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/robustness_study.py \
         [--scenario outliers|failures|both] [--budget 200] [--seeds 0 1 2 3 4] \
