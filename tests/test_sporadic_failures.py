@@ -37,7 +37,7 @@ def test_sporadic_failures_still_find_the_mv_optimum():
         # whose posterior MV (0.19) lies above every return: the GP fitted once on 5 x 2 runs
         # extrapolates at the boundary (refit_growth=2 avoids it; see the session-7 note)
         res = erahbo.optimize(sporadic(0.1), SPACE, method="erahbo", budget=200, k_max=10, seed=s,
-                              preset="paper")
+                              preset="paper", failures="penalize")
         h = res.history
         ok = h.loc[h.status == "ok", "return"]
         assert (h.status == "penalized").any()
@@ -59,7 +59,7 @@ def test_a_configuration_with_one_failed_seed_can_be_the_incumbent():
 
     space = SearchSpace.from_table(__import__("pandas").DataFrame(table))
     res = erahbo.optimize(obj, space, method="rahbo", k=10, budget=60, seed=0, n_init=3,
-                          k_init=10)
+                          k_init=10, failures="penalize")
     h = res.history
     assert (h[h.config_id == 1].status == "penalized").any()
     assert res.incumbent_id == 1
@@ -96,7 +96,7 @@ def test_every_policy_ends_when_runs_keep_failing(policy):
 def test_max_failures_count_and_share_stop_with_the_result_so_far():
     with pytest.warns(FailureLimitWarning, match="more than max_failures=3 allows"):
         res = erahbo.optimize(_fails_after(40), SPACE, method="rahbo", k=4, budget=200,
-                              n_init=5, k_init=8, max_failures=3, seed=0)
+                              n_init=5, k_init=8, max_failures=3, failures="penalize", seed=0)
     assert res.stopped and "4 of 44 training runs failed" in res.stopped
     assert "RuntimeError: boom" in res.stopped and res.incumbent is not None
     with pytest.warns(FailureLimitWarning, match="max_failures=0.25"):
@@ -117,7 +117,8 @@ def test_max_failures_rejects_bad_values(bad):
 
 
 def test_sporadic_failure_finding_says_what_the_policy_did():
-    res = erahbo.optimize(sporadic(0.1), SPACE, method="erahbo", budget=100, k_max=10, seed=0)
+    res = erahbo.optimize(sporadic(0.1), SPACE, method="erahbo", budget=100, k_max=10, seed=0,
+                          failures="penalize")
     found = {f.code: f.message for f in diagnose(res)}
     assert "sporadic_failures" in found
     assert "failed on some seeds but not on all" in found["sporadic_failures"]

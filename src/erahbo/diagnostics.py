@@ -29,14 +29,23 @@ The checks come from patterns measured on real RL outcomes (``docs/results``):
     and variance, and the configuration stays a candidate and a possible incumbent; under
     ``"exclude"`` each such configuration was dropped at its first failure, which discards
     good configurations when failures are sporadic.
+``outlying_returns``
+    Runs returned finite values far off the scale of the study's returns (a diverged run
+    returning -1e6 among returns in [-1, 2]; :mod:`erahbo.runtime.outliers`). Each was treated
+    as a failed run; the finding names them (configuration, seed, value) and says what the
+    policy did. It also names an ``ok`` run that is off the scale of the study's other returns
+    but was counted as it is: one from the study's first trial, before the study had a scale
+    to judge it by; its configuration's estimates are then distorted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from erahbo.runtime.outliers import OUTLIER_PREFIX, outlier_error, return_scale
 
 if TYPE_CHECKING:
     from erahbo.optimizer.records import Result
@@ -55,7 +64,7 @@ class Finding:
     ----------
     code : str
         Stable identifier: ``k_max_rounds``, ``zero_spread_incumbent``, ``many_failures``,
-        ``sporadic_failures``.
+        ``sporadic_failures``, ``outlying_returns``.
     message : str
         What was seen and what to change, in one paragraph.
     """
@@ -95,7 +104,8 @@ def diagnose(
     """
     findings: list[Finding] = []
     for check in (_k_max_rounds(result, k_max_share, min_rounds), _zero_spread(result),
-                  _failures(result, failure_share), _sporadic(result, sporadic_share)):
+                  _failures(result, failure_share), _sporadic(result, sporadic_share),
+                  _outlying(result)):
         if check is not None:
             findings.append(check)
     return findings
@@ -197,8 +207,10 @@ def _sporadic(result: Result, share: float) -> Finding | None:
         n_retried = int((h["status"] == "retried").sum())
         n_pen = int((h["status"] == "penalized").sum())
         what = (f"failures='retry' re-ran {n_retried} failed seed(s) with new seeds; "
-                f"{n_pen} still failed and counted at the penalty. Retrying hides how often a "
-                "configuration fails; failures='penalize' lets MV price that risk.")
+                f"{n_pen} failed on every retry and counted at the penalty (the configuration's "
+                "risk). A failure that a retry clears does not enter MV: if failures depend on "
+                "the configuration, failures='penalize' prices each one at once (at high "
+                "failure rates it misleads the variance model; docs/robustness.md).")
     else:
         inc = result.incumbent_id
         inc_fail = int(failed.get(inc, 0)) if inc is not None else 0
@@ -211,3 +223,55 @@ def _sporadic(result: Result, share: float) -> Finding | None:
                 f"on at least half of their runs are never recommended).{tail} If failures "
                 "depend on the seed only, check the training code for numerical instability.")
     return Finding("sporadic_failures", head + what)
+
+
+_SHOWN = 5  # outlying runs named in the message
+
+
+def _run_names(rows: Any) -> str:
+    """``config 3 seed 17`` for the first :data:`_SHOWN` rows of a history slice."""
+    names = [f"config {int(c)} seed {int(sd)}" for c, sd in zip(rows["config_id"], rows["seed"],
+                                                                 strict=True)]
+    more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+    return ", ".join(names[:_SHOWN]) + more
+
+
+def _outlying(result: Result) -> Finding | None:
+    h = result.history
+    if h.empty or not {"error", "status", "return", "config_id", "seed"} <= set(h.columns):
+        return None
+    flagged = h[h["error"].map(lambda e: isinstance(e, str) and e.startswith(OUTLIER_PREFIX))]
+    ok = h[h["status"] == "ok"]
+    center = return_scale(ok["return"].to_numpy(dtype=float))
+    raw_ok = ok[ok["return"].map(lambda v: outlier_error(float(v), center) is not None)]
+    if flagged.empty and raw_ok.empty:
+        return None
+    parts = []
+    if not flagged.empty:
+        first = str(flagged["error"].iloc[0]).splitlines()[0][len(OUTLIER_PREFIX):]
+        n_pen = int((flagged["status"] == "penalized").sum())
+        n_ret = int((flagged["status"] == "retried").sum())
+        n_exc = int((flagged["status"] == "failed").sum())
+        what = "; ".join(x for x in (
+            f"{n_ret} re-run with a new seed" if n_ret else "",
+            f"{n_pen} counted at the penalty, a bad run on the returns' own scale" if n_pen
+            else "",
+            f"{n_exc} made its configuration infeasible" if n_exc else "",
+        ) if x)
+        parts.append(
+            f"{len(flagged)} of {len(h)} runs returned values far off the scale of the study's "
+            f"returns and were treated as failed runs ({what}): {_run_names(flagged)}; the "
+            f"first {first}."
+            + (" A seed that diverges again on all its retries is counted at the penalty: the "
+               "configuration's MV then carries the risk." if n_ret else "")
+        )
+    if not raw_ok.empty:
+        parts.append(
+            f"{len(raw_ok)} counted run(s) are off the scale of the study's other returns but "
+            f"came before the study had a scale to judge them by (its first trial): "
+            f"{_run_names(raw_ok)}, returning {float(raw_ok['return'].iloc[0]):.6g}. Their "
+            "configurations' means and variances, and the models around them, are distorted: "
+            "rerun the study with another seed, or fix the objective so that a diverged run "
+            "raises or returns NaN."
+        )
+    return Finding("outlying_returns", " ".join(parts))

@@ -89,6 +89,14 @@ def unspent_note(result: Any) -> str:
     budget = result.settings.get("budget")
     if budget is None or result.n_evals >= budget:
         return ""
-    left = int(budget) - int(result.n_evals)
+    h = result.history
+    spent = int(result.n_evals)
+    if {"status", "phase"} <= set(h.columns):  # failed runs count toward the budget too
+        skip = ("warm",) if result.settings.get("initial_in_budget", True) else ("warm", "init")
+        spent = int((h["status"].isin(("ok", "penalized", "retried", "failed"))
+                     & ~h["phase"].isin(skip)).sum())
+    left = int(budget) - spent
+    if left <= 0:
+        return ""
     return (f"{left} run(s) of the budget of {budget} left unspent: a new configuration needs "
             f"at least 2 seeds (a sample variance), so a study ends when fewer are left")

@@ -180,7 +180,7 @@ def optimize(
     k: int | None = None,
     *,
     journal: str | os.PathLike[str] | None = None,
-    failures: str | FailurePolicy = "penalize",
+    failures: str | FailurePolicy = "retry",
     retries: int = 2,
     max_failures: int | float | None = None,
     run_timeout: float | None = None,
@@ -214,11 +214,14 @@ def optimize(
         other settings is refused with the list of differences.
     failures : {"penalize", "retry", "exclude"}
         Policy for failed runs: an objective that raises, returns NaN/inf/non-numbers, exceeds
-        ``run_timeout`` or whose worker dies. ``"penalize"`` (default): the run counts, at the
-        lower quartile of the feasible returns seen so far, in its configuration's mean and
-        variance (a configuration failing on some seeds gets a lower MV but stays a
-        candidate and a possible incumbent); ``"retry"``: up to ``retries`` new seeds, then
-        penalize; ``"exclude"``: the configuration is infeasible and never proposed again.
+        ``run_timeout`` or whose worker dies, or a finite return far off the scale of the
+        study's returns (:mod:`erahbo.runtime.outliers`). ``"retry"`` (default): up to
+        ``retries`` new seeds, then penalize (a sporadic failure never enters the statistics;
+        one that repeats on all retries is the configuration's); ``"penalize"``: the run
+        counts, at the lower quartile of the feasible returns seen so far, in its
+        configuration's mean and variance (a configuration failing on some seeds gets a lower
+        MV but stays a candidate and a possible incumbent); ``"exclude"``: the configuration
+        is infeasible and never proposed again.
         Failed runs count toward ``budget`` under every policy. The history shows each run's
         ``status`` and ``error`` (docs/robustness.md).
     retries : int

@@ -140,7 +140,7 @@ class Telling:
 
     def _commit(self, trial: Trial, outcome: TrialOutcome, record_runs: bool) -> None:
         """Take a checked outcome in (a journaled optimizer records it first)."""
-        self.penalizer.observe(r.raw for r in outcome.runs if r.status == "ok")
+        self.penalizer.observe_runs(outcome.runs)
         self.ingest_outcome(trial, outcome)
 
     def ingest_outcome(self, trial: Trial, outcome: TrialOutcome) -> None:

@@ -158,14 +158,16 @@ def evaluate(
     if batch is None:
         batch = is_batch_objective(objective)
     ex: Executor = SerialExecutor() if executor is None else executor
-    run = _TrialRun(objective, config, seeds, pol, ex, recorder, bool(batch), run_timeout)
+    pz = penalizer if penalizer is not None else Penalizer()
+    run = _TrialRun(objective, config, seeds, pol, ex, recorder, bool(batch), run_timeout,
+                    pz.screen)
     run.take_over(list(prior))
     try:
         run.run()
     finally:
         if executor is None:
             ex.shutdown(wait=False, cancel_futures=True)
-    return run.outcome(penalizer if penalizer is not None else Penalizer())
+    return run.outcome(pz)
 
 
 class _TrialRun:
@@ -173,9 +175,11 @@ class _TrialRun:
 
     def __init__(self, objective: Callable[..., Any], config: Any, seeds: list[int],
                  pol: FailurePolicy, ex: Executor, recorder: RunRecorder | None, batch: bool,
-                 run_timeout: float | None) -> None:
+                 run_timeout: float | None,
+                 screen: Callable[[float], str | None] = lambda raw: None) -> None:
         self.objective, self.config, self.seeds, self.pol = objective, config, seeds, pol
         self.ex, self.recorder, self.batch, self.run_timeout = ex, recorder, batch, run_timeout
+        self.screen = screen  # an outlying return's error (earlier trials' returns only)
         self.done: list[RunOutcome] = []
         self.final: dict[int, RunOutcome] = {}
         self.todo: deque[_Job] = deque()
@@ -240,6 +244,8 @@ class _TrialRun:
     def settle(self, job: _Job, report: _Report) -> None:
         """A finished run: its status under the policy (a retry is queued at once)."""
         raw, error, start, end, worker = report
+        if error is None:
+            error = self.screen(raw)  # an outlying return is a failed run
         pol = self.pol
         if error is None:
             status, value = "ok", raw

@@ -58,6 +58,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from erahbo.runtime.outliers import outlier_error, return_scale
 from erahbo.validation import check_option
 
 if TYPE_CHECKING:
@@ -162,10 +163,20 @@ def penalty_value(values: Iterable[float]) -> float:
 
 
 class Penalizer:
-    """The feasible returns seen so far, from which penalties are computed.
+    """The returns seen so far, from which penalties and outlier verdicts are computed.
 
-    The study keeps one, updated with the raw return of every ``ok`` run after each trial; a
-    resumed study rebuilds it from the journal in the same order.
+    The study keeps one, updated after each told trial (:meth:`observe_runs`): the raw return
+    of every ``ok`` run sets the penalty; those and the finite returns of runs that failed as
+    outliers set the scale of :meth:`screen` (so that a mode of legitimate returns flagged
+    while the study's scale was still narrow widens the scale instead of staying flagged). A
+    resumed study rebuilds it from the journal.
+
+    Parameters
+    ----------
+    values : iterable of float
+        Feasible returns (``ok`` runs).
+    outlying : iterable of float
+        Finite returns of runs that failed as outliers (they widen the scale only).
 
     Attributes
     ----------
@@ -175,12 +186,16 @@ class Penalizer:
         Number of feasible returns so far.
     """
 
-    def __init__(self, values: Iterable[float] = ()) -> None:
+    def __init__(self, values: Iterable[float] = (), outlying: Iterable[float] = ()) -> None:
         self.worst = math.nan
         self.best = math.nan
         self.n = 0
         self._values: list[float] = []
+        self._outlying: list[float] = []  # finite returns of runs that failed as outliers
+        self._center: tuple[float, float] | None = None
+        self._center_n = (-1, -1)  # (n, outliers) at which _center was computed
         self.observe(values)
+        self._outlying.extend(v for v in map(float, outlying) if math.isfinite(v))
 
     def observe(self, values: Iterable[float]) -> None:
         """Add returns; non-finite ones are ignored."""
@@ -196,9 +211,28 @@ class Penalizer:
             self._values.append(v)
             self.n += 1
 
+    def observe_runs(self, runs: Iterable[Any]) -> None:
+        """Add a told trial's runs: ``ok`` returns as feasible returns, the finite returns of
+        failed runs (outliers; other failures have none) to the scale of :meth:`screen`."""
+        runs = list(runs)
+        self.observe(r.raw for r in runs if r.status == "ok")
+        self._outlying.extend(float(r.raw) for r in runs
+                              if r.status != "ok" and math.isfinite(r.raw))
+
     def penalty(self, extra: Iterable[float] = ()) -> float:
         """Penalty over the returns seen so far plus ``extra`` (not stored)."""
         return penalty_value([*self._values, *(float(v) for v in extra)])
+
+    def screen(self, raw: float) -> str | None:
+        """Error of a run whose finite return is an outlier among the returns seen so far.
+
+        None when ``raw`` is not one (:mod:`erahbo.runtime.outliers`); the caller then counts
+        the run as ``ok``, else as a failed run with this error.
+        """
+        n = (self.n, len(self._outlying))
+        if self._center_n != n:
+            self._center, self._center_n = return_scale(self._values, self._outlying), n
+        return outlier_error(raw, self._center)
 
     def __repr__(self) -> str:
         return f"Penalizer(worst={self.worst!r}, best={self.best!r}, n={self.n})"
@@ -472,9 +506,12 @@ def outcomes_from_returns(
             "(None for the runs that did not fail)"
         )
     now = time.time()
+    base = penalizer if penalizer is not None else Penalizer()
     runs: list[RunOutcome] = []
     for slot, (s, v) in enumerate(zip(seeds, returns, strict=True)):
         raw, error = as_return(v)
+        if error is None:
+            error = base.screen(raw)  # an outlying return is a failed run
         if error is None:
             status = "ok"
         else:
@@ -496,7 +533,6 @@ def outcomes_from_returns(
             )
         )
     excluded = infeasible or any(r.status == "failed" for r in runs)
-    base = penalizer if penalizer is not None else Penalizer()
     pen = base.penalty(r.raw for r in runs if r.status == "ok")
     runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in runs]
     raw_list = [r.raw for r in runs]

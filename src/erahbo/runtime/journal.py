@@ -529,6 +529,17 @@ class Journal:
         )
         return [float(r[0]) for r in rows]
 
+    def outlying_returns(self) -> list[float]:
+        """Finite raw returns of failed runs of told trials: runs that failed as outliers
+        (:mod:`erahbo.runtime.outliers`; other failed runs have no return). Rebuilds the
+        Penalizer's scale."""
+        rows = self._rows(
+            "SELECT r.raw FROM runs r JOIN trials t USING (trial_id) "
+            "WHERE r.status IN ('penalized', 'retried', 'failed') AND r.raw IS NOT NULL "
+            "AND t.told_at IS NOT NULL ORDER BY r.run_id"
+        )
+        return [float(r[0]) for r in rows]
+
     def n_trials(self, *, told: bool = False) -> int:
         sql = "SELECT COUNT(*) FROM trials" + (" WHERE told_at IS NOT NULL" if told else "")
         return int(self._rows(sql)[0][0])

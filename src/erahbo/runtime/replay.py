@@ -286,7 +286,7 @@ class JournaledStudy:
         self.interrupted = journal.mark_interrupted()
         self.replayed = replay(optimizer, journal, tell=self._tell, check_config=check_config,
                                start=start)
-        self.penalizer = Penalizer(journal.feasible_returns())
+        self.penalizer = Penalizer(journal.feasible_returns(), journal.outlying_returns())
         self._pending: deque[tuple[Any, TrialRecord]] = deque(self.replayed.pending)
         self._open: dict[int, tuple[Any, int]] = {}
 
@@ -398,7 +398,7 @@ class JournaledStudy:
             )
             record = True if record_runs is None else record_runs
         self.journal.record_tell(tid, outcome, record_runs=record)
-        self.penalizer.observe(r.raw for r in outcome.runs if r.status == "ok")
+        self.penalizer.observe_runs(outcome.runs)
         del self._open[id(trial)]
         if self._recorder is not None:
             self._recorder.tell_outcome(trial, outcome)
