@@ -143,7 +143,7 @@ def test_a_sporadic_failure_does_not_give_a_configuration_a_huge_sample_variance
             raise RuntimeError("training diverged")
         return 0.9 + 1e-3 * (seed % 5)
 
-    default = erahbo.optimize.__kwdefaults__["failures"]
+    from erahbo.optimizer.loop import DEFAULT_FAILURES as default
     out = evaluate(fails_once, {}, seeds, default, penalizer=Penalizer(POOL))
     assert sum(r.status == "retried" for r in out.runs) == 1
     assert all(r.status == "ok" for r in out.counted)
@@ -250,3 +250,24 @@ def test_the_budget_note_counts_failed_runs_as_spent():
     assert unspent_note(done) == ""
     short = SimpleNamespace(settings={"budget": 100}, n_evals=69, history=hist.iloc[1:])
     assert unspent_note(short).startswith("1 run(s) of the budget of 100 left unspent")
+
+
+def test_a_journal_of_the_former_default_policy_resumes_by_the_same_call(tmp_path):
+    """Rule: ``optimize(..., journal=PATH)`` without ``failures`` resumes the study in PATH with
+    the policy it was written with (the default changed from "penalize" to "retry"); a new
+    study gets "retry"."""
+    import erahbo
+    from erahbo.objectives.synthetic import Figure1Task
+    from erahbo.runtime.journal import Journal
+
+    task = Figure1Task()
+    kw = {"budget": 24, "seed": 0, "raw_samples": 64, "n_polish": 1}
+    path = tmp_path / "old.db"
+    first = erahbo.optimize(task, task.space, journal=path, failures="penalize", **kw)
+    again = erahbo.optimize(task, task.space, journal=path, **kw)  # no failures given
+    assert again.history["seed"].tolist() == first.history["seed"].tolist()
+    with Journal.open(path) as j:
+        assert j.settings["failures"] == "penalize"
+    erahbo.optimize(task, task.space, journal=tmp_path / "new.db", **kw)
+    with Journal.open(tmp_path / "new.db") as j:
+        assert j.settings["failures"] == "retry"

@@ -237,7 +237,8 @@ def optimize(
                                    "the training_steps checkpoint (default: the last)."),
     journal: Path = typer.Option(None, help="SQLite journal: the study is recorded as it runs "
                                  "and resumed if the file holds the same study."),
-    failures: str = typer.Option("retry", help="Failed runs: retry | penalize | exclude."),
+    failures: str = typer.Option(None, help="Failed runs: retry | penalize | exclude "
+                                 "(default: retry; a journaled study keeps its own)."),
     retries: int = typer.Option(2, help="Retries per failed seed with --failures retry."),
     max_failures: str = typer.Option(None, help="Stop early when runs keep failing: a count "
                                      "(e.g. 10) or a share of the runs (e.g. 0.5)."),

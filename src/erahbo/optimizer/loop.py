@@ -36,6 +36,8 @@ from erahbo.validation import check_objective, check_option
 __all__ = ["drive", "optimize", "resume", "run_journaled"]
 
 R = TypeVar("R")
+#: The failure policy of a new study of :func:`optimize` ("penalize" before 2026-11-26).
+DEFAULT_FAILURES = "retry"
 _FINISHED = ("ok", "penalized", "retried", "failed")  # run statuses max_failures counts
 
 
@@ -180,7 +182,7 @@ def optimize(
     k: int | None = None,
     *,
     journal: str | os.PathLike[str] | None = None,
-    failures: str | FailurePolicy = "retry",
+    failures: str | FailurePolicy | None = None,
     retries: int = 2,
     max_failures: int | float | None = None,
     run_timeout: float | None = None,
@@ -212,8 +214,10 @@ def optimize(
         file already holds a study with the same settings, resumed from it (runs that were in
         flight at a crash are re-run with the same seed, never counted twice). A study with
         other settings is refused with the list of differences.
-    failures : {"penalize", "retry", "exclude"}
-        Policy for failed runs: an objective that raises, returns NaN/inf/non-numbers, exceeds
+    failures : {"penalize", "retry", "exclude"} or None
+        Policy for failed runs (None: :data:`DEFAULT_FAILURES` for a new study, the journal's
+        policy when ``journal`` holds the study, so a study written under another default
+        still resumes): an objective that raises, returns NaN/inf/non-numbers, exceeds
         ``run_timeout`` or whose worker dies, or a finite return far off the scale of the
         study's returns (:mod:`erahbo.runtime.outliers`). ``"retry"`` (default): up to
         ``retries`` new seeds, then penalize (a sporadic failure never enters the statistics;
@@ -278,6 +282,8 @@ def optimize(
         journal_info = _default_info(objective, kind, workers, address, run_timeout)
     if journal is not None:
         _check_same_objective(journal, journal_info)
+    if failures is None:
+        failures, retries = _journaled_failures(journal, retries)
     named = {n: v for n, v in (("beta", beta), ("k_min", k_min), ("k_max", k_max), ("k", k))
              if v is not None}
     if verify:
@@ -334,6 +340,22 @@ def optimize(
         return result
     finally:
         opt.close()
+
+
+def _journaled_failures(journal: Any, retries: int) -> tuple[str, int]:
+    """``failures`` and ``retries`` of the study in ``journal`` (``"retry"`` and ``retries``
+    for a new study): the default failure policy changed from ``"penalize"``, and a study keeps
+    the policy it was written with."""
+    path = None if journal is None else os.fspath(journal)
+    if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return DEFAULT_FAILURES, retries
+    try:
+        with Journal.open(path) as j:
+            stored = dict(j.settings)
+    except JournalError:
+        return DEFAULT_FAILURES, retries  # Optimizer reports what is wrong with the file
+    kept = stored.get("retries")
+    return stored.get("failures") or DEFAULT_FAILURES, retries if kept is None else int(kept)
 
 
 def _check_same_objective(journal: Any, info: dict[str, Any] | None) -> None:
