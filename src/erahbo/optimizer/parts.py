@@ -29,20 +29,14 @@ from typing import Any
 from erahbo.optimizer import challengers, random_design, recommender, seedcap
 from erahbo.validation import Param
 
-__all__ = ["PARAMS", "PARTS", "absent_values", "check", "method_variant", "param",
-           "preset_values", "settings"]
+__all__ = ["PARAMS", "PARTS", "absent_values", "check", "method_variant", "preset_values",
+           "settings"]
 
 #: The parts with options, in the order their options are listed (CLI, docs).
 PARTS = (seedcap, recommender, random_design, challengers)
 #: Every part's options, in :data:`PARTS` order.
 PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
-_BY_NAME = {p.name: p for p in PARAMS}
 _BY_SHORT = {p.short: p for p in PARAMS if p.short}
-
-
-def param(name: str) -> Param:
-    """The declaration of the part option ``name`` (KeyError: not a part's option)."""
-    return _BY_NAME[name]
 
 
 def preset_values(which: str) -> dict[str, Any]:

@@ -100,11 +100,6 @@ class RandomRounds:
         """The random rounds of validated options."""
         return cls(int(o.random_interleave or 0))
 
-    @property
-    def runs(self) -> int:
-        """Runs during which the random rounds happen (0: none)."""
-        return self.random_interleave
-
     def is_round(self, bo_round: int, used: float) -> bool:
         """Whether BO round ``bo_round`` (from 1) is random when ``used`` runs are spent."""
         return is_random_round(bo_round, used, self.random_interleave)
