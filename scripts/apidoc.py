@@ -8,7 +8,9 @@ A documentation tool of the repository, not part of the installed package.
 Every module in :data:`MODULES` contributes the names in its ``__all__``: functions and
 classes with their signature and the first paragraph of their docstring (classes also list
 their public methods and properties), constants with their value. A name re-exported by a
-later module points back to where it was documented. ``tests/test_readme.py`` checks that
+later module points back to where it was documented. The section of ``erahbo.optimizer`` ends
+with the table of the strategy parts' options, from their declarations
+(:data:`erahbo.optimizer.parts.PARAMS`). ``tests/test_readme.py`` checks that
 the file is current, so the reference cannot drift from the code.
 """
 
@@ -131,6 +133,34 @@ def _value(obj: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _parts_table() -> list[str]:
+    """The options of the strategy's parts, one row each, from their declarations."""
+    from erahbo.optimizer import parts
+
+    out = ["### Options of the strategy's parts\n",
+           "Declared once by each part (`erahbo.validation.Param` in the part's `PARAMS`; "
+           "collected in `erahbo.optimizer.parts.PARAMS`): each is an `erahbo.Options` field, "
+           "a key of the Hydra sweeper, a keyword of the Optuna sampler and (*flag*) of "
+           "`erahbo optimize` and `erahbo tune`. *erahbo*: the value under `preset=\"default\"` "
+           "for ERAHBO; *paper*: under `preset=\"paper\"` and for the fixed-k methods "
+           "(*resolved*: computed from the other options, see the help); *journal without "
+           "it*: what a journal that lacks the setting means; *method name*: the benchmark's "
+           "`erahbo-<code><value>`.\n",
+           "| option | part | type | erahbo | paper | journal without it | flag | method name "
+           "| help |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for part in parts.PARTS:
+        for p in part.PARAMS:
+            erahbo, paper = (("resolved",) * 2 if p.resolve is not None
+                             else (f"`{p.default!r}`", f"`{p.paper!r}`"))
+            code = f"`erahbo-{p.form}`" if p.short else ""
+            flag = f"`--{p.name.replace('_', '-')}`" if p.cli else ""
+            out.append(f"| `{p.name}` | `{part.__name__.rsplit('.', 1)[1]}` | "
+                       f"{p.type.__name__} | {erahbo} | {paper} | `{p.absent!r}` | {flag} | "
+                       f"{code} | {p.help} |")
+    return [*out, ""]
+
+
 def render() -> str:
     """The text of ``docs/api.md`` for the code as it is imported now."""
     out = [HEADER]
@@ -166,6 +196,8 @@ def render() -> str:
                         out.append("\n".join(members) + "\n")
             else:
                 out.append(f"- `{name} = {_value(obj)}`\n")
+        if modname == "erahbo.optimizer":
+            out.append("\n".join(_parts_table()))
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -206,13 +206,15 @@ def test_sweep_options_reach_the_optimizer(tmp_path):
   hp_config.x: [float, 0.0, 1.0]
 """)
     proc = _run(folder, "hydra.sweeper.budget=6", "hydra.sweeper.challengers=false",
-                "hydra.sweeper.random_interleave=0", "hydra.sweeper.random_top=1")
+                "hydra.sweeper.random_interleave=0", "hydra.sweeper.random_top=1",
+                "hydra.sweeper.max_seeds=6")  # every strategy part's option is a key
     assert proc.returncode == 0, proc.stderr[-3000:]
     journal = Journal.open(folder / "sweep" / "erahbo_journal.db")
     settings = journal.settings
     journal.close()
     assert settings["challengers"] is False and settings["random_interleave"] == 0  # off
     assert settings["random_top"] == 1  # 1: uniform
+    assert settings["max_seeds"] == 6
 
 
 def test_sweep_refuses_sweep_overrides_on_the_command_line(tmp_path):

@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "SearchSpace": "erahbo.space",
-    "Optimizer": "erahbo.optimizer.core",
+    "Optimizer": "erahbo.optimizer.journaling",  # (registers the journaled subclass)
     "Options": "erahbo.optimizer.options",
     "Trial": "erahbo.optimizer.records",
     "Result": "erahbo.optimizer.records",

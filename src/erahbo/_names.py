@@ -1,7 +1,8 @@
 """The grammar of benchmark method names, shared by parsing and display.
 
-``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``ri``, ``b``), ``<base>-k<K>`` (fixed seeds
-per configuration), the peers named without a k (``smac``) and a ``-p<Q>`` suffix (Q
+``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``b`` and the codes of the strategy parts'
+options; the parser decides which variants exist), ``<base>-k<K>`` (fixed seeds per
+configuration), the peers named without a k (``smac``) and a ``-p<Q>`` suffix (Q
 configurations in flight). The parser
 (:mod:`erahbo.experiments.methods`) and the labels and ordering of reports
 (:mod:`erahbo.analysis.traces`) read names with these patterns only; :func:`parallel_label`
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-ERAHBO_VARIANT_RE = re.compile(r"^erahbo-(exp|sig|bs|ri|top|ch|b)(\d+(?:\.\d+)?)$")
+ERAHBO_VARIANT_RE = re.compile(r"^erahbo-([a-z]+)(\d+(?:\.\d+)?)$")
 FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random|optuna-tpe)-k(\d+)$")
 PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
 FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random",

@@ -49,7 +49,7 @@ STOPPING_RULES = ("ucb", "race")  # ERAHBO's rule for more seeds: the paper's, o
 # why a round ended: the stopping rule fired, k_max reached, a fixed-k round completed,
 # the budget ran out, the configuration was excluded (finite table) or failed (infeasible),
 # the initial design, runs given as a warm start, the configuration has max_seeds seeds, or
-# the round was chosen at random (random_interleave: its first seeds only).
+# the round was chosen at random (the random design's rounds: their first seeds only).
 STOP_REASONS = ("dominated", "k_max", "fixed_k", "budget", "excluded", "infeasible", "initial",
                 "warm", "max_seeds", "random")
 

@@ -1,9 +1,12 @@
 """Validation of user input at the library boundary: one clear message per mistake.
 
 Every check raises ``ValueError`` (a bad value) or ``TypeError`` (a bad type) whose message names
-the option, the value given and the fix. Each option has one rule (:data:`RULES`), used by
-:class:`erahbo.optimizer.options.Options` (the optimizer, :func:`erahbo.optimize`, the
-benchmark's settings and the CLI build one), the replication policies and the failure policy.
+the option, the value given and the fix. Each option has one rule: the core options' in
+:data:`RULES`, used by :class:`erahbo.optimizer.options.Options` (the optimizer,
+:func:`erahbo.optimize`, the benchmark's settings and the CLI build one), the replication
+policies and the failure policy; the options of a strategy's parts in the part's declaration
+(:class:`Param`, :data:`erahbo.optimizer.parts.PARAMS`), built with the rule constructors
+below (:func:`int_at_least`, :func:`real_above`, :func:`share`, :func:`flag`).
 
 >>> check_options(alpha=1.0, k_min=2, k_max=20, budget=400, n_init=5, k_init=20)
 >>> check_options(k_min=1)
@@ -19,11 +22,13 @@ import math
 import numbers
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from erahbo.objectives import is_batch_objective
 
 __all__ = [
+    "Param",
     "check_initial_budget",
     "check_int",
     "check_journal_path",
@@ -32,6 +37,10 @@ __all__ = [
     "check_option",
     "check_options",
     "check_real",
+    "flag",
+    "int_at_least",
+    "real_above",
+    "share",
 ]
 
 
@@ -54,10 +63,12 @@ def check_real(name: str, value: Any) -> float:
     return v
 
 
+#: A rule: ``rule(name, value)`` returns the value checked (as an int, float or bool) or raises
+#: ValueError / TypeError naming ``name``, the value and the fix.
 Rule = Callable[[str, Any], Any]
 
 
-def _int_at_least(low: int, hint: str = "", what: str = "an int ") -> Rule:
+def int_at_least(low: int, hint: str = "", what: str = "an int ") -> Rule:
     """Rule: an int ``>= low``; the message is ``name=value must be <what>>= low<hint>``."""
 
     def rule(name: str, value: Any) -> int:
@@ -68,7 +79,7 @@ def _int_at_least(low: int, hint: str = "", what: str = "an int ") -> Rule:
     return rule
 
 
-def _real_above(low: float, strict: bool, hint: str = "") -> Rule:
+def real_above(low: float, strict: bool, hint: str = "") -> Rule:
     """Rule: a finite real ``> low`` (``strict``) or ``>= low``."""
 
     def rule(name: str, value: Any) -> float:
@@ -91,7 +102,7 @@ def _seeds(what: str) -> Rule:
     return rule
 
 
-def _share(what: str, *, of_all: bool = False) -> Rule:
+def share(what: str, *, of_all: bool = False) -> Rule:
     """Rule: a share in ``[0, 1)``; with ``of_all``, in ``(0, 1]`` instead (1: all of them)."""
     interval = "(0, 1]" if of_all else "[0, 1)"
 
@@ -104,7 +115,7 @@ def _share(what: str, *, of_all: bool = False) -> Rule:
     return rule
 
 
-def _flag(what: str) -> Rule:
+def flag(what: str) -> Rule:
     """Rule: a bool (``True``/``False``; numpy bools and the ints 0 and 1 too)."""
 
     def rule(name: str, value: Any) -> bool:
@@ -126,52 +137,101 @@ def _alpha(name: str, value: Any) -> float:
     return float(value)
 
 
-# One rule per option, shared by erahbo.Optimizer (through erahbo.optimizer.options.Options),
-# the replication policies, the failure policy, erahbo.optimize, the benchmark and the CLI.
+#: One rule per core option, shared by erahbo.Optimizer (through
+#: erahbo.optimizer.options.Options), the replication policies, the failure policy,
+#: erahbo.optimize, the benchmark and the CLI. The options of a strategy's parts carry their
+#: rule in their :class:`Param`.
 RULES: dict[str, Rule] = {
     "alpha": _alpha,
-    "beta": _real_above(0, True, ": bounds are mu +- sqrt(beta) sigma (the paper uses beta = 2.5)"),
-    "beta_stop": _real_above(0, False, " (the paper uses beta_stop = 1)"),
-    "gamma": _real_above(0, True, " (rate of the exponential beta_stop schedule)"),
-    "slope": _real_above(0, True, " (slope of the sigmoid beta_stop schedule)"),
+    "beta": real_above(0, True, ": bounds are mu +- sqrt(beta) sigma (the paper uses beta = 2.5)"),
+    "beta_stop": real_above(0, False, " (the paper uses beta_stop = 1)"),
+    "gamma": real_above(0, True, " (rate of the exponential beta_stop schedule)"),
+    "slope": real_above(0, True, " (slope of the sigmoid beta_stop schedule)"),
     "k_min": _seeds("the sample variance"),
     "k_max": _seeds("the sample variance"),
     "k": _seeds("a variance"),
     "k_init": _seeds("the sample variance"),
-    "n_init": _int_at_least(0, " (0 only with a warm start)"),
-    "budget": _int_at_least(1, " (training runs in all)"),
-    "seed": _int_at_least(0),
-    "seed_batch": _int_at_least(1, " (seeds asked at once after k_min; the number of parallel "
+    "n_init": int_at_least(0, " (0 only with a warm start)"),
+    "budget": int_at_least(1, " (training runs in all)"),
+    "seed": int_at_least(0),
+    "seed_batch": int_at_least(1, " (seeds asked at once after k_min; the number of parallel "
                                    "workers, or 1 for the paper's rule)"),
-    "n_parallel": _int_at_least(1, " (trials pending at once: the number of configurations "
+    "n_parallel": int_at_least(1, " (trials pending at once: the number of configurations "
                                    "trained in parallel, or 1 for the paper's loop)"),
-    "refit_every": _int_at_least(0, " (0: never refit)"),
-    "max_seeds": _int_at_least(0, " (the most seeds one configuration collects; 0: no "
-                               "limit)"),
-    "pool_share": _share("the share of the runs that may go beyond max_seeds to re-selected "
-                         "configurations; 0: a strict cap"),
-    "seed_share": _share("the share of the runs so far one configuration may hold until "
-                         "max_seeds; 0: the cap is max_seeds from the start"),
-    "random_interleave": _int_at_least(0, " (runs during which every other round is a random "
-                                       "configuration; 0: never)"),
-    "random_top": _share("the share of the configurations best by the acquisition a random "
-                         "round draws from; 1: uniform over all", of_all=True),
-    "challengers": _flag("challenger rounds: seeds for a configuration whose runs beat the "
-                         "recommendation"),
-    "recommend_seeds": _int_at_least(0, " (configurations with this many seeds compete for "
-                                     "the recommendation on their sample MV; 0: off)"),
-    "recommend_beta": _real_above(0, False, " or None (the recommendation's confidence; None: "
-                                  "beta, 0: the best posterior mean MV)"),
-    "refit_growth": _real_above(1, True, " or None (refit when the evaluated configurations "
+    "refit_every": int_at_least(0, " (0: never refit)"),
+    "refit_growth": real_above(1, True, " or None (refit when the evaluated configurations "
                                 "grew by this factor; 2: at each doubling)"),
-    "raw_samples": _int_at_least(1),
-    "n_polish": _int_at_least(0),
-    "retries": _int_at_least(0, " (new seeds per failed run under failures='retry')", what=""),
-    "rho_max2": _real_above(0, True, " or None (the largest sample variance)"),
-    "run_timeout": _real_above(0, True, " seconds, or None for no limit"),
-    "workers": _int_at_least(1, " (concurrent training runs)"),
-    "repetitions": _int_at_least(1, " (repetitions per task and method)"),
+    "raw_samples": int_at_least(1),
+    "n_polish": int_at_least(0),
+    "retries": int_at_least(0, " (new seeds per failed run under failures='retry')", what=""),
+    "rho_max2": real_above(0, True, " or None (the largest sample variance)"),
+    "run_timeout": real_above(0, True, " seconds, or None for no limit"),
+    "workers": int_at_least(1, " (concurrent training runs)"),
+    "repetitions": int_at_least(1, " (repetitions per task and method)"),
 }
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option of a strategy part, declared once, in the part's module (``PARAMS``).
+
+    Everything else about the option is derived from this declaration
+    (:mod:`erahbo.optimizer.parts`): its check in :class:`erahbo.Options`, its value in both
+    presets, the value a journal written before it existed means, the flag of
+    ``erahbo optimize`` and ``erahbo tune``, the Hydra sweeper's key, the Optuna sampler's
+    keyword, the benchmark's method name ``erahbo-<short><value>`` and the API reference.
+    :class:`erahbo.Options` keeps one field of the same name (None: the preset's value).
+
+    Attributes
+    ----------
+    name : str
+        The option's name.
+    type : type
+        ``int``, ``float`` or ``bool``: how the CLI and a method name read a value.
+    rule : Rule
+        Its check (a rule constructor of this module); a value not given (None) is not
+        checked.
+    default : Any
+        erahbo's value (``method="erahbo"``, ``preset="default"``).
+    paper : Any
+        The paper's value (``preset="paper"``; the fixed-k methods under both presets).
+    absent : Any
+        What a journal without the setting means: the value of the erahbo that did not have
+        the option yet (its effect off).
+    help : str
+        One line for ``--help``, the integrations and the API reference.
+    resolve : callable or None
+        For an option whose value in force is computed from the other options:
+        ``resolve(options)`` gives it (as the study settings store it), and the presets leave
+        the option out (``default`` and ``paper`` are not used). None: the preset's value.
+    short : str
+        Code of the benchmark method ``erahbo-<short><value>`` (empty: none).
+    label : str
+        That method's label, ``ERAHBO (<label>)``, with ``{}`` the value (``on``/``off`` for
+        a bool).
+    form : str
+        The method's form in the grammar's error message, after ``erahbo-``.
+    cli : bool
+        Whether ``erahbo optimize`` and ``erahbo tune`` have a flag for it (``--<name>``;
+        ``--<name>/--no-<name>`` for a bool).
+    """
+
+    name: str
+    type: type
+    rule: Rule
+    default: Any
+    paper: Any
+    absent: Any
+    help: str
+    resolve: Callable[[Any], Any] | None = None
+    short: str = ""
+    label: str = ""
+    form: str = ""
+    cli: bool = True
+
+    def check(self, value: Any) -> Any:
+        """``value`` checked by :attr:`rule` (None passes: not given)."""
+        return None if value is None else self.rule(self.name, value)
 
 
 def check_option(name: str, value: Any) -> Any:

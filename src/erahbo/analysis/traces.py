@@ -102,7 +102,7 @@ def _base_sort_key(method: str) -> tuple[float, float, str]:
         return (0, 0.0, method)
     m = ERAHBO_VARIANT_RE.match(method)
     if m:  # schedules, then seed batches; numerically within each (exp5 before exp20)
-        return (1, _VARIANT_OFFSET[m.group(1)] + float(m.group(2)), method)
+        return (1, _VARIANT_OFFSET.get(m.group(1), 2.9e9) + float(m.group(2)), method)
     if method.startswith("erahbo-"):
         return (1, 3e9, method)
     m = FIXED_K_RE.match(method)

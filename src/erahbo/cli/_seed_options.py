@@ -1,28 +1,50 @@
-"""The seed-cap and recommendation options shared by ``erahbo optimize`` and ``erahbo tune``
-(one definition each; the values are checked by :mod:`erahbo.validation`)."""
+"""The flags of the strategy's parts, shared by ``erahbo optimize`` and ``erahbo tune``.
+
+One flag per option a part declares (:data:`erahbo.optimizer.parts.PARAMS`, those with
+``cli``): ``--<name>`` (``--<name>/--no-<name>`` for a bool) with the declaration's help, default
+None (the preset's value). The values are checked by the library (the part's rule), so the CLI
+refuses what the library refuses, with the same message.
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import typer
 
-MAX_SEEDS = typer.Option(None, help="Most seeds one configuration collects in the study "
-                         "(default: k_max, or max(k, k_max) for the fixed-k methods; none with "
-                         "--preset paper; 0: no limit).")
-POOL_SHARE = typer.Option(None, help="Share of all runs that may go beyond --max-seeds to "
-                          "re-selected configurations, to tell the best apart (default: the "
-                          "preset's; 0: a strict cap).")
-RECOMMEND_SEEDS = typer.Option(None, help="Configurations with this many seeds compete for the "
-                               "recommendation on their own runs (default: the preset's; 0: "
-                               "argmax LCB_MV alone).")
-SEED_SHARE = typer.Option(None, help="Share of all runs so far one configuration may hold "
-                          "until --max-seeds: the cap grows with the study (default: the "
-                          "preset's; 0: --max-seeds from the start).")
-RANDOM_INTERLEAVE = typer.Option(None, help="Runs during which every other round is a random "
-                                 "configuration (default: the preset's, 50 for erahbo; 0: "
-                                 "never).")
-RANDOM_TOP = typer.Option(None, help="A random round draws from this share of the "
-                          "configurations best by the acquisition (default: the preset's, 0.1 "
-                          "for erahbo; 1: uniform over all).")
-CHALLENGERS = typer.Option(None, "--challengers/--no-challengers", help="After the random "
-                           "rounds, every other round re-runs a configuration whose own runs "
-                           "beat the recommendation's (default: the preset's, on for erahbo).")
+from erahbo.optimizer.parts import PARAMS
+from erahbo.validation import Param
+
+__all__ = ["part_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _flag(p: Param) -> Any:
+    dash = p.name.replace("_", "-")
+    decls = (f"--{dash}/--no-{dash}",) if p.type is bool else ()
+    return typer.Option(None, *decls, help=p.help)
+
+
+def part_options(after: str) -> Callable[[F], F]:
+    """Add the parts' flags to a Typer command, after its parameter ``after``.
+
+    Typer reads a command's parameters from ``inspect.signature``: the decorator gives the
+    command a ``__signature__`` with one parameter per flag; the command receives them in its
+    ``**parts`` (each None when not given).
+    """
+
+    def add(command: F) -> F:
+        sig = inspect.signature(command, eval_str=True)
+        own = [q for q in sig.parameters.values() if q.kind is not q.VAR_KEYWORD]
+        at = [q.name for q in own].index(after) + 1
+        flags = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                   default=_flag(p), annotation=p.type)
+                 for p in PARAMS if p.cli]
+        command.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[*own[:at], *flags, *own[at:]])
+        return command
+
+    return add

@@ -60,9 +60,10 @@ def demo(
                   "the promising ones get more, up to k_max = 20"
                   + (f" ({n_random} of the rounds in the first 50 runs tried a random "
                      "configuration with 2 seeds, drawn from the tenth the acquisition rates "
-                     "best: random_interleave, random_top)" if n_random else "")
+                     "best: the random design)" if n_random else "")
                   + (f"; {n_challenger} later round{'s' if n_challenger > 1 else ''} re-ran a "
-                     "configuration whose own runs beat the recommendation's (challengers)."
+                     "configuration whose own runs beat the recommendation's (challenger "
+                     "rounds)."
                      if n_challenger else "."))
     png = plot_1d_run(task, result, out / "figure1.png")
     rounds = plot_rounds(result, out / "figure1_rounds.png",

@@ -22,15 +22,7 @@ import typer
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import print_top, top_rows, unspent_note, why
 from erahbo.cli._paths import folder
-from erahbo.cli._seed_options import (
-    CHALLENGERS,
-    MAX_SEEDS,
-    POOL_SHARE,
-    RANDOM_INTERLEAVE,
-    RANDOM_TOP,
-    RECOMMEND_SEEDS,
-    SEED_SHARE,
-)
+from erahbo.cli._seed_options import part_options
 
 ERRORS: tuple[type[BaseException], ...] = (
     ValueError, TypeError, ImportError, AttributeError, FileNotFoundError,
@@ -187,6 +179,7 @@ def print_result(result: Any, findings: list[Any]) -> None:
     print_findings(findings, console)
 
 
+@part_options(after="k")  # a flag per option of the strategy's parts (their declarations)
 def optimize(
     objective: str = typer.Option(..., help="'module:function' (objective(config, seed) -> "
                                   "float; the current folder is importable) or a bundled "
@@ -213,13 +206,6 @@ def optimize(
     k_max: int = typer.Option(None, help="ERAHBO: most seeds per round (default: the "
                               "preset's)."),
     k: int = typer.Option(20, help="Seeds per round of the fixed-k methods."),
-    max_seeds: int = MAX_SEEDS,
-    pool_share: float = POOL_SHARE,
-    recommend_seeds: int = RECOMMEND_SEEDS,
-    seed_share: float = SEED_SHARE,
-    random_interleave: int = RANDOM_INTERLEAVE,
-    random_top: float = RANDOM_TOP,
-    challengers: bool = CHALLENGERS,
     seed_batch: int = typer.Option(1, help="ERAHBO: seeds asked at once after k_min (e.g. "
                                    "--workers, to keep every worker busy; 1: the paper)."),
     parallel: int = typer.Option(1, help="Configurations trained at once (their seeds share "
@@ -252,6 +238,7 @@ def optimize(
     out: Path = typer.Option(Path("results/optimize"), help="Output folder.", parser=folder,
                              metavar="<path>"),
     progress: bool = typer.Option(True, help="Show a progress bar."),
+    **parts: Any,
 ) -> None:
     """Optimize an objective; write its tables, summary and figures; print the incumbent."""
     from erahbo._files import check_out_dir
@@ -284,11 +271,7 @@ def optimize(
             # (printed with the result: Result.stopped)
             warnings.simplefilter("ignore", FailureLimitWarning)
             given = {"beta": beta, "beta_stop": beta_stop, "k_min": k_min, "k_max": k_max,
-                     "n_init": n_init, "k_init": k_init, "max_seeds": max_seeds,
-                     "pool_share": pool_share, "seed_share": seed_share,
-                     "recommend_seeds": recommend_seeds,
-                     "random_interleave": random_interleave, "random_top": random_top,
-                     "challengers": challengers}
+                     "n_init": n_init, "k_init": k_init, **parts}
             result = optimize(
                 fn, the_space, method=method, budget=budget, seed=seed, alpha=alpha, k=k,
                 preset=preset, **{n: v for n, v in given.items() if v is not None},

@@ -7,24 +7,18 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from erahbo.cli._console import make_console
 from erahbo.cli._decision import markdown_top, print_top, top_rows, unspent_note, why
 from erahbo.cli._paths import folder
-from erahbo.cli._seed_options import (
-    CHALLENGERS,
-    MAX_SEEDS,
-    POOL_SHARE,
-    RANDOM_INTERLEAVE,
-    RANDOM_TOP,
-    RECOMMEND_SEEDS,
-    SEED_SHARE,
-)
+from erahbo.cli._seed_options import part_options
 from erahbo.cli.optimize_cmd import findings_json, print_findings, warm_frame
 
 
+@part_options(after="k")  # a flag per option of the strategy's parts (their declarations)
 def tune(
     task: str = typer.Option(..., help="Registry task, e.g. ppo_cc_cartpole "
                              "(see `erahbo dataset tasks`)."),
@@ -60,13 +54,6 @@ def tune(
     gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
     slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
     k: int = typer.Option(5, help="Seeds per round of the fixed-k methods."),
-    max_seeds: int = MAX_SEEDS,
-    pool_share: float = POOL_SHARE,
-    recommend_seeds: int = RECOMMEND_SEEDS,
-    seed_share: float = SEED_SHARE,
-    random_interleave: int = RANDOM_INTERLEAVE,
-    random_top: float = RANDOM_TOP,
-    challengers: bool = CHALLENGERS,
     warm_start: Path = typer.Option(None, help="Runs done before (CSV/Parquet, one row per "
                                     "run: hyperparameters and 'return', e.g. an earlier "
                                     "history.csv; or a runhistory.csv, ARLBench landscape "
@@ -90,6 +77,7 @@ def tune(
     progress: bool = typer.Option(True, help="Show a progress bar."),
     worker_cmd: str = typer.Option(None, hidden=True, help="Command starting a worker "
                                    "(tests: a fake worker)."),
+    **parts: Any,
 ) -> None:
     """Tune an ARLBench task on live training, resumable from its journal."""
 
@@ -112,9 +100,7 @@ def tune(
         raise typer.Exit(2)
     extra = {"n_total_timesteps": int(steps)} if steps else None
     given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
-                 max_seeds=max_seeds, pool_share=pool_share, seed_share=seed_share,
-                 recommend_seeds=recommend_seeds, random_interleave=random_interleave,
-                 random_top=random_top, challengers=challengers)
+                 **parts)
     options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:

@@ -10,14 +10,13 @@ Grammar of a method name::
     erahbo-b<N>            ERAHBO asking N seeds at a time after k_min (``seed_batch``: what
                            N parallel workers cost in sample efficiency)
     erahbo-bs<v>           ERAHBO with a constant beta_stop = v (the paper: 1)
-    erahbo-ri<N>           ERAHBO with random rounds interleaved during the first N runs
-                           (``random_interleave``; erahbo-ri0: none, the defaults of sessions
-                           9-10)
-    erahbo-top<q>          ERAHBO whose random rounds draw from the share q of the
-                           configurations best by the acquisition (``random_top``; the
-                           default 0.1; erahbo-top1: uniform, the defaults of sessions 11-13)
-    erahbo-ch0             ERAHBO without challenger rounds (``challengers=False``: the
-                           defaults of sessions 11-12); erahbo-ch1: with them (the default)
+    erahbo-<code><v>       ERAHBO with an option of a strategy part set to v: the part's
+                           declaration gives the code (``Param.short``,
+                           :data:`erahbo.optimizer.parts.PARAMS`), e.g. erahbo-ri<N> (random
+                           rounds during the first N runs; ri0: none, the defaults of sessions
+                           9-10), erahbo-top<q> (random rounds from the best share q; top1:
+                           uniform, the defaults of sessions 11-13), erahbo-ch0 (no challenger
+                           rounds, the defaults of sessions 11-12; ch1: with them)
     erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
                            confidence rule (``stopping="race"``: seeds double while the sample
                            MV keeps up with the best other one, as SMAC's intensifier races a
@@ -49,6 +48,7 @@ from erahbo._names import (
     PEER_LABELS,
     parallel_label,
 )
+from erahbo.optimizer.parts import PARAMS, method_variant
 
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
@@ -126,11 +126,12 @@ def parse_method(name: str) -> MethodSpec:
             )
         return MethodSpec(name=key, label=f"{FIXED_K_LABELS[base]} (k={k})", method=base,
                           options={"k": k})
+    parts = "".join(f"erahbo-{p.form}, " for p in PARAMS if p.short)
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
-        "erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, erahbo-ri<N>, erahbo-top<q> (0 < q <= 1), "
-        "erahbo-ch0, erahbo-race, rahbo-k<K>, gpucb-k<K>, random-k<K>, each optionally with "
-        "-p<Q> (Q configurations in flight), and the peers optuna-tpe-k<K> and smac (e.g. "
+        f"erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, {parts}erahbo-race, rahbo-k<K>, "
+        "gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in flight), "
+        "and the peers optuna-tpe-k<K> and smac (e.g. "
         "'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
@@ -149,22 +150,13 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
     if kind == "bs":
         return MethodSpec(name=key, label=f"ERAHBO (beta_stop={text})", method="erahbo",
                           options={"beta_stop": value})
-    if kind == "ri":
-        if not text.isdigit():
-            return None
-        return MethodSpec(name=key, label=f"ERAHBO (random rounds to run {int(text)})",
-                          method="erahbo", options={"random_interleave": int(text)})
-    if kind == "top":
-        if not 0 < value <= 1:
-            return None
-        return MethodSpec(name=key, label=f"ERAHBO (random rounds from the best {value:g})",
-                          method="erahbo", options={"random_top": value})
-    if kind == "ch":
-        if text not in ("0", "1"):
-            return None
-        return MethodSpec(name=key, label=f"ERAHBO (challengers {'on' if text == '1' else 'off'})",
-                          method="erahbo", options={"challengers": text == "1"})
-    if text.isdigit() and int(text) >= 1:  # "b": seeds asked at a time after k_min
+    part = method_variant(kind, text)  # an option of a strategy part, by its code
+    if part is not None:
+        p, v = part
+        shown = ("on" if v else "off") if p.type is bool else str(v) if p.type is int else f"{v:g}"
+        return MethodSpec(name=key, label=f"ERAHBO ({p.label.format(shown)})",
+                          method="erahbo", options={p.name: v})
+    if kind == "b" and text.isdigit() and int(text) >= 1:  # seeds asked at a time after k_min
         n = int(text)
         return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",
                           options={"seed_batch": n})

@@ -217,7 +217,7 @@ def bounds(opt: Optimizer | None, coder: Coder, config: dict[str, Any],
     o = opt.options
     post = opt.round_model().predict(coder.space.encode(config)[None, :])
     mf, sdf, mvar, sdv = (float(np.asarray(a).ravel()[0]) for a in post)
-    beta = o.beta if o.recommend_beta is None else o.recommend_beta
+    beta = opt.strategy.recommender.beta  # the recommendation's confidence
     vals = (mf - o.alpha * mvar, float(lcb_mv(mf, sdf, mvar, sdv, opt.weight, beta)),
             float(ucb_mv(mf, sdf, mvar, sdv, opt.weight, beta)))
     if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped

@@ -38,10 +38,10 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   sampler's gets one warning.
 * **Round kinds** follow :class:`erahbo.optimizer.strategy.RoundSchedule` counted over the
   study's trials (system attribute ``erahbo:phase``): the first ``n_init`` trials are the
-  initial design (Sobol points once the search space is known), then while the study holds
-  fewer than ``random_interleave`` runs every other trial is ``"random"``, after that (with
-  ``challengers``) every other trial is a ``"challenger"`` round, the others ``"bo"``
-  (acquisition). Enqueued trials are ``"given"``.
+  initial design (Sobol points once the search space is known), then during the random
+  design's runs every other trial is ``"random"``, after them (with the challenger rounds)
+  every other trial is a ``"challenger"`` round, the others ``"bo"`` (acquisition). Enqueued
+  trials are ``"given"``.
 * **The answer.** When a trial finishes it gets erahbo's view of its configuration as user
   attributes (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``, ``erahbo_k``,
   ``erahbo_config_id`` — the number of the configuration's first trial — and
@@ -97,6 +97,7 @@ from erahbo.integrations._optuna_trials import (
     write_live_attrs,
 )
 from erahbo.optimizer import Optimizer, Result
+from erahbo.optimizer.parts import PARAMS
 
 __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",
            "recommended_trial", "trial_seeds"]
@@ -144,7 +145,7 @@ class ERAHBOSampler(BaseSampler):
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
     preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_every, seed, kernel
-    random_interleave, random_top, challengers, failures, raw_samples, n_polish
+    failures, raw_samples, n_polish
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
         design; ``k_init``: their seeds; None: the preset's default). ``failures``:
         ``"penalize"`` (default) or ``"exclude"``.
@@ -156,6 +157,10 @@ class ERAHBOSampler(BaseSampler):
     claim_wait : float
         Seconds a starting trial waits for the claims of trials started just before it in
         other workers (they decide first).
+    **options
+        The options of the strategy's parts by name (random design, challenger rounds, seed
+        caps, recommender: :data:`erahbo.optimizer.parts.PARAMS`), as :class:`erahbo.Optimizer`
+        takes them; None or not given: the preset's.
 
     Attributes
     ----------
@@ -177,9 +182,6 @@ class ERAHBOSampler(BaseSampler):
         n_init: int | None = None,
         k_init: int | None = None,
         refit_every: int | None = None,
-        random_interleave: int | None = None,
-        random_top: float | None = None,
-        challengers: bool | None = None,
         seed: int = 0,
         failures: str = "penalize",
         kernel: str = "rbf",
@@ -188,12 +190,17 @@ class ERAHBOSampler(BaseSampler):
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
         claim_wait: float = 5.0,
+        **options: Any,
     ) -> None:
         if failures not in ("penalize", "exclude"):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
+        unknown = sorted(set(options) - {p.name for p in PARAMS})
+        if unknown:
+            raise TypeError(f"ERAHBOSampler: unknown option(s) {', '.join(map(repr, unknown))}; "
+                            "besides its named arguments it takes the options of the strategy's "
+                            f"parts: {', '.join(p.name for p in PARAMS)}")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
-                     k_init=k_init, refit_every=refit_every, random_interleave=random_interleave,
-                     random_top=random_top, challengers=challengers)
+                     k_init=k_init, refit_every=refit_every, **options)
         self._options: dict[str, Any] = dict(
             method=method, preset=preset, alpha=alpha, seed=seed, failures=failures,
             kernel=kernel, raw_samples=raw_samples, n_polish=n_polish,

@@ -14,18 +14,7 @@
 
 from __future__ import annotations
 
-from erahbo.optimizer.core import Optimizer
-from erahbo.optimizer.journaling import StudyRecorder
-from erahbo.optimizer.loop import drive, optimize, resume, run_journaled
-from erahbo.optimizer.options import METHODS, Options
-from erahbo.optimizer.records import Result, Trial
-from erahbo.optimizer.study import (
-    SYNTHETIC_TASKS,
-    load_objective,
-    load_space,
-    objective_spec,
-    study_options,
-)
+from erahbo._lazy import lazy_getattr
 
 __all__ = [
     "METHODS",
@@ -44,3 +33,29 @@ __all__ = [
     "run_journaled",
     "study_options",
 ]
+
+# imported on first use (PEP 562): the CLI reads the strategy parts' declarations
+# (erahbo.optimizer.parts) at start-up without the optimizer's heavy modules. Optimizer comes
+# through journaling, which registers the journaled subclass (core.JOURNALED) that
+# Optimizer(journal=...) builds.
+__getattr__ = lazy_getattr(__name__, {
+    "Optimizer": "erahbo.optimizer.journaling",
+    "StudyRecorder": "erahbo.optimizer.journaling",
+    "drive": "erahbo.optimizer.loop",
+    "optimize": "erahbo.optimizer.loop",
+    "resume": "erahbo.optimizer.loop",
+    "run_journaled": "erahbo.optimizer.loop",
+    "METHODS": "erahbo.optimizer.options",
+    "Options": "erahbo.optimizer.options",
+    "Result": "erahbo.optimizer.records",
+    "Trial": "erahbo.optimizer.records",
+    "SYNTHETIC_TASKS": "erahbo.optimizer.study",
+    "load_objective": "erahbo.optimizer.study",
+    "load_space": "erahbo.optimizer.study",
+    "objective_spec": "erahbo.optimizer.study",
+    "study_options": "erahbo.optimizer.study",
+})
+
+
+def __dir__() -> list[str]:
+    return __all__

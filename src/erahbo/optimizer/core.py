@@ -77,6 +77,8 @@ class Optimizer(Telling, Inspection):
 
     def __new__(cls, *args: Any, journal: Any = None, **kwargs: Any) -> Optimizer:
         if journal is not None and cls is Optimizer:
+            if not JOURNALED:  # registered by erahbo.optimizer.journaling
+                raise TypeError("journal=: build erahbo.Optimizer (this module has no storage)")
             return super().__new__(JOURNALED[0])
         return super().__new__(cls)
 
@@ -137,7 +139,6 @@ class Optimizer(Telling, Inspection):
 
     def close(self) -> None:
         """Release the journal, if any (the optimizer can still report results)."""
-
     def __enter__(self) -> Optimizer:
         return self
 

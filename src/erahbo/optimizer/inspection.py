@@ -131,7 +131,8 @@ class Inspection:
 
     def recommend(self) -> dict[str, Any] | None:
         """The incumbent's configuration (None before any data): ``argmax LCB_MV``, or a
-        well-sampled configuration (``recommend_seeds``); GP-UCB: ``argmax LCB_f``."""
+        well-sampled configuration (:mod:`erahbo.optimizer.recommender`); GP-UCB:
+        ``argmax LCB_f``."""
         rec = self._recommend()
         ids, U = self.data.config_ids, self.data.U
         return None if rec is None else self.state.config(ids[rec[0]], U[rec[0]])

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
+from erahbo.optimizer import journaling  # noqa: F401 (registers the journaled Optimizer)
 from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.records import Result, Trial
 from erahbo.optimizer.study import journaled_space, load_objective, objective_spec, study_options

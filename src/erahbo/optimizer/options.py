@@ -16,7 +16,10 @@ Traceback (most recent call last):
 ...
 ValueError: beta=0 must be > 0: bounds are mu +- sqrt(beta) sigma (the paper uses beta = 2.5)
 
-The rule of each option is in :data:`erahbo.validation.RULES`.
+The rule of each core option is in :data:`erahbo.validation.RULES`; the options of the
+strategy's parts (seed caps, recommender, random design, challenger rounds) are declared by the
+parts (:data:`erahbo.optimizer.parts.PARAMS`): their rules, preset values, the values old
+journals mean and their documentation below come from there.
 
 Options that are data rather than settings (the space, an initial design, a warm start, fixed
 hyperparameters, the journal) are checked where they are read.
@@ -25,12 +28,16 @@ hyperparameters, the journal) are checked where they are read.
 from __future__ import annotations
 
 import hashlib
+import textwrap
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
 from erahbo.gp import ENGINES, KERNELS, GPHyper
+from erahbo.optimizer import parts
+from erahbo.optimizer.recommender import seeds_of
+from erahbo.optimizer.seedcap import cap_of
 from erahbo.policies import STOPPING_RULES, BetaStopSchedule, Policy, make_policy
 from erahbo.runtime.failures import FailurePolicy
 from erahbo.runtime.journal import canonical_json
@@ -52,41 +59,35 @@ METHODS = ("erahbo", "rahbo", "gpucb", "random")
 PRESETS = ("default", "paper")
 # The paper's settings (Sec. 3-4): beta 2.5, beta_stop 1, k in [2, 20], 5 initial Sobol
 # configurations with k_init = k_max seeds (k for the fixed-k methods; None below), GP
-# hyperparameters fitted once, after the initial design.
+# hyperparameters fitted once, after the initial design; the strategy's parts off (their
+# ``Param.paper``).
 PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_max": 20,
                                   "n_init": 5, "k_init": None, "refit_every": 0,
-                                  "refit_growth": None,
-                                  "recommend_beta": None, "pool_share": 0.0,
-                                  "seed_share": 0.0, "random_interleave": 0,
-                                  "random_top": 1.0, "challengers": False}
+                                  "refit_growth": None, **parts.preset_values("paper")}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
-# chosen by the defaults study (docs/results/defaults_study/README.md). The fixed-k methods
-# (RAHBO, GP-UCB, random search) keep the paper's settings under every preset.
+# chosen by the defaults study (docs/results/defaults_study/README.md; the parts' values:
+# ``Param.default``). The fixed-k methods (RAHBO, GP-UCB, random search) keep the paper's
+# settings under every preset.
 ERAHBO_DEFAULTS: dict[str, Any] = {
     **PAPER_SETTINGS,
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
     "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
-    "pool_share": 0.25,  # up to a quarter of the runs may go beyond max_seeds (identification)
-    "random_interleave": 50,  # every other round random during the first 50 runs,
-    "random_top": 0.1,  # drawn from the tenth of the unevaluated configurations best by eq. 8
-    "challengers": True,  # then every other round to a configuration whose runs beat the incumbent
+    **parts.preset_values("default"),
 }
 #: Version of the study settings a journal stores (:meth:`Options.settings_json`).
 SETTINGS_SCHEMA = 2
 #: Schema 1 (journals without ``"schema"``, erahbo before the strategy redesign) stored these
 #: settings only away from these values (and not at all before they existed): the one table
-#: that reads them back (:func:`normalize_settings`).
+#: that reads them back (:func:`normalize_settings`; the parts' values: ``Param.absent``).
 SCHEMA_1_ABSENT: dict[str, Any] = {
     "seed_batch": 1, "n_parallel": 1, "stopping": "ucb", "refit_growth": None,
-    "recommend_beta": None, "pool_share": 0.0, "seed_share": 0.0, "random_interleave": 0,
-    "random_top": 1.0, "challengers": False, "recommend_seeds": 0, "max_seeds": 0,
+    **parts.absent_values(),
 }
-# the options with a rule in erahbo.validation.RULES (None: not given, where allowed)
+# the core options with a rule in erahbo.validation.RULES (None: not given, where allowed);
+# the parts' options are checked by their Param
 _CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
             "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
-            "recommend_beta", "recommend_seeds", "max_seeds", "pool_share", "seed_share",
-            "random_interleave", "random_top", "challengers", "raw_samples", "n_polish",
-            "retries")
+            "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -103,7 +104,8 @@ class Options:
     the same names. Each is checked by its rule in :data:`erahbo.validation.RULES` (integers
     as integers: ``k=2.0`` is refused with the fix; reals as finite numbers), plus the rules
     that tie options together (``k_min <= k_max``, ``seed_batch`` and ``stopping`` for ERAHBO
-    only, a schedule needs a budget).
+    only, a schedule needs a budget). The options of the strategy's parts are listed last;
+    each part declares, checks and documents its own (:mod:`erahbo.optimizer.parts`).
 
     Attributes
     ----------
@@ -172,56 +174,6 @@ class Options:
         configurations has grown by this factor since the last fit (2: after 10, 20, 40, ...
         configurations from an initial design of 5; a few fits per study, unlike
         ``refit_every``, which costs one fit per ``refit_every`` rounds). None: never.
-    recommend_beta : float or None
-        An erahbo extension: the confidence of the recommendation ``argmax LCB^MV`` (and of
-        the incumbent the benchmark scores); None: ``beta`` (the paper); 0: the configuration
-        with the best posterior mean MV.
-    recommend_seeds : int or None
-        An erahbo extension: configurations with at least this many seeds compete for the
-        recommendation on their own runs. The one whose sample MV (eq. 5 on its sample mean
-        and variance) minus one standard error is highest replaces ``argmax LCB^MV`` when that
-        bound is at least the sample MV of ``argmax LCB^MV``: with many seeds a
-        configuration's own runs are more accurate than the posterior, which pulls it towards
-        its neighbours (the variance GP is homoscedastic: it trusts 50 seeds no more than 2).
-        None: ``max_seeds`` (``k_max`` without a cap) for ERAHBO under ``preset="default"``,
-        off for the other methods and under ``preset="paper"``; 0: off (``argmax LCB^MV``
-        alone).
-    max_seeds : int or None
-        An erahbo extension: the most seeds one configuration collects over the whole study
-        (initial design included). A configuration that has them is no longer proposed
-        (it stays in ``B_t`` and the recommendation), and a configuration chosen again gets
-        at most the rest, so that re-selecting a configuration cannot pool seeds without end
-        and stop the exploration. None: ``k_max`` for ERAHBO, ``max(k, k_max)`` for the
-        other methods, no limit under ``preset="paper"`` (the paper pools a re-selected
-        configuration's seeds without limit); 0: no limit.
-    pool_share : float or None
-        An erahbo extension, with ``max_seeds``: configurations that have ``max_seeds`` seeds
-        may still be chosen and get more while the seeds beyond ``max_seeds`` (over all
-        configurations, pending included) stay within this share of all runs so far, so the
-        best configurations can be told apart with more seeds while the other runs keep
-        exploring. In ``[0, 1)``. Default 0.25 for ERAHBO; 0 (the fixed-k methods, and no
-        cap at all under ``preset="paper"``): a strict cap.
-    random_interleave : int or None
-        An erahbo extension: while fewer than this many runs of the budget are spent, every
-        other BO round (the first after the initial design, the third, ...) evaluates a
-        uniformly random configuration with the round's first seeds (``k_min``; ``k`` for the
-        fixed-k methods) instead of the acquisition's choice
-        (:mod:`erahbo.optimizer.random_design`). Default 50 for ERAHBO; 0 (never) for the other
-        methods and under ``preset="paper"``.
-    random_top : float or None
-        An erahbo extension: a random round draws its configuration uniformly from this share
-        of the candidates with the highest acquisition (eq. 8; the unevaluated rows of a
-        finite table, or ``raw_samples`` uniform points of a continuous space) instead of from
-        all of them (:func:`erahbo.optimizer.random_design.random_configuration`). In
-        ``(0, 1]``. Default 0.1 for ERAHBO; 1 (uniform) for the other methods and under
-        ``preset="paper"``.
-    challengers : bool or None
-        An erahbo extension: once ``random_interleave`` runs are spent, the BO rounds that
-        were random before (the first, third, ... after the initial design) go to the
-        challenger when there is one: the evaluated configuration with fewer than
-        ``recommend_seeds`` seeds whose sample MV less 1.5 standard errors is highest and
-        beats the sample MV of the recommendation (:mod:`erahbo.optimizer.challengers`).
-        Default True for ERAHBO; False for the other methods and under ``preset="paper"``.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -235,7 +187,7 @@ class Options:
         ``"penalize"``, so that a journaled study never stops on a failed run).
     retries : int or None
         Retries per failed seed under ``failures="retry"`` (default 2).
-    """
+    """  # the parts' options follow, from their declarations (_document_parts)
 
     method: str = "erahbo"
     preset: str = "default"
@@ -287,32 +239,16 @@ class Options:
             value = getattr(self, name)
             if value is not None:
                 set_(self, name, check_option(name, value))
+        for p in parts.PARAMS:
+            set_(self, p.name, p.check(getattr(self, p.name)))
         for name in ("gamma", "slope"):  # the schedule using one checks its sign
             set_(self, name, check_real(name, getattr(self, name)))
         check_k_range(self.k_min, self.k_max)
-        cap, first = self.seed_cap, self.k_min if method == "erahbo" else self.k
-        if cap is not None and cap < self.round_seeds:
-            raise ValueError(
-                f"max_seeds={self.max_seeds} is below the seeds of one round (k_init="
-                f"{self.k_init_value}, first round {first} seeds): give at least "
-                f"{self.round_seeds}, or 0 for no limit")
         if self.seed_batch != 1 and method != "erahbo":
             raise ValueError(
                 f"seed_batch={self.seed_batch} applies to ERAHBO's inner loop only; method "
                 f"{method!r} asks its k={self.k} seeds at once already (drop seed_batch)"
             )
-        if self.random_interleave and method == "random":
-            raise ValueError(f"random_interleave={self.random_interleave} interleaves random "
-                             "rounds into a model-based search; every round of method='random' "
-                             "is random already (drop random_interleave)")
-        if self.random_top != 1 and method == "random":
-            raise ValueError(f"random_top={self.random_top} draws a random round from the "
-                             "configurations best by the acquisition; method='random' has no "
-                             "acquisition (drop random_top)")
-        if self.challengers and method == "random":
-            raise ValueError("challengers=True gives seeds to configurations chosen on their "
-                             "runs within a model-based search; method='random' has no "
-                             "recommendation to challenge (drop challengers)")
         _choice("stopping", self.stopping, STOPPING_RULES)
         if self.stopping != "ucb" and method != "erahbo":
             raise ValueError(f"stopping={self.stopping!r} applies to ERAHBO only "
@@ -321,7 +257,8 @@ class Options:
             raise ValueError(f"schedule={self.schedule!r} needs a budget (progress is "
                              "t / budget)")
         self.beta_stop_schedule()  # the schedule's kind, gamma and slope
-        _check_combinations(self, given)
+        _check_combinations(self)
+        parts.check(self, given)  # each part refuses what would do nothing
         set_(self, "initial_in_budget", bool(self.initial_in_budget))
         _choice("kernel", self.kernel, KERNELS)
         _choice("engine", self.engine, ENGINES)
@@ -366,12 +303,9 @@ class Options:
 
     @property
     def recommend_seeds_value(self) -> int:
-        """``recommend_seeds`` resolved (0: off)."""
-        if self.recommend_seeds is not None:
-            return int(self.recommend_seeds)
-        if self.method != "erahbo" or self.preset == "paper":
-            return 0
-        return self.seed_cap or self.k_max
+        """The recommender's seed threshold resolved (0: off;
+        :func:`erahbo.optimizer.recommender.seeds_of`)."""
+        return seeds_of(self)
 
     @property
     def round_seeds(self) -> int:
@@ -381,12 +315,9 @@ class Options:
 
     @property
     def seed_cap(self) -> int | None:
-        """Most seeds per configuration (``max_seeds`` resolved; None: no limit)."""
-        if self.max_seeds is None:
-            if self.preset == "paper":
-                return None
-            return int(self.k_max if self.method == "erahbo" else max(self.k, self.k_max))
-        return int(self.max_seeds) or None
+        """Most seeds per configuration (None: no limit;
+        :func:`erahbo.optimizer.seedcap.cap_of`)."""
+        return cap_of(self)
 
     @property
     def weight(self) -> float:
@@ -419,9 +350,10 @@ class Options:
         """The decision-relevant options as plain JSON values (the study settings' core).
 
         Settings schema :data:`SETTINGS_SCHEMA` (key ``"schema"``): every decision setting
-        explicit, resolved from the preset (``max_seeds`` 0: no cap, ``recommend_seeds`` 0:
-        off), with ``initial_design`` and ``hyperparameters`` the optimizer's data arguments.
-        Settings of older journals are read with :func:`normalize_settings`.
+        explicit, resolved from the preset (the parts' options as
+        :func:`erahbo.optimizer.parts.settings` resolves them), with ``initial_design`` and
+        ``hyperparameters`` the optimizer's data arguments. Settings of older journals are
+        read with :func:`normalize_settings`.
         """
         out = {
             "method": self.method, "budget": self.budget, "seed": self.seed,
@@ -435,10 +367,9 @@ class Options:
             "initial_in_budget": self.initial_in_budget, "engine": self.engine,
             "hyperparameters": hyper_json(hyperparameters),
         }
-        for name in SCHEMA_1_ABSENT:
+        for name in ("seed_batch", "n_parallel", "stopping", "refit_growth"):
             out[name] = getattr(self, name)
-        out["recommend_seeds"] = self.recommend_seeds_value
-        out["max_seeds"] = self.seed_cap or 0
+        out.update(parts.settings(self))
         out["schema"] = SETTINGS_SCHEMA
         return out
 
@@ -448,21 +379,29 @@ class Options:
         return tuple(f.name for f in fields(cls))
 
 
-def _check_combinations(o: Options, given: set[str]) -> None:
-    """Refuse options that would silently do nothing together (the error names the fix)."""
+def _document_parts(doc: str) -> str:
+    """``doc`` (the :class:`Options` docstring) with an entry per option of the strategy's
+    parts, from its declaration."""
+    entries = []
+    for p in parts.PARAMS:
+        part = next(m.__name__ for m in parts.PARTS if p in m.PARAMS)
+        text = textwrap.fill(f"{p.help} The part: :mod:`{part}`.", 92,
+                             initial_indent=" " * 8, subsequent_indent=" " * 8)
+        entries.append(f"    {p.name} : {p.type.__name__} or None\n{text}")
+    return doc.rstrip() + "\n" + "\n".join(entries) + "\n"
+
+
+Options.__doc__ = _document_parts(Options.__doc__ or "")
+
+
+def _check_combinations(o: Options) -> None:
+    """Refuse core options that would silently do nothing together (the error names the fix;
+    the parts refuse theirs: :func:`erahbo.optimizer.parts.check`)."""
     if o.schedule != "constant" and not o.beta_stop:
         raise ValueError(
             f"schedule={o.schedule!r} scales beta_stop over the budget, but beta_stop="
             f"{o.beta_stop} (the default for ERAHBO) makes every value 0: give beta_stop > 0 "
             "(the paper: 1.0), or drop schedule")
-    if "pool_share" in given and o.pool_share and o.seed_cap is None:
-        raise ValueError(
-            f"pool_share={o.pool_share} lets seeds go beyond the seed cap, but there is no cap "
-            "(max_seeds=0, or preset='paper'): give max_seeds > 0, or drop pool_share")
-    if "random_top" in given and o.random_top != 1 and not o.random_interleave:
-        raise ValueError(
-            f"random_top={o.random_top} shapes the random rounds, but random_interleave="
-            f"{o.random_interleave} has none: give random_interleave > 0, or drop random_top")
     if o.stopping == "race" and o.seed_batch != 1:
         raise ValueError(
             f"seed_batch={o.seed_batch} with stopping='race': racing doubles the seeds of a "
@@ -472,8 +411,10 @@ def _check_combinations(o: Options, given: set[str]) -> None:
 def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """Study settings of any schema in the current one (every decision setting explicit).
 
-    Schema 1 left out a setting at its value in :data:`SCHEMA_1_ABSENT`; compare and resume
-    settings only after this (a journal keeps the settings it was written with).
+    Schema 1 left out a setting at its value in :data:`SCHEMA_1_ABSENT`; a part's option that
+    a journal of any schema lacks (one added since) takes its ``Param.absent`` value, the
+    behaviour of the erahbo that wrote the journal. Compare and resume settings only after
+    this (a journal keeps the settings it was written with).
     """
     out = dict(settings)
     if out.get("schema") is None:
@@ -484,6 +425,8 @@ def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(
             f"study settings of schema {out['schema']!r}: this erahbo reads schemas 1 to "
             f"{SETTINGS_SCHEMA}; resume the journal with the erahbo version that wrote it")
+    for name, value in parts.absent_values().items():
+        out.setdefault(name, value)
     return out
 
 

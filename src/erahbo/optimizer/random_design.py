@@ -1,4 +1,8 @@
-"""Interleaved random rounds early in a study (``random_interleave``), an erahbo extension.
+"""The random design: interleaved random rounds early in a study, an erahbo extension.
+
+A part of a strategy (:mod:`erahbo.optimizer.strategy`); its options are declared in
+:data:`PARAMS` (checks, both presets, CLI flags, method names ``erahbo-ri<N>`` and
+``erahbo-top<q>``: :mod:`erahbo.optimizer.parts`).
 
 While fewer than ``random_interleave`` runs of the budget are spent, every other BO round
 (the first, third, ... after the initial design) evaluates a random configuration instead of
@@ -30,16 +34,75 @@ configurations are commoner, pays a little (IQM regret after 500 runs 0.039 -> 0
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from erahbo.validation import Param, int_at_least, share
+
 if TYPE_CHECKING:
     from erahbo.gp import RoundModel
-    from erahbo.optimizer.options import Options
     from erahbo.optimizer.state import StudyState
 
-__all__ = ["is_random_round", "random_configuration", "top_share"]
+__all__ = ["PARAMS", "RandomRounds", "check", "is_random_round", "random_configuration",
+           "top_share"]
+
+#: The random design's options (:class:`erahbo.validation.Param`).
+PARAMS = (
+    Param("random_interleave", int,
+          int_at_least(0, " (runs during which every other round is a random configuration; "
+                          "0: never)"),
+          default=50, paper=0, absent=0,  # erahbo: every other round random in the first 50 runs
+          help="Runs during which every other round is a random configuration (default: the "
+               "preset's, 50 for erahbo; 0: never).",
+          short="ri", label="random rounds to run {}", form="ri<N>"),
+    Param("random_top", float,
+          share("the share of the configurations best by the acquisition a random round draws "
+                "from; 1: uniform over all", of_all=True),
+          default=0.1, paper=1.0, absent=1.0,  # erahbo: drawn from the best tenth by eq. 8
+          help="A random round draws from this share of the configurations best by the "
+               "acquisition (default: the preset's, 0.1 for erahbo; 1: uniform over all).",
+          short="top", label="random rounds from the best {}", form="top<q> (0 < q <= 1)"),
+)
+
+
+def check(o: Any, given: set[str]) -> None:
+    """Refuse random-design options that would do nothing (``given``: the options named)."""
+    if o.random_interleave and o.method == "random":
+        raise ValueError(f"random_interleave={o.random_interleave} interleaves random "
+                         "rounds into a model-based search; every round of method='random' "
+                         "is random already (drop random_interleave)")
+    if o.random_top != 1 and o.method == "random":
+        raise ValueError(f"random_top={o.random_top} draws a random round from the "
+                         "configurations best by the acquisition; method='random' has no "
+                         "acquisition (drop random_top)")
+    if "random_top" in given and o.random_top != 1 and not o.random_interleave:
+        raise ValueError(
+            f"random_top={o.random_top} shapes the random rounds, but random_interleave="
+            f"{o.random_interleave} has none: give random_interleave > 0, or drop random_top")
+
+
+@dataclass(frozen=True)
+class RandomRounds:
+    """Which BO rounds the random design takes (the draw: :func:`random_configuration`).
+
+    Parameters
+    ----------
+    random_interleave : int
+        While fewer runs are spent, the odd BO rounds (1, 3, ...) are random (0: never).
+    """
+
+    random_interleave: int = 0
+
+    @classmethod
+    def from_options(cls, o: Any) -> RandomRounds:
+        """The random rounds of validated options."""
+        return cls(int(o.random_interleave or 0))
+
+    def is_round(self, bo_round: int, used: float) -> bool:
+        """Whether BO round ``bo_round`` (from 1) is random when ``used`` runs are spent."""
+        return is_random_round(bo_round, used, self.random_interleave)
 
 
 def is_random_round(bo_round: int, used: float, random_interleave: int) -> bool:
@@ -84,7 +147,7 @@ def random_configuration(
     rm: RoundModel | None,
     allowed: np.ndarray | None,
     rng: np.random.Generator,
-    options: Options,
+    options: Any,
 ) -> tuple[int | None, np.ndarray, int]:
     """A random round's configuration (and random search's, with ``rm`` None).
 

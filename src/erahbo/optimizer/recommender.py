@@ -3,24 +3,64 @@
 * the paper (eq. inc_lcb): ``argmax LCB^MV`` over the evaluated configurations, with the
   acquisition's ``beta`` (or ``recommend_beta``; 0: the best posterior mean MV); GP-UCB's
   risk weight 0 makes it ``argmax LCB_f``;
-* ``recommend_seeds`` (an erahbo extension, see :class:`erahbo.optimizer.options.Options`):
-  a configuration with at least that many seeds is recommended on its own runs (its sample MV
-  less one standard error) when that bound is at least the sample MV of ``argmax LCB^MV``;
+* ``recommend_seeds`` (an erahbo extension): a configuration with at least that many seeds is
+  recommended on its own runs (its sample MV less one standard error) when that bound is at
+  least the sample MV of ``argmax LCB^MV``: with many seeds a configuration's own runs are
+  more accurate than the posterior, which pulls it towards its neighbours (the variance GP is
+  homoscedastic: it trusts 50 seeds no more than 2);
 * before the first model fit, the best sample MV (eq. 5 on sample means and variances).
+
+A part of a strategy (:mod:`erahbo.optimizer.strategy`); its options are declared in
+:data:`PARAMS` (checks, both presets, CLI flags: :mod:`erahbo.optimizer.parts`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo._data import Observations
-from erahbo.gp import RoundModel
-from erahbo.gp.bounds import mean_variance
-from erahbo.recommendation import sample_mv_bound
+from erahbo.validation import Param, int_at_least, real_above
 
-__all__ = ["Recommender"]
+if TYPE_CHECKING:
+    from erahbo._data import Observations
+    from erahbo.gp import RoundModel
+
+__all__ = ["PARAMS", "Recommender", "check", "seeds_of"]
+
+
+def seeds_of(o: Any) -> int:
+    """``recommend_seeds`` of validated options resolved (0: off): the seed cap (``k_max``
+    without one) for ERAHBO under ``preset="default"``, off for the other methods and under
+    ``preset="paper"``."""
+    if o.recommend_seeds is not None:
+        return int(o.recommend_seeds)
+    if o.method != "erahbo" or o.preset == "paper":
+        return 0
+    return o.seed_cap or o.k_max
+
+
+#: The recommender's options (:class:`erahbo.validation.Param`).
+PARAMS = (
+    Param("recommend_seeds", int,
+          int_at_least(0, " (configurations with this many seeds compete for the "
+                          "recommendation on their sample MV; 0: off)"),
+          default=None, paper=None, absent=0, resolve=seeds_of,
+          help="Configurations with this many seeds compete for the recommendation on their "
+               "own runs (default: the preset's; 0: argmax LCB_MV alone)."),
+    Param("recommend_beta", float,
+          real_above(0, False, " or None (the recommendation's confidence; None: beta, 0: "
+                               "the best posterior mean MV)"),
+          default=None, paper=None, absent=None,
+          help="Confidence of the recommendation's LCB_MV (default: beta, the acquisition's; "
+               "0: the configuration with the best posterior mean MV).",
+          cli=False),
+)
+
+
+def check(o: Any, given: set[str]) -> None:
+    """The recommender's options combine with any others (nothing to refuse)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +79,11 @@ class Recommender:
     beta: float
     seeds: int = 0
 
+    @classmethod
+    def from_options(cls, o: Any) -> Recommender:
+        """The recommender of validated options."""
+        return cls(o.beta if o.recommend_beta is None else o.recommend_beta, seeds_of(o))
+
     def well_sampled(self, data: Observations, row: int, mask: np.ndarray | None,
                      weight: float) -> int:
         """Among the eligible rows (``mask (n,)``) with at least :attr:`seeds` seeds, the one
@@ -47,6 +92,8 @@ class Recommender:
         bound is at least ``row``'s sample MV."""
         if not self.seeds:
             return row
+        from erahbo.recommendation import sample_mv_bound  # pandas: not at start-up (the CLI)
+
         k = np.asarray(data.k, dtype=float)  # (n,)
         big = (k >= self.seeds) if mask is None else (k >= self.seeds) & mask
         if not big.any():
@@ -62,6 +109,8 @@ class Recommender:
         ``"sample_mv"``); the rule is a key of :data:`erahbo.recommendation.RULES`."""
         if data.n == 0 or (mask is not None and not mask.any()):
             return None
+        from erahbo.gp.bounds import mean_variance  # scipy: not at start-up (the CLI)
+
         if rm is None:
             score = mean_variance(data.ybar, data.s2, weight)  # (n,)
             row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))

@@ -106,7 +106,7 @@ class Result:
         ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
         std, var`` (sample statistics of its returns), ``n_failed`` (failed runs), ``mv``
         (posterior MV estimate ``mu_f - alpha * mu_var``), ``lcb_mv, ucb_mv`` (its bounds at
-        the recommendation's confidence, ``recommend_beta`` or ``beta``; GP-UCB: of ``f``),
+        the recommender's confidence, :mod:`erahbo.optimizer.recommender`; GP-UCB: of ``f``),
         ``rank`` (1: the incumbent; ``<NA>``: may not be recommended), ``rule`` (on the
         incumbent's row, how it was chosen: a key of
         :data:`erahbo.recommendation.RULES`). Rows in order of first evaluation;

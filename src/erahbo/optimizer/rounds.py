@@ -111,8 +111,8 @@ class RoundModels:
 
         With pending trials at new configurations the choice is made on the kriging believer
         model (:mod:`erahbo.gp.believer`), which avoids them. ``avoid``: encodings
-        ``(dim,)`` a continuous search must not return (configurations with ``max_seeds``
-        seeds; a finite table leaves them out of ``allowed`` instead).
+        ``(dim,)`` a continuous search must not return (configurations at their seed cap,
+        :mod:`erahbo.optimizer.seedcap`; a finite table leaves them out of ``allowed``).
 
         Returns
         -------

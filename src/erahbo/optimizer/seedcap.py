@@ -1,4 +1,7 @@
-"""The seed cap: how many seeds one configuration may collect (an erahbo extension).
+"""The seed caps: how many seeds one configuration may collect (an erahbo extension).
+
+A part of a strategy (:mod:`erahbo.optimizer.strategy`); its options are declared in
+:data:`PARAMS` (checks, both presets, CLI flags: :mod:`erahbo.optimizer.parts`).
 
 The paper pools a re-selected configuration's seeds without limit; with live objectives this
 can stop the exploration (issue 15: one configuration collected 2903 of 3000 runs). erahbo
@@ -18,13 +21,66 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo._data import Observations
+from erahbo.validation import Param, int_at_least, share
 
-__all__ = ["SeedCaps"]
+if TYPE_CHECKING:
+    from erahbo._data import Observations
+
+__all__ = ["PARAMS", "SeedCaps", "cap_of", "check"]
+
+
+def cap_of(o: Any) -> int | None:
+    """The most seeds per configuration of validated options (``max_seeds`` resolved; None: no
+    limit): ``k_max`` for ERAHBO, ``max(k, k_max)`` for the other methods, no limit under
+    ``preset="paper"`` (the paper pools a re-selected configuration's seeds without limit);
+    ``max_seeds=0``: no limit."""
+    if o.max_seeds is None:
+        if o.preset == "paper":
+            return None
+        return int(o.k_max if o.method == "erahbo" else max(o.k, o.k_max))
+    return int(o.max_seeds) or None
+
+
+#: The seed caps' options (:class:`erahbo.validation.Param`).
+PARAMS = (
+    Param("max_seeds", int,
+          int_at_least(0, " (the most seeds one configuration collects; 0: no limit)"),
+          default=None, paper=None, absent=0, resolve=lambda o: cap_of(o) or 0,
+          help="Most seeds one configuration collects in the study (default: k_max, or "
+               "max(k, k_max) for the fixed-k methods; none with --preset paper; 0: no "
+               "limit)."),
+    Param("pool_share", float,
+          share("the share of the runs that may go beyond max_seeds to re-selected "
+                "configurations; 0: a strict cap"),
+          default=0.25, paper=0.0, absent=0.0,  # erahbo: a quarter of the runs (identification)
+          help="Share of all runs that may go beyond --max-seeds to re-selected "
+               "configurations, to tell the best apart (default: the preset's; 0: a strict "
+               "cap)."),
+    Param("seed_share", float,
+          share("the share of the runs so far one configuration may hold until max_seeds; 0: "
+                "the cap is max_seeds from the start"),
+          default=0.0, paper=0.0, absent=0.0,
+          help="Share of all runs so far one configuration may hold until --max-seeds: the cap "
+               "grows with the study (default: the preset's; 0: --max-seeds from the start)."),
+)
+
+
+def check(o: Any, given: set[str]) -> None:
+    """Refuse seed caps below one round's seeds, and a pool beyond no cap."""
+    cap, first = o.seed_cap, o.k_min if o.method == "erahbo" else o.k
+    if cap is not None and cap < o.round_seeds:
+        raise ValueError(
+            f"max_seeds={o.max_seeds} is below the seeds of one round (k_init="
+            f"{o.k_init_value}, first round {first} seeds): give at least "
+            f"{o.round_seeds}, or 0 for no limit")
+    if "pool_share" in given and o.pool_share and cap is None:
+        raise ValueError(
+            f"pool_share={o.pool_share} lets seeds go beyond the seed cap, but there is no cap "
+            "(max_seeds=0, or preset='paper'): give max_seeds > 0, or drop pool_share")
 
 
 def _seeds(data: Observations, pending: Iterable[Any]) -> tuple[np.ndarray, int]:
@@ -62,6 +118,12 @@ class SeedCaps:
     pool_share: float = 0.0
     seed_share: float = 0.0
     round_seeds: int = 2
+
+    @classmethod
+    def from_options(cls, o: Any) -> SeedCaps:
+        """The seed caps of validated options."""
+        return cls(cap_of(o), float(o.pool_share or 0.0), float(o.seed_share or 0.0),
+                   o.round_seeds)
 
     def limits(self, data: Observations, pending: Iterable[Any],
                allowed: np.ndarray | None) -> tuple[int | None, int]:

@@ -11,12 +11,15 @@ rather than bookkeeping; each part is a small object with its own parameters:
 * **replication rule** — :mod:`erahbo.policies`: fixed ``k`` (RAHBO, GP-UCB, random search),
   adaptive ``k`` (ERAHBO, eq. 12) or racing; it returns each round's final stop reason;
 * **beta_stop schedule** — :class:`erahbo.policies.BetaStopSchedule` (eqs. 35-36);
-* **seed caps** — :class:`erahbo.optimizer.seedcap.SeedCaps` (``max_seeds``, ``pool_share``,
-  ``seed_share``);
+* **seed caps** — :class:`erahbo.optimizer.seedcap.SeedCaps`;
 * **recommender** — :class:`erahbo.optimizer.recommender.Recommender` (``argmax LCB^MV``,
   well-sampled configurations).
 
-The integrations (the Optuna sampler) ask the same :class:`RoundSchedule` instead of copying it.
+Each part with options declares them (:mod:`erahbo.optimizer.parts`) and builds itself from
+validated :class:`~erahbo.optimizer.options.Options` (``from_options``). The presets are
+functions that build a strategy, :func:`paper` and :func:`default`; an option given by name
+overrides the preset's value of a part's parameter. The integrations (the Optuna sampler) ask
+the same :class:`RoundSchedule` instead of copying it.
 
 >>> from erahbo.optimizer.options import Options
 >>> s = Strategy.from_options(Options(method="erahbo", budget=200))
@@ -24,18 +27,20 @@ The integrations (the Optuna sampler) ask the same :class:`RoundSchedule` instea
 ['random', 'acquisition']
 >>> [s.schedule.kind(t, used=60) for t in (1, 2)]
 ['challenger', 'acquisition']
+>>> paper(budget=200).schedule.kind(1, used=20)
+'acquisition'
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo.optimizer.challengers import is_challenger_round, pick_challenger
+from erahbo.optimizer.challengers import ChallengerRounds, pick_challenger
 from erahbo.optimizer.options import Options
-from erahbo.optimizer.random_design import is_random_round, random_configuration
+from erahbo.optimizer.random_design import RandomRounds, random_configuration
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.seedcap import SeedCaps
 from erahbo.policies import BetaStopSchedule, Policy
@@ -45,7 +50,7 @@ if TYPE_CHECKING:
     from erahbo.optimizer.rounds import RoundModels
     from erahbo.optimizer.state import StudyState
 
-__all__ = ["ROUND_KINDS", "RoundSchedule", "Strategy"]
+__all__ = ["ROUND_KINDS", "RoundSchedule", "Strategy", "default", "paper"]
 
 #: The proposers a BO round can go to (a challenger round without a challenger falls back to
 #: the acquisition).
@@ -54,25 +59,31 @@ ROUND_KINDS = ("acquisition", "random", "challenger")
 
 @dataclass(frozen=True)
 class RoundSchedule:
-    """Which proposer a BO round goes to.
+    """Which proposer a BO round goes to: the random design's rounds first, then the
+    challenger's, else the acquisition's.
 
     Parameters
     ----------
-    random_interleave : int
-        While fewer runs are spent, the odd BO rounds (1, 3, ...) are random (0: never).
-    challengers : bool
-        Afterwards, the odd BO rounds go to the challenger, when there is one.
+    random : RandomRounds
+        The random design's rounds (:mod:`erahbo.optimizer.random_design`).
+    challenger : ChallengerRounds
+        The challenger rounds (:mod:`erahbo.optimizer.challengers`).
     """
 
-    random_interleave: int = 0
-    challengers: bool = False
+    random: RandomRounds = field(default_factory=RandomRounds)
+    challenger: ChallengerRounds = field(default_factory=ChallengerRounds)
+
+    @classmethod
+    def from_options(cls, o: Options) -> RoundSchedule:
+        """The round schedule of validated options."""
+        return cls(RandomRounds.from_options(o), ChallengerRounds.from_options(o))
 
     def kind(self, bo_round: int, used: float) -> str:
         """The proposer of BO round ``bo_round`` (from 1) when ``used`` runs are spent: a key
         of :data:`ROUND_KINDS`."""
-        if is_random_round(bo_round, used, self.random_interleave):
+        if self.random.is_round(bo_round, used):
             return "random"
-        if is_challenger_round(bo_round, used, self.random_interleave, self.challengers):
+        if self.challenger.is_round(bo_round, used):
             return "challenger"
         return "acquisition"
 
@@ -85,7 +96,7 @@ class Strategy:
     ----------
     options : Options
         The validated options the parts were built from (the random draw and the
-        acquisition read ``random_top``, ``weight``, ``raw_samples`` from them).
+        acquisition read theirs, ``weight`` and ``raw_samples`` from them).
     replication : Policy
     beta_stop : BetaStopSchedule
     schedule : RoundSchedule
@@ -110,11 +121,9 @@ class Strategy:
             options=o,
             replication=o.policy(),
             beta_stop=o.beta_stop_schedule(),
-            schedule=RoundSchedule(int(o.random_interleave or 0), bool(o.challengers)),
-            caps=SeedCaps(o.seed_cap, float(o.pool_share or 0.0), float(o.seed_share or 0.0),
-                          o.round_seeds),
-            recommender=Recommender(o.beta if o.recommend_beta is None else o.recommend_beta,
-                                    o.recommend_seeds_value),
+            schedule=RoundSchedule.from_options(o),
+            caps=SeedCaps.from_options(o),
+            recommender=Recommender.from_options(o),
             challenger_below=o.recommend_seeds_value or o.k_max,
         )
 
@@ -172,3 +181,15 @@ class Strategy:
         cand, u, cid, acq = models.choose(rm, allowed, pending, round_seed,
                                           [state.data.U[i] for i in full])
         return cand, u, cid, acq, "bo"
+
+
+def paper(method: str = "erahbo", **options: Any) -> Strategy:
+    """The paper's strategy (``preset="paper"``: every erahbo extension off); ``options`` by
+    name override a part's parameter (any option of :class:`Options`)."""
+    return Strategy.from_options(Options(method=method, preset="paper", **options))
+
+
+def default(method: str = "erahbo", **options: Any) -> Strategy:
+    """erahbo's strategy (``preset="default"``: for ERAHBO the extensions the defaults study
+    chose, each part's ``Param.default``); ``options`` by name override a part's parameter."""
+    return Strategy.from_options(Options(method=method, preset="default", **options))

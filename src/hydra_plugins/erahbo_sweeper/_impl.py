@@ -26,6 +26,7 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 import erahbo
+from erahbo.optimizer.parts import PARAMS
 from erahbo.runtime.journal import SettingsMismatchError
 
 from ._hypersweeper import translate
@@ -140,7 +141,7 @@ class ErahboSweeperImpl(Sweeper):
     def _optimizer(self, space: Any, o: dict[str, Any], journal: Path,
                    sweep_dir: Path, fixed: list[str]) -> Any:
         given = {n: o[n] for n in ("beta", "beta_stop", "k_min", "n_init", "k_init",
-                                        "random_interleave", "random_top", "challengers")
+                                   *(p.name for p in PARAMS))  # the strategy parts' options
                  if o.get(n) is not None}
         return erahbo.Optimizer(
             space, method=o["method"], budget=int(o["budget"]), seed=int(o["seed"]),

@@ -1,17 +1,20 @@
 """The sweeper's config, registered as ``hydra/sweeper: erahbo`` (Hydra imports this module
-when it scans the ``hydra_plugins`` namespace; it must stay light). No ``from __future__
-import annotations`` here: Hydra loads this module outside ``sys.modules``, where
-dataclasses cannot resolve string annotations)."""
+when it scans the ``hydra_plugins`` namespace; it must stay light: the strategy parts'
+declarations import numpy, nothing heavier). No ``from __future__ import annotations`` here:
+Hydra loads this module outside ``sys.modules``, where dataclasses cannot resolve string
+annotations)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from erahbo.optimizer.parts import PARAMS
+
 
 @dataclass
-class ErahboSweeperConf:
-    """Keys of ``hydra.sweeper`` (docs/integrations/hydra.md explains each one)."""
+class _SweeperKeys:
+    """The sweeper's own keys (docs/integrations/hydra.md explains each one)."""
 
     _target_: str = "hydra_plugins.erahbo_sweeper.erahbo_sweeper.ErahboSweeper"
     # erahbo's dict spec ({name: [type, lo, hi]}), Hypersweeper's {hyperparameters: {name:
@@ -30,9 +33,6 @@ class ErahboSweeperConf:
     k: Any = None  # seeds per round of rahbo / gpucb / random (None: 5, or len(seeds))
     n_init: Any = None
     k_init: Any = None
-    random_interleave: Any = None  # runs with every other round random (None: the preset's)
-    random_top: Any = None  # their draw: the best share by the acquisition (None: the preset's)
-    challengers: Any = None  # challenger rounds after them (None: the preset's, on for erahbo)
     seed: int = 0  # seed of the optimizer (not of the training runs)
     seed_keyword: Any = None  # task config key receiving each run's training seed (None: seed)
     # False: the task returns a cost; None: True, or Hypersweeper's False in a Hypersweeper
@@ -53,6 +53,14 @@ class ErahboSweeperConf:
     resume: Any = None
     opt_constructor: Any = None
 
+
+# and a key per option of the strategy's parts, from their declarations (None: the preset's)
+ErahboSweeperConf = make_dataclass(
+    "ErahboSweeperConf", [(p.name, Any, field(default=None)) for p in PARAMS],
+    bases=(_SweeperKeys,),
+    namespace={"__module__": __name__,
+               "__doc__": "Keys of ``hydra.sweeper``: the sweeper's own, then one per option "
+                          "of the strategy's parts (erahbo.optimizer.parts.PARAMS)."})
 
 ConfigStore.instance().store(
     group="hydra/sweeper", name="erahbo", node=ErahboSweeperConf, provider="erahbo"

@@ -1,0 +1,85 @@
+"""The parts of a strategy that have options, and everything derived from their declarations.
+
+Each part declares its options once, in its module's ``PARAMS``
+(:class:`erahbo.validation.Param`: name, type, rule, erahbo's and the paper's value, the value
+of a journal without it, one line of help, a method-name code), and refuses the combinations
+that would do nothing in its ``check(options, given)``. This module collects them for the
+places that list options:
+
+* :class:`erahbo.Options` (a field per option; checks, presets, the study settings and the
+  settings of old journals: :func:`preset_values`, :func:`absent_values`, :func:`settings`);
+* ``erahbo optimize`` and ``erahbo tune`` (a flag per option, :mod:`erahbo.cli._seed_options`);
+* the Hydra sweeper (a key per option), the Optuna sampler and the Ray Tune searcher (keyword
+  arguments);
+* the benchmark's method names ``erahbo-<short><value>`` (:func:`method_variant`);
+* the API reference (``scripts/apidoc.py``: a table of :data:`PARAMS`).
+
+A new option of a part is one :class:`~erahbo.validation.Param` in the part's module (and its
+behaviour there) plus the :class:`erahbo.Options` field of the same name; a new part with
+options is one line in :data:`PARTS`.
+
+The part modules import nothing heavy at module level (no pandas, scipy): the CLI reads
+:data:`PARAMS` when it starts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from erahbo.optimizer import challengers, random_design, recommender, seedcap
+from erahbo.validation import Param
+
+__all__ = ["PARAMS", "PARTS", "absent_values", "check", "method_variant", "preset_values",
+           "settings"]
+
+#: The parts with options, in the order their options are listed (CLI, docs).
+PARTS = (seedcap, recommender, random_design, challengers)
+#: Every part's options, in :data:`PARTS` order.
+PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
+_BY_SHORT = {p.short: p for p in PARAMS if p.short}
+
+
+def preset_values(which: str) -> dict[str, Any]:
+    """The part options' values of a preset table: ``"default"`` (erahbo's, for ERAHBO) or
+    ``"paper"``; options resolved from the others (``Param.resolve``) are left out."""
+    return {p.name: p.default if which == "default" else p.paper
+            for p in PARAMS if p.resolve is None}
+
+
+def absent_values() -> dict[str, Any]:
+    """What a journal that lacks a part option's setting means by it (``Param.absent``)."""
+    return {p.name: p.absent for p in PARAMS}
+
+
+def settings(o: Any) -> dict[str, Any]:
+    """The part options of validated options as the study settings store them (resolved)."""
+    return {p.name: getattr(o, p.name) if p.resolve is None else p.resolve(o) for p in PARAMS}
+
+
+def check(o: Any, given: set[str]) -> None:
+    """Each part's refusal of combinations that would do nothing (``given``: named options)."""
+    for part in PARTS:
+        part.check(o, given)
+
+
+def method_variant(short: str, text: str) -> tuple[Param, Any] | None:
+    """The option and value of the benchmark method ``erahbo-<short><text>``; None when no
+    part option has the code ``short`` or ``text`` is not a valid value of it (an int needs
+    digits, a bool ``0`` or ``1``; then the option's rule)."""
+    p = _BY_SHORT.get(short)
+    if p is None:
+        return None
+    if p.type is bool:
+        if text not in ("0", "1"):
+            return None
+        value: Any = text == "1"
+    elif p.type is int:
+        if not text.isdigit():
+            return None
+        value = int(text)
+    else:
+        value = float(text)
+    try:
+        return p, p.rule(p.name, value)
+    except (TypeError, ValueError):
+        return None

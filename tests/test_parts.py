@@ -1,0 +1,103 @@
+"""The options of the strategy's parts are declared once (erahbo.optimizer.parts.PARAMS) and
+reach every place that lists options: Options (check, presets, study settings, old journals),
+the CLI flags, the Hydra sweeper's keys, the Optuna sampler's keywords and the method names.
+Nothing here runs a study; each option's behaviour is tested in its own file and in
+test_option_table.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+
+from erahbo.optimizer.options import (
+    ERAHBO_DEFAULTS,
+    PAPER_SETTINGS,
+    SCHEMA_1_ABSENT,
+    Options,
+    normalize_settings,
+)
+from erahbo.optimizer.parts import PARAMS, PARTS
+
+IDS = [p.name for p in PARAMS]
+
+
+def test_every_part_declares_and_checks_its_own_options():
+    """Rule: each part module declares PARAMS and a check(options, given); an option belongs
+    to one part."""
+    for part in PARTS:
+        assert part.PARAMS and callable(part.check), part.__name__
+    assert len(IDS) == len(set(IDS))
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+def test_options_derive_presets_schema_and_settings_from_the_declaration(p):
+    """Rule: the Options field of the same name takes the declared preset values (or the
+    resolved value), a journal without the setting means Param.absent, and the study settings
+    store the value in force."""
+    assert p.name in Options.names()
+    erahbo, paper = Options(method="erahbo"), Options(method="erahbo", preset="paper")
+    if p.resolve is None:
+        assert ERAHBO_DEFAULTS[p.name] == p.default == getattr(erahbo, p.name)
+        assert PAPER_SETTINGS[p.name] == p.paper == getattr(paper, p.name)
+        assert getattr(Options(method="rahbo"), p.name) == p.paper  # fixed-k: the paper's
+    else:
+        assert p.name not in ERAHBO_DEFAULTS and p.name not in PAPER_SETTINGS
+        assert erahbo.settings_json()[p.name] == p.resolve(erahbo)
+    assert SCHEMA_1_ABSENT[p.name] == p.absent
+    old = {k: v for k, v in erahbo.settings_json().items() if k not in (p.name, "schema")}
+    assert normalize_settings(old)[p.name] == p.absent
+    new = erahbo.settings_json()
+    del new[p.name]  # an option added after a journal of today's schema was written
+    assert normalize_settings(new)[p.name] == p.absent
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+def test_a_bad_value_is_refused_by_the_parts_rule(p):
+    bad = "x" if p.type is not bool else 2
+    with pytest.raises((TypeError, ValueError), match=p.name):
+        Options(**{p.name: bad})
+
+
+@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+def test_each_option_is_a_cli_flag_a_hydra_key_and_an_optuna_keyword(p):
+    pytest.importorskip("hydra")
+    pytest.importorskip("optuna")
+    from erahbo.cli.optimize_cmd import optimize
+    from erahbo.cli.tune import tune
+    from erahbo.integrations.optuna import ERAHBOSampler
+    from hydra_plugins.erahbo_sweeper.config import ErahboSweeperConf
+
+    for command in (optimize, tune):
+        flags = inspect.signature(command).parameters
+        assert (p.name in flags) == p.cli
+        if p.cli:
+            assert flags[p.name].default.help == p.help and flags[p.name].annotation is p.type
+    conf = {f.name: f.default for f in dataclasses.fields(ErahboSweeperConf)}
+    assert conf[p.name] is None  # None: the preset's
+    value = 0 if p.paper is None else p.paper  # a valid value, given by name
+    assert ERAHBOSampler(**{p.name: value})._options[p.name] == value
+
+
+def test_the_optuna_sampler_refuses_a_name_that_is_no_parts_option():
+    pytest.importorskip("optuna")
+    from erahbo.integrations.optuna import ERAHBOSampler
+
+    with pytest.raises(TypeError, match=r"unknown option.*'budget'.*random_top"):
+        ERAHBOSampler(budget=10)
+
+
+def test_method_codes_are_distinct_and_parse_to_their_option():
+    """Rule: ``erahbo-<short><value>`` sets the part's option; codes are unique and not the
+    core variants' (exp, sig, bs, b)."""
+    from erahbo.experiments.methods import parse_method
+
+    coded = [p for p in PARAMS if p.short]
+    shorts = [p.short for p in coded]
+    assert len(shorts) == len(set(shorts)) and not set(shorts) & {"exp", "sig", "bs", "b"}
+    for p in coded:
+        text = {bool: "0", int: "7", float: "0.5"}[p.type]
+        spec = parse_method(f"erahbo-{p.short}{text}")
+        assert spec.method == "erahbo" and list(spec.options) == [p.name]
+        assert spec.label.startswith("ERAHBO (")
