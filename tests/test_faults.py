@@ -14,7 +14,11 @@ optimizer on a table).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -23,7 +27,12 @@ import pytest
 from typer.testing import CliRunner
 
 from erahbo.cli import app
-from erahbo.runtime.journal import Journal, JournalError, JournalLockedError
+from erahbo.runtime.journal import (
+    Journal,
+    JournalError,
+    JournalLockedError,
+    JournalReadOnlyError,
+)
 from erahbo.study_status import study_status
 from fault_injection import check_no_loss_no_duplicates, count_runs, run_study_process
 
@@ -163,4 +172,249 @@ def test_one_process_cannot_open_a_journal_twice_by_two_names(tmp_path):
             Journal.open(tmp_path / "hard.db")
         assert j.n_runs() == 0
     Journal.open(tmp_path / "hard.db").close()
+    assert leftovers(tmp_path) == []
+
+
+# --------------------------------------------------------------------------------------------
+# 2. full disk, read-only folder, damaged rows: one clear line, nothing lost, nothing stray
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(folder, size: str = "1m"):
+    """A real tmpfs of ``size`` at ``folder`` (needs root); unmounted afterwards. Skips the
+    test where mounting is not allowed."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    os.makedirs(folder, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def remount(folder, mode: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{mode}", str(folder)], check=True)
+
+
+def cli(*args: str, limit_file_size: int | None = None, cwd=None) -> subprocess.CompletedProcess:
+    """``erahbo ARGS`` in its own process (its stderr as a user sees it)."""
+    def pre() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_file_size, limit_file_size))
+
+    return subprocess.run([sys.executable, "-m", "erahbo", *args], env=study_env(),
+                          capture_output=True, text=True, cwd=cwd, timeout=600,
+                          preexec_fn=pre if limit_file_size else None)
+
+
+def one_line(proc: subprocess.CompletedProcess) -> str:
+    """A CLI process failed with one line on stderr (no traceback); the line."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+def counted_runs(path) -> list[tuple]:
+    """The counted runs of told trials: what a study's results rest on."""
+    from erahbo.runtime.journal_check import read_only
+
+    with read_only(str(path)) as con:  # a -wal left by the stop is read too
+        return con.execute(
+            "SELECT r.trial_id, r.slot, r.seed, r.status, r.raw FROM runs r JOIN trials t "
+            "USING (trial_id) WHERE t.told_at IS NOT NULL AND r.status IN ('ok', 'penalized') "
+            "ORDER BY r.run_id").fetchall()
+
+
+def test_full_disk_ends_in_one_line_and_loses_nothing(tmp_path):
+    """Rule: a study whose disk fills up (a real 1 MB tmpfs; where mounting is not allowed,
+    a 1 MB file-size limit) stops with one line naming the journal, the cause and the fix
+    (free space, then `erahbo resume`); every run recorded before is kept and, once there is
+    room, the study resumes to its budget."""
+    fs = tmp_path / "fs"
+    try:
+        ctx = mounted_tmpfs(fs)
+        ctx.__enter__()
+        limit = None
+    except pytest.skip.Exception:
+        fs.mkdir(exist_ok=True)
+        ctx, limit = None, 1 << 20
+    try:
+        journal = fs / "j.db"
+        args = ["--journal", str(journal), "--no-progress", "--out", str(tmp_path / "out")]
+        run = cli("optimize", "--objective", "figure1", "--budget", "300", *args,
+                  limit_file_size=limit)
+        line = one_line(run)
+        assert f"journal {journal}" in line and "Every run recorded before is kept" in line
+        assert f"erahbo resume {journal}" in line
+        if limit is None:
+            assert "the disk is full" in line
+        assert not [n for n in os.listdir(fs) if n.endswith(".lock") or ".tmp-" in n]
+        before = counted_runs(journal)
+        assert len(before) >= 10
+        if limit is None:  # more room: the tmpfs grows
+            remount(fs, "size=16m")
+        done = cli("resume", str(journal), "--no-progress")
+        assert done.returncode == 0, done.stderr
+        after = counted_runs(journal)
+        assert after[:len(before)] == before  # nothing lost, nothing changed
+        assert len(after) >= 299
+        assert len({(t, s) for t, s, *_ in after}) == len(after)  # no slot counted twice
+    finally:
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+
+
+def _study(path, budget: int = 30) -> None:
+    from erahbo.objectives.synthetic import Figure1Task
+    from erahbo.optimizer import optimize
+
+    task = Figure1Task()
+    optimize(task, task.space, budget=budget, seed=0, journal=path)
+
+
+def test_read_only_folder(tmp_path):
+    """Rule: a journal in a read-only folder (a read-only tmpfs; chmod where not root): status
+    reads it (never calls it corrupt) and creates nothing; resume is refused with one line
+    naming the folder and the fix, before anything is written; a new journal there is refused
+    likewise."""
+    fs = tmp_path / "fs"
+    root = os.geteuid() == 0
+    ctx = mounted_tmpfs(fs, "4m") if root else contextlib.nullcontext(fs)
+    with ctx:
+        fs.mkdir(exist_ok=True)
+        journal = fs / "j.db"
+        _study(journal)
+        if root:
+            remount(fs, "ro")
+        else:
+            os.chmod(journal, 0o444)
+            os.chmod(fs, 0o555)
+        try:
+            s = study_status(journal)
+            assert s.state == "finished" and s.n_counted >= 29
+            res = CliRunner().invoke(app, ["status", str(journal)])
+            assert res.exit_code == 0 and "finished" in res.output, res.output
+            with pytest.raises(JournalReadOnlyError, match="Copy the journal"):
+                Journal.open(journal)
+            line = one_line_error(CliRunner().invoke(app, ["resume", str(journal),
+                                                          "--budget", "40", "--no-progress"]))
+            assert "read-only file system" in line or "not writable" in line
+            assert f"journal {journal} cannot be resumed" in line
+            with pytest.raises(JournalReadOnlyError, match="cannot be created"):
+                Journal.open(fs / "new.db", {"budget": 1})
+            assert sorted(os.listdir(fs)) == ["j.db"]
+        finally:
+            if root:
+                remount(fs, "rw")
+            else:
+                os.chmod(fs, 0o755)
+                os.chmod(journal, 0o644)
+
+
+def test_resume_of_a_text_file_creates_nothing(tmp_path):
+    """Rule: `erahbo resume notes.txt` is refused with one line saying it is not a journal
+    (and what to give), and leaves no file behind (no notes.txt.lock, -wal, -shm)."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("epoch,return\n1,0.5\n")
+    line = one_line_error(CliRunner().invoke(app, ["resume", str(notes), "--no-progress"]))
+    assert "is not an erahbo journal" in line and "Give the path of a study journal" in line
+    line = one_line_error(CliRunner().invoke(app, ["status", str(notes)]))
+    assert "is not an erahbo journal" in line
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
+
+
+def _flip(src, dst, pos: int, mask: int = 0x80) -> None:
+    data = bytearray(open(src, "rb").read())
+    data[pos] ^= mask
+    with open(dst, "wb") as fh:
+        fh.write(bytes(data))
+
+
+def _structure(path) -> tuple:
+    """What a status must not misreport: trials' configs and seeds, runs' slots, seeds and
+    statuses, events (not the numbers, whose changed digits no check can see, nor the round
+    numbers, kept for display)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    con.text_factory = bytes
+    try:
+        return (con.execute("SELECT trial_id, config_id, config, seeds, told_at IS NULL "
+                            "FROM trials ORDER BY trial_id").fetchall(),
+                con.execute("SELECT trial_id, slot, attempt, seed, status FROM runs "
+                            "ORDER BY run_id").fetchall(),
+                con.execute("SELECT kind, trial_id FROM events ORDER BY seq").fetchall(),
+                con.execute("SELECT settings FROM study").fetchall())
+    finally:
+        con.close()
+
+
+def test_one_byte_flips_are_refused_before_any_write(tmp_path):
+    """Rule: a journal with one flipped byte (every content byte of its data pages is tried
+    at 250 seeded positions, and the first byte of every stored configuration) is either
+    refused by a JournalError that names it, with the file unchanged and nothing created
+    beside it, or it reads back without a raw error; `status` never raises anything else and
+    never calls it finished when its trials, runs or events differ from the original."""
+    import random
+
+    good = tmp_path / "good.db"
+    _study(good)
+    data = open(good, "rb").read()
+    original = _structure(good)
+    page = int.from_bytes(data[16:18], "big")
+    content = [i for i in range(page, len(data)) if data[i]]  # past the schema page
+    positions = random.Random(0).sample(content, 250)
+    positions += [m.start() + 1 for m in re.finditer(rb'\{"x":', data)]  # a config's first key
+    work = tmp_path / "flip"
+    work.mkdir()
+    refused = 0
+    for pos in positions:
+        bad = work / "j.db"
+        _flip(good, bad, pos)
+        flipped = open(bad, "rb").read()
+        try:
+            with Journal.open(bad) as j:  # reads everything: no raw decode error
+                j.trials(), j.runs(), j.events(), j.history(), j.budget()
+        except JournalError as exc:
+            refused += 1
+            assert str(bad) in str(exc)
+            assert open(bad, "rb").read() == flipped  # not modified
+            assert sorted(os.listdir(work)) == ["j.db"], pos
+            with pytest.raises(JournalError):
+                study_status(bad)
+            continue
+        try:
+            s = study_status(bad)
+        except JournalError:
+            continue
+        if s.state == "finished":
+            assert _structure(bad) == original, pos
+        assert sorted(os.listdir(work)) == ["j.db"], pos
+    assert refused >= 100  # most flips land in a row or a page header
+
+
+def test_resume_of_a_changed_configuration_writes_nothing(tmp_path):
+    """Rule: a flipped digit in a stored configuration passes every row check (valid JSON)
+    but not the replay; resume then refuses the journal without having written it."""
+    from erahbo.objectives.synthetic import Figure1Task
+    from erahbo.optimizer import resume
+    from erahbo.runtime.journal import ReplayDivergenceError
+
+    path = tmp_path / "j.db"
+    _study(path)
+    data = bytearray(open(path, "rb").read())
+    m = re.search(rb'\{"x":0\.(\d)', bytes(data))
+    assert m is not None
+    d = m.start(1)
+    data[d] = ord("1") if data[d] != ord("1") else ord("2")
+    path.write_bytes(bytes(data))
+    with pytest.raises(ReplayDivergenceError):
+        resume(path, Figure1Task(), Figure1Task().space, budget=40)
+    assert path.read_bytes() == bytes(data)
+    assert study_status(path).state == "inconsistent"
     assert leftovers(tmp_path) == []

@@ -91,6 +91,8 @@ def _replay_incumbent(j: Journal) -> tuple[Any, str]:
     spec = j.settings.get("space") or {}
     if "table" in spec:
         return None, "a study on a candidate table: the journal does not store the table"
+    if "hyperparameters" not in spec:
+        return None, "the journal holds no search space (a study of another optimizer)"
     opt = Optimizer(SearchSpace.from_json(spec), **study_options(j.settings))
     replay_into(opt, j)
     return opt, ""

@@ -33,8 +33,12 @@ def status(
     p(f"  rounds: {s.n_rounds}; trials: {s.n_trials} asked, {s.n_pending} not told")
     if s.pending_runs:
         runs = ", ".join(f"{n} {k}" for k, n in sorted(s.pending_runs.items()))
-        when = ("in progress" if s.state == "running" else
-                "kept on resume; the running ones were cut and run again with the same seed")
+        if s.state == "running":
+            when = "in progress"
+        else:
+            cut = s.pending_runs.get("running", 0)
+            when = "finished ones are kept on resume" + (
+                f"; the {cut} running were cut and run again with the same seed" if cut else "")
         p(f"  runs of trials not told yet, not counted: {runs} ({when})")
     if s.incumbent is not None:
         mv = "nan" if not math.isfinite(s.incumbent_mv) else f"{s.incumbent_mv:.6g}"

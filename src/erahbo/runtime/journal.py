@@ -20,9 +20,8 @@ Durability choices
   ``synchronous="NORMAL"`` survives process crashes (SIGKILL) but may lose the last commits on
   power loss.
 * A new journal is built in a temporary file and linked into place, so a crash during creation
-  never leaves a half-made journal; an existing file is never overwritten or repaired: a file
-  that is not an erahbo journal, is truncated or corrupted, or was written by a newer schema is
-  refused with a clear error (:class:`JournalCorruptError`) and left untouched.
+  never leaves a half-made journal; an existing file is checked whole before anything is
+  written (:mod:`erahbo.runtime.journal_check`), never overwritten or repaired.
 * One study process per journal: an advisory lock (``flock``) on the journal file itself, so
   every name of it (symbolic or hard link) shares the lock; released by the OS when the
   process dies, so a killed study can be resumed at once. No lock file is created.
@@ -42,7 +41,6 @@ Run statuses: ``running``, ``ok``, ``penalized``, ``retried``, ``failed``, ``int
 Testing hook: with the environment variable ``ERAHBO_JOURNAL_KILL_AFTER=N`` a journal SIGKILLs
 its own process right after its N-th commit (fault-injection tests).
 """
-
 
 from __future__ import annotations
 
@@ -134,6 +132,7 @@ class Journal:
         kill = os.environ.get(KILL_ENV, "")
         self._kill_after = int(kill) if kill.strip().isdigit() else 0
         self.on_commit: Callable[[int], None] | None = None  # test hook, after each commit
+        self._pending_info: str | None = None  # new info, committed before the next record
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -159,7 +158,7 @@ class Journal:
             the settings it holds (``erahbo resume PATH``).
         info : mapping, optional
             JSON-able facts that do not affect decisions (executor, objective name...): stored,
-            replaced on each open, never compared.
+            replaced on each open (with the first record written after it), never compared.
         synchronous : {"FULL", "NORMAL"}
             SQLite durability (module docstring).
 
@@ -198,6 +197,7 @@ class Journal:
                         f"journal {p} is a symbolic link to {os.readlink(p)}, which does not "
                         "exist; give the path of the journal itself, or remove the link"
                     )
+                check_writable(p)
                 try:
                     lock = create_journal(p, new_settings, info_json)
                     created = True
@@ -243,9 +243,8 @@ class Journal:
                     f"{p}`); to give it more budget, change only the budget (or run `erahbo "
                     f"resume {p} --budget N`); to start a new study, use another journal path."
                 )
-        if info_json is not None and not created:
-            with journal._tx() as c:
-                c.execute("UPDATE study SET info = ?", (info_json,))
+        if info_json is not None and not created:  # written with the first record (_tx)
+            journal._pending_info = info_json
             journal.info = json.loads(info_json)
         return journal
 
@@ -277,7 +276,15 @@ class Journal:
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; a failed write (full disk, I/O error) is rolled back and
-        raised as :class:`JournalWriteError` (what was committed before is kept)."""
+        raised as :class:`JournalWriteError` (what was committed before is kept).
+
+        New info given to :meth:`open` is committed first, on its own: a journal that is
+        only replayed (or refused by the replay) is not written at all.
+        """
+        if self._pending_info is not None:
+            info, self._pending_info = self._pending_info, None
+            with self._tx() as c:
+                c.execute("UPDATE study SET info = ?", (info,))
         with self._mutex:
             if self._closed:
                 raise JournalError(f"journal {self.path} is closed")
@@ -438,7 +445,13 @@ class Journal:
 
     def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._mutex:
-            return self._conn.execute(sql, args).fetchall()
+            try:
+                return self._conn.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:  # not its subclasses: a damaged file
+                if type(exc) is not sqlite3.DatabaseError:
+                    raise
+                raise JournalCorruptError(f"journal {self.path} is corrupted (sqlite: {exc}); "
+                                          "restore it from a backup or start a new study") from exc
 
     def runs(self, trial_id: int | None = None) -> list[RunRecord]:
         """Runs in the order they were submitted (all trials, or one)."""

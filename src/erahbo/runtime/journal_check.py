@@ -7,10 +7,11 @@ Everything here reads; nothing writes the journal or creates a file next to it:
   ``immutable`` when no write-ahead log holds commits; a log left by a stopped study is read
   from a private copy; a running study's is read in place, through its shared memory.
 * :func:`validate_existing` refuses what is not a usable erahbo journal before anything is
-  written: not SQLite, another program's database, truncated, damaged pages (``quick_check``),
-  a newer schema, and damaged rows (:func:`check_rows`: text that is not UTF-8, JSON that does
-  not parse, statuses, types and references that cannot occur, settings whose SHA-256 differs),
-  so that a damaged file is never rewritten first and refused later.
+  written: not SQLite, another program's database, truncated, damaged pages or indexes
+  (``integrity_check``), a newer schema, and damaged rows (:func:`check_rows`: text that is
+  not UTF-8, JSON that does not parse, statuses, types, seeds and references that cannot
+  occur, settings whose SHA-256 differs), so that a damaged file is never rewritten first and
+  refused later.
 * :func:`check_wal_names` refuses a hard link whose other name holds the write-ahead log.
 * :func:`check_writable` refuses a journal whose file or folder cannot be written.
 
@@ -32,6 +33,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
+from erahbo.runtime.failures import retry_seed
 from erahbo.runtime.journal_format import (
     APPLICATION_ID,
     SCHEMA_VERSION,
@@ -189,19 +191,30 @@ def check_wal_names(path: str) -> None:
 
 
 def check_writable(path: str) -> None:
-    """Refuse a journal that cannot be written: a read-only file or folder (nothing changed)."""
+    """Refuse a journal that cannot be written: a read-only file or folder (nothing changed).
+
+    A missing file needs a writable folder (a new study); an existing one, a writable file and
+    folder (SQLite writes its ``-wal`` file beside it).
+    """
     folder = os.path.dirname(os.path.abspath(path))
+    exists = os.path.exists(path)
     for what, target in (("folder", folder), ("file", path)):
-        if not os.access(target, os.W_OK):
-            ro = _read_only_fs(folder)
-            why = "is on a read-only file system" if ro else "is not writable by this user"
+        if (what == "file" and not exists) or os.access(target, os.W_OK):
+            continue
+        ro = _read_only_fs(folder)
+        why = "is on a read-only file system" if ro else "is not writable by this user"
+        fix = "remount it read-write" if ro else "fix its permissions"
+        if exists:
             raise JournalReadOnlyError(
                 f"journal {path} cannot be resumed: its {what} {target} {why}, and a study "
-                "writes its journal as it runs (and SQLite its -wal file beside it). Copy "
-                f"the journal (with its -wal file, if any) to a writable folder and resume "
-                f"the copy, or {'remount it read-write' if ro else 'fix the permissions'}; "
-                f"`erahbo status {path}` reads it where it is. Nothing was changed."
+                "writes its journal as it runs (SQLite its -wal file beside it). Copy the "
+                "journal (with its -wal file, if any) to a writable folder and resume the copy, "
+                f"or {fix}; `erahbo status {path}` reads it where it is. Nothing was changed."
             )
+        raise JournalReadOnlyError(
+            f"journal {path} cannot be created: its folder {folder} {why}; give a journal "
+            f"path in a writable folder, or {fix}"
+        )
 
 
 def _read_only_fs(folder: str) -> bool:
@@ -265,9 +278,10 @@ def _check_database(path: str, con: sqlite3.Connection) -> None:
             f"journal {path} has schema version {version}, newer than this erahbo "
             f"supports ({SCHEMA_VERSION}); upgrade erahbo to resume it"
         )
-    check = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
+    # integrity_check, not quick_check: also that every index matches its table
+    check = [r[0] for r in con.execute("PRAGMA integrity_check(10)").fetchall()]
     if check != ["ok"]:
-        raise _corrupt(path, f"is corrupted (sqlite quick_check: {'; '.join(check[:3])})")
+        raise _corrupt(path, f"is corrupted (sqlite integrity_check: {'; '.join(check[:3])})")
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if not _TABLES <= tables:
         raise _corrupt(path, f"lacks the tables {sorted(_TABLES - tables)}")
@@ -281,40 +295,52 @@ def _check_database(path: str, con: sqlite3.Connection) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+class _Row:
+    """One row: raw values by column name (text as bytes), and where it is, for messages."""
+
+    __slots__ = ("cols", "values", "where")
+
+    def __init__(self, cols: dict[str, int], values: tuple[Any, ...], where: str) -> None:
+        self.cols, self.values, self.where = cols, values, where
+
+    def __getitem__(self, col: str) -> Any:
+        return self.values[self.cols[col]]
+
+
 class _Rows:
     """Reads rows with raw bytes for text, and names the first bad value."""
 
     def __init__(self, path: str, con: sqlite3.Connection) -> None:
         self.path, self.con = path, con
 
-    def rows(self, table: str, cols: list[str], key: str) -> Iterator[dict[str, Any]]:
-        sel = ", ".join(f"{c}, typeof({c})" for c in cols)
+    def rows(self, table: str, cols: list[str], key: str) -> Iterator[_Row]:
         old = self.con.text_factory
         self.con.text_factory = bytes
         try:
-            data = self.con.execute(f"SELECT {sel} FROM {table} ORDER BY {key}").fetchall()
+            data = self.con.execute(f"SELECT {', '.join(cols)} FROM {table} "
+                                    f"ORDER BY {key}").fetchall()
         finally:
             self.con.text_factory = old
-        for raw in data:
-            row = {c: (raw[2 * i], raw[2 * i + 1].decode()) for i, c in enumerate(cols)}
-            row["_where"] = f"{table} row {key} {row[key][0]!r}"
-            yield row
+        index = {c: i for i, c in enumerate(cols)}
+        k = index[key]
+        for values in data:
+            yield _Row(index, values, f"{table} row {key} {values[k]!r}")
 
-    def bad(self, row: dict[str, Any], col: str, what: str) -> JournalCorruptError:
-        return _damaged(self.path, f"{row['_where']}: column {col} {what}")
+    def bad(self, row: _Row, col: str, what: str) -> JournalCorruptError:
+        return _damaged(self.path, f"{row.where}: column {col} {what}")
 
-    def text(self, row: dict[str, Any], col: str, *, null: bool = False) -> str | None:
-        value, kind = row[col]
-        if kind == "null" and null:
+    def text(self, row: _Row, col: str, *, null: bool = False) -> str | None:
+        value = row[col]
+        if value is None and null:
             return None
-        if kind != "text":
-            raise self.bad(row, col, f"holds {kind}, not text")
+        if not isinstance(value, bytes):
+            raise self.bad(row, col, f"holds {type(value).__name__} {value!r}, not text")
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise self.bad(row, col, f"is not UTF-8 text (byte {exc.start})") from None
 
-    def json(self, row: dict[str, Any], col: str, typ: type, *, null: bool = False) -> Any:
+    def json(self, row: _Row, col: str, typ: type, *, null: bool = False) -> Any:
         text = self.text(row, col, null=null)
         if text is None:
             return None
@@ -326,14 +352,27 @@ class _Rows:
             raise self.bad(row, col, f"holds a {type(value).__name__}, not a {typ.__name__}")
         return value
 
-    def number(self, row: dict[str, Any], col: str, *, kinds: tuple[str, ...] = ("real",),
-               null: bool = False) -> Any:
-        value, kind = row[col]
-        if kind == "null" and null:
-            return None
-        if kind not in kinds:
-            raise self.bad(row, col, f"holds {kind}, not {' or '.join(kinds)}")
-        return value
+    def types(self, table: str, key: str, spec: dict[str, str]) -> None:
+        """Refuse the first row whose columns hold other SQLite types than ``spec`` says.
+
+        ``spec``: column -> ``"integer"``, ``"real"``, ``"number"`` (either) or ``"text"``;
+        a trailing ``"?"`` allows NULL.
+        """
+        allowed = {}
+        for col, kind in spec.items():
+            base = {"integer": ["integer"], "real": ["real"], "number": ["real", "integer"],
+                    "text": ["text"]}[kind.rstrip("?")]
+            allowed[col] = base + (["null"] if kind.endswith("?") else [])
+        where = " OR ".join(f"typeof({c}) NOT IN ({', '.join(map(repr, a))})"
+                            for c, a in allowed.items())
+        got = self.con.execute(f"SELECT {key}, {', '.join(f'typeof({c})' for c in allowed)} "
+                               f"FROM {table} WHERE {where} ORDER BY {key} LIMIT 1").fetchone()
+        if got is None:
+            return
+        for (col, ok), kind in zip(allowed.items(), got[1:], strict=True):
+            if kind not in ok:
+                raise _damaged(self.path, f"{table} row {key} {got[0]!r}: column {col} holds "
+                               f"{kind}, not {spec[col].rstrip('?')}")
 
 
 def check_rows(path: str, con: sqlite3.Connection, *, budget_steps: bool = False) -> None:
@@ -344,75 +383,77 @@ def check_rows(path: str, con: sqlite3.Connection, *, budget_steps: bool = False
     JournalCorruptError
     """
     r = _Rows(path, con)
-    integer, num = ("integer",), ("real", "integer")
-    for row in r.rows("study", ["id", "settings", "settings_hash", "info", "created_at",
-                                "erahbo_version"], "id"):
+    r.types("study", "id", {"settings": "text", "settings_hash": "text", "info": "text?",
+                            "created_at": "number", "erahbo_version": "text"})
+    for row in r.rows("study", ["id", "settings", "settings_hash", "info"], "id"):
         text = r.text(row, "settings")
         r.json(row, "settings", dict)
         if hashlib.sha256(text.encode()).hexdigest() != r.text(row, "settings_hash"):
             raise r.bad(row, "settings", "does not match its SHA-256 (settings_hash): the "
                         "settings or their hash changed")
         r.json(row, "info", dict, null=True)
-        r.number(row, "created_at", kinds=num)
-        r.text(row, "erahbo_version")
-    seeds: dict[int, int] = {}
+    r.types("trials", "trial_id", {"trial_id": "integer", "round": "integer?", "config": "text",
+                                   "seeds": "text", "asked_at": "number", "told_at": "number?",
+                                   "returns": "text?", "excluded": "integer"})
+    seeds: dict[int, list[int]] = {}
     told: dict[int, bool] = {}
-    cols = ["trial_id", "round", "config_id", "config", "seeds", "asked_at", "told_at",
-            "returns", "excluded"]
+    cols = ["trial_id", "config_id", "config", "seeds", "told_at", "returns", "excluded"]
     for i, row in enumerate(r.rows("trials", cols, "trial_id")):
-        tid = r.number(row, "trial_id", kinds=integer)
+        tid = row["trial_id"]
         if tid != i:
             raise r.bad(row, "trial_id", f"is {tid}, expected {i} (trials are numbered 0, 1, ...)")
-        r.number(row, "round", kinds=integer, null=True)
-        if row["config_id"][1] == "text":
+        if isinstance(row["config_id"], bytes):
             r.text(row, "config_id")
         r.json(row, "config", dict)
         sd = r.json(row, "seeds", list)
         if not sd or not all(isinstance(s, int) and not isinstance(s, bool) for s in sd):
             raise r.bad(row, "seeds", f"is {sd!r}, not a list of integer seeds")
-        seeds[tid] = len(sd)
-        r.number(row, "asked_at", kinds=num)
-        told_at = r.number(row, "told_at", kinds=num, null=True)
+        seeds[tid] = sd
+        told_at = row["told_at"]
         ret = r.json(row, "returns", list, null=True)
         if (told_at is None) != (ret is None):
             raise r.bad(row, "returns", "and told_at disagree (a told trial has both)")
         if ret is not None and not all(isinstance(v, int | float) for v in ret):
             raise r.bad(row, "returns", "holds values that are not numbers")
-        if r.number(row, "excluded", kinds=integer) not in (0, 1):
+        if row["excluded"] not in (0, 1):
             raise r.bad(row, "excluded", "is not 0 or 1")
         told[tid] = told_at is not None
+    r.types("runs", "run_id", {"run_id": "integer", "trial_id": "integer", "slot": "integer",
+                               "attempt": "integer", "seed": "integer", "status": "text",
+                               "value": "real?", "raw": "real?", "error": "text?",
+                               "started_at": "number", "ended_at": "number?",
+                               "worker": "text?", "rerun": "integer"})
     cols = ["run_id", "trial_id", "slot", "attempt", "seed", "status", "value", "raw", "error",
-            "started_at", "ended_at", "worker", "rerun"]
+            "worker", "rerun"]
     for row in r.rows("runs", cols, "run_id"):
-        r.number(row, "run_id", kinds=integer)
-        tid = r.number(row, "trial_id", kinds=integer)
+        tid = row["trial_id"]
         if tid not in seeds:
             raise r.bad(row, "trial_id", f"names trial {tid}, which does not exist")
-        slot = r.number(row, "slot", kinds=integer)
-        if not 0 <= slot < seeds[tid]:
-            raise r.bad(row, "slot", f"is {slot}; trial {tid} has {seeds[tid]} seeds")
-        if r.number(row, "attempt", kinds=integer) < 0:
+        slot, attempt, seed = row["slot"], row["attempt"], row["seed"]
+        sd = seeds[tid]
+        if not 0 <= slot < len(sd):
+            raise r.bad(row, "slot", f"is {slot}; trial {tid} has {len(sd)} seeds")
+        if attempt < 0:
             raise r.bad(row, "attempt", "is negative")
-        r.number(row, "seed", kinds=integer)
+        if seed != (sd[slot] if attempt == 0 else retry_seed(sd[slot], attempt, sd)):
+            raise r.bad(row, "seed", f"is {seed}, not the seed of slot {slot}, attempt "
+                        f"{attempt} of trial {tid}")
         status = r.text(row, "status")
         if status not in STATUSES:
             raise r.bad(row, "status", f"is {status!r}, not one of {', '.join(STATUSES)}")
         for c in ("value", "raw"):
-            v = r.number(row, c, kinds=num, null=True)
-            if v is not None and not math.isfinite(v):
-                raise r.bad(row, c, f"is {v}")
+            if row[c] is not None and not math.isfinite(row[c]):
+                raise r.bad(row, c, f"is {row[c]}")
         r.text(row, "error", null=True)
-        r.number(row, "started_at", kinds=num)
-        r.number(row, "ended_at", kinds=num, null=True)
         r.text(row, "worker", null=True)
-        if r.number(row, "rerun", kinds=integer) not in (0, 1):
+        if row["rerun"] not in (0, 1):
             raise r.bad(row, "rerun", "is not 0 or 1")
     asked: set[int] = set()
     tells: set[int] = set()
+    r.types("events", "seq", {"seq": "integer", "kind": "text", "trial_id": "integer"})
     for row in r.rows("events", ["seq", "kind", "trial_id"], "seq"):
-        r.number(row, "seq", kinds=integer)
         kind = r.text(row, "kind")
-        tid = r.number(row, "trial_id", kinds=integer)
+        tid = row["trial_id"]
         if tid not in seeds:
             raise r.bad(row, "trial_id", f"names trial {tid}, which does not exist")
         if kind == "ask" and tid not in asked:
@@ -427,7 +468,9 @@ def check_rows(path: str, con: sqlite3.Connection, *, budget_steps: bool = False
     if missing:
         raise _damaged(path, f"events lack trial {missing[0]} (asked or told)")
     if budget_steps:
-        for row in r.rows("budget_steps", ["seq", "n_events", "budget"], "seq"):
-            for c in ("seq", "n_events", "budget"):
-                if r.number(row, c, kinds=integer) < 0:
+        spec = {"seq": "integer", "n_events": "integer", "budget": "integer"}
+        r.types("budget_steps", "seq", spec)
+        for row in r.rows("budget_steps", list(spec), "seq"):
+            for c in spec:
+                if row[c] < 0:
                     raise r.bad(row, c, "is negative")
