@@ -24,7 +24,7 @@ import threading
 import time
 import traceback
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,37 @@ def _unpack_exception(data: bytes | None, message: str, tb: str) -> BaseExceptio
     return exc
 
 
+@contextlib.contextmanager
+def _sigint_ignored_by_children() -> Iterator[None]:
+    """Processes started inside start with SIGINT ignored (a Ctrl-C is for the study process).
+
+    A Ctrl-C in the terminal goes to every process of the foreground group; a worker still
+    booting (importing) would die of it with a ``KeyboardInterrupt`` traceback on the
+    terminal. An ignored signal stays ignored through ``exec``, and Python then installs no
+    ``KeyboardInterrupt`` handler. The C-level handler is swapped (``PyOS_setsig``: allowed in
+    any thread, unlike :func:`signal.signal`) for the instant of the start and then restored;
+    a Ctrl-C in that instant (a fork and an exec, milliseconds) is lost.
+    """
+    setsig = None
+    if os.name == "posix":
+        try:
+            import ctypes
+
+            setsig = ctypes.pythonapi.PyOS_setsig
+            setsig.restype = ctypes.c_void_p
+            setsig.argtypes = [ctypes.c_int, ctypes.c_void_p]
+        except (ImportError, AttributeError):  # pragma: no cover - not CPython
+            setsig = None
+    if setsig is None:  # pragma: no cover
+        yield
+        return
+    old = setsig(int(signal.SIGINT), 1)  # SIG_IGN
+    try:
+        yield
+    finally:
+        setsig(int(signal.SIGINT), old)
+
+
 _READY = b"ready"  # a worker's first message; every later one is a pickled (ok, value)
 _BOOT_GRACE = 120.0  # seconds a new worker may take to boot on top of a call's timeout
 
@@ -149,9 +180,12 @@ _LIVE_EXECUTORS: weakref.WeakSet = weakref.WeakSet()
 
 @atexit.register
 def _shutdown_live_executors() -> None:  # pragma: no cover - runs at interpreter exit
+    # before multiprocessing's own exit handler (registered earlier, so run later), which
+    # would wait for every worker: a run in flight (after Ctrl-C, or a hung objective) would
+    # hold the exit for as long as it lasts, though nothing is left to take its result
     for ex in list(_LIVE_EXECUTORS):
         with contextlib.suppress(Exception):
-            ex.shutdown(wait=False, cancel_futures=True)
+            ex._kill_all()
 
 
 class ProcessExecutor(Executor):
@@ -225,6 +259,22 @@ class ProcessExecutor(Executor):
         elif wait and thread is not threading.current_thread():
             thread.join()
 
+    def _kill_all(self) -> None:
+        """Cancel queued calls and kill every worker (at interpreter exit); running calls
+        fail with :class:`WorkerCrashed`."""
+        with self._lock:
+            self._shutdown = True
+            while self._queue:
+                self._queue.popleft().future.cancel()
+            workers = list(self._workers)
+        for w in workers:
+            with contextlib.suppress(Exception):
+                w.process.kill()
+        for w in workers:
+            with contextlib.suppress(Exception):
+                w.process.join(timeout=5)
+        self._wake()
+
     def _close_pipe(self) -> None:
         for conn in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -241,7 +291,8 @@ class ProcessExecutor(Executor):
         proc = self._ctx.Process(
             target=_worker_main, args=(child, os.getpid()), name="erahbo-worker"
         )
-        proc.start()
+        with _sigint_ignored_by_children():
+            proc.start()
         child.close()
         w = _Worker(process=proc, conn=parent, name=worker_name(proc.pid))
         self._workers.append(w)
