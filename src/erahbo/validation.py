@@ -80,6 +80,16 @@ def _real_above(low: float, strict: bool, hint: str = "") -> Rule:
     return rule
 
 
+def _timeout(name: str, value: Any) -> float | str:
+    """Rule of ``run_timeout``: seconds > 0, or ``"auto"`` (None, no limit, is not checked)."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, str):
+        raise ValueError(f"{name}={value!r}: give seconds (> 0), 'auto' (a limit of ten times "
+                         "the longest finished run, in worker processes) or None for no limit")
+    return _real_above(0, True, " seconds, 'auto' or None for no limit")(name, value)
+
+
 def _seeds(what: str) -> Rule:
     def rule(name: str, value: Any) -> int:
         if check_int(name, value) < 2:
@@ -168,7 +178,7 @@ RULES: dict[str, Rule] = {
     "n_polish": _int_at_least(0),
     "retries": _int_at_least(0, " (new seeds per failed run under failures='retry')", what=""),
     "rho_max2": _real_above(0, True, " or None (the largest sample variance)"),
-    "run_timeout": _real_above(0, True, " seconds, or None for no limit"),
+    "run_timeout": _timeout,
     "workers": _int_at_least(1, " (concurrent training runs)"),
     "repetitions": _int_at_least(1, " (repetitions per task and method)"),
 }

@@ -29,11 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erahbo.runtime.executor import (
+    AUTO,
+    AutoTimeout,
     Executor,
     RemoteError,
     RemoteTraceback,
     RunTimeout,
     WorkerCrashed,
+    check_timeout,
     signal_name,
     worker_name,
 )
@@ -162,7 +165,7 @@ def _worker_main(conn: mpc.Connection, parent_pid: int) -> None:
 class _Task:
     future: cf.Future
     payload: bytes
-    timeout: float | None
+    timeout: float | str | None  # seconds, AUTO or None
 
 
 @dataclass
@@ -170,7 +173,7 @@ class _Worker:
     process: Any  # multiprocessing.process.BaseProcess
     conn: mpc.Connection
     task: _Task | None = None
-    deadline: float = float("inf")
+    started: float = 0.0  # monotonic start of its call (booting: plus _BOOT_GRACE)
     name: str = field(default="")
     ready: bool = False  # the worker process has booted (sent _READY)
 
@@ -198,14 +201,19 @@ class ProcessExecutor(Executor):
         first calls, and are reused across calls.
     mp_context : {"spawn", "forkserver", "fork"}
         Start method. ``spawn`` (default) is safe with threads and CUDA/JAX in the parent.
+    auto_timeout : AutoTimeout, optional
+        The limit of calls submitted with ``timeout="auto"`` (default ``AutoTimeout()``: ten
+        times the longest call finished so far, at least 60 s).
     """
 
-    def __init__(self, max_workers: int | None = None, *, mp_context: str = "spawn") -> None:
+    def __init__(self, max_workers: int | None = None, *, mp_context: str = "spawn",
+                 auto_timeout: AutoTimeout | None = None) -> None:
         if max_workers is None:
             max_workers = os.cpu_count() or 1
         if not isinstance(max_workers, int) or max_workers < 1:
             raise ValueError(f"max_workers must be a positive int, got {max_workers!r}")
         self.max_workers = max_workers
+        self.auto_timeout = AutoTimeout() if auto_timeout is None else auto_timeout
         self._ctx = multiprocessing.get_context(mp_context)
         self._lock = threading.Lock()
         self._queue: collections.deque[_Task] = collections.deque()
@@ -218,10 +226,9 @@ class ProcessExecutor(Executor):
     # -- public API ---------------------------------------------------------------------------
 
     def submit(
-        self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None
+        self, fn: Callable[..., Any], /, *args: Any, timeout: float | str | None = None
     ) -> cf.Future:
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        check_timeout(timeout)
         future: cf.Future = cf.Future()
         try:
             payload = pickle.dumps((fn, args))
@@ -341,11 +348,17 @@ class ProcessExecutor(Executor):
                 task.future.set_exception(WorkerCrashed(detail, idle.name))
                 continue
             idle.task = task
-            idle.deadline = (  # a booting worker restarts the clock when it is ready
-                float("inf")
-                if task.timeout is None
-                else time.monotonic() + task.timeout + (0.0 if idle.ready else _BOOT_GRACE)
-            )
+            # a booting worker restarts the clock when it is ready
+            idle.started = time.monotonic() + (0.0 if idle.ready else _BOOT_GRACE)
+
+    def _limit(self, task: _Task) -> float:
+        if task.timeout is None:
+            return float("inf")
+        return self.auto_timeout.limit() if task.timeout == AUTO else float(task.timeout)
+
+    def _deadline(self, w: _Worker) -> float:
+        """When the call of ``w`` times out (an automatic limit is read afresh)."""
+        return float("inf") if w.task is None else w.started + self._limit(w.task)
 
     def _manage(self) -> None:
         try:
@@ -374,7 +387,7 @@ class ProcessExecutor(Executor):
                     self._close_pipe()
                     break
             now = time.monotonic()
-            wait_for = min((w.deadline for w in busy), default=float("inf")) - now
+            wait_for = min((self._deadline(w) for w in busy), default=float("inf")) - now
             handles: list[Any] = [self._wake_r]
             for w in busy:
                 handles += [w.conn, w.process.sentinel]
@@ -396,18 +409,18 @@ class ProcessExecutor(Executor):
                 data = w.conn.recv_bytes()
                 if data == _READY:
                     w.ready = True
-                    if task.timeout is not None:
-                        w.deadline = time.monotonic() + task.timeout
+                    w.started = time.monotonic()
                     return
                 ok, value = pickle.loads(data)
             except (EOFError, OSError):
                 pass  # died without answering: handled as a crash below
             except Exception as exc:  # result could not be unpickled here
-                w.task, w.deadline = None, float("inf")
+                w.task = None
                 task.future.set_exception(exc)
                 return
             else:
-                w.task, w.deadline = None, float("inf")
+                w.task = None
+                self.auto_timeout.observe(time.monotonic() - w.started)  # it answered
                 if ok:
                     task.future.set_result(value)
                 else:
@@ -420,11 +433,12 @@ class ProcessExecutor(Executor):
                 self._retire(w, kill=True)
             task.future.set_exception(WorkerCrashed(detail, w.name))
             return
-        if time.monotonic() >= w.deadline:
+        limit = self._limit(task)
+        if time.monotonic() >= w.started + limit:
             with self._lock:
                 self._retire(w, kill=True)
-            assert task.timeout is not None
-            task.future.set_exception(RunTimeout(task.timeout, w.name))
+            rule = self.auto_timeout.rule() if task.timeout == AUTO else ""
+            task.future.set_exception(RunTimeout(limit, w.name, rule))
 
 
 # --------------------------------------------------------------------------------------------
@@ -435,8 +449,10 @@ class ProcessExecutor(Executor):
 class SerialExecutor(Executor):
     """Runs each call inline, at submission; the returned future is already done.
 
-    A call submitted with a ``timeout`` runs in one isolated child process instead (started on
-    first need and reused), so that it can be killed; a crash there gives :class:`WorkerCrashed`.
+    A call submitted with a ``timeout`` in seconds runs in one isolated child process instead
+    (started on first need and reused), so that it can be killed; a crash there gives
+    :class:`WorkerCrashed`. ``timeout="auto"`` runs inline without a limit: a call in this
+    process cannot be stopped safely (no ``auto_timeout``).
     """
 
     max_workers = 1
@@ -445,9 +461,10 @@ class SerialExecutor(Executor):
         self._isolated: ProcessExecutor | None = None
 
     def submit(
-        self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None
+        self, fn: Callable[..., Any], /, *args: Any, timeout: float | str | None = None
     ) -> cf.Future:
-        if timeout is not None:
+        check_timeout(timeout)
+        if timeout is not None and timeout != AUTO:
             if self._isolated is None:
                 self._isolated = ProcessExecutor(max_workers=1)
             inner = self._isolated.submit(fn, *args, timeout=timeout)
