@@ -603,16 +603,31 @@ def test_a_hung_run_is_killed_by_the_default_and_the_study_goes_on(tmp_path, mon
     assert res.n_evals == 12
 
 
-def test_run_timeout_none_is_no_limit():
-    """Rule: a run far longer than the others is killed under "auto" but not with None."""
+@pytest.mark.parametrize("kind", ["process", "ray"])
+def test_run_timeout_none_is_no_limit(kind):
+    """Rule: a run far longer than the others is killed under "auto" but not with None (the
+    process pool, and Ray where installed)."""
     from erahbo.runtime.evaluate import evaluate
     from erahbo.runtime.executors import AutoTimeout, ProcessExecutor
 
+    def make(auto):
+        if kind == "process":
+            return ProcessExecutor(1, auto_timeout=auto)
+        pytest.importorskip("ray", reason="Ray is not installed (pip install erahbo[ray])")
+        from erahbo.runtime.executors import RayExecutor
+
+        return RayExecutor(num_cpus=1, max_workers=1, auto_timeout=auto,
+                           init_kwargs={"log_to_driver": False})
+
     for timeout, status in (("auto", "penalized"), (None, "ok")):
         # runs of seeds 1, 2: well under a second; seed 3: 5 s, past 3 x the longest of them
-        with ProcessExecutor(1, auto_timeout=AutoTimeout(factor=3.0, floor=0.5)) as ex:
+        with make(AutoTimeout(factor=3.0, floor=0.5)) as ex:
+            ex.submit(slow_seed_3, {"x": 0.5}, 1).result()  # a worker up, the module imported
+            ex.auto_timeout.longest = None  # (that first call is not a run)
             out = evaluate(slow_seed_3, {"x": 0.5}, [1, 2, 3], run_timeout=timeout, executor=ex)
         assert [r.status for r in out.runs] == ["ok", "ok", status], out.runs
+        if status == "penalized":
+            assert "automatic run_timeout" in out.runs[2].error
 
 
 def test_serial_runs_keep_no_limit_and_need_no_pickling():

@@ -40,7 +40,7 @@ def run_timeout_option(text: str | None) -> float | str | None:
     """``--run-timeout``: seconds, ``auto`` or ``none`` (checked by the library)."""
     if text is None or text.strip().lower() == "auto":
         return "auto"
-    if text.strip().lower() in ("none", "off", "0"):
+    if text.strip().lower() in ("none", "off"):
         return None
     try:
         return float(text)
