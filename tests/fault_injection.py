@@ -501,6 +501,12 @@ def hang_once(config: dict[str, Any], seed: int) -> float:
     return -((float(config["x"]) - 0.3) ** 2)
 
 
+def sleep_300(config: dict[str, Any], seed: int) -> float:
+    """A run of five minutes (Ctrl-C tests)."""
+    time.sleep(300)
+    return 0.0
+
+
 def slow_seed_3(config: dict[str, Any], seed: int) -> float:
     """0.05 s per run, 5 s for seed 3."""
     time.sleep(5.0 if seed == 3 else 0.05)
