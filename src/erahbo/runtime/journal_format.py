@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from erahbo import __version__
-from erahbo._lockfile import lock_file, lock_inode
+from erahbo._lockfile import lock_file, lock_inode, unlock_inode
 from erahbo.runtime.failures import COUNTED
 
 __all__ = [
@@ -364,7 +364,7 @@ def create_journal(path: str, settings: dict[str, Any], info_json: str | None) -
             lock_inode(fh, lambda holder: JournalLockedError(f"{tmp} is locked by {holder}"))
             os.link(tmp, path)  # fails if path exists: never overwrite
         except BaseException:
-            fh.close()
+            unlock_inode(fh)
             raise
     finally:
         for suffix in ("", "-wal", "-shm", "-journal"):
