@@ -24,7 +24,7 @@ import threading
 import time
 import traceback
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,35 +91,26 @@ def _unpack_exception(data: bytes | None, message: str, tb: str) -> BaseExceptio
     return exc
 
 
-@contextlib.contextmanager
-def _sigint_ignored_by_children() -> Iterator[None]:
-    """Processes started inside start with SIGINT ignored (a Ctrl-C is for the study process).
+def _block_sigint_for_children(ctx: Any) -> None:
+    """Processes this thread starts next begin with SIGINT blocked (a Ctrl-C is for the study).
 
     A Ctrl-C in the terminal goes to every process of the foreground group; a worker still
     booting (importing) would die of it with a ``KeyboardInterrupt`` traceback on the
-    terminal. An ignored signal stays ignored through ``exec``, and Python then installs no
-    ``KeyboardInterrupt`` handler. The C-level handler is swapped (``PyOS_setsig``: allowed in
-    any thread, unlike :func:`signal.signal`) for the instant of the start and then restored;
-    a Ctrl-C in that instant (a fork and an exec, milliseconds) is lost.
+    terminal. The signal mask of the starting thread is inherited through fork and exec, so
+    the worker boots with SIGINT pending at most, and drops it when it ignores SIGINT
+    (:func:`_worker_main`). Only this (manager) thread blocks SIGINT: the study's main thread
+    still gets the Ctrl-C. The resource tracker is started first, because starting it unblocks
+    the signals it blocks (bpo-33613) in the calling thread.
     """
-    setsig = None
-    if os.name == "posix":
-        try:
-            import ctypes
-
-            setsig = ctypes.pythonapi.PyOS_setsig
-            setsig.restype = ctypes.c_void_p
-            setsig.argtypes = [ctypes.c_int, ctypes.c_void_p]
-        except (ImportError, AttributeError):  # pragma: no cover - not CPython
-            setsig = None
-    if setsig is None:  # pragma: no cover
-        yield
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
         return
-    old = setsig(int(signal.SIGINT), 1)  # SIG_IGN
-    try:
-        yield
-    finally:
-        setsig(int(signal.SIGINT), old)
+    if threading.current_thread() is threading.main_thread():  # pragma: no cover
+        return  # the study's own thread must keep its Ctrl-C
+    if ctx.get_start_method() != "fork":
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 _READY = b"ready"  # a worker's first message; every later one is a pickled (ok, value)
@@ -132,7 +123,11 @@ def _worker_main(conn: mpc.Connection, parent_pid: int) -> None:
     if os.getppid() != parent_pid:  # parent died before prctl took effect
         return
     # A stray SIGINT (Ctrl-C in the terminal) is for the study process, which shuts us down.
+    # It is blocked since the start (_block_sigint_for_children): ignoring it drops one that
+    # came while this process booted.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:  # booted: timeouts count from here, not from the (slow, under load) process start
         conn.send_bytes(_READY)
     except (EOFError, OSError):
@@ -298,8 +293,8 @@ class ProcessExecutor(Executor):
         proc = self._ctx.Process(
             target=_worker_main, args=(child, os.getpid()), name="erahbo-worker"
         )
-        with _sigint_ignored_by_children():
-            proc.start()
+        _block_sigint_for_children(self._ctx)
+        proc.start()
         child.close()
         w = _Worker(process=proc, conn=parent, name=worker_name(proc.pid))
         self._workers.append(w)
