@@ -116,8 +116,8 @@ def test_links_share_the_lock_of_a_running_study(tmp_path):
         assert proc.poll() is None  # the study went on
     finally:
         stop(proc)
-    assert leftovers(tmp_path / "other") == []
-    assert not [n for n in os.listdir(tmp_path) if n.endswith(".lock")]
+    assert leftovers(tmp_path / "other") == [] == [n for n in os.listdir(tmp_path)
+                                                   if n.endswith(".lock")]
 
 
 def test_two_resumes_by_two_links_never_both_write(tmp_path):
@@ -244,8 +244,7 @@ def test_full_disk_ends_in_one_line_and_loses_nothing(tmp_path):
         assert f"journal {journal}" in line and "Every run recorded before is kept" in line
         assert f"erahbo resume {journal}" in line and (limit or "the disk is full" in line)
         assert not [n for n in os.listdir(fs) if n.endswith(".lock") or ".tmp-" in n]
-        before = counted_runs(journal)
-        assert len(before) >= 10
+        assert len(before := counted_runs(journal)) >= 10
         if limit is None:  # more room: the tmpfs grows
             remount(fs, "size=16m")
         done = cli("resume", str(journal), "--no-progress")
@@ -255,12 +254,11 @@ def test_full_disk_ends_in_one_line_and_loses_nothing(tmp_path):
         assert len({(t, s) for t, s, *_ in after}) == len(after)  # no slot counted twice
 
 
-def _study(path, budget: int = 30) -> None:
+def _study(path) -> None:
     from erahbo.objectives.synthetic import Figure1Task
     from erahbo.optimizer import optimize
 
-    task = Figure1Task()
-    optimize(task, task.space, budget=budget, seed=0, journal=path)
+    optimize(Figure1Task(), Figure1Task().space, budget=30, seed=0, journal=path)
 
 
 def test_read_only_folder(tmp_path):
@@ -294,6 +292,11 @@ def test_read_only_folder(tmp_path):
             with pytest.raises(JournalReadOnlyError, match="cannot be created"):
                 Journal.open(fs / "new.db", {"budget": 1})
             assert sorted(os.listdir(fs)) == ["j.db"]
+            res = cli("optimize", "--objective", "figure1", "--budget", "12", "--no-progress",
+                      "--journal", str(tmp_path / "k.db"), "--out", str(fs / "out"))
+            assert "estimated MV" in res.stdout  # the result, then why nothing was written
+            assert "could not write the study's outputs" in one_line_error(res)
+            assert f"erahbo resume {tmp_path / 'k.db'} --out DIR" in res.stderr
         finally:
             if root:
                 remount(fs, "rw")
@@ -392,8 +395,7 @@ def test_resume_of_a_changed_configuration_writes_nothing(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(ReplayDivergenceError):
         resume(path, Figure1Task(), Figure1Task().space, budget=40)
-    assert path.read_bytes() == bytes(data)
-    assert study_status(path).state == "inconsistent"
+    assert path.read_bytes() == bytes(data) and study_status(path).state == "inconsistent"
     assert leftovers(tmp_path) == []
 
 

@@ -127,7 +127,23 @@ def warm_frame(warm_start: Path | None, checkpoint: int | None) -> Any:
 def write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[Any]) -> Path:
     """``history.csv``, ``rounds.csv``, ``configs.csv``, ``summary.json`` and two figures
     (``configs.png``: mean vs spread of every configuration; ``rounds.png``: the stopping
-    rule's bounds and the seeds of every round) in ``out``."""
+    rule's bounds and the seeds of every round) in ``out``.
+
+    A folder that cannot be written (full disk, read-only) ends the command with one line, after
+    the result is printed (a journaled study can write them again: ``erahbo resume``).
+    """
+    try:
+        return _write_outputs(result, out, extra, findings)
+    except OSError as exc:
+        print_result(result, findings)
+        j = extra.get("journal")
+        again = (f"; the study is complete in its journal: `erahbo resume {j} --out DIR` writes "
+                 "them" if j else "")
+        raise fail(f"could not write the study's outputs to {out} ({exc.strerror or exc}): free "
+                   f"space there or give another --out{again}") from None
+
+
+def _write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[Any]) -> Path:
     from erahbo.analysis.run_plots import plot_configs, plot_rounds
 
     out.mkdir(parents=True, exist_ok=True)
