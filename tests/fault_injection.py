@@ -481,6 +481,38 @@ def segfault_objective(config: dict[str, Any], seed: int) -> float:
     return table_objective(config, seed)
 
 
+HANG_ENV = "FI_HANG_DIR"  # folder where hang_once counts its runs
+
+
+def hang_once(config: dict[str, Any], seed: int) -> float:
+    """0.05 s per run, but the first run started after two others hangs (an hour); the runs
+    are counted as files in the folder named by ``FI_HANG_DIR``."""
+    d = os.environ[HANG_ENV]
+    n = len(os.listdir(d))
+    open(os.path.join(d, f"run-{seed}-{os.getpid()}-{time.time_ns()}"), "w").close()
+    if n >= 2:
+        try:
+            os.close(os.open(os.path.join(d, "hang"), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            pass
+        else:
+            time.sleep(3600)
+    time.sleep(0.05)
+    return -((float(config["x"]) - 0.3) ** 2)
+
+
+def sleep_300(config: dict[str, Any], seed: int) -> float:
+    """A run of five minutes (Ctrl-C tests)."""
+    time.sleep(300)
+    return 0.0
+
+
+def slow_seed_3(config: dict[str, Any], seed: int) -> float:
+    """0.05 s per run, 5 s for seed 3."""
+    time.sleep(5.0 if seed == 3 else 0.05)
+    return float(config["x"])
+
+
 def real_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="the real optimizer on a table, with a journal")
     p.add_argument("journal")

@@ -1,7 +1,13 @@
-"""Exclusive advisory file locks (one process at a time on a journal or a generation)."""
+"""Exclusive advisory file locks: one process at a time on a journal or a generation.
+
+Two kinds: :func:`acquire` locks a separate lock file (a generation's folder), and
+:func:`lock_inode` locks a file itself, so that every name of it (symbolic or hard links)
+shares one lock (a study journal).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from typing import IO
@@ -61,3 +67,137 @@ def release(fh: IO | None) -> None:
         pass
     finally:
         fh.close()
+
+
+# --------------------------------------------------------------------------------------------
+# A lock on a file itself (its inode), shared by every name of it
+# --------------------------------------------------------------------------------------------
+
+_HELD: dict[tuple[int, int], int] = {}  # (st_dev, st_ino) -> fd, locks this process holds
+
+
+def lock_inode(fh: IO, error: Callable[[str], Exception]) -> None:
+    """Lock the open file ``fh`` itself for this process, or raise ``error(holder)``.
+
+    ``flock`` on the file's own descriptor: the lock belongs to the file (its inode), so a
+    symbolic link or a hard link to it shares it, and the OS releases it when the holder dies.
+    ``holder`` is ``"pid N"`` where the OS says so (Linux ``/proc/locks``), else ``"another
+    process"``. Nothing is created. A lock this process already holds is refused without
+    touching the file (see :func:`unlock_inode`). No-op where ``fcntl`` is unavailable.
+
+    Not for SQLite's own POSIX locks: on local file systems (Linux, macOS) ``flock`` and
+    ``fcntl`` locks are independent; on NFS, Linux emulates ``flock`` with ``fcntl`` locks, which
+    would conflict (SQLite's WAL mode does not work over NFS either).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        return
+    st = os.fstat(fh.fileno())
+    key = (st.st_dev, st.st_ino)
+    if key in _HELD:
+        raise error(f"pid {os.getpid()} (this process)")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pid = lock_holder_pid(st)
+        raise error("another process" if pid is None else f"pid {pid}") from None
+    _HELD[key] = fh.fileno()
+
+
+def lock_file(path: str | os.PathLike[str], error: Callable[[str], Exception]) -> IO:
+    """Open ``path`` read-only and lock the file itself (:func:`lock_inode`); the handle.
+
+    A file this process has locked already is refused before a descriptor is opened (closing
+    one would drop the POSIX locks this process's SQLite connections hold on it).
+    """
+    st = os.stat(path)
+    if (st.st_dev, st.st_ino) in _HELD:
+        raise error(f"pid {os.getpid()} (this process)")
+    fh = open(path, "rb")
+    try:
+        lock_inode(fh, error)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def held_here(path: str | os.PathLike[str]) -> bool:
+    """Whether this process holds the lock of the file at ``path`` (:func:`lock_inode`)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) in _HELD
+
+
+def unlock_inode(fh: IO | None) -> None:
+    """Close ``fh`` (which releases its lock). Call only once nothing else uses the file.
+
+    Closing any descriptor of a file drops every POSIX (``fcntl``) lock this process holds on
+    it, SQLite's included: close the database connection first.
+    """
+    if fh is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        st = os.fstat(fh.fileno())
+        if _HELD.get((st.st_dev, st.st_ino)) == fh.fileno():
+            del _HELD[(st.st_dev, st.st_ino)]
+    fh.close()
+
+
+def lock_holder_pid(st: os.stat_result) -> int | None:
+    """The pid holding an exclusive ``flock`` on the file of ``st``, from ``/proc/locks``.
+
+    Reads the kernel's table of locks (Linux); takes no lock. None where that table is
+    unavailable or does not list the file.
+    """
+    try:
+        with open("/proc/locks") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        parts = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5392611 0 EOF" ("->" marks a waiter)
+        if len(parts) >= 6 and "->" not in parts and parts[1] == "FLOCK" and parts[5] == dev:
+            with contextlib.suppress(ValueError):
+                return int(parts[4])
+    return None
+
+
+def inode_locked(path: str | os.PathLike[str]) -> tuple[bool, int | None]:
+    """Whether another process holds the :func:`lock_inode` lock of ``path``, and its pid.
+
+    From ``/proc/locks`` where it lists the file (no lock taken). Elsewhere, a shared lock is
+    tried and dropped at once (a process locking the file in that instant is refused and may
+    retry). Nothing is created.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False, None
+    if (st.st_dev, st.st_ino) in _HELD:
+        return True, os.getpid()
+    pid = lock_holder_pid(st)
+    if pid is not None:
+        return True, pid
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        return False, None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False, None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True, None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False, None
+    finally:
+        os.close(fd)

@@ -16,11 +16,12 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from erahbo._lockfile import inode_locked
 from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.journaling import replay_into
 from erahbo.optimizer.study import study_options
 from erahbo.runtime.journal import Journal
-from erahbo.runtime.journal_format import validate_existing
+from erahbo.runtime.journal_check import read_only, validate_existing
 from erahbo.space import SearchSpace
 
 __all__ = ["StudyStatus", "study_status"]
@@ -35,14 +36,17 @@ class StudyStatus:
     path : str
     state : str
         ``"finished"`` (budget spent, nothing pending), ``"running"`` (another process holds
-        the journal) or ``"stopped"`` (resumable: ``erahbo resume PATH``).
+        the journal's lock, by any name of the file), ``"stopped"`` (resumable: ``erahbo
+        resume PATH``) or ``"inconsistent"`` (the journaled events do not replay: a damaged
+        value, or a journal of an erahbo version that decides otherwise; resume refuses it).
     method : str
     budget : int or None
         The current budget (after any extension).
     n_counted : int
         Counted training runs (``ok`` and ``penalized``).
     run_status : dict
-        Runs per status (``ok``, ``penalized``, ``retried``, ``failed``, ``interrupted``...).
+        Runs of told trials per status (``ok``, ``penalized``, ``retried``, ``failed``,
+        ``interrupted``): the ``ok`` and ``penalized`` ones are the ``n_counted``.
     n_trials, n_pending : int
         Trials asked, and asked but not told (in flight, or cut by a crash).
     n_rounds : int
@@ -51,6 +55,12 @@ class StudyStatus:
         The recommendation from the replayed results (None / NaN if it could not be made).
     note : str
         Why there is no incumbent, or ``""``.
+    pid : int or None
+        The process running the study (``state == "running"``), where the OS tells it.
+    pending_runs : dict
+        Runs of the trials not told yet, per status: in flight (``running``), or, after a
+        crash or Ctrl-C, finished ones (kept on resume) and ``running`` ones (cut: re-run
+        with the same seed on resume). Not counted until their trial is told.
     settings : dict
         The journaled settings (without the space).
     info : dict
@@ -70,29 +80,10 @@ class StudyStatus:
     incumbent: dict[str, Any] | None = None
     incumbent_mv: float = float("nan")
     note: str = ""
+    pid: int | None = None
+    pending_runs: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
-
-
-def _locked(path: str) -> bool:
-    """Whether another process holds the journal's lock (a running study)."""
-    lock = path + ".lock"
-    if not os.path.exists(lock):
-        return False
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no lock
-        return False
-    try:
-        with open(lock) as fh:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                return True
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-    except FileNotFoundError:
-        return False
-    return False
 
 
 def _replay_incumbent(j: Journal) -> tuple[Any, str]:
@@ -100,6 +91,8 @@ def _replay_incumbent(j: Journal) -> tuple[Any, str]:
     spec = j.settings.get("space") or {}
     if "table" in spec:
         return None, "a study on a candidate table: the journal does not store the table"
+    if "hyperparameters" not in spec:
+        return None, "the journal holds no search space (a study of another optimizer)"
     opt = Optimizer(SearchSpace.from_json(spec), **study_options(j.settings))
     replay_into(opt, j)
     return opt, ""
@@ -129,40 +122,48 @@ def study_status(path: str | os.PathLike[str]) -> StudyStatus:
     if not os.path.isfile(p):
         raise FileNotFoundError(f"journal {p} does not exist; give the path of a study journal "
                                 "(erahbo optimize --journal PATH, or OUT/study.db of erahbo tune)")
-    validate_existing(p)
-    conn = sqlite3.connect(f"file:{os.path.abspath(p)}?mode=ro", uri=True,
-                           check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    j = Journal(p, conn, None, False)  # read-only, unlocked: only its readers are used
+    running, pid = inode_locked(p)  # before any connection: see erahbo._lockfile
+    with read_only(p, live=running) as conn:
+        validate_existing(p, conn)
+        conn.row_factory = sqlite3.Row
+        j = Journal(p, conn, None, False)  # read-only, unlocked: only its readers are used
+        return _summary(j, running, pid)
+
+
+def _summary(j: Journal, running: bool, pid: int | None) -> StudyStatus:
+    settings = dict(j.settings)
+    told: dict[str, int] = {}
+    pending: dict[str, int] = {}
+    for r in j._rows("SELECT r.status, t.told_at IS NOT NULL, COUNT(*) FROM runs r "
+                     "JOIN trials t USING (trial_id) GROUP BY r.status, t.told_at IS NOT NULL"):
+        into = told if r[1] else pending
+        into[str(r[0])] = int(r[2])
+    n_rounds = int(j._rows("SELECT COUNT(DISTINCT round) FROM trials")[0][0])
+    n_trials, n_told = j.n_trials(), j.n_trials(told=True)
+    n_counted, budget = j.n_counted(), j.budget()
+    out = StudyStatus(j.path, "stopped", str(settings.get("method")), budget, n_counted, told,
+                      n_trials, n_trials - n_told, n_rounds,
+                      settings={k: v for k, v in settings.items()
+                                if k not in ("space", "warm_start")},
+                      info=dict(j.info), pending_runs=pending)
+    replayed = True
     try:
-        settings = dict(j.settings)
-        counts: dict[str, int] = {}
-        for r in j._rows("SELECT status, COUNT(*) FROM runs GROUP BY status"):
-            counts[str(r[0])] = int(r[1])
-        n_rounds = int(j._rows("SELECT COUNT(DISTINCT round) FROM trials")[0][0])
-        n_trials, n_told = j.n_trials(), j.n_trials(told=True)
-        n_counted, budget = j.n_counted(), j.budget()
-        out = StudyStatus(p, "stopped", str(settings.get("method")), budget, n_counted, counts,
-                          n_trials, n_trials - n_told, n_rounds,
-                          settings={k: v for k, v in settings.items()
-                                    if k not in ("space", "warm_start")},
-                          info=dict(j.info))
-        try:
-            opt, note = _replay_incumbent(j)
-        except Exception as exc:  # a journal of another erahbo version: counts still shown
-            opt, note = None, f"the replay failed ({type(exc).__name__}: {exc})"
-        # finished: nothing pending and the optimizer asks for nothing more (a new
-        # configuration needs 2 seeds: a budget can end 1 run short)
-        done = n_trials == n_told and budget is not None and n_counted >= budget - 1
-        if opt is not None:
-            out.incumbent_id = opt.incumbent_id
-            out.incumbent = opt.recommend()
-            out.incumbent_mv = opt.incumbent_mv
-            if out.incumbent is None:
-                note = "no configuration was evaluated successfully yet"
-            done = n_trials == n_told and opt.ask() is None
-        out.state = "running" if _locked(p) else ("finished" if done else "stopped")
-        out.note = note
-        return out
-    finally:
-        conn.close()
+        opt, note = _replay_incumbent(j)
+    except Exception as exc:  # a damaged value, or a journal of another erahbo version
+        opt, note, replayed = None, f"the replay failed ({type(exc).__name__}: {exc})", False
+    # finished: nothing pending and the optimizer asks for nothing more (a new
+    # configuration needs 2 seeds: a budget can end 1 run short)
+    done = n_trials == n_told and budget is not None and n_counted >= budget - 1
+    if opt is not None:
+        out.incumbent_id = opt.incumbent_id
+        out.incumbent = opt.recommend()
+        out.incumbent_mv = opt.incumbent_mv
+        if out.incumbent is None:
+            note = "no configuration was evaluated successfully yet"
+        done = n_trials == n_told and opt.ask() is None
+    if running:
+        out.state, out.pid = "running", pid
+    else:
+        out.state = "inconsistent" if not replayed else ("finished" if done else "stopped")
+    out.note = note
+    return out

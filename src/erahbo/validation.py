@@ -91,6 +91,16 @@ def real_above(low: float, strict: bool, hint: str = "") -> Rule:
     return rule
 
 
+def _timeout(name: str, value: Any) -> float | str:
+    """Rule of ``run_timeout``: seconds > 0, or ``"auto"`` (None, no limit, is not checked)."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, str):
+        raise ValueError(f"{name}={value!r}: give seconds (> 0), 'auto' (a limit of ten times "
+                         "the longest finished run, in worker processes) or None for no limit")
+    return real_above(0, True, " seconds, 'auto' or None for no limit")(name, value)
+
+
 def _seeds(what: str) -> Rule:
     def rule(name: str, value: Any) -> int:
         if check_int(name, value) < 2:
@@ -165,7 +175,7 @@ RULES: dict[str, Rule] = {
     "n_polish": int_at_least(0),
     "retries": int_at_least(0, " (new seeds per failed run under failures='retry')", what=""),
     "rho_max2": real_above(0, True, " or None (the largest sample variance)"),
-    "run_timeout": real_above(0, True, " seconds, or None for no limit"),
+    "run_timeout": _timeout,
     "workers": int_at_least(1, " (concurrent training runs)"),
     "repetitions": int_at_least(1, " (repetitions per task and method)"),
 }

@@ -29,6 +29,19 @@ ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+def run_timeout_option(text: str | None) -> float | str | None:
+    """``--run-timeout``: seconds, ``auto`` or ``none`` (checked by the library)."""
+    if text is None or text.strip().lower() == "auto":
+        return "auto"
+    if text.strip().lower() in ("none", "off"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"--run-timeout {text!r}: give seconds (e.g. 3600), auto or "
+                         "none") from None
+
+
 def _max_failures(text: str | None) -> int | float | None:
     """``--max-failures``: an int count or a float share (checked by the library)."""
     if text is None:
@@ -107,7 +120,23 @@ def warm_frame(warm_start: Path | None, checkpoint: int | None) -> Any:
 def write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[Any]) -> Path:
     """``history.csv``, ``rounds.csv``, ``configs.csv``, ``summary.json`` and two figures
     (``configs.png``: mean vs spread of every configuration; ``rounds.png``: the stopping
-    rule's bounds and the seeds of every round) in ``out``."""
+    rule's bounds and the seeds of every round) in ``out``.
+
+    A folder that cannot be written (full disk, read-only) ends the command with one line, after
+    the result is printed (a journaled study can write them again: ``erahbo resume``).
+    """
+    try:
+        return _write_outputs(result, out, extra, findings)
+    except OSError as exc:
+        print_result(result, findings)
+        j = extra.get("journal")
+        again = (f"; the study is complete in its journal: `erahbo resume {j} --out DIR` writes "
+                 "them" if j else "")
+        raise fail(f"could not write the study's outputs to {out} ({exc.strerror or exc}): free "
+                   f"space there or give another --out{again}") from None
+
+
+def _write_outputs(result: Any, out: Path, extra: dict[str, Any], findings: list[Any]) -> Path:
     from erahbo.analysis.run_plots import plot_configs, plot_rounds
 
     out.mkdir(parents=True, exist_ok=True)
@@ -228,8 +257,10 @@ def optimize(
     retries: int = typer.Option(2, help="Retries per failed seed with --failures retry."),
     max_failures: str = typer.Option(None, help="Stop early when runs keep failing: a count "
                                      "(e.g. 10) or a share of the runs (e.g. 0.5)."),
-    run_timeout: float = typer.Option(None, help="Seconds per training run; longer runs are "
-                                      "killed and count as failed."),
+    run_timeout: str = typer.Option("auto", help="Seconds per training run; longer runs are "
+                                    "killed and count as failed. auto: ten times the longest "
+                                    "finished run (at least 60 s) with --executor process or "
+                                    "ray, none inline (serial); none: no limit."),
     executor: str = typer.Option(None, help="serial | process | ray (default: serial, or "
                                  "process with --workers > 1)."),
     workers: int = typer.Option(None, help="Concurrent training runs."),
@@ -257,12 +288,13 @@ def optimize(
                              "(a .json space or a .csv/.parquet candidate table)")
         the_space = task_space if task_space is not None else load_space(space)
         warm = warm_frame(warm_start, checkpoint)
+        timeout = run_timeout_option(run_timeout)
         info = {
             "objective": objective_spec(fn) or objective,
             "space_file": None if space is None else str(space.resolve()),
             "workdir": os.getcwd(),
             "executor": executor, "workers": workers, "address": address,
-            "run_timeout": run_timeout, "out": str(out.resolve()),
+            "run_timeout": timeout, "out": str(out.resolve()),
         }
         if journal is not None:  # the CLI makes the journal's folder (the library does not)
             journal.parent.mkdir(parents=True, exist_ok=True)
@@ -278,7 +310,8 @@ def optimize(
                 seed_batch=seed_batch, n_parallel=parallel,
                 schedule=schedule, gamma=gamma, slope=slope,
                 **({} if warm is None else {"warm_start": warm}),
-                journal=journal, failures=failures, retries=retries, run_timeout=run_timeout,
+                journal=journal, failures=failures, retries=retries,
+                run_timeout=timeout,
                 max_failures=_max_failures(max_failures),
                 executor=executor, workers=workers, address=address, callback=callback,
                 journal_info=info if journal is not None else None,

@@ -52,11 +52,18 @@ def resume(
             info = dict(j.info)
             n_before = j.n_counted()
             now = j.budget()
+        if budget is not None and now is not None and budget < now:
+            where = (f"the study has already spent {n_before} runs" if budget <= n_before else
+                     f"it is below the study's budget of {now} runs ({n_before} done)")
+            raise ValueError(
+                f"--budget {budget}: {where}; a study can be given more budget, not less. "
+                f"Give --budget N with N > {now}, or leave --budget out to continue it to {now}"
+            )
         fn = None
         space = None
         if objective is not None:
             fn, space = load_objective(objective)
-        more = f", budget raised from {now} to {budget}" if budget and budget != now else ""
+        more = f", budget raised from {now} to {budget}" if budget and budget > now else ""
         typer.echo(f"resuming {path}: {n_before} of {now} training runs done{more} "
                    f"(objective {objective or info.get('objective')})")
         t0 = time.time()

@@ -25,11 +25,21 @@ def status(
     console = make_console()
     p = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731
     budget = "?" if s.budget is None else s.budget
-    p(f"{s.path}: {s.method} study, {s.state}")
+    state = f"running (pid {s.pid})" if s.state == "running" and s.pid else s.state
+    p(f"{s.path}: {s.method} study, {state}")
     p(f"  objective: {s.info.get('objective', '?')}")
     runs = ", ".join(f"{n} {k}" for k, n in sorted(s.run_status.items()))
     p(f"  training runs: {s.n_counted} of {budget} counted ({runs or 'none yet'})")
     p(f"  rounds: {s.n_rounds}; trials: {s.n_trials} asked, {s.n_pending} not told")
+    if s.pending_runs:
+        runs = ", ".join(f"{n} {k}" for k, n in sorted(s.pending_runs.items()))
+        if s.state == "running":
+            when = "in progress"
+        else:
+            cut = s.pending_runs.get("running", 0)
+            when = "finished ones are kept on resume" + (
+                f"; the {cut} running were cut and run again with the same seed" if cut else "")
+        p(f"  runs of trials not told yet, not counted: {runs} ({when})")
     if s.incumbent is not None:
         mv = "nan" if not math.isfinite(s.incumbent_mv) else f"{s.incumbent_mv:.6g}"
         p(f"  incumbent: config {s.incumbent_id}, estimated MV {mv}")
@@ -37,6 +47,9 @@ def status(
             p(f"    {name} = {value:.6g}" if isinstance(value, float) else f"    {name} = {value}")
     elif s.note:
         p(f"  incumbent: none ({s.note})")
+    if s.state == "inconsistent":
+        p(f"  the journaled events do not replay: erahbo resume refuses this journal; restore "
+          f"{path} from a backup or start a new study")
     tuned = str(s.info.get("objective", "")).startswith("arlbench:")
     if s.state == "stopped":
         p("  continue it: run the same erahbo tune command again" if tuned

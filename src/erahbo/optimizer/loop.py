@@ -186,7 +186,7 @@ def optimize(
     failures: str | FailurePolicy | None = None,
     retries: int = 2,
     max_failures: int | float | None = None,
-    run_timeout: float | None = None,
+    run_timeout: float | str | None = "auto",
     executor: str | Executor | None = None,
     workers: int | None = None,
     address: str | None = None,
@@ -237,9 +237,14 @@ def optimize(
         finished runs failed (after 20 runs). The result so far is returned with
         ``Result.stopped`` set and a :class:`erahbo.runtime.failure_limit.FailureLimitWarning`.
         Default None: no limit (the budget still ends every study).
-    run_timeout : float, optional
+    run_timeout : float, "auto" or None
         Seconds per training run; a run past it is killed and counts as failed (runs then
         execute in worker processes, one isolated child with the serial executor).
+        ``"auto"`` (default): where runs execute in worker processes (``executor="process"``
+        or ``"ray"``), ten times the longest run finished so far, at least 60 s (a day before
+        any run finished), so that a hung run cannot hang the study; no limit with the serial
+        executor, whose runs execute in this process and cannot be stopped safely (give
+        seconds to run them in an isolated child with a limit). None: no limit.
     executor : {"serial", "process", "ray"} or Executor, optional
         Where runs execute (:mod:`erahbo.runtime.executors`); one executor serves the whole study
         and the seeds of a round run concurrently on it (ERAHBO: ``k_min`` at once, then one more
@@ -277,7 +282,7 @@ def optimize(
         check_option("run_timeout", run_timeout)
     limit = FailureLimit.coerce(max_failures)
     kind = _executor_kind(executor, workers)
-    if kind in ("process", "ray") or run_timeout is not None:
+    if kind in ("process", "ray") or run_timeout not in (None, "auto"):
         _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
     if journal is not None and journal_info is None:
         journal_info = _default_info(objective, kind, workers, address, run_timeout)

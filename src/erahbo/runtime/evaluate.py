@@ -20,6 +20,7 @@ from typing import Any
 
 from erahbo.objectives import is_batch_objective
 from erahbo.runtime.executors import (
+    AUTO,
     Executor,
     RunTimeout,
     SerialExecutor,
@@ -103,7 +104,7 @@ def evaluate(
     policy: str | FailurePolicy = "penalize",
     *,
     retries: int | None = None,
-    run_timeout: float | None = None,
+    run_timeout: float | str | None = None,
     executor: Executor | None = None,
     penalizer: Penalizer | None = None,
     recorder: RunRecorder | None = None,
@@ -128,9 +129,13 @@ def evaluate(
         What to do with failed runs (module docstring).
     retries : int, optional
         Retries per seed under ``"retry"`` (default 2).
-    run_timeout : float, optional
+    run_timeout : float or "auto", optional
         Seconds per run. When set, runs execute in separate processes (a serial executor uses
         one isolated child process) and a run past the limit is killed and counts as failed.
+        ``"auto"``: the executor's automatic limit where it runs calls in worker processes
+        (:class:`erahbo.runtime.executor.AutoTimeout`: ten times the longest run it finished,
+        at least a minute); none on an executor that runs calls inline (serial), where a run
+        cannot be stopped safely. None: no limit.
     executor : Executor, optional
         Where runs execute; default: inline (:class:`SerialExecutor`).
     penalizer : Penalizer, optional
@@ -159,6 +164,8 @@ def evaluate(
         batch = is_batch_objective(objective)
     ex: Executor = SerialExecutor() if executor is None else executor
     pz = penalizer if penalizer is not None else Penalizer()
+    if run_timeout == AUTO and getattr(ex, "auto_timeout", None) is None:
+        run_timeout = None  # runs inline: no automatic limit
     run = _TrialRun(objective, config, seeds, pol, ex, recorder, bool(batch), run_timeout,
                     pz.screen)
     run.take_over(list(prior))
@@ -175,7 +182,7 @@ class _TrialRun:
 
     def __init__(self, objective: Callable[..., Any], config: Any, seeds: list[int],
                  pol: FailurePolicy, ex: Executor, recorder: RunRecorder | None, batch: bool,
-                 run_timeout: float | None,
+                 run_timeout: float | str | None,
                  screen: Callable[[float], str | None] = lambda raw: None) -> None:
         self.objective, self.config, self.seeds, self.pol = objective, config, seeds, pol
         self.ex, self.recorder, self.batch, self.run_timeout = ex, recorder, batch, run_timeout

@@ -12,7 +12,10 @@ raises the same exception (its remote traceback chained as ``__cause__``). Two i
 failures have their own exception types so that callers can record them as failed runs:
 :class:`RunTimeout` (the call exceeded ``timeout`` seconds and its worker was killed) and
 :class:`WorkerCrashed` (the worker process died, e.g. a segfault in the training code). Neither
-takes the caller down, and the executor keeps working afterwards.
+takes the caller down, and the executor keeps working afterwards. ``timeout="auto"`` is the
+automatic limit of executors whose workers can be killed (:class:`AutoTimeout`: ten times the
+longest call finished so far, at least 60 s; a day before any finished); the serial executor
+runs such calls inline, without a limit.
 
 Implementations
 ---------------
@@ -35,6 +38,8 @@ Implementations
 from __future__ import annotations
 
 from erahbo.runtime.executor import (
+    AUTO,
+    AutoTimeout,
     Executor,
     RemoteError,
     RunTimeout,
@@ -45,6 +50,8 @@ from erahbo.runtime.process import ProcessExecutor, SerialExecutor
 from erahbo.runtime.ray_executor import RayExecutor
 
 __all__ = [
+    "AUTO",
+    "AutoTimeout",
     "Executor",
     "ProcessExecutor",
     "RayExecutor",

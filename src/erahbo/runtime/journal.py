@@ -20,11 +20,11 @@ Durability choices
   ``synchronous="NORMAL"`` survives process crashes (SIGKILL) but may lose the last commits on
   power loss.
 * A new journal is built in a temporary file and linked into place, so a crash during creation
-  never leaves a half-made journal; an existing file is never overwritten or repaired: a file
-  that is not an erahbo journal, is truncated or corrupted, or was written by a newer schema is
-  refused with a clear error (:class:`JournalCorruptError`) and left untouched.
-* One study process per journal: an advisory lock on ``PATH.lock`` (released by the OS when the
-  process dies, so a killed study can be resumed at once).
+  never leaves a half-made journal; an existing file is checked whole before anything is
+  written (:mod:`erahbo.runtime.journal_check`), never overwritten or repaired.
+* One study process per journal: an advisory lock (``flock``) on the journal file itself, so
+  every name of it (symbolic or hard link) shares the lock; released by the OS when the
+  process dies, so a killed study can be resumed at once. No lock file is created.
 
 Schema (version 1; ``PRAGMA application_id`` marks the file as an erahbo journal)
 --------------------------------------------------------------------------------
@@ -42,7 +42,6 @@ Testing hook: with the environment variable ``ERAHBO_JOURNAL_KILL_AFTER=N`` a jo
 its own process right after its N-th commit (fault-injection tests).
 """
 
-
 from __future__ import annotations
 
 import contextlib
@@ -55,14 +54,17 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from erahbo._lockfile import release
+from erahbo._lockfile import unlock_inode
 from erahbo.runtime.failures import RunOutcome, TrialOutcome
+from erahbo.runtime.journal_check import check_wal_names, check_writable, validate_existing
 from erahbo.runtime.journal_format import (
     KILL_ENV,
     SCHEMA_VERSION,
     JournalCorruptError,
     JournalError,
     JournalLockedError,
+    JournalReadOnlyError,
+    JournalWriteError,
     ReplayDivergenceError,
     RunRecord,
     SettingsMismatchError,
@@ -75,7 +77,7 @@ from erahbo.runtime.journal_format import (
     run_from_row,
     settings_diff,
     settings_hash,
-    validate_existing,
+    write_error,
 )
 from erahbo.validation import check_journal_path
 
@@ -88,6 +90,8 @@ __all__ = [
     "JournalCorruptError",
     "JournalError",
     "JournalLockedError",
+    "JournalReadOnlyError",
+    "JournalWriteError",
     "ReplayDivergenceError",
     "RunRecord",
     "SettingsMismatchError",
@@ -128,6 +132,7 @@ class Journal:
         kill = os.environ.get(KILL_ENV, "")
         self._kill_after = int(kill) if kill.strip().isdigit() else 0
         self.on_commit: Callable[[int], None] | None = None  # test hook, after each commit
+        self._pending_info: str | None = None  # new info, committed before the next record
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -153,7 +158,7 @@ class Journal:
             the settings it holds (``erahbo resume PATH``).
         info : mapping, optional
             JSON-able facts that do not affect decisions (executor, objective name...): stored,
-            replaced on each open, never compared.
+            replaced on each open (with the first record written after it), never compared.
         synchronous : {"FULL", "NORMAL"}
             SQLite durability (module docstring).
 
@@ -179,33 +184,53 @@ class Journal:
             None if settings is None else json.loads(canonical_json(settings, "settings"))
         )
         info_json = None if info is None else canonical_json(info, "info")
-        lock = lock_journal(p)
+        lock = None
         try:
-            created = not os.path.exists(p)
-            if created:
+            created = False
+            if not os.path.exists(p):
                 if new_settings is None:
                     raise FileNotFoundError(
                         f"journal {p} does not exist; pass the study settings to start a new one"
                     )
-                create_journal(p, new_settings, info_json)
-            else:
+                if os.path.islink(p):
+                    raise ValueError(
+                        f"journal {p} is a symbolic link to {os.readlink(p)}, which does not "
+                        "exist; give the path of the journal itself, or remove the link"
+                    )
+                check_writable(p)
+                try:
+                    lock = create_journal(p, new_settings, info_json)
+                    created = True
+                except FileExistsError:  # created meanwhile by another process: resume it
+                    pass
+                except (OSError, sqlite3.OperationalError) as exc:
+                    raise write_error(p, "could not create the journal", exc) from None
+            if not created:
+                lock = lock_journal(p)  # check, then write: nothing is written to a bad file
+                check_wal_names(p)
                 validate_existing(p)
-            conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False)
+                check_writable(p)
+            try:
+                conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise write_error(p, "could not open the journal", exc) from None
             conn.row_factory = sqlite3.Row
             try:
-                mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-                if mode.lower() != "wal":  # pragma: no cover - e.g. some network filesystems
-                    conn.execute("PRAGMA journal_mode=DELETE")
-                conn.execute(f"PRAGMA synchronous={sync}")
-                conn.execute("PRAGMA foreign_keys=ON")
-                conn.execute("PRAGMA busy_timeout=10000")
+                try:
+                    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                    if mode.lower() != "wal":  # pragma: no cover - e.g. network filesystems
+                        conn.execute("PRAGMA journal_mode=DELETE")
+                    conn.execute(f"PRAGMA synchronous={sync}")
+                    conn.execute("PRAGMA foreign_keys=ON")
+                    conn.execute("PRAGMA busy_timeout=10000")
+                except sqlite3.OperationalError as exc:
+                    raise write_error(p, "could not open the journal", exc) from None
                 journal = cls(p, conn, lock, created)
             except BaseException:
                 conn.close()
                 raise
         except BaseException:
-            if lock is not None:
-                lock.close()
+            unlock_inode(lock)
             raise
         if new_settings is not None and not created:
             if settings_hash(new_settings) != journal.settings_hash:
@@ -218,9 +243,8 @@ class Journal:
                     f"{p}`); to give it more budget, change only the budget (or run `erahbo "
                     f"resume {p} --budget N`); to start a new study, use another journal path."
                 )
-        if info_json is not None and not created:
-            with journal._tx() as c:
-                c.execute("UPDATE study SET info = ?", (info_json,))
+        if info_json is not None and not created:  # written with the first record (_tx)
+            journal._pending_info = info_json
             journal.info = json.loads(info_json)
         return journal
 
@@ -232,7 +256,7 @@ class Journal:
             self._closed = True
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            release(self._lockfile)  # and remove PATH.lock
+            unlock_inode(self._lockfile)  # after the connection: see unlock_inode
 
     def _abandon(self) -> None:
         """Drop the connection and lock without any cleanup (tests: simulate a crash)."""
@@ -256,16 +280,31 @@ class Journal:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a failed write (full disk, I/O error) is rolled back and
+        raised as :class:`JournalWriteError` (what was committed before is kept).
+
+        New info given to :meth:`open` is committed first, on its own: a journal that is
+        only replayed (or refused by the replay) is not written at all.
+        """
+        if self._pending_info is not None:
+            info, self._pending_info = self._pending_info, None
+            with self._tx() as c:
+                c.execute("UPDATE study SET info = ?", (info,))
         with self._mutex:
             if self._closed:
                 raise JournalError(f"journal {self.path} is closed")
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                raise write_error(self.path, "could not record the study's progress",
+                                  exc) from None
             self.commits += 1
         if self._kill_after and self.commits >= self._kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -411,7 +450,13 @@ class Journal:
 
     def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._mutex:
-            return self._conn.execute(sql, args).fetchall()
+            try:
+                return self._conn.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:  # not its subclasses: a damaged file
+                if type(exc) is not sqlite3.DatabaseError:
+                    raise
+                raise JournalCorruptError(f"journal {self.path} is corrupted (sqlite: {exc}); "
+                                          "restore it from a backup or start a new study") from exc
 
     def runs(self, trial_id: int | None = None) -> list[RunRecord]:
         """Runs in the order they were submitted (all trials, or one)."""
@@ -568,28 +613,13 @@ class Journal:
         rows = []
         for r in self.runs():
             t = trials[r.trial_id]
-            rows.append(
-                {
-                    "run_id": r.run_id,
-                    "trial_id": r.trial_id,
-                    "round": t.round,
-                    "config_id": t.config_id,
-                    "config": t.config,
-                    "slot": r.slot,
-                    "attempt": r.attempt,
-                    "seed": r.seed,
-                    "status": r.status,
-                    "counted": r.counted,
-                    "value": r.value_used,
-                    "raw": r.raw,
-                    "error": r.error,
-                    "start": r.start,
-                    "end": r.end,
-                    "worker": r.worker,
-                    "rerun": r.rerun,
-                    "excluded": t.excluded,
-                }
-            )
+            rows.append({
+                "run_id": r.run_id, "trial_id": r.trial_id, "round": t.round,
+                "config_id": t.config_id, "config": t.config, "slot": r.slot,
+                "attempt": r.attempt, "seed": r.seed, "status": r.status, "counted": r.counted,
+                "value": r.value_used, "raw": r.raw, "error": r.error, "start": r.start,
+                "end": r.end, "worker": r.worker, "rerun": r.rerun, "excluded": t.excluded,
+            })
         return pd.DataFrame(rows)
 
 

@@ -2,14 +2,16 @@
 
 The storage side of :mod:`erahbo.runtime.journal` (which holds :class:`Journal`, the open
 journal): the SQLite schema (version 1), the error classes, the records read back
-(:class:`RunRecord`, :class:`TrialRecord`), the canonical JSON of settings, the checks of an
-existing file (never repaired, refused with a clear error), the advisory lock and the atomic
-creation of a new journal (built in a temporary file and linked into place).
+(:class:`RunRecord`, :class:`TrialRecord`), the canonical JSON of settings, the advisory lock
+on the file itself and the atomic creation of a new journal (built in a temporary file and
+linked into place). The checks of an existing file (never repaired, refused with a clear
+error) are in :mod:`erahbo.runtime.journal_check`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import math
@@ -18,10 +20,10 @@ import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from erahbo import __version__
-from erahbo._lockfile import acquire
+from erahbo._lockfile import lock_file, lock_inode, unlock_inode
 from erahbo.runtime.failures import COUNTED
 
 __all__ = [
@@ -29,6 +31,8 @@ __all__ = [
     "JournalCorruptError",
     "JournalError",
     "JournalLockedError",
+    "JournalReadOnlyError",
+    "JournalWriteError",
     "ReplayDivergenceError",
     "RunRecord",
     "SettingsMismatchError",
@@ -41,14 +45,13 @@ __all__ = [
     "run_from_row",
     "settings_diff",
     "settings_hash",
-    "validate_existing",
+    "write_error",
 ]
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x45524842  # "ERHB"
 STATUSES = ("running", "ok", "penalized", "retried", "failed", "interrupted")
 KILL_ENV = "ERAHBO_JOURNAL_KILL_AFTER"
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _SCHEMA = f"""
 CREATE TABLE study (
@@ -96,7 +99,6 @@ CREATE TABLE events (
 PRAGMA application_id = {APPLICATION_ID};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
-_TABLES = {"study", "trials", "runs", "events"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,6 +120,24 @@ class SettingsMismatchError(JournalError, ValueError):
 
 class JournalLockedError(JournalError):
     """Another live process has the journal open."""
+
+
+class JournalReadOnlyError(JournalError):
+    """The journal's file or folder cannot be written (read-only file system, permissions)."""
+
+
+class JournalWriteError(JournalError):
+    """A record could not be written (full disk, I/O error); what was recorded before is kept.
+
+    Attributes
+    ----------
+    path : str
+        The journal.
+    """
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ReplayDivergenceError(JournalError):
@@ -259,113 +279,101 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
 
 
 # --------------------------------------------------------------------------------------------
-# Opening: validation that never modifies the file
+# Locking and creation (the checks of an existing file: erahbo.runtime.journal_check)
 # --------------------------------------------------------------------------------------------
 
 
-def _corrupt(path: str, what: str) -> JournalCorruptError:
-    return JournalCorruptError(
-        f"journal {path} {what}. The file was not modified. Restore it from a backup (copy "
-        f"{os.path.basename(path)} together with its -wal file), try `sqlite3 {path} .recover`, "
-        "or start a new study with another journal path."
-    )
+def lock_journal(path: str) -> IO | None:
+    """Exclusive advisory lock on the journal file itself (:func:`erahbo._lockfile.lock_inode`).
 
-
-def validate_existing(path: str) -> None:
-    size = os.path.getsize(path)
-    if size == 0:
-        raise _corrupt(path, "is an empty file (0 bytes), not an erahbo journal")
-    with open(path, "rb") as fh:
-        header = fh.read(100)
-    if not header.startswith(_SQLITE_MAGIC):
-        raise _corrupt(path, "is not an erahbo journal (not an SQLite database)")
-    if len(header) == 100:
-        page_size = int.from_bytes(header[16:18], "big")
-        page_size = 65536 if page_size == 1 else page_size
-        n_pages = int.from_bytes(header[28:32], "big")
-        counter_ok = header[24:28] == header[92:96]
-        if counter_ok and n_pages and size < n_pages * page_size:
-            raise _corrupt(
-                path, f"is truncated ({size} bytes, its header says {n_pages * page_size})"
-            )
-    else:
-        raise _corrupt(path, f"is truncated ({size} bytes, shorter than an SQLite header)")
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            app_id = con.execute("PRAGMA application_id").fetchone()[0]
-            version = con.execute("PRAGMA user_version").fetchone()[0]
-            if app_id != APPLICATION_ID:
-                raise _corrupt(path, "is an SQLite database but not an erahbo journal")
-            if version > SCHEMA_VERSION:
-                raise JournalError(
-                    f"journal {path} has schema version {version}, newer than this erahbo "
-                    f"supports ({SCHEMA_VERSION}); upgrade erahbo to resume it"
-                )
-            check = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
-            if check != ["ok"]:
-                raise _corrupt(path, f"is corrupted (sqlite quick_check: {'; '.join(check[:3])})")
-            tables = {
-                r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            }
-            if not _TABLES <= tables:
-                raise _corrupt(path, f"lacks the tables {sorted(_TABLES - tables)}")
-            if con.execute("SELECT COUNT(*) FROM study").fetchone()[0] != 1:
-                raise _corrupt(path, "has no study settings")
-        finally:
-            con.close()
-    except sqlite3.DatabaseError as exc:
-        raise _corrupt(path, f"is corrupted or truncated (sqlite: {exc})") from exc
-
-
-def lock_journal(path: str) -> Any:
-    """Exclusive advisory lock on PATH.lock; None where fcntl is unavailable."""
-
-    return acquire(path + ".lock", lambda holder: JournalLockedError(
+    Every name of the file (a symbolic or a hard link) shares the lock; nothing is created.
+    The returned handle holds it: close it (:func:`erahbo._lockfile.unlock_inode`) after the
+    database connection.
+    """
+    return lock_file(path, lambda holder: JournalLockedError(
         f"journal {path} is in use by {holder}; wait for that study to finish or stop it "
         "(a killed study releases the lock at once)"
     ))
+
+
+def write_error(path: str, doing: str, exc: BaseException) -> JournalError:
+    """The error for a failed write of the journal at ``path``: one line with the fix.
+
+    A full disk or an I/O error gives :class:`JournalWriteError`, a read-only file or folder
+    :class:`JournalReadOnlyError`.
+    """
+    text = str(exc) or type(exc).__name__
+    low = text.lower()
+    folder = os.path.dirname(os.path.abspath(path))
+    if (isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)) or (
+            "readonly" in low or "read-only" in low):
+        return JournalReadOnlyError(
+            f"journal {path}: {doing} ({text}): the file or its folder {folder} is read-only. "
+            "Copy the journal (with its -wal file) to a writable folder and resume the copy; "
+            "every run recorded so far is kept."
+        )
+    full = ((isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG))
+            or "full" in low)
+    why = "the disk is full" if full else "the disk failed to write"
+    return JournalWriteError(
+        f"journal {path}: {doing} ({why}: {text}). Every run recorded before is kept. Free "
+        f"space on the file system of {folder} (or move the journal with its -wal file to "
+        f"another disk), then continue the study: erahbo resume {path}",
+        path,
+    )
 
 
 def finite_or_none(x: float) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
-def create_journal(path: str, settings: dict[str, Any], info_json: str | None) -> None:
-    """Build a complete journal in a temporary file, then link it into place atomically."""
+def create_journal(path: str, settings: dict[str, Any], info_json: str | None) -> IO | None:
+    """Build a complete journal in a temporary file, lock it, then link it into place atomically.
+
+    Returns the handle that holds the new journal's lock (:func:`lock_journal`). Raises
+    FileExistsError (nothing created) if ``path`` appeared meanwhile.
+    """
 
     tmp = f"{path}.tmp-{os.getpid()}"
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp + suffix)
-    con = sqlite3.connect(tmp, isolation_level=None)
     try:
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=FULL")
-        con.executescript(_SCHEMA)
-        con.execute(
-            "INSERT INTO study (id, settings, settings_hash, info, created_at, erahbo_version) "
-            "VALUES (1, ?, ?, ?, ?, ?)",
-            (
-                canonical_json(settings),
-                settings_hash(settings),
-                info_json,
-                time.time(),
-                __version__,
-            ),
-        )
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=FULL")
+            con.executescript(_SCHEMA)
+            con.execute(
+                "INSERT INTO study (id, settings, settings_hash, info, created_at, "
+                "erahbo_version) VALUES (1, ?, ?, ?, ?, ?)",
+                (
+                    canonical_json(settings),
+                    settings_hash(settings),
+                    info_json,
+                    time.time(),
+                    __version__,
+                ),
+            )
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            con.close()
+        fh = open(tmp, "rb")
+        try:
+            os.fsync(fh.fileno())
+            lock_inode(fh, lambda holder: JournalLockedError(f"{tmp} is locked by {holder}"))
+            os.link(tmp, path)  # fails if path exists: never overwrite
+        except BaseException:
+            unlock_inode(fh)
+            raise
     finally:
-        con.close()
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    try:
-        os.link(tmp, path)  # fails if path exists: never overwrite
-    finally:
-        os.unlink(tmp)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp + suffix)
     with contextlib.suppress(OSError):
         dfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+    return fh

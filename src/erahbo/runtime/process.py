@@ -29,11 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erahbo.runtime.executor import (
+    AUTO,
+    AutoTimeout,
     Executor,
     RemoteError,
     RemoteTraceback,
     RunTimeout,
     WorkerCrashed,
+    check_timeout,
     signal_name,
     worker_name,
 )
@@ -95,6 +98,28 @@ def _unpack_exception(data: bytes | None, message: str, tb: str) -> BaseExceptio
     return exc
 
 
+def _block_sigint_for_children(ctx: Any) -> None:
+    """Processes this thread starts next begin with SIGINT blocked (a Ctrl-C is for the study).
+
+    A Ctrl-C in the terminal goes to every process of the foreground group; a worker still
+    booting (importing) would die of it with a ``KeyboardInterrupt`` traceback on the
+    terminal. The signal mask of the starting thread is inherited through fork and exec, so
+    the worker boots with SIGINT pending at most, and drops it when it ignores SIGINT
+    (:func:`_worker_main`). Only this (manager) thread blocks SIGINT: the study's main thread
+    still gets the Ctrl-C. The resource tracker is started first, because starting it unblocks
+    the signals it blocks (bpo-33613) in the calling thread.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        return
+    if threading.current_thread() is threading.main_thread():  # pragma: no cover
+        return  # the study's own thread must keep its Ctrl-C
+    if ctx.get_start_method() != "fork":
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 _READY = b"ready"  # a worker's first message; every later one is a pickled (ok, value)
 _BOOT_GRACE = 120.0  # seconds a new worker may take to boot on top of a call's timeout
 
@@ -105,7 +130,11 @@ def _worker_main(conn: mpc.Connection, parent_pid: int) -> None:
     if os.getppid() != parent_pid:  # parent died before prctl took effect
         return
     # A stray SIGINT (Ctrl-C in the terminal) is for the study process, which shuts us down.
+    # It is blocked since the start (_block_sigint_for_children): ignoring it drops one that
+    # came while this process booted.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:  # booted: timeouts count from here, not from the (slow, under load) process start
         conn.send_bytes(_READY)
     except (EOFError, OSError):
@@ -138,7 +167,7 @@ def _worker_main(conn: mpc.Connection, parent_pid: int) -> None:
 class _Task:
     future: cf.Future
     payload: bytes
-    timeout: float | None
+    timeout: float | str | None  # seconds, AUTO or None
 
 
 @dataclass
@@ -146,7 +175,7 @@ class _Worker:
     process: Any  # multiprocessing.process.BaseProcess
     conn: mpc.Connection
     task: _Task | None = None
-    deadline: float = float("inf")
+    started: float = 0.0  # monotonic start of its call (booting: plus _BOOT_GRACE)
     name: str = field(default="")
     ready: bool = False  # the worker process has booted (sent _READY)
 
@@ -156,9 +185,12 @@ _LIVE_EXECUTORS: weakref.WeakSet = weakref.WeakSet()
 
 @atexit.register
 def _shutdown_live_executors() -> None:  # pragma: no cover - runs at interpreter exit
+    # before multiprocessing's own exit handler (registered earlier, so run later), which
+    # would wait for every worker: a run in flight (after Ctrl-C, or a hung objective) would
+    # hold the exit for as long as it lasts, though nothing is left to take its result
     for ex in list(_LIVE_EXECUTORS):
         with contextlib.suppress(Exception):
-            ex.shutdown(wait=False, cancel_futures=True)
+            ex._kill_all()
 
 
 class ProcessExecutor(Executor):
@@ -171,15 +203,20 @@ class ProcessExecutor(Executor):
         first calls, and are reused across calls.
     mp_context : {"spawn", "forkserver", "fork"}
         Start method. ``spawn`` (default) is safe with threads and CUDA/JAX in the parent.
+    auto_timeout : AutoTimeout, optional
+        The limit of calls submitted with ``timeout="auto"`` (default ``AutoTimeout()``: ten
+        times the longest call finished so far, at least 60 s).
     """
 
-    def __init__(self, max_workers: int | None = None, *, mp_context: str = "spawn") -> None:
+    def __init__(self, max_workers: int | None = None, *, mp_context: str = "spawn",
+                 auto_timeout: AutoTimeout | None = None) -> None:
         refuse_in_worker_start()  # a pool made while a worker re-imports an unguarded script
         if max_workers is None:
             max_workers = os.cpu_count() or 1
         if not isinstance(max_workers, int) or max_workers < 1:
             raise ValueError(f"max_workers must be a positive int, got {max_workers!r}")
         self.max_workers = max_workers
+        self.auto_timeout = AutoTimeout() if auto_timeout is None else auto_timeout
         self._ctx = multiprocessing.get_context(mp_context)
         self._lock = threading.Lock()
         self._queue: collections.deque[_Task] = collections.deque()
@@ -192,10 +229,9 @@ class ProcessExecutor(Executor):
     # -- public API ---------------------------------------------------------------------------
 
     def submit(
-        self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None
+        self, fn: Callable[..., Any], /, *args: Any, timeout: float | str | None = None
     ) -> cf.Future:
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        check_timeout(timeout)
         future: cf.Future = cf.Future()
         try:
             payload = pickle.dumps((fn, args))
@@ -233,6 +269,22 @@ class ProcessExecutor(Executor):
         elif wait and thread is not threading.current_thread():
             thread.join()
 
+    def _kill_all(self) -> None:
+        """Cancel queued calls and kill every worker (at interpreter exit); running calls
+        fail with :class:`WorkerCrashed`."""
+        with self._lock:
+            self._shutdown = True
+            while self._queue:
+                self._queue.popleft().future.cancel()
+            workers = list(self._workers)
+        for w in workers:
+            with contextlib.suppress(Exception):
+                w.process.kill()
+        for w in workers:
+            with contextlib.suppress(Exception):
+                w.process.join(timeout=5)
+        self._wake()
+
     def _close_pipe(self) -> None:
         for conn in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -249,6 +301,7 @@ class ProcessExecutor(Executor):
         proc = self._ctx.Process(
             target=_worker_main, args=(child, os.getpid()), name=WORKER_NAME
         )
+        _block_sigint_for_children(self._ctx)
         proc.start()
         child.close()
         w = _Worker(process=proc, conn=parent, name=worker_name(proc.pid))
@@ -298,11 +351,17 @@ class ProcessExecutor(Executor):
                 task.future.set_exception(WorkerCrashed(detail, idle.name))
                 continue
             idle.task = task
-            idle.deadline = (  # a booting worker restarts the clock when it is ready
-                float("inf")
-                if task.timeout is None
-                else time.monotonic() + task.timeout + (0.0 if idle.ready else _BOOT_GRACE)
-            )
+            # a booting worker restarts the clock when it is ready
+            idle.started = time.monotonic() + (0.0 if idle.ready else _BOOT_GRACE)
+
+    def _limit(self, task: _Task) -> float:
+        if task.timeout is None:
+            return float("inf")
+        return self.auto_timeout.limit() if task.timeout == AUTO else float(task.timeout)
+
+    def _deadline(self, w: _Worker) -> float:
+        """When the call of ``w`` times out (an automatic limit is read afresh)."""
+        return float("inf") if w.task is None else w.started + self._limit(w.task)
 
     def _manage(self) -> None:
         try:
@@ -331,7 +390,7 @@ class ProcessExecutor(Executor):
                     self._close_pipe()
                     break
             now = time.monotonic()
-            wait_for = min((w.deadline for w in busy), default=float("inf")) - now
+            wait_for = min((self._deadline(w) for w in busy), default=float("inf")) - now
             handles: list[Any] = [self._wake_r]
             for w in busy:
                 handles += [w.conn, w.process.sentinel]
@@ -353,18 +412,18 @@ class ProcessExecutor(Executor):
                 data = w.conn.recv_bytes()
                 if data == _READY:
                     w.ready = True
-                    if task.timeout is not None:
-                        w.deadline = time.monotonic() + task.timeout
+                    w.started = time.monotonic()
                     return
                 ok, value = pickle.loads(data)
             except (EOFError, OSError):
                 pass  # died without answering: handled as a crash below
             except Exception as exc:  # result could not be unpickled here
-                w.task, w.deadline = None, float("inf")
+                w.task = None
                 task.future.set_exception(exc)
                 return
             else:
-                w.task, w.deadline = None, float("inf")
+                w.task = None
+                self.auto_timeout.observe(time.monotonic() - w.started)  # it answered
                 if ok:
                     task.future.set_result(value)
                 else:
@@ -380,11 +439,12 @@ class ProcessExecutor(Executor):
             else:
                 task.future.set_exception(WorkerCrashed(signal_name(code), w.name))
             return
-        if time.monotonic() >= w.deadline:
+        limit = self._limit(task)
+        if time.monotonic() >= w.started + limit:
             with self._lock:
                 self._retire(w, kill=True)
-            assert task.timeout is not None
-            task.future.set_exception(RunTimeout(task.timeout, w.name))
+            rule = self.auto_timeout.rule() if task.timeout == AUTO else ""
+            task.future.set_exception(RunTimeout(limit, w.name, rule))
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,8 +455,10 @@ class ProcessExecutor(Executor):
 class SerialExecutor(Executor):
     """Runs each call inline, at submission; the returned future is already done.
 
-    A call submitted with a ``timeout`` runs in one isolated child process instead (started on
-    first need and reused), so that it can be killed; a crash there gives :class:`WorkerCrashed`.
+    A call submitted with a ``timeout`` in seconds runs in one isolated child process instead
+    (started on first need and reused), so that it can be killed; a crash there gives
+    :class:`WorkerCrashed`. ``timeout="auto"`` runs inline without a limit: a call in this
+    process cannot be stopped safely (no ``auto_timeout``).
     """
 
     max_workers = 1
@@ -405,9 +467,10 @@ class SerialExecutor(Executor):
         self._isolated: ProcessExecutor | None = None
 
     def submit(
-        self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None
+        self, fn: Callable[..., Any], /, *args: Any, timeout: float | str | None = None
     ) -> cf.Future:
-        if timeout is not None:
+        check_timeout(timeout)
+        if timeout is not None and timeout != AUTO:
             if self._isolated is None:
                 self._isolated = ProcessExecutor(max_workers=1)
             inner = self._isolated.submit(fn, *args, timeout=timeout)

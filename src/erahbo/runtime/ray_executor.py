@@ -11,14 +11,18 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from erahbo.runtime.executor import (
+    AUTO,
+    AutoTimeout,
     Executor,
     RemoteTraceback,
     RunTimeout,
     WorkerCrashed,
+    check_timeout,
 )
 
 __all__ = ["RayExecutor"]
@@ -94,6 +98,8 @@ class RayExecutor(Executor):
         Ray resource request per call (default 1).
     init_kwargs : dict, optional
         Extra arguments for ``ray.init``.
+    auto_timeout : AutoTimeout, optional
+        The limit of calls submitted with ``timeout="auto"`` (default ``AutoTimeout()``).
 
     Notes
     -----
@@ -110,7 +116,9 @@ class RayExecutor(Executor):
         num_cpus: int | None = None,
         num_cpus_per_task: float = 1.0,
         init_kwargs: dict[str, Any] | None = None,
+        auto_timeout: AutoTimeout | None = None,
     ) -> None:
+        self.auto_timeout = AutoTimeout() if auto_timeout is None else auto_timeout
         ray = _import_ray()
         self._ray = ray
         self._owns_session = False
@@ -131,48 +139,62 @@ class RayExecutor(Executor):
         self._closed = False
 
     def submit(
-        self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None
+        self, fn: Callable[..., Any], /, *args: Any, timeout: float | str | None = None
     ) -> cf.Future:
+        check_timeout(timeout)
         if self._closed:
             raise RuntimeError("cannot submit to an executor that was shut down")
         ray = self._ray
         ref = self._remote.remote(fn, args)
         out: cf.Future = cf.Future()
         out.set_running_or_notify_cancel()
-        timed_out = threading.Event()
-        timer: threading.Timer | None = None
-        if timeout is not None:
+        timed_out: list[RunTimeout] = []
+        timers: list[threading.Timer] = []
+        t0 = time.monotonic()
+        auto = timeout == AUTO
 
-            def on_timeout() -> None:
-                timed_out.set()
-                with contextlib.suppress(Exception):
-                    ray.cancel(ref, force=True)
+        def limit() -> float:
+            return self.auto_timeout.limit() if auto else float(timeout)  # type: ignore[arg-type]
 
-            # The timer starts at submission: Ray does not tell when a queued task starts. Keep
+        def on_timeout() -> None:
+            if out.done():
+                return
+            left = t0 + limit() - time.monotonic()
+            if left > 0:  # an automatic limit that grew meanwhile
+                arm(left)
+                return
+            timed_out.append(RunTimeout(limit(), None, self.auto_timeout.rule() if auto else ""))
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+
+        def arm(seconds: float) -> None:
+            # The clock starts at submission: Ray does not tell when a queued task starts. Keep
             # at most max_workers calls in flight so that queueing does not eat the budget.
-            timer = threading.Timer(timeout, on_timeout)
+            timer = threading.Timer(seconds, on_timeout)
             timer.daemon = True
+            timers[:] = [timer]
             timer.start()
 
+        if timeout is not None:
+            arm(limit())
+
         def done(inner: cf.Future) -> None:
-            if timer is not None:
+            for timer in timers:
                 timer.cancel()
             if out.done():
                 return
             try:
                 out.set_result(inner.result())
             except BaseException as exc:
-                out.set_exception(self._translate(exc, timeout, timed_out.is_set()))
+                out.set_exception(timed_out[0] if timed_out else self._translate(exc))
+            else:
+                self.auto_timeout.observe(time.monotonic() - t0)
 
         ref.future().add_done_callback(done)
         return out
 
-    def _translate(
-        self, exc: BaseException, timeout: float | None, timed_out: bool
-    ) -> BaseException:
+    def _translate(self, exc: BaseException) -> BaseException:
         rex = self._ray.exceptions
-        if timed_out and timeout is not None:
-            return RunTimeout(timeout)
         if isinstance(exc, rex.WorkerCrashedError | rex.TaskCancelledError):
             return WorkerCrashed(
                 str(exc).strip().splitlines()[0] if str(exc) else type(exc).__name__
