@@ -344,6 +344,10 @@ def test_one_byte_flips_are_refused_before_any_write(tmp_path):
 
     good = tmp_path / "good.db"
     _study(good)
+    con = sqlite3.connect(good)  # the optimizer's snapshot: checksummed (tests/test_snapshot)
+    con.execute("DROP TABLE snapshots")
+    con.execute("VACUUM")
+    con.close()
     data = open(good, "rb").read()
     original = _structure(good)
     page = int.from_bytes(data[16:18], "big")
@@ -548,7 +552,7 @@ def test_a_hung_run_is_killed_by_the_default_and_the_study_goes_on(tmp_path, mon
     monkeypatch.setenv(HANG_ENV, str(tmp_path))  # workers inherit it
     with ProcessExecutor(2, auto_timeout=AutoTimeout(floor=1.0)) as ex:
         res = optimize(hang_once, {"x": ("float", 0.0, 1.0)}, budget=12, seed=0, k_min=2,
-                       k_max=2, n_init=3, executor=ex)
+                       k_max=2, n_init=3, executor=ex, failures="penalize")  # counted at once
     assert (tmp_path / "hang").exists()
     failed = res.history[res.history.status != "ok"]
     assert len(failed) == 1, res.history[["status", "error"]]

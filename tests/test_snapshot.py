@@ -101,3 +101,19 @@ def test_cli_resume_verify_replays_and_agrees(tmp_path, monkeypatch):
     with Journal.open(tmp_path / "s.db") as j:
         assert 38 <= j.n_counted() <= 40
         assert j.snapshot()[0] == j.n_events()  # closed: a snapshot of the extended study
+
+
+def test_a_damaged_snapshot_is_replayed_instead(tmp_path):
+    """Rule: a snapshot whose bytes changed (one flipped byte) fails its checksum and is not
+    loaded: the journal is replayed from the first event, to the same result."""
+    full, _ = _run(tmp_path / "full.db")
+    _run(tmp_path / "cut.db", stop=25)
+    con = sqlite3.connect(tmp_path / "cut.db")
+    state = bytearray(con.execute("SELECT state FROM snapshots").fetchone()[0])
+    state[len(state) // 2] ^= 0x01
+    con.execute("UPDATE snapshots SET state = ?", (bytes(state),))
+    con.commit()
+    con.close()
+    resumed, n_replayed = _run(tmp_path / "cut.db")
+    assert n_replayed > 0
+    assert _runs(resumed).equals(_runs(full))

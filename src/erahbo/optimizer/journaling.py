@@ -290,7 +290,7 @@ class JournaledOptimizer(Optimizer):
         for every journaled event (a study closed with nothing pending)."""
         j = self.journal
         snap = j.snapshot()
-        if snap is None or snap[1] != snapshot_key(j) or snap[0] != j.n_events():
+        if snap is None or snap[0] != j.n_events() or snap[1] != snapshot_key(j, snap[0]):
             return
         if not same_state(self, snap[2]):
             raise ReplayDivergenceError(
@@ -307,7 +307,7 @@ class JournaledOptimizer(Optimizer):
         now, n = time.monotonic(), self.journal.n_events()
         if n == self._snap[1] or (not force and now - self._snap[0] < EVERY_S):
             return
-        self.journal.write_snapshot(n, snapshot_key(self.journal),
+        self.journal.write_snapshot(n, snapshot_key(self.journal, n),
                                     capture(self))
         self._snap = (now, n)
 

@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from erahbo._lockfile import unlock_inode
 from erahbo.runtime.failures import RunOutcome, TrialOutcome
 from erahbo.runtime.journal_check import check_wal_names, check_writable, validate_existing
+from erahbo.runtime.journal_extensions import JournalExtensions
 from erahbo.runtime.journal_format import (
     KILL_ENV,
     SCHEMA_VERSION,
@@ -107,7 +108,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 
-class Journal:
+class Journal(JournalExtensions):
     """An open study journal. Create or resume with :meth:`Journal.open`.
 
     Writes are single transactions, committed (and, with ``synchronous="FULL"``, fsynced)
@@ -494,69 +495,6 @@ class Journal:
                 )
             )
         return out
-
-    def budget_steps(self) -> list[tuple[int, int]]:
-        """Extensions of the study's budget: ``(n_events, budget)`` pairs, oldest first.
-
-        The budget in :attr:`settings` holds for the first events; from event ``n_events`` on
-        (0-based, in :meth:`events` order) the budget is ``budget``. Empty if never extended.
-        """
-        has = self._rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name = "
-                         "'budget_steps'")
-        if not has:
-            return []
-        rows = self._rows("SELECT n_events, budget FROM budget_steps ORDER BY seq")
-        return [(int(r[0]), int(r[1])) for r in rows]
-
-    def budget(self) -> int | None:
-        """The study's current budget: the settings' one, or its last extension."""
-        steps = self.budget_steps()
-        b = self.settings.get("budget")
-        return steps[-1][1] if steps else (None if b is None else int(b))
-
-    def extend_budget(self, budget: int) -> None:
-        """Record that the study continues, from the next event on, to ``budget`` runs.
-
-        Raises ValueError unless ``budget`` is larger than :meth:`budget`.
-        """
-        now = self.budget()
-        if now is None or int(budget) != budget or budget <= now:
-            raise ValueError(
-                f"journal {self.path}: budget={budget!r} must be an int larger than the "
-                f"study's budget ({now}); a study can be given more budget, not less"
-            )
-        with self._tx() as c:
-            c.execute("CREATE TABLE IF NOT EXISTS budget_steps (seq INTEGER PRIMARY KEY "
-                      "AUTOINCREMENT, n_events INTEGER NOT NULL, budget INTEGER NOT NULL)")
-            n = c.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-            c.execute("INSERT INTO budget_steps (n_events, budget) VALUES (?, ?)",
-                      (int(n), int(budget)))
-
-    # -- snapshots of the optimizer (fast resume) ------------------------------------------------
-
-    def write_snapshot(self, n_events: int, key: str, state: bytes) -> None:
-        """Store the optimizer's state after the first ``n_events`` events (replacing the
-        last one); ``key`` says which code and settings wrote it
-        (:mod:`erahbo.optimizer.snapshot`)."""
-        with self._tx() as c:
-            c.execute("CREATE TABLE IF NOT EXISTS snapshots (n_events INTEGER NOT NULL, "
-                      "key TEXT NOT NULL, state BLOB NOT NULL)")
-            c.execute("DELETE FROM snapshots")
-            c.execute("INSERT INTO snapshots (n_events, key, state) VALUES (?, ?, ?)",
-                      (int(n_events), key, sqlite3.Binary(state)))
-
-    def snapshot(self) -> tuple[int, str, bytes] | None:
-        """The stored optimizer state ``(n_events, key, state)``, or None."""
-        has = self._rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name = "
-                         "'snapshots'")
-        if not has:
-            return None
-        rows = self._rows("SELECT n_events, key, state FROM snapshots")
-        return (int(rows[0][0]), str(rows[0][1]), bytes(rows[0][2])) if rows else None
-
-    def n_events(self) -> int:
-        """Events so far (asks and tells)."""
-        return int(self._rows("SELECT COUNT(*) FROM events")[0][0])
 
     def events(self) -> list[tuple[str, int]]:
         """``("ask" | "tell", trial_id)`` in the order the optimizer saw them."""
