@@ -163,3 +163,20 @@ def test_fast_pruned_starts_are_the_reference_engines():
     mine = idx[np.argsort(-vals, kind="stable")[:5]]
     np.testing.assert_array_equal(mine, top[:5])
     np.testing.assert_allclose(np.sort(vals)[::-1][:5], exact[top[:5]], rtol=1e-9)
+
+
+def test_polish_gradient_uses_the_variance_factor_of_the_data():
+    """The polish's contiguous copy of ``Lv`` gives the gradient of the uncopied factor."""
+    from erahbo.gp.exact import posterior_grad
+
+    X, ybar, s2, k, s = _state(90, seed=5)
+    fm = FastModel(s)
+    rm = fm.round(X, ybar, s2, k)
+    for u in SPACE.sobol_unit(4, 2):
+        got = rm._grads(u)[1]
+        want = posterior_grad(u, X, fm.Lv[:90, :90], rm.av, s.hyper_v.lengthscales, "rbf")
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    fm.sync(np.vstack([X, SPACE.sobol_unit(3, 7)]))  # later appends leave the round alone
+    np.testing.assert_array_equal(rm._grads(X[0])[1][2], rm._grads(X[0])[1][2])
+    assert rm._Lv.shape == (90, 90)

@@ -238,6 +238,7 @@ class FastRound(RoundModel):
         self._data = None
         self._others: dict = {}
         self._last_inner: tuple | None = None  # (u, row, cand, posteriors): identity cache
+        self._Lv: np.ndarray | None = None  # (n, n) C-contiguous copy of Lv (the polish)
 
     # ------------------------------------------------------------------ predictions
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -256,7 +257,9 @@ class FastRound(RoundModel):
         """See :meth:`RoundModel._grads`."""
         hf, hv, n = self.M.hf, self.M.hv, self.n
         gf = posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
-        gv = posterior_grad(u, self.X, self.M.Lv[:n, :n], self.av, hv.lengthscales, hv.kind)
+        if self._Lv is None:  # one contiguous copy per round, not one per call
+            self._Lv = np.ascontiguousarray(self.M.Lv[:n, :n])
+        gv = posterior_grad(u, self.X, self._Lv, self.av, hv.lengthscales, hv.kind)
         return gf, gv
 
     def posterior_X(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
