@@ -180,3 +180,26 @@ def test_polish_gradient_uses_the_variance_factor_of_the_data():
     fm.sync(np.vstack([X, SPACE.sobol_unit(3, 7)]))  # later appends leave the round alone
     np.testing.assert_array_equal(rm._grads(X[0])[1][2], rm._grads(X[0])[1][2])
     assert rm._Lv.shape == (90, 90)
+
+
+@pytest.mark.parametrize("order", ["F", "C", "view"])
+def test_gradient_solves_are_solve_triangulars(order):
+    """The polish's lean triangular solve makes the LAPACK call solve_triangular makes."""
+    from scipy.linalg import solve_triangular
+
+    from erahbo.gp.exact import _trsv
+
+    rng = np.random.default_rng(4)
+    n = 60
+    A = rng.standard_normal((n, n))
+    L = np.linalg.cholesky(A @ A.T + n * np.eye(n))
+    if order == "F":
+        L = np.asfortranarray(L)
+    elif order == "view":
+        big = np.zeros((n + 7, n + 7))
+        big[:n, :n] = L
+        L = big[:n, :n]
+    b = rng.standard_normal(n)
+    for t in (False, True):
+        want = solve_triangular(L, b, lower=True, trans="T" if t else "N", check_finite=False)
+        np.testing.assert_array_equal(_trsv(L, b, t), want)
