@@ -27,9 +27,11 @@ The bounds (standardized scale of each GP):
   slack is added: ``VAR_SLACK`` to each standardized variance and a bound on the rounding of
   the two ways the means are computed.
 
-Bounds are refined level by level (the prefix ``r`` grows four-fold) on the points still in
-play, between exact batches in decreasing order of the bound, until none left can reach the
-``q``-th best exact value.
+Bounds are refined level by level (the prefix ``r`` grows four-fold up to ``n``; at ``n`` only
+the evaluated configurations, whose variance GP part is known) on the points still in play,
+between exact batches in decreasing order of the bound, until none left can reach the ``q``-th
+best exact value.  A converged study has many evaluated configurations whose values agree to
+``1e-7``: the last level and a small ``VAR_SLACK`` keep them from all being scored.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from erahbo.gp.kernels import kernel
 
 __all__ = ["VAR_SLACK", "top_points"]
 
-VAR_SLACK = 1e-6  # added to every standardized variance bound (rounding of the exact values)
+VAR_SLACK = 1e-9  # added to every standardized variance bound (rounding of the exact values)
 FIRST_LEVEL = 128  # rows of the first prefix bound
 _EPS = np.finfo(float).eps
 
@@ -75,7 +77,8 @@ def top_points(
     known : numpy.ndarray or None
         ``(p,)`` int: the data row of ``rm`` each point is, -1 for none (None: all -1).
     first_level : int
-        Data rows of the first prefix bound (each further level has four times as many).
+        Data rows of the first prefix bound (each further level has four times as many; the
+        bounds start without a prefix).
 
     Returns
     -------
@@ -94,7 +97,8 @@ def top_points(
     live = np.flatnonzero(np.asarray(allowed, dtype=bool))
     bounds = _Bounds(rm, U, known, weight)
     ub = np.full(p, np.inf)
-    level = min(n, max(int(first_level), 1))
+    first = min(n, max(int(first_level), 1))
+    level = 0  # the bounds without a prefix: single rows and the Cholesky pivots
     ub[live] = bounds.at(live, level)
     levels = 1
     done_idx: list[np.ndarray] = []
@@ -105,8 +109,8 @@ def top_points(
         live = live[ub[live] >= tau]
         if not live.size:
             break
-        nxt = min(n, 4 * level)
-        if math.isinf(tau) or live.size <= batch or level >= n or nxt >= n:
+        nxt = min(n, 4 * level) if level else first
+        if math.isinf(tau) or live.size <= batch or level >= n:
             order = live[np.lexsort((live, -ub[live]))]  # by bound, then index
             cols = np.sort(order[:batch])
             done_idx.append(cols)
@@ -171,8 +175,11 @@ class _Bounds:
             self.mu_f[K] = (M.Kf[:n, :n] @ rm.af)[rows]
             self.mu_v[K] = rm.mu_vX[rows]
             self.var_v[K] = rm.var_vX[rows]  # exact
+            # given the rows before it (its pivot in the Cholesky factor: L_ss^2 = 1 + D_s -
+            # the part explained by the earlier rows), then its own observation
             D = rm.D[rows]
-            self.var_f[K] = D / (1.0 + D)  # the point's own observation
+            before = np.maximum(np.diag(rm.L)[rows] ** 2 - D, 0.0)
+            self.var_f[K] = before * D / np.maximum(before + D, 1e-300)
         # rounding slack of the means (standardized): dot products of length n with kernel
         # values in (0, 1], the kernel computed two ways
         # the kernel values of two computations differ by at most ~eps * (|a|^2 + |b|^2) in
@@ -189,7 +196,7 @@ class _Bounds:
         rm, M = self.rm, self.rm.M
         gi = idx[self.known[idx] < 0]
         ki = idx[self.known[idx] >= 0]
-        if gi.size and r > 0:
+        if gi.size and 0 < r < rm.n:  # at r = n this costs what scoring does
             cols = self.gpos[gi]
             Vf = blas.dtrsm(1.0, rm.L[:r, :r], self.kf[:r, cols], lower=1)  # (r, b)
             self.var_f[gi] = np.minimum(self.var_f[gi], 1.0 - (Vf * Vf).sum(0))
