@@ -7,10 +7,12 @@ synthetic converging study on ``RandomHeteroscedasticTask(dim=6)``: 16 Sobol poi
 configurations drawn around three centres with a spread shrinking from 0.6 to 0.004, one in ten
 uniform; 2 to 5 seeds each.  Hyperparameters: MAP fit on the first 300 rows (excluded).
 
-A round (timed with ``time.process_time``, the caches of the first n rows built before):
+A round (timed with ``time.process_time`` after two untimed rounds, the caches of the first
+rows built before; the timed rounds are at n, n + 1, ...):
 append the newest configuration to the caches, build the round's models, the acquisition's
 argmax (continuous: :func:`erahbo.gp.continuous_argmax`; table: ``select``), ``B_t`` and
-eight evaluations of the stopping rule.  The argmax alone is reported too.
+eight evaluations of the stopping rule.  The argmax alone is reported too, and within it the
+L-BFGS-B polish (its CPU time and its number of gradient evaluations).
 
 Each case runs in its own process (peak RSS of that process); ``--before-src`` times another
 source tree (e.g. ``git -C /work/main archive <commit> src | tar -x -C /tmp/x`` then
@@ -36,6 +38,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 DIM, ALPHA, BETA_STOP, RAW, N_POLISH, TABLE_ROWS = 6, 1.0, 1.0, 512, 5, 5000
+WARMUP = 2  # untimed rounds first
 HERE = Path(__file__).resolve()
 
 
@@ -61,26 +64,48 @@ def study_state(n: int, seed: int = 0):
 
 
 def child(case: str, n: int, rounds: int) -> dict:
-    """Time ``rounds`` rounds of one case in this process (the erahbo on ``sys.path``)."""
+    """Time ``rounds`` rounds of one case in this process (the erahbo on ``sys.path``), after
+    ``WARMUP`` untimed ones (a long study is in a steady state: the allocator has grown its
+    heap to the round's ``n x n`` buffers and stopped faulting fresh pages)."""
     import resource
     import time
 
     import numpy as np
 
+    import erahbo.gp.argmax as argmax_module
     from erahbo.gp import FastModel, continuous_argmax, fit_hyperparameters
+    from erahbo.gp.round import RoundModel
     from erahbo.space import SearchSpace
 
-    X, ybar, s2, k = study_state(n + rounds)
+    spent = {"polish": 0.0, "grads": 0}  # the L-BFGS-B polish: CPU seconds, gradient calls
+    polish, grad = argmax_module.polish, RoundModel.acquisition_grad
+
+    def timed_polish(*args, **kwargs):
+        t = time.process_time()
+        try:
+            return polish(*args, **kwargs)
+        finally:
+            spent["polish"] += time.process_time() - t
+
+    def counted_grad(self, *args, **kwargs):
+        spent["grads"] += 1
+        return grad(self, *args, **kwargs)
+
+    argmax_module.polish = timed_polish
+    RoundModel.acquisition_grad = counted_grad
+
+    X, ybar, s2, k = study_state(n + WARMUP + rounds)
     st = fit_hyperparameters(X[:300], ybar[:300], s2[:300], k[:300], seed=0)
     space = SearchSpace({f"x{i}": ("float", 0.0, 1.0) for i in range(DIM)})
     C = None
     if case == "table":  # the study's configurations are rows of a 5000-row table
         C = np.vstack([X, np.random.default_rng(7).random((TABLE_ROWS - len(X), DIM))])
     fm = FastModel(st, C)
-    fm.sync(X[: n - 1])  # the history (excluded)
-    total, argmax = [], []
-    for r in range(rounds):
-        m = n + r
+    fm.sync(X[: n - 1 - WARMUP])  # the history (excluded)
+    total, argmax, polished, grads = [], [], [], []
+    for r in range(WARMUP + rounds):
+        m = n - WARMUP + r
+        spent.update(polish=0.0, grads=0)
         t0 = time.process_time()
         rm = fm.round(X[:m], ybar[:m], s2[:m], k[:m])
         t1 = time.process_time()
@@ -97,11 +122,16 @@ def child(case: str, n: int, rounds: int) -> dict:
         rm.best_lcb_mv(ALPHA, BETA_STOP)
         for kk in range(2, 10):  # the stopping rule after each extra seed
             rm.inner(None, u, cand, 0.5, 0.1, kk, BETA_STOP, ALPHA)
-        total.append(time.process_time() - t0)
-        argmax.append(t2 - t1)
+        if r >= WARMUP:
+            total.append(time.process_time() - t0)
+            argmax.append(t2 - t1)
+            polished.append(spent["polish"])
+            grads.append(spent["grads"])
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"round_ms": 1e3 * statistics.median(total),
-            "argmax_ms": 1e3 * statistics.median(argmax), "rss_mb": rss_mb}
+            "argmax_ms": 1e3 * statistics.median(argmax),
+            "polish_ms": 1e3 * statistics.median(polished),
+            "grads": statistics.median(grads), "rss_mb": rss_mb}
 
 
 def run_child(src: Path, case: str, n: int, rounds: int) -> dict:
@@ -127,8 +157,8 @@ def main() -> None:
     versions = [("after", after)] + ([("before", a.before_src)] if a.before_src else [])
     cases = [("continuous", n) for n in a.sizes] + ([] if a.no_table else [("table", 2000)])
     print(f"{'case':>10} {'n':>5} {'version':>7} {'round ms':>9} {'argmax ms':>9} "
-          f"{'RSS MB':>7}   (CPU, one thread; medians of {a.repeats} processes x "
-          f"{a.rounds} rounds)")
+          f"{'polish ms':>9} {'grads':>5} {'RSS MB':>7}   (CPU, one thread; medians of "
+          f"{a.repeats} processes x {a.rounds} rounds)")
     for case, n in cases:
         res: dict[str, list[dict]] = {v: [] for v, _ in versions}
         for rep in range(a.repeats):  # alternate: before, after, after, before, ...
@@ -137,7 +167,8 @@ def main() -> None:
         for v, _ in versions:
             med = {key: statistics.median(r[key] for r in res[v]) for key in res[v][0]}
             print(f"{case:>10} {n:>5} {v:>7} {med['round_ms']:9.1f} {med['argmax_ms']:9.1f} "
-                  f"{med['rss_mb']:7.0f}", flush=True)
+                  f"{med['polish_ms']:9.1f} {med['grads']:5.0f} {med['rss_mb']:7.0f}",
+                  flush=True)
 
 
 if __name__ == "__main__":
