@@ -318,10 +318,11 @@ def test_fast_model_keeps_each_candidates_most_correlated_row():
     fm = FastModel(s, C)
     for n in (1, 7, len(X)):
         fm.sync(X[:n])
-        np.testing.assert_array_equal(fm.k2max, fm.KfC2[:n].max(0))
-        np.testing.assert_array_equal(fm.KfC2[fm.nn, np.arange(len(C))], fm.k2max)
+        sq = fm.KfC[:n] * fm.KfC[:n]  # k_f(x_j, c)^2 (no longer stored)
+        np.testing.assert_array_equal(fm.k2max, sq.max(0))
+        np.testing.assert_array_equal(sq[fm.nn, np.arange(len(C))], fm.k2max)
     kept = fm.k2max.copy()
     other = fm.copy()  # the believer extends a copy: the original keeps its rows
     other.sync(np.vstack([X, C[:3]]))
     np.testing.assert_array_equal(fm.k2max, kept)
-    np.testing.assert_array_equal(other.k2max, other.KfC2[: len(X) + 3].max(0))
+    np.testing.assert_array_equal(other.k2max, (other.KfC[: len(X) + 3] ** 2).max(0))

@@ -15,6 +15,7 @@ One module per concept, in dependency order:
 * :mod:`erahbo.gp.reference` — plain GPs refactored per query (the test oracle);
 * :mod:`erahbo.gp.fast` — cached kernels, incremental variance GP, pruned argmax (the default);
 * :mod:`erahbo.gp.believer` — the kriging believer of ``n_parallel > 1``;
+* :mod:`erahbo.gp.screen` — pruned exact scoring of a point set (the continuous raw set);
 * :mod:`erahbo.gp.argmax` — the acquisition's argmax over a continuous or mixed space.
 
 Every bound the round models report comes from :mod:`erahbo.gp.bounds`.

@@ -7,6 +7,10 @@ configurations are scored exactly; the best ``n_polish`` start an L-BFGS-B ascen
 freely movable (float/log) encoded columns, the others staying at their valid start values;
 the result is projected onto valid encodings (ints rounded, one-hot by argmax, inactive
 conditionals imputed) and scored again.  The best point wins.
+
+On the fast engine the raw set is scored with pruning (:func:`erahbo.gp.screen.top_points`):
+only the points whose upper bound can reach the ``n_polish``-th best value are scored exactly.
+The best point, the starts and the result are those of scoring every point (``prune=False``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
+from erahbo.gp.fast import FastRound
 from erahbo.gp.round import RoundModel
+from erahbo.gp.screen import top_points
 
 __all__ = ["continuous_argmax", "polish"]
 
@@ -28,6 +34,7 @@ def continuous_argmax(
     raw_samples: int = 512,
     n_polish: int = 5,
     forbidden: np.ndarray | None = None,
+    prune: bool = True,
 ) -> tuple[np.ndarray, float]:
     """Approximate argmax of ``UCB_f - weight * LCB_var`` over a continuous space.
 
@@ -47,6 +54,9 @@ def continuous_argmax(
         Number of raw samples and of L-BFGS-B starts.
     forbidden : numpy.ndarray or None
         ``(r, dim)`` encodings never to return (infeasible configurations).
+    prune : bool
+        Score the raw set with pruning where the round model supports it (the fast engine);
+        False scores every point (same result, the reference for tests).
 
     Returns
     -------
@@ -57,14 +67,19 @@ def continuous_argmax(
     """
     R = space.sobol_unit(raw_samples, seed)  # (raw_samples, dim)
     U = np.vstack([R, X_eval]) if len(X_eval) else R
-    vals = rm.acquisition(U, weight)  # (p,)
 
     def allowed(P: np.ndarray) -> np.ndarray:  # (q, dim) -> (q,) bool
         if forbidden is None or not len(forbidden):
             return np.ones(len(P), dtype=bool)
         return ~(P[:, None, :] == forbidden[None, :, :]).all(-1).any(1)
 
-    vals = np.where(allowed(U), vals, -np.inf)
+    ok = allowed(U)
+    vals = np.full(len(U), -np.inf)
+    if prune and isinstance(rm, FastRound):  # the fast engine: only the points that can win
+        idx, v, _ = top_points(rm, U, weight, max(n_polish, 1), ok, _known_rows(rm, U, len(R)))
+        vals[idx] = v
+    else:
+        vals = np.where(ok, rm.acquisition(U, weight), -np.inf)  # (p,)
     order = np.argsort(-vals, kind="stable")
     best_u, best_v = U[order[0]].copy(), float(vals[order[0]])
     mask = np.asarray(space.continuous_mask, dtype=bool)
@@ -83,6 +98,16 @@ def continuous_argmax(
     if pv[j] > best_v:
         best_u, best_v = P[j].copy(), float(pv[j])
     return best_u, best_v
+
+
+def _known_rows(rm: RoundModel, U: np.ndarray, start: int) -> np.ndarray:
+    """``(p,)`` data row of ``rm`` that each row of ``U`` is (rows ``start:`` are the evaluated
+    configurations when they match the round's first rows), -1 for none."""
+    known = np.full(len(U), -1, dtype=np.intp)
+    X_eval = U[start:]
+    if len(X_eval) <= rm.n and np.array_equal(X_eval, rm.X[: len(X_eval)]):
+        known[start:] = np.arange(len(X_eval))
+    return known
 
 
 def polish(

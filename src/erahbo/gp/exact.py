@@ -215,6 +215,21 @@ def posterior_grad(
         ``(d,)`` gradients.
     """
     k, dk = kernel_grad_x(x, X, lengthscales, kind)  # (n,), (n, d)
-    v = solve_triangular(L, k, lower=True, check_finite=False)  # (n,)
-    w = solve_triangular(L, v, lower=True, trans="T", check_finite=False)  # K^{-1} k
+    v = _trsv(L, k, False)  # (n,) L^{-1} k
+    w = _trsv(L, v, True)  # K^{-1} k
     return float(k @ alpha), float(max(1.0 - v @ v, 0.0)), dk.T @ alpha, -2.0 * (dk.T @ w)
+
+
+def _trsv(L: np.ndarray, b: np.ndarray, transposed: bool) -> np.ndarray:
+    """``L^{-1} b`` (or ``L^{-T} b``) for a lower-triangular ``L (n, n)`` and ``b (n,)``.
+
+    The LAPACK call :func:`scipy.linalg.solve_triangular` makes, without its input checks (the
+    polish calls it four times per gradient): a C-ordered ``L`` is passed as its transpose.
+    """
+    if L.flags.f_contiguous:
+        x, info = lapack.dtrtrs(L, b, lower=1, trans=int(transposed))
+    else:
+        x, info = lapack.dtrtrs(L.T, b, lower=0, trans=int(not transposed))
+    if info != 0:
+        raise np.linalg.LinAlgError(f"posterior_grad: triangular solve failed (info={info})")
+    return x

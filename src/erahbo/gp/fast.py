@@ -5,11 +5,12 @@ rounding), at a fraction of the cost; every bound it reports or prunes with is c
 functions of :mod:`erahbo.gp.bounds`, the ones the reference engine calls.
 With the hyperparameters fixed (the paper's default, refit_every=0):
 
-* **Kernel caches.**  ``k_f(X, X)``, ``k_f(X, C)`` and its square are kept and grow by one row
-  per new configuration (``C`` = finite candidate table), with, per candidate, the largest
+* **Kernel caches.**  ``k_f(X, X)`` and ``k_f(X, C)`` are kept and grow by one row per new
+  configuration (``C`` = finite candidate table), with, per candidate, the largest
   ``k_f(x_j, c)^2`` over the rows and a row ``j`` attaining it.
 * **Variance GP, append-only.**  Its noise is homoscedastic, so ``k_v(X, X) + tau^2 I`` only
-  grows: its Cholesky factor ``Lv``, the inverse ``Lv^{-1}``, ``diag(A_v^{-1})`` and
+  grows: its Cholesky factor ``Lv`` (kept for a continuous space only: the L-BFGS-B polish
+  solves with it), the inverse ``Lv^{-1}``, ``diag(A_v^{-1})`` and
   ``W = Lv^{-1} k_v(X, C)`` with its column sums of squares are extended in ``O(n^2 + n m)``
   per configuration; pooling new seeds changes only ``y``.  Posterior variances at the
   evaluated points use ``var(x_s) = tau^2 - tau^4 (A_v^{-1})_ss``.
@@ -132,12 +133,12 @@ class FastModel:
         self.Xf2 = grow(g("Xf2"), (cap,), np.s_[:n])  # squared norms
         self.Xv2 = grow(g("Xv2"), (cap,), np.s_[:n])
         self.Kf = grow(g("Kf"), (cap, cap), np.s_[:n, :n])  # k_f(X, X)
-        self.Lv = grow(g("Lv"), (cap, cap), np.s_[:n, :n])  # chol(k_v(X, X) + tau^2 I)
+        if not m:  # chol(k_v(X, X) + tau^2 I): the polish of a continuous space only
+            self.Lv = grow(g("Lv"), (cap, cap), np.s_[:n, :n])
         self.Lvi = grow(g("Lvi"), (cap, cap), np.s_[:n, :n])  # Lv^{-1}
         self.dAv = grow(g("dAv"), (cap,), np.s_[:n])  # diag((k_v + tau^2 I)^{-1})
         if m:
             self.KfC = grow(g("KfC"), (cap, m), np.s_[:n])  # k_f(X, C)
-            self.KfC2 = grow(g("KfC2"), (cap, m), np.s_[:n])  # its square
             self.WvC = grow(g("WvC"), (cap, m), np.s_[:n])  # Lv^{-1} k_v(X, C)
             if not old:
                 self.cv = np.zeros(m)  # (m,) column sums of squares of WvC
@@ -169,8 +170,9 @@ class FastModel:
         lv = Lvi @ kv  # (n,) Lv^{-1} k_v(X, x)
         lnn = math.sqrt(max(1.0 + tau2 - float(lv @ lv), 1e-12 * tau2))
         r = -(lv @ Lvi) / lnn  # new row of Lv^{-1}
-        self.Lv[n, :n] = lv
-        self.Lv[n, n] = lnn
+        if not self.m:
+            self.Lv[n, :n] = lv
+            self.Lv[n, n] = lnn
         self.Lvi[n, :n] = r
         self.Lvi[n, n] = 1.0 / lnn
         self.dAv[:n] += r * r
@@ -178,9 +180,9 @@ class FastModel:
         if self.m:
             kfc = self._krow(xf, self.Cf, self.Cf2, kind_f)  # (m,)
             self.KfC[n] = kfc
-            np.multiply(kfc, kfc, out=self.KfC2[n])
-            closer = self.KfC2[n] > self.k2max  # (m,) candidates closest to the new row
-            self.k2max[closer] = self.KfC2[n, closer]
+            k2 = kfc * kfc
+            closer = k2 > self.k2max  # (m,) candidates closest to the new row
+            self.k2max[closer] = k2[closer]
             self.nn[closer] = n
             kvc = self._krow(xv, self.Cv, self.Cv2, kind_v)  # (m,)
             w = (kvc - lv @ self.WvC[:n]) / lnn
@@ -238,6 +240,7 @@ class FastRound(RoundModel):
         self._data = None
         self._others: dict = {}
         self._last_inner: tuple | None = None  # (u, row, cand, posteriors): identity cache
+        self._Lv: np.ndarray | None = None  # (n, n) C-contiguous copy of Lv (the polish)
 
     # ------------------------------------------------------------------ predictions
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -256,7 +259,12 @@ class FastRound(RoundModel):
         """See :meth:`RoundModel._grads`."""
         hf, hv, n = self.M.hf, self.M.hv, self.n
         gf = posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
-        gv = posterior_grad(u, self.X, self.M.Lv[:n, :n], self.av, hv.lengthscales, hv.kind)
+        if self._Lv is None:  # one contiguous copy per round, not one per call
+            if self.M.m:  # a table keeps no Lv (its argmax needs no gradient): invert Lv^{-1}
+                self._Lv = np.tril(lapack.dtrtri(np.asfortranarray(self.Lvi), lower=1)[0])
+            else:
+                self._Lv = np.ascontiguousarray(self.M.Lv[:n, :n])
+        gv = posterior_grad(u, self.X, self._Lv, self.av, hv.lengthscales, hv.kind)
         return gf, gv
 
     def posterior_X(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
