@@ -489,7 +489,10 @@ def test_ctrl_c_while_workers_start_prints_one_line(tmp_path, delay):
          "--space", "space.json", "--budget", "40", "--executor", "process", "--workers", "2",
          "--journal", "j.db", "--no-progress", "--out", "o"],
         env=study_env(), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, start_new_session=True)  # its own process group, as a terminal's job
+        text=True, start_new_session=True,  # its own process group, as a terminal's job
+        # with Ctrl-C's default action, as in a terminal (a job started in the background by
+        # a non-interactive shell, e.g. `make test &`, inherits SIGINT ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         t0 = time.monotonic()
         while not _workers(proc.pid):
