@@ -302,10 +302,12 @@ class JournaledOptimizer(Optimizer):
     def _snapshot(self, force: bool = False) -> None:
         """Store the optimizer in the journal when no trial is pending (every
         :data:`~erahbo.optimizer.EVERY_S` seconds, and when it closes)."""
-        if self._pending or self._study.journal.closed:
-            return
-        now, n = time.monotonic(), self.journal.n_events()
-        if n == self._snap[1] or (not force and now - self._snap[0] < EVERY_S):
+        now = time.monotonic()
+        if self._pending or self._study.journal.closed or (
+                not force and now - self._snap[0] < EVERY_S):
+            return  # (before the count of events: a tell does not query the journal for it)
+        n = self.journal.n_events()
+        if n == self._snap[1]:
             return
         self.journal.write_snapshot(n, snapshot_key(self.journal, n),
                                     capture(self))

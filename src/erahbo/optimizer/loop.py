@@ -286,10 +286,11 @@ def optimize(
         _check_picklable(objective, kind if kind != "serial" else "serial with run_timeout")
     if journal is not None and journal_info is None:
         journal_info = _default_info(objective, kind, workers, address, run_timeout)
-    if journal is not None:
-        _check_same_objective(journal, journal_info)
+    stored = None if journal is None else _stored_study(journal)  # (settings, info) or None
+    if stored is not None:
+        _check_same_objective(journal, stored[1], journal_info)
     if failures is None:
-        failures, retries = _journaled_failures(journal, retries)
+        failures, retries = _journaled_failures(stored, retries)
     named = {n: v for n, v in (("beta", beta), ("k_min", k_min), ("k_max", k_max), ("k", k))
              if v is not None}
     if verify:
@@ -348,41 +349,42 @@ def optimize(
         opt.close()
 
 
-def _journaled_failures(journal: Any, retries: int) -> tuple[str, int]:
-    """``failures`` and ``retries`` of the study in ``journal`` (``"retry"`` and ``retries``
-    for a new study): the default failure policy changed from ``"penalize"``, and a study keeps
-    the policy it was written with."""
-    path = None if journal is None else os.fspath(journal)
-    if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
-        return DEFAULT_FAILURES, retries
+def _stored_study(journal: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``(settings, info)`` of the study in an existing journal file, read once; None for a
+    new study (or a file the Optimizer will report on)."""
+    path = os.fspath(journal)
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return None
     try:
         with Journal.open(path) as j:
-            stored = dict(j.settings)
+            return dict(j.settings), dict(j.info)
     except JournalError:
-        return DEFAULT_FAILURES, retries  # Optimizer reports what is wrong with the file
-    kept = stored.get("retries")
-    return stored.get("failures") or DEFAULT_FAILURES, retries if kept is None else int(kept)
+        return None  # Optimizer reports what is wrong with the file
 
 
-def _check_same_objective(journal: Any, info: dict[str, Any] | None) -> None:
+def _journaled_failures(stored: tuple[dict[str, Any], dict[str, Any]] | None,
+                        retries: int) -> tuple[str, int]:
+    """``failures`` and ``retries`` of the study in the journal (:func:`_stored_study`;
+    ``DEFAULT_FAILURES`` and ``retries`` for a new study): the default failure policy changed
+    from ``"penalize"``, and a study keeps the policy it was written with."""
+    if stored is None:
+        return DEFAULT_FAILURES, retries
+    kept = stored[0].get("retries")
+    return stored[0].get("failures") or DEFAULT_FAILURES, retries if kept is None else int(kept)
+
+
+def _check_same_objective(journal: Any, stored_info: dict[str, Any],
+                          info: dict[str, Any] | None) -> None:
     """Refuse to resume a journal that holds a study of another objective.
 
     The objective is not part of the study's settings (a function cannot be compared), so
     without this check a finished journal re-run with another objective would silently return
     the old study's results. Compared by ``"module:function"`` (or bundled task) name, when
-    both the journal and this call know it.
+    both the journal (``stored_info``) and this call know it.
     """
-    if not os.path.isfile(os.fspath(journal)) or os.path.getsize(os.fspath(journal)) == 0:
-        return
     now = (info or {}).get("objective")
-    if not now:
-        return
-    try:
-        with Journal.open(journal) as j:
-            before = dict(j.info).get("objective")
-    except JournalError:
-        return  # Optimizer reports what is wrong with the file
-    if before and before != now:
+    before = stored_info.get("objective")
+    if now and before and before != now:
         raise ValueError(
             f"journal {os.fspath(journal)} holds a study of objective {before!r}, but this call "
             f"optimizes {now!r}; its results would be the other objective's. Use another "

@@ -113,10 +113,7 @@ def same_state(opt: Any, state: bytes) -> bool:
     d, e = opt.data, old["state"].data
     return (d.config_ids == e.config_ids
             and all(np.array_equal(a, b) for a, b in zip(d.returns, e.returns, strict=True))
-            and _rows(opt.history.rounds) == _rows(old["history"].rounds)
+            and repr(opt.history.rounds) == repr(old["history"].rounds)
             and repr([r[:8] for r in opt.history.runs])
             == repr([r[:8] for r in old["history"].runs]))
 
-
-def _rows(rows: list[dict[str, Any]]) -> str:
-    return repr([{k: v for k, v in r.items()} for r in rows])
