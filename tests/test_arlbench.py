@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import textwrap
 import time
@@ -306,6 +307,65 @@ def test_generate_refuses_a_second_concurrent_run(tmp_path: Path) -> None:
     assert cl.n_calls == 0  # nothing trained, nothing written
     held.close()
     assert generate("ppo_cc_cartpole", tmp_path, cl, n_configs=4, n_seeds=2)["written"] == [0]
+
+
+class _FailingClient:
+    """Duck-typed client whose workers fail on the first configuration."""
+
+    def train_many(self, request, configs, seeds):
+        raise RuntimeError("worker crashed")
+        yield  # a generator, as the real client's train_many
+
+
+def test_generate_leaves_no_lock_file_behind(tmp_path: Path) -> None:
+    """generate.lock exists only while a generation runs: gone after a normal finish and
+    after an error, and the next run locks the folder again (the lock still excludes)."""
+    from erahbo._lockfile import acquire
+
+    d = tmp_path / "shards" / "ppo_cc_cartpole"
+    seen: list[bool] = []
+    generate("ppo_cc_cartpole", tmp_path, _ShuffledClient(), n_configs=4, n_seeds=2,
+             progress=lambda *_: seen.append((d / "generate.lock").exists()))
+    assert seen and all(seen)  # held during the run
+    assert not (d / "generate.lock").exists()
+    with pytest.raises(RuntimeError, match="worker crashed"):
+        generate("ppo_cc_cartpole", tmp_path, _FailingClient(), n_configs=8, n_seeds=2)
+    assert not (d / "generate.lock").exists()
+    assert sorted(p.name for p in d.iterdir()) == ["plan.json", "shard-00000.parquet"]
+    held = acquire(d / "generate.lock", RuntimeError)
+    with pytest.raises(RuntimeError, match="another generation"):
+        generate("ppo_cc_cartpole", tmp_path, _ShuffledClient(), n_configs=8, n_seeds=2)
+    held.close()
+
+
+def test_lock_released_between_open_and_lock_is_retaken_on_the_new_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that opened the lock file just before its holder removed it (release)
+    must not lock the removed file: it locks a new one, which then excludes a third."""
+    from erahbo import _lockfile
+
+    path = tmp_path / "generate.lock"
+    first = _lockfile.acquire(path, RuntimeError)
+    real_open = open
+    opened: list[str] = []
+
+    def racing_open(p, mode="r", *a, **k):  # the holder finishes between open and flock
+        fh = real_open(p, mode, *a, **k)
+        if not opened:
+            _lockfile.release(first)
+        opened.append(str(p))
+        return fh
+
+    monkeypatch.setattr(_lockfile, "open", racing_open, raising=False)
+    second = _lockfile.acquire(path, RuntimeError)
+    assert len(opened) == 2  # the removed file was dropped, the new one locked
+    assert path.exists() and path.read_text() == f"pid {os.getpid()}"
+    monkeypatch.undo()
+    with pytest.raises(RuntimeError, match=f"pid {os.getpid()}"):
+        _lockfile.acquire(path, lambda holder: RuntimeError(holder))
+    _lockfile.release(second)
+    assert not path.exists()
 
 
 def test_generate_conditional_inactive_is_null(fake_cmd: list[str], tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ Layout under ``out`` (e.g. ``data/arlbench``)::
     shards/<task>/plan.json          settings of the run (checked on resume)
     shards/<task>/shard-00000.parquet  configurations [0, shard_size) with all seeds
     shards/<task>/shard-00001.parquet  ...
+    shards/<task>/generate.lock      only while a generation runs (one process per folder)
     <task>.parquet                   merged table (:func:`merge_shards`)
 
 Each shard is a complete :class:`erahbo.datasets.format.TaskData` written atomically
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo._lockfile import acquire
+from erahbo._lockfile import acquire, release
 from erahbo.arlbench.registry import ArlTask, get_task
 from erahbo.datasets.format import TaskData, read_task, write_task
 
@@ -321,8 +322,7 @@ def generate(
         return _generate(t, d, client, plan, versions=versions, progress=progress,
                          max_shards=max_shards)
     finally:
-        if lock is not None:
-            lock.close()
+        release(lock)  # removes generate.lock while still holding it (see erahbo._lockfile)
 
 
 def _generate(
