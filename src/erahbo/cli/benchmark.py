@@ -17,6 +17,7 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
                       hp_columns: str | None, console, checkpoint: int | None = None) -> list:
     """Load, validate and process every task file under ``data`` (degenerate ones skipped)."""
     from erahbo.datasets.loaders import expand_paths, load_task
+    from erahbo.datasets.seed_counts import replay_note, seeds_per_config
     from erahbo.datasets.validate import DegenerateTaskError
     from erahbo.experiments.replay import prepare_task
 
@@ -25,9 +26,8 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
     skipped: list[str] = []
     for path in expand_paths(data):
         try:
-            task = prepare_task(load_task(path, hp_columns=cols, checkpoint=checkpoint),
-                                alpha=alpha,
-                                outcome_processing=outcome_processing)
+            raw = load_task(path, hp_columns=cols, checkpoint=checkpoint)
+            task = prepare_task(raw, alpha=alpha, outcome_processing=outcome_processing)
         except DegenerateTaskError as e:
             console.print(f"[yellow]skip[/] {e}")
             skipped.append(f"{path}: {e}")
@@ -37,6 +37,9 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
         if task.report is not None and task.report.n_infeasible:
             console.print(f"[yellow]{task.name}[/]: {task.report.n_infeasible} infeasible "
                           "configuration(s) (NaN seeds) filtered out")
+        counts = seeds_per_config(raw)
+        if counts is not None:
+            console.print(f"[yellow]{task.name}[/]: {replay_note(counts, raw.n_seeds)}")
         tasks.append(task)
     if not tasks:
         why = ("; ".join(skipped) if skipped else "no task file (.parquet, .csv) there")

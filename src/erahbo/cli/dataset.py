@@ -16,6 +16,7 @@ from erahbo.cli._paths import folder
 
 if TYPE_CHECKING:
     from erahbo.datasets.format import TaskData
+    from erahbo.datasets.inspect import TaskSummary
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -133,28 +134,45 @@ def inspect(
     table.add_column("rank (regret)", no_wrap=True)
     table.add_column("alpha*", no_wrap=True)
     ill: list[tuple[str, float]] = []
+    adaptive: list[TaskSummary] = []
     for task in tasks:
         s = summarize_task(task)
-        try:
-            tr = tradeoff_stats(task, alpha=alpha, outcome_processing=outcome_processing)
-            if tr.ill_conditioned:
-                ill.append((task.name, tr.near_optimal_share))
-            trade = f"{tr.best_mean_rank} ({tr.best_mean_regret:.2f})"
-            from_alpha = "never" if math.isinf(tr.alpha_tradeoff) else compact(tr.alpha_tradeoff)
-        except ValueError:  # degenerate: nothing to trade off
-            trade = from_alpha = "-"
+        trade = from_alpha = "-"  # degenerate or adaptive: nothing to trade off
+        if s.adaptive:  # the benchmark's ground truth needs the same seeds for all
+            adaptive.append(s)
+        else:
+            try:
+                tr = tradeoff_stats(task, alpha=alpha, outcome_processing=outcome_processing)
+            except ValueError:
+                tr = None
+            if tr is not None:
+                if tr.ill_conditioned:
+                    ill.append((task.name, tr.near_optimal_share))
+                trade = f"{tr.best_mean_rank} ({tr.best_mean_regret:.2f})"
+                from_alpha = ("never" if math.isinf(tr.alpha_tradeoff)
+                              else compact(tr.alpha_tradeoff))
         name = s.task + ("*" if _synthetic(task) else "") + (
             "!" if s.degenerate and not wide else "")
         nan = f"{s.n_nan_values} ({s.n_infeasible})" if wide else str(s.n_infeasible)
         std = ("/".join(compact(v) for v in (s.std_min, s.std_median, s.std_max)) if wide
                else compact(s.std_median))
-        head = ([s.domain, f"{s.n_configs}x{s.n_seeds}", nan, "yes" if s.degenerate else "no"]
-                if wide else [f"{s.n_configs}x{s.n_seeds}", nan])
+        seeds = f"{min(s.seed_counts)}-{max(s.seed_counts)}" if s.adaptive else s.n_seeds
+        head = ([s.domain, f"{s.n_configs}x{seeds}", nan, "yes" if s.degenerate else "no"]
+                if wide else [f"{s.n_configs}x{seeds}", nan])
         table.add_row(name, *head, std, f"{s.corr_mean_std:+.2f}", trade, from_alpha)
         if plot_dir is not None:
             plot_mean_std(task, Path(plot_dir) / f"{task.name}_mean_std.png", alpha=alpha,
                           outcome_processing=outcome_processing)
     console.print(table)
+    for a in adaptive:
+        counts = ", ".join(f"{k} ({v})" for k, v in a.seed_counts.items())
+        few = (f"; {a.n_few_seeds} with fewer than 2 seeds have no std and are left out"
+               if a.n_few_seeds else "")
+        console.print(
+            f"[yellow]note[/]: {a.task}: adaptive seed counts, seeds per configuration "
+            f"(configurations): {counts}. Each configuration's statistics use its own seeds; "
+            f"NaN counts failed runs only, not seeds a configuration was not run on{few}. "
+            "The benchmark needs every configuration on the same seeds: no rank or alpha*.")
     for name, share in ill:
         console.print(
             f"[yellow]note[/]: {name}: {share:.0%} of the configurations are within 1 % of the "

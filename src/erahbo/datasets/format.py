@@ -17,7 +17,19 @@ Parquet layout (format version 1)
   (``"cc"``, ``"brax"``, ``"xland"`` or ``"synthetic"``), ``search_space`` (the JSON form
   of :class:`erahbo.SearchSpace`, see ``SearchSpace.to_json``), ``training_budget``,
   ``generator``, ``generator_version``, ``synthetic`` (bool) and ``provenance``
-  (free text: how the data was produced). Further keys are kept as they are.
+  (free text: how the data was produced). Further keys are kept as they are;
+  ``seeds_per_config`` (a list of ``N`` ints) marks a table with adaptive seed counts.
+
+Adaptive seed counts
+--------------------
+A table in which configurations were trained on different numbers of seeds (an erahbo
+study's ``history.csv``, its Hydra sweeper's ``runhistory.csv``, a Hypersweeper runhistory
+with empty cells) is held in the same ``(N, S)`` array, ``S`` the most seeds any
+configuration has; ``meta["seeds_per_config"]`` then lists the runs of each configuration,
+failed ones included: a row with ``k`` runs and ``m`` finite returns had ``k - m`` failed
+runs, its other NaN cells are seeds it was not run on. Without the key every configuration
+ran on all ``S`` seeds and a NaN is a failed run. :mod:`erahbo.datasets.seed_counts` reads
+and writes the key.
 
 This module is the single place that reads and writes that layout.
 """
@@ -40,6 +52,7 @@ CONFIG_ID = "config_id"
 _SEED_RE = re.compile(r"^seed_(\d+)$")
 
 REQUIRED_META = ("task", "algorithm", "environment", "domain")
+SEEDS_PER_CONFIG = "seeds_per_config"
 
 
 @dataclass

@@ -2,12 +2,15 @@
 
 :func:`summarize_task` is numeric only (no printing, no plotting); :func:`plot_mean_std`
 draws the scatter with matplotlib's Agg backend. Statistics over configurations use the
-feasible ones (no NaN seed); the NaN counts describe the table as given.
+feasible ones (no NaN seed); the NaN counts describe the table as given. In a table with
+adaptive seed counts (:mod:`erahbo.datasets.seed_counts`) every configuration is described
+by its own seeds: feasible means no failed run and at least 2 returns, and the counts are of
+failed runs (a seed a configuration was not run on is not one).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,8 @@ from scipy import stats
 
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.groundtruth import ground_truth
-from erahbo.datasets.validate import is_degenerate
+from erahbo.datasets.seed_counts import run_stats, seed_count_table, seeds_per_config
+from erahbo.datasets.validate import is_degenerate, means_degenerate
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
@@ -30,10 +34,10 @@ class TaskSummary:
     domain: str
     synthetic: bool
     n_configs: int
-    n_seeds: int
+    n_seeds: int  # the table's seed columns: the most seeds a configuration has
     n_hyperparameters: int
-    n_nan_values: int
-    n_infeasible: int
+    n_nan_values: int  # failed runs
+    n_infeasible: int  # configurations with a failed run
     degenerate: bool
     return_min: float
     return_max: float
@@ -44,18 +48,31 @@ class TaskSummary:
     spearman_mean_std: float
     mean_quantiles: tuple[float, ...]  # at QUANTILES
     std_quantiles: tuple[float, ...]
+    seed_counts: dict[int, int] = field(default_factory=dict)  # {seeds: configurations}
+    n_few_seeds: int = 0  # configurations without a failed run but with fewer than 2 returns
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the configurations ran on different numbers of seeds."""
+        return list(self.seed_counts) not in ([], [self.n_seeds])
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def config_stats(returns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def config_stats(
+    returns: np.ndarray, counts: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-configuration sample mean and standard deviation of the feasible rows.
 
     Parameters
     ----------
     returns : numpy.ndarray
-        ``(n, S)`` returns, NaN for a failed run.
+        ``(n, S)`` returns, NaN for a failed run (or, with ``counts``, a seed not run).
+    counts : numpy.ndarray, optional
+        ``(n,)`` runs per configuration of a table with adaptive seed counts
+        (:func:`~erahbo.datasets.seed_counts.seeds_per_config`): each row is then described
+        by its own returns, and feasible means no failed run and at least 2 returns.
 
     Returns
     -------
@@ -64,6 +81,10 @@ def config_stats(returns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
         feasible configurations, and the ``(n,)`` boolean feasibility mask.
     """
     r = np.asarray(returns, dtype=float)
+    if counts is not None:
+        mean, std, n_returns, n_failed = run_stats(r, counts)  # (n,) each
+        feasible = (n_failed == 0) & (n_returns >= 2)
+        return mean[feasible], std[feasible], feasible
     feasible = ~np.isnan(r).any(axis=1)  # (n,)
     f = r[feasible]  # (m, S)
     return f.mean(axis=1), f.std(axis=1, ddof=1), feasible
@@ -72,7 +93,17 @@ def config_stats(returns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
 def summarize_task(task: TaskData) -> TaskSummary:
     """Shape, NaN counts, degeneracy and the mean-vs-std spread of ``task``."""
     r = np.asarray(task.returns, dtype=float)  # (n, S)
-    mean, std, feasible = config_stats(r)
+    counts = seeds_per_config(task)
+    mean, std, feasible = config_stats(r, counts)
+    if counts is None:
+        n_failed, n_few, degenerate = int(np.isnan(r).sum()), 0, is_degenerate(r)
+        infeasible = ~feasible
+        table = {task.n_seeds: task.n_configs}
+    else:
+        _, _, n_returns, failed = run_stats(r, counts)
+        n_failed, infeasible = int(failed.sum()), failed > 0
+        n_few = int(((failed == 0) & (n_returns < 2)).sum())
+        degenerate, table = means_degenerate(mean), seed_count_table(counts)
     nan = float("nan")
     enough = mean.size >= 2
     vary = enough and np.ptp(mean) > 0 and np.ptp(std) > 0
@@ -83,9 +114,9 @@ def summarize_task(task: TaskData) -> TaskSummary:
         n_configs=task.n_configs,
         n_seeds=task.n_seeds,
         n_hyperparameters=int(task.configs.shape[1]),
-        n_nan_values=int(np.isnan(r).sum()),
-        n_infeasible=int((~feasible).sum()),
-        degenerate=is_degenerate(r),
+        n_nan_values=n_failed,
+        n_infeasible=int(infeasible.sum()),
+        degenerate=degenerate,
         return_min=float(np.nanmin(r)) if np.isfinite(r).any() else nan,
         return_max=float(np.nanmax(r)) if np.isfinite(r).any() else nan,
         std_min=float(std.min()) if std.size else nan,
@@ -95,6 +126,8 @@ def summarize_task(task: TaskData) -> TaskSummary:
         spearman_mean_std=float(stats.spearmanr(mean, std).statistic) if vary else nan,
         mean_quantiles=_quantiles(mean),
         std_quantiles=_quantiles(std),
+        seed_counts=table,
+        n_few_seeds=n_few,
     )
 
 
@@ -103,6 +136,7 @@ def summary_frame(summaries: list[TaskSummary]) -> pd.DataFrame:
     rows = []
     for s in summaries:
         d = s.to_dict()
+        d["seed_counts"] = " ".join(f"{k}:{v}" for k, v in d["seed_counts"].items())
         for key in ("mean_quantiles", "std_quantiles"):
             for q, v in zip(QUANTILES, d.pop(key), strict=True):
                 d[f"{key.split('_')[0]}_q{round(100 * q):02d}"] = v
@@ -146,6 +180,8 @@ def plot_mean_std(
 
     The configuration with the best mean and the MV-optimal one (as the benchmark scores them,
     see :func:`benchmark_optima`) are marked: where they differ, the task rewards risk-aversion.
+    A table with adaptive seed counts shows every configuration over its own seeds, without
+    these marks (the benchmark needs every configuration on the same seeds).
 
     Parameters
     ----------
@@ -168,12 +204,13 @@ def plot_mean_std(
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mean, std, feasible = config_stats(task.returns)
+    counts = seeds_per_config(task)
+    mean, std, feasible = config_stats(task.returns, counts)
     fig = Figure(figsize=(5.0, 4.0))
     FigureCanvasAgg(fig)  # Agg canvas, no pyplot state
     ax = fig.add_subplot()
     ax.scatter(std, mean, s=8, alpha=0.6, linewidths=0)
-    if mean.size:
+    if mean.size and counts is None:  # the benchmark's optima need the same seeds for all
         opt = benchmark_optima(task, alpha=alpha, outcome_processing=outcome_processing)
         if opt is not None:
             scale = "" if outcome_processing == "none" else f", {outcome_processing} scale"
@@ -186,9 +223,11 @@ def plot_mean_std(
     ax.set_xlabel("std of the return across seeds")
     ax.set_ylabel("mean return across seeds")
     tag = " (synthetic)" if task.meta.get("synthetic") else ""
+    seeds = task.n_seeds if counts is None else f"{counts.min()}-{counts.max()}"
     ax.set_title(
-        f"{task.name}{tag}\n{mean.size} configs x {task.n_seeds} seeds, "
-        f"{int((~feasible).sum())} infeasible left out",
+        f"{task.name}{tag}\n{mean.size} configs x {seeds} seeds, "
+        f"{int((~feasible).sum())} "
+        + ("infeasible" if counts is None else "with a failed run or < 2 seeds") + " left out",
         fontsize=9,
     )
     ax.grid(alpha=0.3)

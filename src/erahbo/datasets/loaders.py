@@ -25,10 +25,15 @@ Formats (``fmt``; guessed from the file when None)
     - a ``performance`` column holding the list of per-seed returns as text
       (``"[12.5, 9.0, nan, ...]"``; seeds labelled by position 0, 1, ...),
     - ``performance_seed_<int>`` columns (the mean stays in ``performance`` and is unused;
-      erahbo's sweeper writes ``performance_run_<j>``, run positions), or
+      an empty cell is a seed the configuration was not run on) or erahbo's sweeper's
+      ``performance_run_<j>`` (run positions; the ``seeds`` list gives each row's runs, an
+      empty cell among them is a failed run), or
     - a scalar ``performance`` and a ``seed`` column, one row per run (rows with equal
       hyperparameters are one configuration).
     Returns are taken as they are (higher is better); pass ``negate=True`` for costs.
+
+Configurations may have different numbers of runs (adaptive seed counts): the loaders of
+runhistories and of one-row-per-run files record them (:mod:`erahbo.datasets.seed_counts`).
 
 Bookkeeping columns (config id, run id, budget, instance, seed, status, time, cost, run
 info, ...) are recognized by name and never used as hyperparameters; ``hp_columns``
@@ -50,6 +55,7 @@ import pandas as pd
 
 from erahbo.datasets import long_format as lf
 from erahbo.datasets.format import CONFIG_ID, TaskData, read_task, seed_columns
+from erahbo.datasets.seed_counts import record_seed_counts, sweeper_run_counts
 from erahbo.datasets.validate import ValidationReport, check_task, require_columns, validate_task
 from erahbo.space import SearchSpace
 
@@ -305,11 +311,13 @@ def _from_runhistory(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | N
     if per_seed:
         ret_cols = [c for c, _ in per_seed]
         hps = _hp_columns(cols, hp_columns, exclude=ret_cols, source=path)
-        task = _make_task(
-            df, hps, _numeric(df[ret_cols], path), [s for _, s in per_seed], path, "runhistory"
-        )
+        returns = _numeric(df[ret_cols], path)  # (n, S)
+        task = _make_task(df, hps, returns, [s for _, s in per_seed], path, "runhistory")
         if all(c.startswith("performance_run_") for c in ret_cols):  # erahbo's sweeper
             task.meta["seed_labels"] = "run positions (the 'seeds' column lists the seeds)"
+            record_seed_counts(task, sweeper_run_counts(df, returns, path))
+        else:  # Hypersweeper: an empty cell is a seed the configuration was not run on
+            record_seed_counts(task, (~np.isnan(returns)).sum(axis=1))
         return task
     require_columns(cols, ["performance"], str(path), "performance")
     perf = df["performance"]
@@ -447,6 +455,8 @@ def _from_long(
     if group_by is None:
         task.config_ids = np.arange(task.n_configs, dtype=np.int64)
     task.meta["n_missing_runs"] = int(np.isnan(returns).sum() - np.isnan(vals).sum())
+    if fmt != "landscape":  # a landscape run without the checkpoint failed before it
+        record_seed_counts(task, np.bincount(key_codes, minlength=len(key_uniques)))
     return task
 
 

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.datasets.format import TaskData
+from erahbo.datasets.format import SEEDS_PER_CONFIG, TaskData
+from erahbo.datasets.seed_counts import replay_note, seeds_per_config
 
 
 class DegenerateTaskError(ValueError):
@@ -194,6 +195,9 @@ def validate_task(
             f"{report.n_infeasible} infeasible configuration(s) (a NaN return on some seed; "
             f"{report.n_nan_values} NaN values in all) {verb}."
         )
+    counts = seeds_per_config(task)
+    if counts is not None:
+        report.messages.append(replay_note(counts, s))
     keep = ~bad if filter_infeasible else np.ones(n, dtype=bool)
     out = replace(
         task,
@@ -203,6 +207,8 @@ def validate_task(
         config_ids=np.asarray(task.config_ids)[keep],
         meta=dict(task.meta),
     )
+    if counts is not None:  # the counts follow the rows kept
+        out.meta[SEEDS_PER_CONFIG] = [int(c) for c in counts[keep]]
     report.n_configs_out = out.n_configs
     report.degenerate = is_degenerate(out.returns)
     if report.degenerate:
@@ -228,6 +234,14 @@ def is_degenerate(returns: np.ndarray, rtol: float = 1e-12) -> bool:
     r = r[~np.isnan(r).any(axis=1)] if r.ndim == 2 else r
     if r.shape[0] < 2:
         return True
-    means = r.mean(axis=1)  # (n,)
+    return means_degenerate(r.mean(axis=1), rtol)
+
+
+def means_degenerate(means: np.ndarray, rtol: float = 1e-12) -> bool:
+    """True when fewer than two ``(n,)`` per-configuration means remain or they are all equal
+    (within ``rtol`` of the largest magnitude): see :func:`is_degenerate`."""
+    means = np.asarray(means, dtype=float)
+    if means.size < 2:
+        return True
     spread = float(means.max() - means.min())
     return spread <= rtol * max(1.0, float(np.abs(means).max()))
