@@ -8,14 +8,16 @@ what it should hold.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["check_out_dir", "read_json_file", "read_table_file"]
+__all__ = ["check_out_dir", "read_json_file", "read_table_file", "reading_table"]
 
 
 def _check_exists(p: Path, what: str, expect: str) -> None:
@@ -55,6 +57,44 @@ def read_table_file(path: str | os.PathLike[str], what: str, expect: str) -> pd.
     if df.shape[1] == 0 or len(df) == 0:
         raise ValueError(f"{what} {p} has no rows; give {expect}")
     return df
+
+
+@contextlib.contextmanager
+def reading_table(path: str | os.PathLike[str], what: str, expect: str) -> Iterator[None]:
+    """Within the block, a reader's own error about the table file ``path`` (empty, binary,
+    not the CSV or Parquet file its suffix says) becomes one ValueError naming the file.
+
+    Only the readers' errors are translated (a plain ``ValueError`` raised inside the block
+    passes as it is), so the block may hold code that checks the table's content too.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (``.parquet``/``.pq``: Parquet; anything else: CSV).
+    what, expect : str
+        As in :func:`read_table_file`.
+    """
+    p = Path(path)
+    _check_exists(p, what, expect)
+    errors: tuple[type[BaseException], ...] = (pd.errors.ParserError, OSError)
+    with contextlib.suppress(ImportError):
+        import pyarrow
+
+        errors = (*errors, pyarrow.ArrowException)
+    parquet = p.suffix.lower() in (".parquet", ".pq")
+    try:
+        yield
+    except UnicodeDecodeError:
+        raise ValueError(
+            f"{what} {p} is not a text CSV file (it holds binary data that is not UTF-8 text); "
+            f"give {expect}"
+        ) from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{what} {p} holds no table (no header line); give {expect}") from None
+    except errors as exc:
+        kind = "a Parquet file" if parquet else "a readable CSV file"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{what} {p} is not {kind} ({first}); give {expect}") from None
 
 
 def read_json_file(path: str | os.PathLike[str], what: str, expect: str) -> Any:

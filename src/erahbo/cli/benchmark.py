@@ -14,7 +14,8 @@ from erahbo.experiments.methods import PAPER_METHODS
 
 
 def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
-                      hp_columns: str | None, console, checkpoint: int | None = None) -> list:
+                      hp_columns: str | None, console, checkpoint: int | None = None,
+                      return_columns: str | None = None, fmt: str | None = None) -> list:
     """Load, validate and process every task file under ``data`` (degenerate ones skipped)."""
     from erahbo.datasets.loaders import expand_paths, load_task
     from erahbo.datasets.seed_counts import replay_note, seeds_per_config
@@ -22,18 +23,19 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
     from erahbo.experiments.replay import prepare_task
 
     cols = [c.strip() for c in hp_columns.split(",")] if hp_columns else None
+    rets = [c.strip() for c in return_columns.split(",")] if return_columns else None
     tasks = []
     skipped: list[str] = []
     for path in expand_paths(data):
         try:
-            raw = load_task(path, hp_columns=cols, checkpoint=checkpoint)
+            raw = load_task(path, cols, fmt, return_columns=rets, checkpoint=checkpoint)
             task = prepare_task(raw, alpha=alpha, outcome_processing=outcome_processing)
         except DegenerateTaskError as e:
             console.print(f"[yellow]skip[/] {e}")
             skipped.append(f"{path}: {e}")
             continue
-        except ValueError as e:
-            raise ValueError(f"{path}: {e}") from None
+        except ValueError as e:  # named once: most messages start with the file already
+            raise ValueError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
         if task.report is not None and task.report.n_infeasible:
             console.print(f"[yellow]{task.name}[/]: {task.report.n_infeasible} infeasible "
                           "configuration(s) (NaN seeds) filtered out")
@@ -73,7 +75,7 @@ def benchmark(
     preset: str = typer.Option("default", help="Defaults of the options a method does not "
                                "set: default (erahbo's) | paper (the paper's exact settings; "
                                "with --protocol paper it reproduces the paper's study)."),
-    n_init: int = typer.Option(None, help="Initial Sobol configurations per repetition "
+    n_init: int = typer.Option(None, min=1, help="Initial Sobol configurations per repetition "
                                "(default: 5 in the paper protocol, each method's own in the "
                                "user protocol)."),
     k_init: int = typer.Option(None, help="Stored seeds per initial configuration (default: "
@@ -93,6 +95,10 @@ def benchmark(
         "vizier", help="vizier (paper) | minmax (linear onto [0, 1]) | none (raw returns)."),
     hp_columns: str = typer.Option(None, help="Comma-separated hyperparameter columns "
                                    "(overrides the guess for CSV files)."),
+    return_columns: str = typer.Option(None, help="CSV: comma-separated per-seed return "
+                                       "columns (or the one value column of a long CSV)."),
+    fmt: str = typer.Option(None, "--format", help="parquet, csv, runhistory, landscape or "
+                            "runs (default: guessed from each file)."),
     checkpoint: int = typer.Option(None, help="ARLBench landscape files: the training_steps "
                                    "checkpoint to use (default: the last)."),
     report: bool = typer.Option(True, help="Write the report when the study is done."),
@@ -117,7 +123,7 @@ def benchmark(
                                  seed=seed, outcome_processing=outcome_processing,
                                  protocol=protocol, preset=preset)
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console,
-                                  checkpoint)
+                                  checkpoint, return_columns, fmt)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             capped = check_seed_counts(tasks, specs, settings)

@@ -194,10 +194,12 @@ def synth(
     seeds: Annotated[int, typer.Option("--seeds", min=2, help="Seeds per configuration.")] = 50,
 ) -> None:
     """Write a suite of paper-shaped SYNTHETIC tasks (not real RL data)."""
+    from erahbo._files import check_out_dir
     from erahbo.datasets.synth import write_suite
 
     console = make_console()
     try:
+        check_out_dir(out, "--out")
         paths = write_suite(out, tasks, seed, n_configs=configs, n_seeds=seeds)
     except ValueError as err:
         raise _fail(err) from None

@@ -133,6 +133,10 @@ def generate(
     if address is not None and executor != "ray":
         console.print("[red]error:[/red] --address needs --executor ray")
         raise typer.Exit(code=2)
+    bad = _bad_generate_option(out, budget, workers, run_timeout)
+    if bad:
+        console.print(f"[red]error:[/red] {bad}")
+        raise typer.Exit(code=2)
     client: Any = None
     try:
         settings: dict[str, Any] = {
@@ -212,6 +216,37 @@ def generate(
         console.print(f"merged: {path}")
 
 
+def _bad_generate_option(out: Path, budget: int | None, workers: int | None,
+                         run_timeout: float) -> str | None:
+    """What is wrong with these ``erahbo dataset generate`` options, before any worker starts
+    (None: nothing)."""
+    from erahbo._files import check_out_dir
+
+    try:
+        check_out_dir(out, "--out")
+    except ValueError as err:
+        return str(err)
+    if budget is not None and budget < 1:
+        return (f"--budget {budget}: training timesteps must be >= 1; leave --budget out for "
+                "ARLBench's budget of the environment")
+    if workers is not None and workers < 1:
+        return f"--workers {workers}: use 1 or more (one per core), or leave it out"
+    if not run_timeout > 0:
+        return f"--run-timeout {run_timeout:g}: seconds one run may take, > 0 (default 900)"
+    return None
+
+
+def _generation_root(out: Path) -> str | None:
+    """Why ``out`` cannot be a generation's ``--out`` folder (None: it can)."""
+    if not out.exists():
+        return (f"no generation plan under --out {out}: the folder does not exist; give the "
+                "--out folder of `erahbo dataset generate` (default data/arlbench)")
+    if not out.is_dir():
+        return (f"no generation plan under --out {out}: it is a file, not the --out folder of "
+                "`erahbo dataset generate` (default data/arlbench)")
+    return None
+
+
 def merge_shards_cmd(
     task: Annotated[str, typer.Option("--task", help="Registered task.")],
     out: Annotated[Path, typer.Option("--out", help="Output root of the generation.")] = Path(
@@ -224,9 +259,20 @@ def merge_shards_cmd(
 ) -> None:
     """Merge a task's shards into <out>/<task>.parquet (common dataset format)."""
     from erahbo.arlbench.generate import merge_shards, shard_status
+    from erahbo.arlbench.status import generation_tasks
 
     console = make_console()
     try:
+        bad = _generation_root(out)
+        if bad:
+            raise ValueError(bad)
+        there = generation_tasks(out)
+        if task not in there:
+            raise ValueError(
+                f"--task {task}: no generation of it under {out}/shards; "
+                + (f"tasks generated there: {', '.join(there)}" if there else
+                   "no task has been generated there (check --out)")
+            )
         path = merge_shards(out, task, allow_partial=partial)
     except ValueError as err:
         console.print(f"[red]error:[/red] {err}")
@@ -307,9 +353,11 @@ def status(
     ] = None,
 ) -> None:
     """Where each table's generation stands: configurations and share of the work done, stats."""
-    rows = status_rows(out)
+    bad = _generation_root(out)
+    rows = [] if bad else status_rows(out)
     if not rows:
-        make_console(stderr=True).print(f"[red]error:[/red] no generation plan under {out}/shards")
+        why = bad or f"no generation plan under {out}/shards (check --out)"
+        make_console(stderr=True).print(f"[red]error:[/red] {why}")
         raise typer.Exit(code=2)
     lines = ["| " + " | ".join(STATUS_COLUMNS) + " |", "|" + "---|" * len(STATUS_COLUMNS)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import typer
 
@@ -32,10 +33,17 @@ def register(app: typer.Typer, groups: dict[str, typer.Typer]) -> None:
         """Write report.md, PNG figures, LaTeX tables and CSVs (ranks.csv, ...) of a study."""
         from rich.table import Table
 
+        from erahbo._files import check_out_dir
+        from erahbo.analysis.intervals import Backend
         from erahbo.analysis.report import format_rank_summary, write_report
 
         console = make_console()
         try:
+            if out is not None:
+                check_out_dir(out, "--out")
+            if bootstrap_backend not in get_args(Backend):
+                raise ValueError(f"--bootstrap-backend {bootstrap_backend!r}: use one of "
+                                 f"{', '.join(get_args(Backend))}")
             with console.status("computing the report ..."):
                 res = write_report(results_dir, out, bootstrap_reps=bootstrap_reps, seed=seed,
                                    backend=bootstrap_backend)  # type: ignore[arg-type]

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo._files import reading_table
 from erahbo.datasets import long_format as lf
 from erahbo.datasets.format import CONFIG_ID, TaskData, read_task, seed_columns
 from erahbo.datasets.seed_counts import record_seed_counts, sweeper_run_counts
@@ -60,6 +61,10 @@ from erahbo.datasets.validate import ValidationReport, check_task, require_colum
 from erahbo.space import SearchSpace
 
 FORMATS = ("parquet", "csv", "runhistory", "landscape", "runs")
+TASK_FILE = (
+    "a task table: Parquet in erahbo's format, or CSV with one row per configuration and "
+    "seed_<int> return columns, one row per run, a runhistory.csv or ARLBench landscape data"
+)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 HP_PREFIX = "hp_config."
 LONG_COLUMNS = ("config_id", "seed", "return")
@@ -134,28 +139,32 @@ def load_task(
         Raw task (NaN returns kept), checked by :func:`check_task`.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a task file; pass the task files in it "
+                         "(expand_paths finds them, as the CLI does).")
     if not path.is_file():
         raise ValueError(f"{path}: no such file.")
-    fmt = fmt or detect_format(path)
-    if fmt not in FORMATS:
+    if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} is unknown; use one of {list(FORMATS)}.")
-    if checkpoint is not None and fmt != "landscape":
-        raise ValueError(
-            f"{path}: checkpoint={checkpoint} (--checkpoint) applies to ARLBench landscape "
-            f"files (a 'training_steps' column); this file is read as {fmt!r}: drop it."
-        )
-    if fmt == "parquet":
-        task = _load_parquet(path, hp_columns)
-    else:
-        df = read_table(path)
-        if fmt == "runhistory":
-            task = _from_runhistory(df, path, hp_columns)
-        elif fmt == "landscape":
-            task = _from_landscape(df, path, hp_columns, checkpoint)
-        elif fmt == "runs":
-            task = _from_runs(df, path, hp_columns, return_columns)
+    with reading_table(path, "task file", TASK_FILE):  # an empty or binary file: named
+        fmt = fmt or detect_format(path)
+        if checkpoint is not None and fmt != "landscape":
+            raise ValueError(
+                f"{path}: checkpoint={checkpoint} (--checkpoint) applies to ARLBench landscape "
+                f"files (a 'training_steps' column); this file is read as {fmt!r}: drop it."
+            )
+        if fmt == "parquet":
+            task = _load_parquet(path, hp_columns)
         else:
-            task = _from_csv(df, path, hp_columns, return_columns)
+            df = read_table(path)
+            if fmt == "runhistory":
+                task = _from_runhistory(df, path, hp_columns)
+            elif fmt == "landscape":
+                task = _from_landscape(df, path, hp_columns, checkpoint)
+            elif fmt == "runs":
+                task = _from_runs(df, path, hp_columns, return_columns)
+            else:
+                task = _from_csv(df, path, hp_columns, return_columns)
     if negate:
         task.returns = -np.asarray(task.returns, dtype=float)
         task.meta["negated"] = True
@@ -285,10 +294,13 @@ def _from_csv(
     if return_columns is None and not seed_columns(cols):
         long = all(c in cols for c in LONG_COLUMNS)
         if not long:
+            sep = next((c for c in ";\t|" if len(cols) == 1 and c in str(cols[0])), None)
             raise ValueError(
                 f"{path}: cannot tell which columns hold the per-seed returns; name them "
                 f"'seed_<int>' (seed_1, seed_2, ...), pass return_columns / --return-columns, "
-                f"or use the long layout with columns {list(LONG_COLUMNS)}. Columns: {cols}."
+                f"or use the long layout with columns {list(LONG_COLUMNS)}. Columns: {cols}"
+                + (f" (one column: the file separates its fields with {sep!r}; save it "
+                   "comma-separated)." if sep else ".")
             )
     if long:
         value = return_columns[0] if return_columns else "return"

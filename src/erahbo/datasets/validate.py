@@ -124,6 +124,11 @@ def check_task(task: TaskData, source: str | None = None) -> None:
             f"must be a number, or empty/NaN for a failed run."
         )
     n, s = returns.shape
+    if n == 0:
+        raise ValueError(
+            f"{src}: no configurations (the table has no data rows); a task needs at least one "
+            "row of per-seed returns."
+        )
     if s < MIN_SEEDS:
         raise ValueError(
             f"{src}: {s} seed(s) per configuration; at least {MIN_SEEDS} are needed to "

@@ -97,7 +97,10 @@ def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     try:
         table = pq.ParquetFile(path).read()
     except Exception as exc:  # pyarrow raises several types for unreadable files
-        raise ValueError(f"trace {path}: not a readable Parquet file ({exc})") from exc
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"trace {path}: not a readable Parquet file ({first}); delete it and "
+                         "run the same `erahbo benchmark` command again (it writes the "
+                         "missing traces only)") from exc
     raw = (table.schema.metadata or {}).get(TRACE_META_KEY)
     if raw is None:
         raise ValueError(f"trace {path}: missing file metadata key 'erahbo_trace'; write "
