@@ -368,6 +368,25 @@ def test_lock_released_between_open_and_lock_is_retaken_on_the_new_file(
     assert not path.exists()
 
 
+def test_a_file_system_without_locks_is_not_blamed_on_another_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flock refused by the file system (ENOLCK: NFS without a lock service) says so, rather
+    than "another generation is running"; nothing is trained."""
+    import errno
+    import fcntl
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    cl = _ShuffledClient()
+    with pytest.raises(RuntimeError, match=r"generate.lock: cannot lock it \(No locks "
+                       r"available\): this file system does not support flock") as info:
+        generate("ppo_cc_cartpole", tmp_path, cl, n_configs=4, n_seeds=2)
+    assert "another generation" not in str(info.value) and cl.n_calls == 0
+
+
 def test_generate_conditional_inactive_is_null(fake_cmd: list[str], tmp_path: Path) -> None:
     with ArlClient(1, worker_cmd=fake_cmd) as cl:
         generate("dqn_cc_cartpole", tmp_path, cl, n_configs=8, n_seeds=1, shard_size=8)

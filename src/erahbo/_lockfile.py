@@ -18,7 +18,8 @@ def acquire(lock_path: str | os.PathLike[str], error: Callable[[str], Exception]
 
     The file records ``pid N`` of the holder, so the message can name it. The lock is held
     while the returned handle is open and released at once when the process dies. None
-    where ``fcntl`` is unavailable (Windows: no lock).
+    where ``fcntl`` is unavailable (Windows: no lock). A file system that refuses ``flock``
+    itself (``ENOLCK``, ``ENOSYS``: NFS without a lock service) raises RuntimeError saying so.
     """
     try:
         import fcntl
@@ -28,11 +29,14 @@ def acquire(lock_path: str | os.PathLike[str], error: Callable[[str], Exception]
         fh = open(lock_path, "a+")  # held for the lock's lifetime
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:  # held by another process
             fh.seek(0)
             holder = fh.read().strip() or "another process"
             fh.close()
             raise error(holder) from None
+        except OSError as exc:  # no lock support here: not "another process holds it"
+            fh.close()
+            raise _unlockable(lock_path, exc) from None
         if _same_file(fh, lock_path):
             break
         fh.close()  # locked a file that release() had just removed: lock the new one
@@ -41,6 +45,15 @@ def acquire(lock_path: str | os.PathLike[str], error: Callable[[str], Exception]
     fh.write(f"pid {os.getpid()}")
     fh.flush()
     return fh
+
+
+def _unlockable(path: str | os.PathLike[str], exc: OSError) -> RuntimeError:
+    """The error for a file system that refuses ``flock`` itself (not a lock someone holds)."""
+    return RuntimeError(
+        f"{path}: cannot lock it ({exc.strerror or exc}): this file system does not support "
+        "flock locks (e.g. NFS without a lock service), which keep a second process out; use "
+        "a folder on a local disk"
+    )
 
 
 def _same_file(fh: IO, path: str | os.PathLike[str]) -> bool:
