@@ -174,3 +174,18 @@ def test_cli_inspect_says_how_many_seeds(tmp_path):
            "3 (1), 4 (1)" in text
     assert "1 with fewer than 2 seeds have no std" in text
     assert json.loads(pd.read_csv(path)["seeds"].iloc[4]) == [12]
+
+
+def test_own_seeds_of_equal_count_show_that_count(tmp_path):
+    """Every configuration on 2 seeds of its own (6 seed values in all): '3x2', not '3x6'."""
+    from erahbo.cli import app
+
+    rows = [{"config_id": c, "seed": 10 * c + j, "return": float(c + j), "lr": 0.1 * (c + 1)}
+            for c in range(3) for j in (1, 2)]
+    path = tmp_path / "runs.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    s = summarize_task(load_task(path))
+    assert s.n_seeds == 6 and s.adaptive and s.seed_counts == {2: 3} and s.n_infeasible == 0
+    res = CliRunner().invoke(app, ["dataset", "inspect", str(path)], env={"COLUMNS": "200"})
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0 and " 3x2 " in text and "(configurations): 2 (3)." in text

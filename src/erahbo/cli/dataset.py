@@ -156,7 +156,8 @@ def inspect(
         nan = f"{s.n_nan_values} ({s.n_infeasible})" if wide else str(s.n_infeasible)
         std = ("/".join(compact(v) for v in (s.std_min, s.std_median, s.std_max)) if wide
                else compact(s.std_median))
-        seeds = f"{min(s.seed_counts)}-{max(s.seed_counts)}" if s.adaptive else s.n_seeds
+        lo, hi = min(s.seed_counts, default=0), max(s.seed_counts, default=0)
+        seeds = (f"{lo}-{hi}" if lo < hi else lo) if s.adaptive else s.n_seeds
         head = ([s.domain, f"{s.n_configs}x{seeds}", nan, "yes" if s.degenerate else "no"]
                 if wide else [f"{s.n_configs}x{seeds}", nan])
         table.add_row(name, *head, std, f"{s.corr_mean_std:+.2f}", trade, from_alpha)
