@@ -2,7 +2,7 @@
 
 A continuous 6-D study (a random heteroscedastic task, ERAHBO defaults) runs ``--runs``
 training runs with a journal and closes (which stores a snapshot of the optimizer,
-:mod:`erahbo.optimizer.snapshot`). Then the journal is reopened twice: as ``erahbo resume``
+:mod:`erahbo.study.snapshot`). Then the journal is reopened twice: as ``erahbo resume``
 does (from the snapshot), and with ``verify=True`` (every round re-decided, as before
 snapshots). Both must arrive at the same recommendation.
 

@@ -17,7 +17,6 @@ import sqlite3
 
 import pytest
 
-from erahbo.optimizer.loop import run_journaled
 from erahbo.runtime.evaluate import evaluate
 from erahbo.runtime.failures import RunOutcome, TrialOutcome
 from erahbo.runtime.journal import (
@@ -31,6 +30,7 @@ from erahbo.runtime.journal import (
     settings_hash,
 )
 from erahbo.runtime.replay import JournaledStudy, replay
+from erahbo.study.run import run_journaled
 from fault_injection import (
     FakeOptimizer,
     check_no_loss_no_duplicates,

@@ -1,4 +1,4 @@
-"""Resume from a snapshot of the optimizer (erahbo.optimizer.snapshot), not by re-deciding.
+"""Resume from a snapshot of the optimizer (erahbo.study.snapshot), not by re-deciding.
 
 Rules checked, each on a study built here:
 

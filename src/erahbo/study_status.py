@@ -18,11 +18,11 @@ from typing import Any
 
 from erahbo._lockfile import inode_locked
 from erahbo.optimizer.core import Optimizer
-from erahbo.optimizer.journaling import replay_into
-from erahbo.optimizer.study import study_options
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.journal_check import read_only, validate_existing
 from erahbo.space import SearchSpace
+from erahbo.study.opening import replay_into
+from erahbo.study.rebuild import study_options
 
 __all__ = ["StudyStatus", "study_status"]
 

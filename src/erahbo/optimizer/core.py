@@ -13,7 +13,7 @@ A BO round: fit both GPs on ``D_{t-1}`` (:mod:`~.rounds`), let the strategy
 (:mod:`~.strategy`) pick the proposer of ``x_t`` (eq. 8, a random draw or the challenger),
 compute ``B_t`` (eq. 10), then spend seeds on ``x_t`` until the replication rule
 (:mod:`erahbo.policies`; ERAHBO: eq. 12 or ``k_max``) ends the round. The budget counts seeds.
-No storage here: ``journal=`` builds a :class:`~.journaling.JournaledOptimizer`.
+No storage here: ``journal=`` builds a :class:`erahbo.study.journaled.JournaledOptimizer`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from erahbo.space import SearchSpace
 
 __all__ = ["Optimizer"]
 
-#: The journaled subclass; set by :mod:`erahbo.optimizer.journaling` (imported with the
-#: package), so that this module needs no storage.
+#: The journaled subclass; set by :mod:`erahbo.study.journaled` (``erahbo.Optimizer``
+#: imports it), so that this module needs no storage.
 JOURNALED: list[type] = []
 
 
@@ -64,7 +64,8 @@ class Optimizer(Telling, Inspection):
     hyperparameters : (GPHyper, GPHyper) or None
         Fixed hyperparameters of the mean GP and of the variance GP (no MAP fit at all).
     journal, journal_info, synchronous
-        A journal of the study: :class:`~.journaling.JournaledOptimizer` (built instead).
+        A journal of the study: :class:`erahbo.study.journaled.JournaledOptimizer` (built
+        instead).
     options : Options, optional
         All options at once (then give no other option by name).
     **option_values
@@ -77,8 +78,9 @@ class Optimizer(Telling, Inspection):
 
     def __new__(cls, *args: Any, journal: Any = None, **kwargs: Any) -> Optimizer:
         if journal is not None and cls is Optimizer:
-            if not JOURNALED:  # registered by erahbo.optimizer.journaling
-                raise TypeError("journal=: build erahbo.Optimizer (this module has no storage)")
+            if not JOURNALED:  # registered by erahbo.study.journaled
+                raise TypeError("journal=: build erahbo.Optimizer, which adds the journal (or "
+                                "import erahbo.study first); erahbo.optimizer has no storage")
             return super().__new__(JOURNALED[0])
         return super().__new__(cls)
 

@@ -23,7 +23,7 @@ Public API
     What the journal needs from an optimizer that journals itself (its unjournaled ask and
     whole-outcome tell).
 
-The journaled loop for any ask/tell optimizer is :func:`erahbo.optimizer.loop.run_journaled`.
+The journaled loop for any ask/tell optimizer is :func:`erahbo.study.run.run_journaled`.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def replay(
         Also compare the configurations (exact canonical JSON).
     start : int
         Replay from this event on: ``opt`` holds the state after the first ``start`` events
-        (a snapshot, :mod:`erahbo.optimizer.snapshot`), with no trial pending.
+        (a snapshot, :mod:`erahbo.study.snapshot`), with no trial pending.
 
     Returns
     -------
@@ -251,7 +251,7 @@ class JournaledStudy:
         Fresh optimizer with ``ask()`` and ``tell(trial, returns, infeasible=False)``, built
         with the journal's settings; or a :class:`Recorder` (an optimizer that journals
         itself hands over its unjournaled ask and whole-outcome tell this way, e.g.
-        :class:`erahbo.optimizer.core.StudyRecorder`).
+        :class:`erahbo.study.opening.StudyRecorder`).
     journal : Journal
     failures : {"penalize", "retry", "exclude"} or FailurePolicy
     retries : int, optional
