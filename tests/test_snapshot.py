@@ -75,6 +75,11 @@ def test_verify_replays_every_event_and_checks_the_snapshot(tmp_path):
         ja.write_snapshot(ja.n_events(), ja.snapshot()[1], state_b)
     with pytest.raises(ReplayDivergenceError, match="verify"):
         _run(tmp_path / "a.db", stop=30, verify=True)
+    # refused before anything is written: not even the extension to a larger budget
+    before = (tmp_path / "a.db").read_bytes()
+    with pytest.raises(ReplayDivergenceError, match="verify"):
+        _run(tmp_path / "a.db", stop=30, verify=True, budget=80)
+    assert (tmp_path / "a.db").read_bytes() == before
 
 
 def test_a_journaled_optimizer_is_not_pickled_but_says_how_to_save_it(tmp_path):

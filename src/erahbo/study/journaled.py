@@ -95,11 +95,9 @@ class JournaledOptimizer(Optimizer):
             failures=self.failure_policy, info=journal_info, synchronous=synchronous,
             on_open=lambda j: setattr(self.history, "t_start", j.created_at),
             set_budget=self.set_budget, warm_returns=self._warm_ok,
-            restore=None if verify else self._restore)
+            restore=None if verify else self._restore, check=self._verify if verify else None)
         self.penalizer = self._study.penalizer  # the journal's feasible returns, then the warm
         self._settings_json["budget"] = self.budget  # a larger budget extends the study
-        if verify:
-            self._verify()
 
     def _restore(self, journal: Journal) -> int:
         """Load the journal's snapshot, if usable (the events it stands for; 0: none)."""
@@ -108,10 +106,10 @@ class JournaledOptimizer(Optimizer):
             self._snap = (time.monotonic(), n)
         return n
 
-    def _verify(self) -> None:
+    def _verify(self, j: Journal) -> None:
         """The full replay arrived at the journal's snapshot, when one of this code stands
-        for every journaled event (a study closed with nothing pending)."""
-        j = self.journal
+        for every journaled event (a study closed with nothing pending); before anything is
+        written to the journal."""
         snap = j.snapshot()
         if snap is None or snap[0] != j.n_events() or snap[1] != snapshot_key(j, snap[0]):
             return

@@ -63,6 +63,7 @@ def open_study_journal(
     set_budget: Callable[[int | None], None],
     warm_returns: Iterable[float] = (),
     restore: Callable[[Journal], int] | None = None,
+    check: Callable[[Journal], None] | None = None,
 ) -> JournaledStudy:
     """Open (or create) the journal of a study and replay it through the optimizer.
 
@@ -72,7 +73,8 @@ def open_study_journal(
     ``on_open(journal)`` runs before the replay (e.g. the history's clock starts at the
     journal's creation). Penalties of failed runs use every return seen, ``warm_returns`` (the
     warm start's finite returns) included. ``restore(journal)`` loads a snapshot of the
-    optimizer and returns the events it stands for (replayed from there on). The journal is
+    optimizer and returns the events it stands for (replayed from there on); ``check(journal)``
+    runs after the replay. Nothing is written to the journal before both succeeded, and it is
     closed again on any error.
     """
     journal, extend = open_budget_journal(path, settings, info, synchronous)
@@ -81,7 +83,7 @@ def open_study_journal(
         start = 0 if restore is None else restore(journal)
         steps = BudgetSteps(set_budget, journal, start)  # each event under its own budget
         study = JournaledStudy(StudyRecorder(steps.ask(ask), steps.tell(tell_outcome)), journal,
-                               failures=failures, start=start)
+                               failures=failures, start=start, check=check)
         if extend is not None:
             journal.extend_budget(extend)
         set_budget(journal.budget())
