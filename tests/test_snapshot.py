@@ -122,3 +122,25 @@ def test_a_damaged_snapshot_is_replayed_instead(tmp_path):
     resumed, n_replayed = _run(tmp_path / "cut.db")
     assert n_replayed > 0
     assert _runs(resumed).equals(_runs(full))
+
+
+def test_status_starts_from_the_snapshot_and_agrees_with_a_full_replay(tmp_path):
+    """Rule: `erahbo status` re-decides only the events after a usable snapshot, and arrives
+    where re-deciding every event does (the incumbent, the rounds)."""
+    from erahbo.optimizer.core import Optimizer
+    from erahbo.study.opening import replay_into
+    from erahbo.study.rebuild import study_options
+    from erahbo.study_status import study_status
+
+    path = tmp_path / "s.db"
+    full, _ = _run(path, stop=40)
+    with Journal.open(path) as j:
+        opts = study_options(j.settings)
+        fast, slow = Optimizer(TASK.space, **opts), Optimizer(TASK.space, **opts)
+        assert replay_into(fast, j) == j.n_events()  # nothing re-decided
+        assert replay_into(slow, j, snapshot=False) == 0
+    assert fast.result().rounds.equals(slow.result().rounds)
+    assert fast.incumbent_id == slow.incumbent_id == full.incumbent_id
+    status = study_status(path)
+    assert (status.state, status.incumbent_id) == ("stopped", full.incumbent_id)
+

@@ -3,6 +3,9 @@
 :func:`study_status` opens the journal read-only (no lock: it works while the study runs,
 and writes nothing), counts its runs and rounds and, by replaying the journaled results into
 a fresh optimizer without calling any objective, finds the incumbent (``erahbo status PATH``).
+The replay starts from the journal's snapshot of the optimizer when it is this code's and
+this study's (:mod:`erahbo.study.snapshot`: a pickle, so open only journals you trust), and
+re-decides only the events after it.
 
 >>> s = study_status("study.db")                    # doctest: +SKIP
 >>> s.state, s.n_counted, s.budget, s.incumbent_id  # doctest: +SKIP

@@ -7,7 +7,7 @@ only through a :class:`StudyRecorder`: its unjournaled ask and its whole-outcome
 (exact resume, each event under its own budget: :mod:`erahbo.study.budget`) and hands back the
 :class:`~erahbo.runtime.replay.JournaledStudy` that the optimizer's public ask and tell go
 through from then on. :func:`replay_into` drives an optimizer without a journal of its own
-through a journal's events (``erahbo status``).
+through a journal's events after its snapshot (``erahbo status``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.replay import JournaledStudy, replay
 from erahbo.study.budget import BudgetSteps, open_budget_journal
+from erahbo.study.snapshot import restore
 
 __all__ = ["StudyRecorder", "open_study_journal", "replay_into"]
 
@@ -94,10 +95,16 @@ def open_study_journal(
     return study
 
 
-def replay_into(opt: Any, journal: Journal) -> None:
+def replay_into(opt: Any, journal: Journal, *, snapshot: bool = True) -> int:
     """Drive a fresh optimizer without a journal of its own through a journal's events.
 
-    Each event is decided under its own budget; nothing is run (``erahbo status``).
+    It starts from the journal's snapshot when one of this code and this study is stored
+    (:func:`erahbo.study.snapshot.restore`; ``snapshot=False``: from the first event). Each
+    event is decided under its own budget; nothing is run and nothing is written
+    (``erahbo status``). Returns the events the snapshot stood for (0: replayed them all).
     """
-    steps = BudgetSteps(lambda b: setattr(opt, "budget", b), journal)
-    replay(StudyRecorder(steps.ask(opt.ask), steps.tell(opt.tell_outcome)), journal)
+    start = restore(opt, journal) if snapshot else 0
+    steps = BudgetSteps(lambda b: setattr(opt, "budget", b), journal, start)
+    replay(StudyRecorder(steps.ask(opt.ask), steps.tell(opt.tell_outcome)), journal,
+           start=start)
+    return start
