@@ -2,7 +2,7 @@
 
 Runs the same study three ways with an instantaneous objective (so that only bookkeeping is
 timed): a plain ask/evaluate/tell loop, and the journaled loop
-(:func:`erahbo.optimizer.loop.run_journaled`) with ``synchronous=FULL`` (the default: fsync per
+(:func:`erahbo.study.run.run_journaled`) with ``synchronous=FULL`` (the default: fsync per
 commit) and ``NORMAL``. A trial asks 2 seeds (ERAHBO's k_min), then 1 more, alternately, so a
 run costs on average 1.33 trial records plus its own start and end records. Then it times a
 resume: open the journal and replay it into a fresh optimizer.
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from erahbo.optimizer.loop import run_journaled
 from erahbo.runtime.evaluate import evaluate
 from erahbo.runtime.failures import Penalizer
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.replay import JournaledStudy, replay
+from erahbo.study.run import run_journaled
 
 
 @dataclass

@@ -2,9 +2,10 @@
 
 A continuous 6-D study (a random heteroscedastic task, ERAHBO defaults) runs ``--runs``
 training runs with a journal and closes (which stores a snapshot of the optimizer,
-:mod:`erahbo.optimizer.snapshot`). Then the journal is reopened twice: as ``erahbo resume``
+:mod:`erahbo.study.snapshot`). Then the journal is reopened twice: as ``erahbo resume``
 does (from the snapshot), and with ``verify=True`` (every round re-decided, as before
-snapshots). Both must arrive at the same recommendation.
+snapshots). Both must arrive at the same recommendation. Last, ``erahbo status`` reads it
+(:func:`erahbo.study_status.study_status`: from the snapshot too).
 
     python benchmarks/bench_resume.py [--runs 5000] [--dir DIR]
 """
@@ -23,6 +24,7 @@ from pathlib import Path  # noqa: E402
 
 import erahbo  # noqa: E402
 from erahbo.objectives.synthetic import RandomHeteroscedasticTask  # noqa: E402
+from erahbo.study_status import study_status  # noqa: E402
 
 
 def main() -> None:
@@ -48,6 +50,9 @@ def main() -> None:
         with erahbo.Optimizer(task.space, journal=path, verify=verify, **kw) as opt:
             rec = opt.recommend()
         print(f"reopen {label}: {time.perf_counter() - t0:.2f} s  recommendation {rec}")
+    t0 = time.perf_counter()
+    status = study_status(path)
+    print(f"erahbo status: {time.perf_counter() - t0:.2f} s  incumbent {status.incumbent}")
 
 
 if __name__ == "__main__":

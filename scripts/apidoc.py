@@ -28,6 +28,7 @@ MODULES = (
     "erahbo.objectives",
     "erahbo.objectives.synthetic",
     "erahbo.optimizer",
+    "erahbo.study",
     "erahbo.gp.bounds",
     "erahbo.policies",
     "erahbo.gp",

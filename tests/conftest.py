@@ -104,14 +104,14 @@ def cli_options(monkeypatch, tmp_path):
     ``cli_options(*args)`` (the arguments after ``erahbo optimize``; ``--objective figure1``,
     ``--out`` and ``--no-progress`` are added unless given) returns ``(result, options)``:
     the CliRunner result and the options in force of the built optimizer
-    (:func:`erahbo.optimizer.study.study_options` of its settings, as a resume rebuilds them;
+    (:func:`erahbo.study.rebuild.study_options` of its settings, as a resume rebuilds them;
     None when the command failed before building it).
     """
     from typer.testing import CliRunner
 
-    import erahbo.optimizer.loop as loop
+    import erahbo.study.run as loop
     from erahbo.cli import app
-    from erahbo.optimizer.study import study_options
+    from erahbo.study.rebuild import study_options
 
     built: list = []
     monkeypatch.setattr(loop, "drive", lambda opt, *a, **k: built.append(opt))

@@ -400,10 +400,10 @@ def study_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from erahbo.optimizer.loop import run_journaled
     from erahbo.runtime.executors import make_executor
     from erahbo.runtime.journal import Journal
     from erahbo.runtime.replay import JournaledStudy
+    from erahbo.study.run import run_journaled
     from fault_injection import FakeOptimizer as Fake  # importable by spawned workers
     from fault_injection import fake_objective as objective
 

@@ -118,7 +118,7 @@ def test_tell_names_a_return_that_is_not_a_number():
 
 
 def test_a_module_whose_own_import_fails_shows_the_real_error(tmp_path, monkeypatch):
-    from erahbo.optimizer.study import load_objective
+    from erahbo.study.rebuild import load_objective
 
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "needs_dep.py").write_text("import not_installed_xyz\ndef f(c, s): return 1.0\n")

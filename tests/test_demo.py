@@ -13,7 +13,7 @@ def smaller_demo(monkeypatch):
     """The demo's two parts made smaller still: part 1 (ERAHBO on the Figure-1 task, 300
     runs) at 40 runs, part 2 (the replay study) on 2 of the bundled tasks."""
     import erahbo.datasets.loaders as loaders
-    import erahbo.optimizer.loop as loop
+    import erahbo.study.run as loop
 
     optimize, tasks = loop.optimize, loaders.bundled_tasks()
     monkeypatch.setattr(loop, "optimize", lambda *a, **kw: optimize(*a, **{**kw, "budget": 40}))
@@ -48,7 +48,7 @@ def test_the_whole_demo_at_a_small_budget(tmp_path):
 
 def test_demo_ctrl_c_says_how_to_continue(tmp_path, monkeypatch, smaller_demo):
     import erahbo.experiments as experiments
-    import erahbo.optimizer.loop as loop
+    import erahbo.study.run as loop
 
     small = ["demo", "--repetitions", "1", "--workers", "1", "--budget", "12",
              "--out", str(tmp_path / "demo")]

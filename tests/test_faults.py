@@ -256,7 +256,7 @@ def test_full_disk_ends_in_one_line_and_loses_nothing(tmp_path):
 
 def _study(path) -> None:
     from erahbo.objectives.synthetic import Figure1Task
-    from erahbo.optimizer import optimize
+    from erahbo.study import optimize
 
     optimize(Figure1Task(), Figure1Task().space, budget=30, seed=0, journal=path)
 
@@ -386,8 +386,8 @@ def test_resume_of_a_changed_configuration_writes_nothing(tmp_path):
     """Rule: a flipped digit in a stored configuration passes every row check (valid JSON)
     but not the replay; resume then refuses the journal without having written it."""
     from erahbo.objectives.synthetic import Figure1Task
-    from erahbo.optimizer import resume
     from erahbo.runtime.journal import ReplayDivergenceError
+    from erahbo.study import resume
 
     path = tmp_path / "j.db"
     _study(path)
@@ -524,8 +524,8 @@ def test_run_timeout_defaults_to_auto_where_runs_can_be_killed():
     import inspect
 
     from erahbo.cli.optimize_cmd import run_timeout_option
-    from erahbo.optimizer import optimize
     from erahbo.runtime.executors import AutoTimeout, make_executor
+    from erahbo.study import optimize
 
     assert inspect.signature(optimize).parameters["run_timeout"].default == "auto"
     with make_executor("process", max_workers=1) as ex:
@@ -549,8 +549,8 @@ def test_a_hung_run_is_killed_by_the_default_and_the_study_goes_on(tmp_path, mon
     once it has taken ten times the longest finished run (floor lowered to 1 s here); it
     counts as failed with a message naming the automatic limit and how to change it, and the
     study spends its budget."""
-    from erahbo.optimizer import optimize
     from erahbo.runtime.executors import AutoTimeout, ProcessExecutor
+    from erahbo.study import optimize
 
     monkeypatch.setenv(HANG_ENV, str(tmp_path))  # workers inherit it
     with ProcessExecutor(2, auto_timeout=AutoTimeout(floor=1.0)) as ex:
@@ -594,7 +594,7 @@ def test_run_timeout_none_is_no_limit(kind):
 def test_serial_runs_keep_no_limit_and_need_no_pickling():
     """Rule: with the serial executor the default adds no limit and no worker process: an
     objective that cannot be pickled (a closure) still runs in this process."""
-    from erahbo.optimizer import optimize
+    from erahbo.study import optimize
 
     calls = []
 

@@ -17,7 +17,6 @@ import sqlite3
 
 import pytest
 
-from erahbo.optimizer.loop import run_journaled
 from erahbo.runtime.evaluate import evaluate
 from erahbo.runtime.failures import RunOutcome, TrialOutcome
 from erahbo.runtime.journal import (
@@ -31,6 +30,7 @@ from erahbo.runtime.journal import (
     settings_hash,
 )
 from erahbo.runtime.replay import JournaledStudy, replay
+from erahbo.study.run import run_journaled
 from fault_injection import (
     FakeOptimizer,
     check_no_loss_no_duplicates,
@@ -357,6 +357,23 @@ def test_crash_with_runs_in_flight_reruns_same_seed(references, tmp_path):
         assert (same[0].status, same[0].rerun, same[0].seed) == ("interrupted", False, flying.seed)
         assert same[1].rerun and same[1].seed == flying.seed and same[1].status != "running"
     check_no_loss_no_duplicates(path, ref)
+
+
+def test_a_failed_replay_leaves_the_journal_as_it_was(tmp_path):
+    """Rule: resuming marks runs in flight at a crash ``interrupted`` only after the replay
+    succeeded; a replay that diverges (another optimizer, changed code) writes nothing, so the
+    journal still resumes with the right optimizer."""
+    path = str(tmp_path / "s.db")
+    # commit 1: ask, commit 2: first run started -> crash with that run in flight
+    assert run_to_end(path, failures="retry", crash_at=2, fail_rate=0.0) is None
+    before = open(path, "rb").read()
+    with Journal.open(path, {**SETTINGS, "failures": "retry"}) as j:
+        with pytest.raises(ReplayDivergenceError):
+            JournaledStudy(FakeOptimizer(10, seed=1), j, failures="retry")
+        assert len(j.in_flight()) == 1  # still running: not marked
+    assert open(path, "rb").read() == before
+    study = run_to_end(path, failures="retry", fail_rate=0.0)  # the right optimizer resumes
+    assert study is not None and len(study.interrupted) == 1
 
 
 def test_replay_detects_divergence(references):

@@ -9,7 +9,7 @@ import pytest
 import erahbo
 from conftest import spent_budget
 from erahbo.gp import FastModel, FastRound, ReferenceRound
-from erahbo.optimizer import Optimizer, optimize
+from erahbo.study import Optimizer, optimize
 
 
 def _table(m=48, d=3, seed=0, dup=False):
@@ -411,7 +411,7 @@ def test_seed_batch_trials_and_settings():
         opt.tell(t, [task(t.config, s) for s in t.seeds])
     assert set(sizes) <= {1, 2, 3, 4} and 4 in sizes  # 2 = k_min, 4 = a batch, less at caps
     assert opt.study_settings()["seed_batch"] == 4
-    from erahbo.optimizer.study import study_options  # what `erahbo resume` rebuilds the study with
+    from erahbo.study.rebuild import study_options  # what `erahbo resume` rebuilds the study with
 
     again = Optimizer(table, **study_options(opt.study_settings()))
     assert again.seed_batch == 4 and again.study_settings() == opt.study_settings()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pytest
 
 import erahbo
-from erahbo.optimizer.study import study_options
+from erahbo.study.rebuild import study_options
 
 SPACE = {"x": ("float", 0.0, 1.0)}
 

@@ -10,7 +10,7 @@ import erahbo
 import erahbo.runtime.journal
 from erahbo.gp import FastModel, believer_round
 from erahbo.objectives.synthetic import Figure1Task
-from erahbo.optimizer import Optimizer
+from erahbo.study import Optimizer
 from fault_injection import table, table_objective
 
 KW = {"budget": 60, "seed": 3, "k_min": 2, "k_max": 6, "n_init": 3}
@@ -212,7 +212,7 @@ class Crash(BaseException):
 
 
 def test_optimize_parallel_crash_then_resume_finishes_the_study(tmp_path):
-    from erahbo.optimizer.loop import resume
+    from erahbo.study.run import resume
 
     sp = {"x0": ("float", 0, 1), "x1": ("float", 0, 1), "x2": ("float", 0, 1)}
     path = tmp_path / "c.db"

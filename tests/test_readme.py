@@ -62,7 +62,7 @@ def test_api_reference_is_current():
 
 
 def test_readme_space_json_is_what_optimize_reads(tmp_path):
-    from erahbo.optimizer.study import load_space
+    from erahbo.study.rebuild import load_space
 
     blocks = re.findall(r"```json\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "the README shows the --space JSON format"

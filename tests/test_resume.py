@@ -23,7 +23,6 @@ import erahbo
 from conftest import spent_budget, spent_budget_cli
 from erahbo.cli import app
 from erahbo.objectives.synthetic import Figure1Task
-from erahbo.optimizer import Optimizer, load_objective, objective_spec, optimize, study_options
 from erahbo.runtime.failures import penalty_value
 from erahbo.runtime.journal import (
     Journal,
@@ -31,6 +30,7 @@ from erahbo.runtime.journal import (
     SettingsMismatchError,
     canonical_json,
 )
+from erahbo.study import Optimizer, load_objective, objective_spec, optimize, study_options
 from fault_injection import (
     FAIL_ENV,
     check_no_loss_no_duplicates,
@@ -126,7 +126,7 @@ def test_journals_without_the_newer_options_resume_with_them_off(tmp_path):
     con.execute("DELETE FROM snapshots")  # (of today's settings key)
     con.commit()
     con.close()
-    res = erahbo.optimizer.resume(path, budget=40)  # rebuilt from the journal, then extended
+    res = erahbo.resume(path, budget=40)  # rebuilt from the journal, then extended
     same_history(ref.history, res.history.iloc[: len(ref.history)])
     assert res.n_evals >= 39
 
@@ -396,7 +396,7 @@ def test_resume_rebuilds_objective_and_space_from_the_journal(tmp_path):
         optimize(task, task.space, journal=path, callback=crash, **kw)
     with Journal.open(path) as j:
         assert j.info["objective"] == "figure1" and j.info["executor"] == "serial"
-    res = erahbo.optimizer.resume(path)
+    res = erahbo.resume(path)
     same_history(ref.history, res.history)
     assert res.incumbent == ref.incumbent
 
@@ -423,7 +423,7 @@ def test_cli_optimize_resume_and_messages(tmp_path, monkeypatch, failing):
     assert full.x0.dtype == float and full.x0.between(0, 1).all()  # ["float", 0, 1] typed
     assert full.error.dropna().str.contains("diverged|NaN").all()
     # the same study, crashed after 4 trials, then `erahbo resume`
-    sp = erahbo.optimizer.load_space(space)
+    sp = erahbo.study.load_space(space)
 
     def crash(opt, trial, outcome):
         if trial is not None and trial.trial_id == 4:

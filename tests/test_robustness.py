@@ -143,7 +143,7 @@ def test_a_sporadic_failure_does_not_give_a_configuration_a_huge_sample_variance
             raise RuntimeError("training diverged")
         return 0.9 + 1e-3 * (seed % 5)
 
-    from erahbo.optimizer.loop import DEFAULT_FAILURES as default
+    from erahbo.study.run import DEFAULT_FAILURES as default
     out = evaluate(fails_once, {}, seeds, default, penalizer=Penalizer(POOL))
     assert sum(r.status == "retried" for r in out.runs) == 1
     assert all(r.status == "ok" for r in out.counted)

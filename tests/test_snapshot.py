@@ -1,4 +1,4 @@
-"""Resume from a snapshot of the optimizer (erahbo.optimizer.snapshot), not by re-deciding.
+"""Resume from a snapshot of the optimizer (erahbo.study.snapshot), not by re-deciding.
 
 Rules checked, each on a study built here:
 
@@ -75,6 +75,11 @@ def test_verify_replays_every_event_and_checks_the_snapshot(tmp_path):
         ja.write_snapshot(ja.n_events(), ja.snapshot()[1], state_b)
     with pytest.raises(ReplayDivergenceError, match="verify"):
         _run(tmp_path / "a.db", stop=30, verify=True)
+    # refused before anything is written: not even the extension to a larger budget
+    before = (tmp_path / "a.db").read_bytes()
+    with pytest.raises(ReplayDivergenceError, match="verify"):
+        _run(tmp_path / "a.db", stop=30, verify=True, budget=80)
+    assert (tmp_path / "a.db").read_bytes() == before
 
 
 def test_a_journaled_optimizer_is_not_pickled_but_says_how_to_save_it(tmp_path):
@@ -117,3 +122,25 @@ def test_a_damaged_snapshot_is_replayed_instead(tmp_path):
     resumed, n_replayed = _run(tmp_path / "cut.db")
     assert n_replayed > 0
     assert _runs(resumed).equals(_runs(full))
+
+
+def test_status_starts_from_the_snapshot_and_agrees_with_a_full_replay(tmp_path):
+    """Rule: `erahbo status` re-decides only the events after a usable snapshot, and arrives
+    where re-deciding every event does (the incumbent, the rounds)."""
+    from erahbo.optimizer.core import Optimizer
+    from erahbo.study.opening import replay_into
+    from erahbo.study.rebuild import study_options
+    from erahbo.study_status import study_status
+
+    path = tmp_path / "s.db"
+    full, _ = _run(path, stop=40)
+    with Journal.open(path) as j:
+        opts = study_options(j.settings)
+        fast, slow = Optimizer(TASK.space, **opts), Optimizer(TASK.space, **opts)
+        assert replay_into(fast, j) == j.n_events()  # nothing re-decided
+        assert replay_into(slow, j, snapshot=False) == 0
+    assert fast.result().rounds.equals(slow.result().rounds)
+    assert fast.incumbent_id == slow.incumbent_id == full.incumbent_id
+    status = study_status(path)
+    assert (status.state, status.incumbent_id) == ("stopped", full.incumbent_id)
+

@@ -18,13 +18,13 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "SearchSpace": "erahbo.space",
-    "Optimizer": "erahbo.optimizer.journaling",  # (registers the journaled subclass)
+    "Optimizer": "erahbo.study.journaled",  # (registers the journaled subclass)
     "Options": "erahbo.optimizer.options",
     "Trial": "erahbo.optimizer.records",
     "Result": "erahbo.optimizer.records",
-    "optimize": "erahbo.optimizer.loop",
-    "resume": "erahbo.optimizer.loop",
-    "load_objective": "erahbo.optimizer.study",
+    "optimize": "erahbo.study.run",
+    "resume": "erahbo.study.run",
+    "load_objective": "erahbo.study.rebuild",
     "batch_objective": "erahbo.objectives",
     "TaskData": "erahbo.datasets.format",
     "read_task": "erahbo.datasets.format",
@@ -35,7 +35,7 @@ _LAZY = {
 # e.g. ``erahbo.diagnostics.diagnose(result)``.
 _SUBMODULES = frozenset((
     "analysis", "arlbench", "datasets", "diagnostics", "experiments", "gp", "integrations",
-    "objectives", "optimizer", "policies", "recommendation", "runtime", "space",
+    "objectives", "optimizer", "policies", "recommendation", "runtime", "space", "study",
     "study_status", "validation",
 ))
 

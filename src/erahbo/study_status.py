@@ -3,6 +3,9 @@
 :func:`study_status` opens the journal read-only (no lock: it works while the study runs,
 and writes nothing), counts its runs and rounds and, by replaying the journaled results into
 a fresh optimizer without calling any objective, finds the incumbent (``erahbo status PATH``).
+The replay starts from the journal's snapshot of the optimizer when it is this code's and
+this study's (:mod:`erahbo.study.snapshot`: a pickle, so open only journals you trust), and
+re-decides only the events after it.
 
 >>> s = study_status("study.db")                    # doctest: +SKIP
 >>> s.state, s.n_counted, s.budget, s.incumbent_id  # doctest: +SKIP
@@ -18,11 +21,11 @@ from typing import Any
 
 from erahbo._lockfile import inode_locked
 from erahbo.optimizer.core import Optimizer
-from erahbo.optimizer.journaling import replay_into
-from erahbo.optimizer.study import study_options
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.journal_check import read_only, validate_existing
 from erahbo.space import SearchSpace
+from erahbo.study.opening import replay_into
+from erahbo.study.rebuild import study_options
 
 __all__ = ["StudyStatus", "study_status"]
 

@@ -28,10 +28,11 @@ import numpy as np
 from erahbo._data import SEED_HIGH
 from erahbo.arlbench.client import ArlClient, RunResult
 from erahbo.arlbench.registry import ArlTask, get_task
-from erahbo.optimizer import Optimizer, Result, Trial
 from erahbo.optimizer.loop import drive
+from erahbo.optimizer.records import Result, Trial
 from erahbo.runtime.journal import Journal
 from erahbo.space import SearchSpace
+from erahbo.study.journaled import Optimizer  # (with the journal)
 
 # Width of the attainable return range per environment (episode-return bounds of the
 # classic-control tasks; Brax/XLand rough). ``alpha`` is applied to returns divided by it.

@@ -33,7 +33,7 @@ def demo(
     from erahbo.datasets.loaders import bundled_tasks
     from erahbo.experiments.study import StudySettingsMismatch
     from erahbo.objectives.synthetic import Figure1Task
-    from erahbo.optimizer.loop import optimize
+    from erahbo.study.run import optimize
 
     console = make_console()
     task = Figure1Task()

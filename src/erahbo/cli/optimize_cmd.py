@@ -273,9 +273,9 @@ def optimize(
 ) -> None:
     """Optimize an objective; write its tables, summary and figures; print the incumbent."""
     from erahbo._files import check_out_dir
-    from erahbo.optimizer.loop import optimize
-    from erahbo.optimizer.study import load_objective, load_space, objective_spec
     from erahbo.runtime.failure_limit import FailureLimitWarning
+    from erahbo.study.rebuild import load_objective, load_space, objective_spec
+    from erahbo.study.run import optimize
 
     errors = library_errors()
     try:

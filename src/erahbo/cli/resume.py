@@ -1,6 +1,6 @@
 """``erahbo resume PATH``: continue a journaled study to its budget (``--budget N``: more).
 
-A thin layer over :func:`erahbo.optimizer.resume`: the settings come from the journal, the
+A thin layer over :func:`erahbo.resume`: the settings come from the journal, the
 objective is rebuilt from the journal's info (``module:function`` or a bundled task name), the
 optimizer state by replaying the journal. Runs in flight at the crash are re-run with the same
 seed; nothing is counted twice.
@@ -39,9 +39,9 @@ def resume(
                                 "starting from the journal's snapshot, and check both agree."),
 ) -> None:
     """Reopen a journal and continue its study to the budget; print the incumbent."""
-    from erahbo.optimizer import load_objective
-    from erahbo.optimizer import resume as resume_study
     from erahbo.runtime.journal import Journal
+    from erahbo.study.rebuild import load_objective
+    from erahbo.study.run import resume as resume_study
 
     errors = library_errors()
     try:

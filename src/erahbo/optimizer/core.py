@@ -13,13 +13,12 @@ A BO round: fit both GPs on ``D_{t-1}`` (:mod:`~.rounds`), let the strategy
 (:mod:`~.strategy`) pick the proposer of ``x_t`` (eq. 8, a random draw or the challenger),
 compute ``B_t`` (eq. 10), then spend seeds on ``x_t`` until the replication rule
 (:mod:`erahbo.policies`; ERAHBO: eq. 12 or ``k_max``) ends the round. The budget counts seeds.
-No storage here: ``journal=`` builds a :class:`~.journaling.JournaledOptimizer`.
+No storage here: ``journal=`` builds a :class:`erahbo.study.journaled.JournaledOptimizer`.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 
 from erahbo._threads import single_blas_thread
 from erahbo.gp import GPHyper, RoundSettings
+from erahbo.optimizer.ingest import add_runs
 from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.records import History, Round, Trial
@@ -40,8 +40,8 @@ from erahbo.space import SearchSpace
 
 __all__ = ["Optimizer"]
 
-#: The journaled subclass; set by :mod:`erahbo.optimizer.journaling` (imported with the
-#: package), so that this module needs no storage.
+#: The journaled subclass; set by :mod:`erahbo.study.journaled` (``erahbo.Optimizer``
+#: imports it), so that this module needs no storage.
 JOURNALED: list[type] = []
 
 
@@ -64,7 +64,8 @@ class Optimizer(Telling, Inspection):
     hyperparameters : (GPHyper, GPHyper) or None
         Fixed hyperparameters of the mean GP and of the variance GP (no MAP fit at all).
     journal, journal_info, synchronous
-        A journal of the study: :class:`~.journaling.JournaledOptimizer` (built instead).
+        A journal of the study: :class:`erahbo.study.journaled.JournaledOptimizer` (built
+        instead).
     options : Options, optional
         All options at once (then give no other option by name).
     **option_values
@@ -77,8 +78,9 @@ class Optimizer(Telling, Inspection):
 
     def __new__(cls, *args: Any, journal: Any = None, **kwargs: Any) -> Optimizer:
         if journal is not None and cls is Optimizer:
-            if not JOURNALED:  # registered by erahbo.optimizer.journaling
-                raise TypeError("journal=: build erahbo.Optimizer (this module has no storage)")
+            if not JOURNALED:  # registered by erahbo.study.journaled
+                raise TypeError("journal=: build erahbo.Optimizer, which adds the journal (or "
+                                "import erahbo.study first); erahbo.optimizer has no storage")
             return super().__new__(JOURNALED[0])
         return super().__new__(cls)
 
@@ -242,28 +244,15 @@ class Optimizer(Telling, Inspection):
     ) -> None:
         """Update the data, the history and the open round with a trial's returns."""
         self._check_pending(trial)
-        vals = [float(v) for v in returns]
-        seeds = trial.seeds[: len(vals)]
-        kept = [v for v in vals if math.isfinite(v)] if infeasible else vals
-        if infeasible:
-            seeds = [sd for sd, v in zip(seeds, vals, strict=True) if math.isfinite(v)]
-        st, d, cid = self.state, self.data, trial.config_id
-        if infeasible:
-            st.mark_infeasible(cid, trial.u)
-            row = d.row_of(cid)
-            k_cfg0 = 0 if row is None else len(d.returns[row])
-        else:
-            row = d.add(cid, trial.u, kept, seeds)
-            k_cfg0 = len(d.returns[row]) - len(kept)
-        if runs is not None and not infeasible:
-            st.add_penalized(cid, sum(getattr(r, "status", "ok") == "penalized" for r in runs))
-        del self._pending[trial.trial_id]
-        is_init = trial.phase == "init"
+        d, cid, is_init = self.data, trial.config_id, trial.phase == "init"
         r = None if is_init else self._open[trial.round]
-        head = (trial.round, trial.phase, cid, trial.config)
-        self.history.add_told(head, vals, seeds, kept, runs, k_cfg0, 0 if r is None else r.k)
+        row, kept = add_runs(self.state, self.history, (trial.round, trial.phase, cid,
+                                                        trial.config), trial.u, returns,
+                             trial.seeds, runs, infeasible=infeasible,
+                             k_round0=0 if r is None else r.k)
+        del self._pending[trial.trial_id]
         if not is_init or self.initial_in_budget:
-            self._used += spent_runs(runs, len(vals))  # failed runs count toward the budget
+            self._used += spent_runs(runs, len(returns))  # failed runs count toward the budget
         if r is None:
             reason = "infeasible" if infeasible else "initial"
             self.history.add_round(d, trial.round, "init", cid, len(kept), row, None, np.nan,

@@ -205,11 +205,13 @@ class History:
                           worker, rerun))
 
     def add_told(self, head: tuple, vals: list[float], seeds: list[int], kept: list[float],
-                 runs: Sequence[Any] | None, k_cfg0: int, k_round0: int) -> None:
+                 runs: Sequence[Any] | None, k_cfg0: int, k_round0: int, *,
+                 in_budget: bool = True) -> None:
         """The runs of a told trial (all attempts when ``runs`` is given), and their counts.
 
         Without ``runs`` the user ran the seeds and reported finite returns; with ``runs``
-        the finite ones were counted by :meth:`note_failures`.
+        the finite ones were counted by :meth:`note_failures`. ``in_budget=False``: runs
+        done before the study (a warm start), not counted in :attr:`n_counted`.
         """
         if runs is None:
             now = time.time() - self.t_start
@@ -229,7 +231,7 @@ class History:
             self.add_run(head, int(r.seed), vals[r.slot] if counted else math.nan, k_cfg0 + kc,
                          k_round0 + kc, end - self.t_start, r.status, r.error, int(r.attempt),
                          r.worker, bool(r.rerun))
-        self.n_counted += kc
+        self.n_counted += kc if in_budget else 0
 
     def add_round(self, d: Observations, t: int, phase: str, cid: int, k: int,
                   row: int | None, ib: InnerBounds | None, B_t: float, beta_stop: float,

@@ -4,8 +4,9 @@
 :meth:`~Telling.tell` takes the user's returns (failed runs through the ``failures`` policy,
 :mod:`erahbo.runtime.failures`), :meth:`~Telling.run_trial` runs a trial's seeds, and every
 outcome, live or replayed from a journal, enters the optimizer through
-:meth:`~Telling.ingest_outcome` (a :class:`erahbo.optimizer.journaling.JournaledOptimizer`
-records it first, in :meth:`~Telling._commit`).
+:meth:`~Telling.ingest_outcome` (a :class:`erahbo.study.journaled.JournaledOptimizer`
+records it first, in :meth:`~Telling._commit`); its runs join the data and the history
+through :func:`erahbo.optimizer.ingest.add_runs`, as a warm start's records do.
 """
 
 from __future__ import annotations

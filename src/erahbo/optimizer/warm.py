@@ -3,7 +3,9 @@
 ``Optimizer(..., warm_start=...)`` takes earlier runs (a ``history.csv`` of an earlier study,
 runs from manual tuning) and adds them to the data ``D_0`` before the first round: they shape
 the models, ``B_t`` and the recommendation like any other data, but they are not counted in
-the budget and their seeds are never handed out again for the same configuration.
+the budget and their seeds are never handed out again for the same configuration. Each
+record enters as a told trial's runs do (:func:`erahbo.optimizer.ingest.add_runs`, the step a
+tell and a journal's replay share), as a round of phase ``"warm"``.
 
 Seeds not given show as -1, -2, ... in the history. Two input forms, normalized to the second
 (stored in the study settings, so a journaled study replays with the same warm start):
@@ -43,9 +45,10 @@ from erahbo._files import read_table_file
 from erahbo.datasets.loaders import HP_PREFIX
 from erahbo.datasets.long_format import STATUS_DROP, STATUS_FAILED, STATUS_OK
 from erahbo.datasets.run_rows import read_runs
+from erahbo.optimizer.ingest import add_runs
 from erahbo.optimizer.records import HISTORY_COLUMNS, History
 from erahbo.optimizer.state import StudyState
-from erahbo.runtime.failures import FailurePolicy, Penalizer
+from erahbo.runtime.failures import FailurePolicy, Penalizer, RunOutcome
 from erahbo.space import SearchSpace
 
 __all__ = ["add_warm_start", "read_warm_file", "start_warm", "warm_records"]
@@ -263,42 +266,32 @@ def add_warm_start(
         key = None
         if state.space.is_finite:
             cid = int(rec["row"])
-            u = state.candidates[cid]
+            u = np.asarray(state.candidates[cid], dtype=float)
         else:
-            u = state.space.encode(rec["config"])
-            key = np.asarray(u, dtype=float).tobytes()  # excluded: not in the data
+            u = np.asarray(state.space.encode(rec["config"]), dtype=float)
+            key = u.tobytes()  # excluded: not in the data
             cid = excluded[key] if key in excluded else state.new_id(u)
         runs = _new_runs(rec, state.warm_seeds.get(cid, set()))
         failed = sum(v is None for _, v in runs)
+        infeasible = cid in state.infeasible or (exclude and failed > 0)
+        if not infeasible and (not runs or (d.row_of(cid) is None and len(runs) < 2)):
+            continue  # (a new configuration needs 2 returns: its sample variance)
         n_rounds += 1
         head = (n_rounds, "warm", cid, state.config(cid, u))
-        if cid in state.infeasible or (exclude and failed):
-            state.mark_infeasible(cid, u)
+        if infeasible:
             if key is not None:
                 excluded[key] = cid
-            k0 = d.n_seeds(cid)
-            for j, (sd, v) in enumerate(runs):
-                status, error = ("ok", None) if v is not None else ("failed", _WARM_FAILED)
-                history.add_run(head, sd, math.nan if v is None else v, k0, j + 1, 0.0, status,
-                                error)
-            history.add_round(d, n_rounds, "warm", cid, 0, d.row_of(cid), None, np.nan, np.nan,
-                              np.nan, "infeasible")
-            continue
-        vals = [penalty if v is None else v for _, v in runs]
-        if not vals or (d.row_of(cid) is None and len(vals) < 2):
-            n_rounds -= 1  # (a new configuration needs 2 returns: its sample variance)
-            continue
-        seeds = [sd for sd, _ in runs]
-        state.warm_seeds[cid] = state.warm_seeds.get(cid, set()) | set(seeds)
-        k0 = d.n_seeds(cid)
-        row = d.add(cid, np.asarray(u, dtype=float), vals, seeds)
-        penalizer.observe(v for _, v in runs if v is not None)
-        state.add_penalized(cid, failed)
-        for j, ((sd, v), y) in enumerate(zip(runs, vals, strict=True)):
-            status, error = ("ok", None) if v is not None else ("penalized", _WARM_FAILED)
-            history.add_run(head, sd, y, k0 + j + 1, j + 1, 0.0, status, error)
-        history.add_round(d, n_rounds, "warm", cid, len(vals), row, None, np.nan, np.nan,
-                          np.nan, "warm")
+            vals = [math.nan if v is None else v for _, v in runs]
+        else:
+            vals = [penalty if v is None else v for _, v in runs]
+            state.warm_seeds[cid] = state.warm_seeds.get(cid, set()) | {sd for sd, _ in runs}
+            penalizer.observe(v for _, v in runs if v is not None)
+        outcomes = [_warm_run(j, sd, v, y, infeasible, history.t_start)
+                    for j, ((sd, v), y) in enumerate(zip(runs, vals, strict=True))]
+        row, kept = add_runs(state, history, head, u, vals, [sd for sd, _ in runs], outcomes,
+                             infeasible=infeasible, in_budget=False)  # as a tell's runs
+        history.add_round(d, n_rounds, "warm", cid, 0 if infeasible else len(kept), row, None,
+                          np.nan, np.nan, np.nan, "infeasible" if infeasible else "warm")
     return n_rounds, finite
 
 
@@ -327,6 +320,16 @@ def start_warm(
             "n_init=0 leaves no initial design: give more runs or n_init >= 1"
         )
     return records, n_rounds, finite
+
+
+def _warm_run(slot: int, seed: int, raw: float | None, value: float, infeasible: bool,
+              t0: float) -> RunOutcome:
+    """A warm run as a told run (ended at ``t0``, the study's start: wall time 0); a failed one
+    counts at the penalty, or is ``failed`` for an infeasible configuration."""
+    if raw is not None:
+        return RunOutcome(slot, seed, 0, "ok", raw, value, None, t0, t0, None)
+    return RunOutcome(slot, seed, 0, "failed" if infeasible else "penalized", math.nan,
+                      math.nan if infeasible else value, _WARM_FAILED, t0, t0, None)
 
 
 def _new_runs(rec: dict[str, Any], known: set[int]) -> list[tuple[int, float | None]]:

@@ -7,7 +7,7 @@ table is created by its first write, so journals without it (older ones included
 * ``budget_steps`` — a study extended to a larger budget (:meth:`extend_budget`): from event
   ``n`` on, the budget is ``B``;
 * ``snapshots`` — the optimizer's state after the first ``n`` events
-  (:mod:`erahbo.optimizer.snapshot`), so a resume need not re-decide them.
+  (:mod:`erahbo.study.snapshot`), so a resume need not re-decide them.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class JournalExtensions:
     def write_snapshot(self, n_events: int, key: str, state: bytes) -> None:
         """Store the optimizer's state after the first ``n_events`` events (replacing the
         last one); ``key`` says which code and settings wrote it
-        (:mod:`erahbo.optimizer.snapshot`)."""
+        (:mod:`erahbo.study.snapshot`)."""
         with self._tx() as c:
             c.execute("CREATE TABLE IF NOT EXISTS snapshots (n_events INTEGER NOT NULL, "
                       "key TEXT NOT NULL, state BLOB NOT NULL)")

@@ -23,7 +23,7 @@ Public API
     What the journal needs from an optimizer that journals itself (its unjournaled ask and
     whole-outcome tell).
 
-The journaled loop for any ask/tell optimizer is :func:`erahbo.optimizer.loop.run_journaled`.
+The journaled loop for any ask/tell optimizer is :func:`erahbo.study.run.run_journaled`.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def replay(
         Also compare the configurations (exact canonical JSON).
     start : int
         Replay from this event on: ``opt`` holds the state after the first ``start`` events
-        (a snapshot, :mod:`erahbo.optimizer.snapshot`), with no trial pending.
+        (a snapshot, :mod:`erahbo.study.snapshot`), with no trial pending.
 
     Returns
     -------
@@ -240,10 +240,11 @@ def _check_same(journal: Journal, rec: TrialRecord, trial: Any, check_config: bo
 class JournaledStudy:
     """Wraps an ask/tell optimizer so that everything is journaled and resumable.
 
-    On construction, runs in flight at a crash are marked ``interrupted`` and the optimizer is
-    replayed through the journal. Then :meth:`ask` first hands back the trials that were
-    pending at the crash (re-asked by the replay), and :meth:`evaluate` finishes them,
-    keeping their finished runs and re-running interrupted ones with the same seeds.
+    On construction, the optimizer is replayed through the journal and, once the replay
+    succeeded, runs in flight at a crash are marked ``interrupted`` (a replay that fails leaves
+    the file as it was). Then :meth:`ask` first hands back the trials that were pending at the
+    crash (re-asked by the replay), and :meth:`evaluate` finishes them, keeping their finished
+    runs and re-running interrupted ones with the same seeds.
 
     Parameters
     ----------
@@ -251,7 +252,7 @@ class JournaledStudy:
         Fresh optimizer with ``ask()`` and ``tell(trial, returns, infeasible=False)``, built
         with the journal's settings; or a :class:`Recorder` (an optimizer that journals
         itself hands over its unjournaled ask and whole-outcome tell this way, e.g.
-        :class:`erahbo.optimizer.core.StudyRecorder`).
+        :class:`erahbo.study.opening.StudyRecorder`).
     journal : Journal
     failures : {"penalize", "retry", "exclude"} or FailurePolicy
     retries : int, optional
@@ -259,6 +260,9 @@ class JournaledStudy:
         The tell adapter ``tell(opt, trial, returns, excluded)`` (not used for a recorder).
     check_config, start : bool, int
         See :func:`replay`.
+    check : callable, optional
+        ``check(journal)`` after the replay, before anything is written: raise to refuse the
+        journal (e.g. a replay that does not arrive at a stored state).
 
     Examples
     --------
@@ -277,15 +281,18 @@ class JournaledStudy:
         tell: Callable[[Any, Any, list[float], bool], None] | None = None,
         check_config: bool = True,
         start: int = 0,
+        check: Callable[[Journal], None] | None = None,
     ) -> None:
         self.optimizer = optimizer
         self.journal = journal
         self.policy = FailurePolicy.coerce(failures, retries)
         self._tell = tell if tell is not None else _default_tell
         self._recorder = optimizer if isinstance(optimizer, Recorder) else None
-        self.interrupted = journal.mark_interrupted()
         self.replayed = replay(optimizer, journal, tell=self._tell, check_config=check_config,
-                               start=start)
+                               start=start)  # reads only: a divergence leaves the file alone
+        if check is not None:
+            check(journal)
+        self.interrupted = journal.mark_interrupted()
         self.penalizer = Penalizer(journal.feasible_returns(), journal.outlying_returns())
         self._pending: deque[tuple[Any, TrialRecord]] = deque(self.replayed.pending)
         self._open: dict[int, tuple[Any, int]] = {}
