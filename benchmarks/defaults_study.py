@@ -111,6 +111,16 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # from the best quarter by the acquisition (session 14; the default: the best tenth)
     "default-top1": ("default", {"random_top": 1.0}),
     "default-top0.25": ("default", {"random_top": 0.25}),
+    # one seed first (session 16, issue 29): k_init = k_min = 1, the variance of a one-seed
+    # configuration from its residual (erahbo.gp.residual); n_init 10 spends the same 10
+    # initial runs as 5 x 2
+    "one": ("default", {"k_init": 1, "k_min": 1, "n_init": 10}),
+    "one-n5": ("default", {"k_init": 1, "k_min": 1}),
+    "one-ri0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0}),
+    "one-ch0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "challengers": False}),
+    "one-plain": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0,
+                              "challengers": False}),
+    "one-ki2": ("default", {"k_min": 1}),
 }
 CHECKPOINTS = (100, 250, 500)
 

@@ -17,6 +17,7 @@ from scipy.optimize import minimize
 from erahbo.gp.bounds import ucb_var
 from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
+from erahbo.gp.residual import loo_residual_variances
 from erahbo.gp.prior import (
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
@@ -172,10 +173,13 @@ def fit_hyperparameters(
     beta: float = 2.5,
     rho_max2: float | None = None,
     seed: int = 0,
+    one_seed: bool = False,
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
-    The variance GP is fitted first (lengthscales and homoscedastic noise); its ``UCB_var`` at
+    With one-seed configurations (``k = 1``) a pilot mean GP with homoscedastic noise is
+    fitted first and their variances come from its residuals
+    (:mod:`erahbo.gp.residual`). The variance GP is fitted next (lengthscales and homoscedastic noise); its ``UCB_var`` at
     the evaluated points gives the mean GP's fixed noise (eq. 19), under which the mean
     GP's lengthscales are fitted.
 
@@ -192,12 +196,21 @@ def fit_hyperparameters(
         See :class:`RoundSettings`.
     seed : int
         Seed of the random restarts.
+    one_seed : bool
+        Fit the pilot GP even when every configuration has two seeds so far (the study may add
+        one-seed configurations: ``k_min = 1``).
 
     Returns
     -------
     RoundSettings
     """
     X = np.asarray(X, dtype=float)
+    pilot = None
+    if one_seed or (np.asarray(k) < 2).any():  # one-seed configurations: variances from residuals
+        mf, sf = standardize(ybar)
+        pilot = fit_map(X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind,
+                        fixed_noise=None, seed=seed + 2)
+        s2 = loo_residual_variances(X, ybar, s2, k, pilot)
     mv, sv = standardize(s2)
     yv = (np.asarray(s2, dtype=float) - mv) / sv
     hv = fit_map(X, yv, kind=kind, fixed_noise=None, seed=seed)
@@ -210,4 +223,5 @@ def fit_hyperparameters(
     hf = fit_map(
         X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind, fixed_noise=D, seed=seed + 1
     )
-    return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2)
+    return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
+                         hyper_pilot=pilot)

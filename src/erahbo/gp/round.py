@@ -41,6 +41,7 @@ from erahbo.gp.bounds import (
     ucb_var,
 )
 from erahbo.gp.exact import GPHyper, standardize
+from erahbo.gp.residual import one_seed_variance
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
@@ -67,12 +68,16 @@ class RoundSettings:
         (``sqrt(beta)`` standard deviations).
     rho_max2 : float or None
         ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``.
+    hyper_pilot : GPHyper or None
+        The pilot mean GP that reads the variance of one-seed configurations from their
+        residuals (:mod:`erahbo.gp.residual`); None: fitted on data without one.
     """
 
     hyper_f: GPHyper
     hyper_v: GPHyper
     beta: float = 2.5
     rho_max2: float | None = None
+    hyper_pilot: GPHyper | None = None
 
 
 class InnerBounds:
@@ -211,8 +216,11 @@ class RoundModel:
         """Combine the posteriors given the other points with ``x_t``'s own observation.
 
         Scalar arithmetic only (it runs once per extra seed), with the functions of eqs. 17,
-        19 (:meth:`_noise`) and 9 that serve the arrays.
+        19 (:meth:`_noise`) and 9 that serve the arrays. After one seed (``k_total = 1``) the
+        variance GP observes the residual estimate of :mod:`erahbo.gp.residual` from ``fo``.
         """
+        if k_total < 2:
+            s2 = self.one_seed_s2(fo, ybar)
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
         sd_v = math.sqrt(max(var_v, 0.0))
         noise_t = self._noise(mu_v, sd_v, k_total)
@@ -220,6 +228,13 @@ class RoundModel:
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
         return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
+
+    def one_seed_s2(self, fo: tuple[float, float], ybar: float) -> float:
+        """Raw ``rho_hat^2`` of a one-seed ``x_t`` with return ``ybar`` from the standardized
+        posterior ``fo = (mean, var)`` of ``f(x_t)`` given the other points
+        (:func:`erahbo.gp.residual.one_seed_variance`)."""
+        resid = (ybar - self.mf) / self.sf - fo[0]
+        return one_seed_variance(resid, max(fo[1], 0.0), 1.0) * self.sf * self.sf
 
     # -- interface (implemented by the subclasses) ----------------------------------
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
