@@ -71,7 +71,7 @@ def test_both_engines_agree_after_one_seed(row):
     st = RoundSettings(hf, hv, 2.5, None, pilot)
     v = loo_residual_variances(X, ybar, s2, k, pilot)
     u = np.array([0.52]) if row is None else X[row]
-    rows, kt = (X, 1) if row is None else (X, 1)
+    rows, kt = X, 1
     fast = make_round("fast", make_engine("fast", st), rows, ybar, v, k, st)
     ref = make_round("reference", None, rows, ybar, v, k, st)
     if row is not None:  # x_t evaluated before: its one seed is the row itself

@@ -17,7 +17,6 @@ from scipy.optimize import minimize
 from erahbo.gp.bounds import ucb_var
 from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
-from erahbo.gp.residual import loo_residual_variances
 from erahbo.gp.prior import (
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
@@ -27,6 +26,7 @@ from erahbo.gp.prior import (
     lengthscale_prior,
     lognormal_logpdf,
 )
+from erahbo.gp.residual import loo_residual_variances
 from erahbo.gp.round import RoundSettings, fixed_noise
 
 __all__ = ["fit_hyperparameters", "fit_map", "log_marginal_likelihood"]
@@ -179,9 +179,9 @@ def fit_hyperparameters(
 
     With one-seed configurations (``k = 1``) a pilot mean GP with homoscedastic noise is
     fitted first and their variances come from its residuals
-    (:mod:`erahbo.gp.residual`). The variance GP is fitted next (lengthscales and homoscedastic noise); its ``UCB_var`` at
-    the evaluated points gives the mean GP's fixed noise (eq. 19), under which the mean
-    GP's lengthscales are fitted.
+    (:mod:`erahbo.gp.residual`). The variance GP is fitted next (lengthscales and
+    homoscedastic noise); its ``UCB_var`` at the evaluated points gives the mean GP's fixed
+    noise (eq. 19), under which the mean GP's lengthscales are fitted.
 
     Parameters
     ----------

@@ -145,7 +145,8 @@ class RoundModels:
         new = [t for t in pending if d.row_of(t.config_id) is None]
         choose = rm
         if new:
-            choose = believer_round(rm, d.U, d.ybar, self.variances(), d.k, np.array([t.u for t in new]),
+            choose = believer_round(rm, d.U, d.ybar, self.variances(), d.k,
+                                    np.array([t.u for t in new]),
                                     np.array([len(t.seeds) for t in new]), self.settings,
                                     st.candidates, fast=self._fast)
         if st.candidates is not None:
