@@ -121,6 +121,10 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "one-plain": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0,
                               "challengers": False}),
     "one-ki2": ("default", {"k_min": 1}),
+    "one-bs1": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 1.0}),
+    "one-bs0.25": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 0.25}),
+    "one-n20": ("default", {"k_init": 1, "k_min": 1, "n_init": 20}),
+    "one-bs0.5": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 0.5}),
 }
 CHECKPOINTS = (100, 250, 500)
 

@@ -60,7 +60,7 @@ class Observations:
 
     def __init__(self, dim: int, min_returns: int = 2) -> None:
         self.dim = int(dim)
-        self.min_returns = int(min_returns)  # 1: one-seed rows (s2 = 0, erahbo.gp.residual)
+        self.min_returns = int(min_returns)  # 1: one-seed rows (s2 = 0, erahbo.gp.one_seed)
         self._U = np.zeros((16, self.dim))
         self._n = 0
         self.config_ids: list[int] = []

@@ -157,12 +157,12 @@ RULES: dict[str, Rule] = {
     "beta_stop": real_above(0, False, " (the paper uses beta_stop = 1)"),
     "gamma": real_above(0, True, " (rate of the exponential beta_stop schedule)"),
     "slope": real_above(0, True, " (slope of the sigmoid beta_stop schedule)"),
-    "k_min": int_at_least(1, " (1: one seed first, the variance from the residual; "
-                             "erahbo.gp.residual)"),
+    "k_min": int_at_least(1, " (1: one seed first, more where the stopping rule says so; "
+                             "erahbo.gp.one_seed)"),
     "k_max": _seeds("the sample variance"),
     "k": _seeds("a variance"),
-    "k_init": int_at_least(1, " (1: one seed per initial configuration, the variance from "
-                              "the residual; erahbo.gp.residual)"),
+    "k_init": int_at_least(1, " (1: one seed per initial configuration; "
+                              "erahbo.gp.one_seed)"),
     "n_init": int_at_least(0, " (0 only with a warm start)"),
     "budget": int_at_least(1, " (training runs in all)"),
     "seed": int_at_least(0),

@@ -17,6 +17,7 @@ from scipy.optimize import minimize
 from erahbo.gp.bounds import ucb_var
 from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
+from erahbo.gp.one_seed import variance_observations
 from erahbo.gp.prior import (
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
@@ -26,7 +27,6 @@ from erahbo.gp.prior import (
     lengthscale_prior,
     lognormal_logpdf,
 )
-from erahbo.gp.residual import loo_residual_variances
 from erahbo.gp.round import RoundSettings, fixed_noise
 
 __all__ = ["fit_hyperparameters", "fit_map", "log_marginal_likelihood"]
@@ -178,8 +178,8 @@ def fit_hyperparameters(
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
     With one-seed configurations (``k = 1``) a pilot mean GP with homoscedastic noise is
-    fitted first and their variances come from its residuals
-    (:mod:`erahbo.gp.residual`). The variance GP is fitted next (lengthscales and
+    fitted first; its noise is the prior of the pooled variance they observe
+    (:mod:`erahbo.gp.one_seed`). The variance GP is fitted next (lengthscales and
     homoscedastic noise); its ``UCB_var`` at the evaluated points gives the mean GP's fixed
     noise (eq. 19), under which the mean GP's lengthscales are fitted.
 
@@ -205,12 +205,13 @@ def fit_hyperparameters(
     RoundSettings
     """
     X = np.asarray(X, dtype=float)
-    pilot = None
-    if one_seed or (np.asarray(k) < 2).any():  # one-seed configurations: variances from residuals
+    sigma0_2 = None
+    if one_seed or (np.asarray(k) < 2).any():  # one-seed configurations: erahbo.gp.one_seed
         mf, sf = standardize(ybar)
         pilot = fit_map(X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind,
                         fixed_noise=None, seed=seed + 2)
-        s2 = loo_residual_variances(X, ybar, s2, k, pilot)
+        sigma0_2 = float(pilot.noise) * sf * sf
+        s2 = variance_observations(s2, k, sigma0_2)
     mv, sv = standardize(s2)
     yv = (np.asarray(s2, dtype=float) - mv) / sv
     hv = fit_map(X, yv, kind=kind, fixed_noise=None, seed=seed)
@@ -224,4 +225,4 @@ def fit_hyperparameters(
         X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind, fixed_noise=D, seed=seed + 1
     )
     return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
-                         hyper_pilot=pilot)
+                         sigma0_2=sigma0_2)

@@ -108,11 +108,8 @@ class ReferenceRound(RoundModel):
         """
         hv, hf = self.settings.hyper_v, self.settings.hyper_f
         X, yv, yf, D = self.X, self.yv.copy(), self.yf.copy(), self.D.copy()
-        if k_total < 2:  # one seed: the variance from the residual to f given the others
-            rest = np.arange(self.n) != (self.n if row is None else row)
-            mu_o, var_o = ExactGP(X[rest], yf[rest], D[rest], hf.lengthscales,
-                                  hf.kind).predict(u[None, :])
-            s2 = self.one_seed_s2((float(mu_o[0]), float(var_o[0])), ybar)
+        if k_total < 2:  # one seed: the pooled variance (erahbo.gp.one_seed)
+            s2 = self.s2_one
         if row is None:
             X = np.vstack([X, u])
             yv, yf, D = np.append(yv, 0.0), np.append(yf, 0.0), np.append(D, 0.0)

@@ -41,7 +41,7 @@ from erahbo.gp.bounds import (
     ucb_var,
 )
 from erahbo.gp.exact import GPHyper, standardize
-from erahbo.gp.residual import one_seed_variance
+from erahbo.gp.one_seed import pilot_noise, pooled_variance
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
@@ -68,16 +68,17 @@ class RoundSettings:
         (``sqrt(beta)`` standard deviations).
     rho_max2 : float or None
         ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``.
-    hyper_pilot : GPHyper or None
-        The pilot mean GP that reads the variance of one-seed configurations from their
-        residuals (:mod:`erahbo.gp.residual`); None: fitted on data without one.
+    sigma0_2 : float or None
+        Noise variance (raw scale) of the homoscedastic pilot GP on the sample means: the
+        prior of the pooled variance a one-seed configuration observes
+        (:mod:`erahbo.gp.one_seed`); None: not fitted (every configuration had 2 seeds).
     """
 
     hyper_f: GPHyper
     hyper_v: GPHyper
     beta: float = 2.5
     rho_max2: float | None = None
-    hyper_pilot: GPHyper | None = None
+    sigma0_2: float | None = None
 
 
 class InnerBounds:
@@ -179,6 +180,8 @@ class RoundModel:
         self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
         self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
         self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.max(s2))
+        # what a one-seed x_t observes in the inner loop (erahbo.gp.one_seed)
+        self.s2_one = pooled_variance(s2, self.k, pilot_noise(s.sigma0_2, ybar))
 
     def _raw(self, mu_f, var_f, mu_v, var_v):
         """Raw ``(mu_f, sd_f, mu_v, sd_v)``, each ``(p,)``, from standardized ones ``(p,)``.
@@ -217,10 +220,10 @@ class RoundModel:
 
         Scalar arithmetic only (it runs once per extra seed), with the functions of eqs. 17,
         19 (:meth:`_noise`) and 9 that serve the arrays. After one seed (``k_total = 1``) the
-        variance GP observes the residual estimate of :mod:`erahbo.gp.residual` from ``fo``.
+        variance GP observes the pooled variance :attr:`s2_one` (:mod:`erahbo.gp.one_seed`).
         """
         if k_total < 2:
-            s2 = self.one_seed_s2(fo, ybar)
+            s2 = self.s2_one
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
         sd_v = math.sqrt(max(var_v, 0.0))
         noise_t = self._noise(mu_v, sd_v, k_total)
@@ -228,13 +231,6 @@ class RoundModel:
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
         return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
-
-    def one_seed_s2(self, fo: tuple[float, float], ybar: float) -> float:
-        """Raw ``rho_hat^2`` of a one-seed ``x_t`` with return ``ybar`` from the standardized
-        posterior ``fo = (mean, var)`` of ``f(x_t)`` given the other points
-        (:func:`erahbo.gp.residual.one_seed_variance`)."""
-        resid = (ybar - self.mf) / self.sf - fo[0]
-        return one_seed_variance(resid, max(fo[1], 0.0), 1.0) * self.sf * self.sf
 
     # -- interface (implemented by the subclasses) ----------------------------------
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

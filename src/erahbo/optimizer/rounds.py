@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from erahbo.gp import (
-    GPHyper,
     RoundModel,
     RoundSettings,
     believer_round,
@@ -25,17 +24,14 @@ from erahbo.gp import (
     make_engine,
     make_round,
 )
-from erahbo.gp.residual import loo_residual_variances
+from erahbo.gp.one_seed import pilot_noise, variance_observations
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
 from erahbo.recommendation import configs_table
 
-__all__ = ["PILOT_NOISE", "RoundModels"]
-
-#: Standardized noise of the pilot GP when the hyperparameters were fixed by hand (no pilot fit).
-PILOT_NOISE = 0.1
+__all__ = ["RoundModels"]
 
 
 class RoundModels:
@@ -61,7 +57,6 @@ class RoundModels:
         self._fits = 0  # hyperparameter settings used so far (a version of the models)
         self._cache: tuple[int, RoundModel] | None = None  # (data version, model)
         self._rec: tuple[tuple, tuple[int, float, str] | None] | None = None  # (key, rec.)
-        self._s2: tuple[tuple, np.ndarray] | None = None  # (key, variance GP observations)
 
     def use(self, settings: RoundSettings) -> None:
         """Fix the hyperparameters (and rebuild the engine's caches)."""
@@ -107,19 +102,10 @@ class RoundModels:
         return rm
 
     def variances(self) -> np.ndarray:
-        """``(n,)`` the variance GP's observations: the sample variances, and for one-seed
-        configurations the residual estimate (:func:`erahbo.gp.loo_residual_variances`;
-        cached until the data or the hyperparameters change)."""
+        """``(n,)`` the variance GP's observations: the sample variances, and the pooled
+        variance for one-seed configurations (:mod:`erahbo.gp.one_seed`)."""
         d = self.state.data
-        if not (d.k < 2).any():
-            return d.s2
-        key = (d.version, self._fits)
-        if self._s2 is None or self._s2[0] != key:
-            s = self.settings
-            pilot = s.hyper_pilot or GPHyper(s.hyper_f.kind, s.hyper_f.lengthscales,
-                                             noise=PILOT_NOISE)
-            self._s2 = (key, loo_residual_variances(d.U, d.ybar, d.s2, d.k, pilot))
-        return self._s2[1]
+        return variance_observations(d.s2, d.k, pilot_noise(self.settings.sigma0_2, d.ybar))
 
     def choose(
         self,
@@ -189,7 +175,7 @@ class RoundModels:
             return None, math.nan, math.nan
         rm = self.current()
         B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, st.row_mask())
-        s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: residual
+        s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
         ib = rm.inner(row, u, cand, float(np.mean(pooled)), s2, len(pooled), beta_stop,
                       o.weight)
         return policy.decide(len(vals), ib.ucb_mv, B_t), float(ib.ucb_mv), float(B_t)

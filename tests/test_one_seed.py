@@ -1,14 +1,16 @@
-"""One seed per configuration (``k_init = k_min = 1``): the variance from the residual.
+"""One seed per configuration first (``k_init = k_min = 1``; :mod:`erahbo.gp.one_seed`).
 
-Rules checked (:mod:`erahbo.gp.residual`):
+Rules checked:
 
-* the closed-form leave-one-out estimate equals refitting the pilot GP without the point;
-* without a one-seed configuration the variance GP sees the sample variances themselves;
-* the estimate is unbiased before its clip: ``E[k (r^2 - v)] = rho^2`` when
-  ``r ~ N(0, v + rho^2 / k)`` (checked by Gauss-Hermite quadrature, no random draws);
+* a one-seed configuration tells the variance GP the pooled within-configuration variance:
+  the replicated configurations' ``(k - 1)``-weighted sample variances shrunk towards the pilot
+  GP's noise; replicated configurations keep their own sample variance;
+* without a one-seed configuration the variance GP sees the sample variances themselves (the
+  paper's models, the same array);
 * both engines give the same inner-loop bounds after one seed at ``x_t``;
-* a study with ``k_init = k_min = 1`` runs to its budget, keeps one-seed configurations, and
-  its options are refused where one seed cannot work (racing, fixed ``k = 1``).
+* a study with ``k_init = k_min = 1`` runs to its budget, keeps one-seed configurations,
+  resumes from its journal to the same trials, and its options are refused where one seed
+  cannot work (racing, fixed ``k = 1``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ import pytest
 
 import erahbo
 from erahbo.gp import GPHyper, RoundSettings, make_engine, make_round
-from erahbo.gp.exact import ExactGP, standardize
-from erahbo.gp.residual import loo_residual_variances, one_seed_variance, pooled_noise
+from erahbo.gp.one_seed import PRIOR_DOF, pilot_noise, pooled_variance, variance_observations
 
 
 def _data(n: int = 9):
@@ -30,36 +31,26 @@ def _data(n: int = 9):
     return X, ybar, s2, k
 
 
-def test_closed_form_loo_equals_refitting_without_the_point():
-    X, ybar, s2, k = _data()
-    pilot = GPHyper("rbf", np.array([0.3]), noise=0.08)
-    out = loo_residual_variances(X, ybar, s2, k, pilot)
-    mf, sf = standardize(ybar)
-    y = (ybar - mf) / sf
-    nz = pooled_noise(s2, k, pilot.noise * sf * sf) / (sf * sf) / k
-    for i in np.flatnonzero(k == 1):
-        rest = np.arange(len(y)) != i
-        mu, var = ExactGP(X[rest], y[rest], nz[rest], pilot.lengthscales, "rbf").predict(X[i:i + 1])
-        expect = one_seed_variance(y[i] - mu[0], var[0], 1.0) * sf * sf
-        assert out[i] == pytest.approx(expect, rel=1e-7, abs=1e-10)
-    assert np.array_equal(out[k > 1], s2[k > 1])  # replicated rows keep their sample variance
+def test_one_seed_rows_observe_the_pooled_variance():
+    _, _, s2, k = _data()
+    out = variance_observations(s2, k, 0.3)
+    rep = k > 1
+    expect = (((k[rep] - 1) * s2[rep]).sum() + PRIOR_DOF * 0.3) / ((k[rep] - 1).sum() + PRIOR_DOF)
+    assert np.allclose(out[~rep], expect)
+    assert pooled_variance(s2, k, 0.3) == pytest.approx(expect)
+    assert np.array_equal(out[rep], s2[rep])  # replicated rows keep their sample variance
+    assert variance_observations(s2, np.ones_like(k), 0.3)[0] == pytest.approx(0.3)  # pilot only
 
 
 def test_no_one_seed_configuration_leaves_the_sample_variances():
-    X, ybar, s2, k = _data()
-    k2 = np.maximum(k, 2.0)
-    pilot = GPHyper("rbf", np.array([0.3]), noise=0.08)
-    assert loo_residual_variances(X, ybar, s2, k2, pilot) is s2
+    _, _, s2, k = _data()
+    assert variance_observations(s2, np.maximum(k, 2.0), 0.3) is s2
 
 
-@pytest.mark.parametrize("k", [1, 3])
-def test_the_estimate_is_unbiased_before_its_clip(k):
-    v, rho2 = 0.2, 0.5
-    nodes, weights = np.polynomial.hermite_e.hermegauss(60)  # E over N(0, 1)
-    r = nodes * np.sqrt(v + rho2 / k)
-    unclipped = k * (r * r - v)
-    assert weights @ unclipped / weights.sum() == pytest.approx(rho2, rel=1e-10)
-    assert np.all(one_seed_variance(r, v, float(k)) >= 0.0)  # the clip
+def test_without_a_pilot_the_prior_is_a_share_of_the_means_variance():
+    ybar = np.array([0.0, 1.0, 2.0])
+    assert pilot_noise(None, ybar) == pytest.approx(0.1 * 1.0)
+    assert pilot_noise(0.7, ybar) == 0.7
 
 
 @pytest.mark.parametrize("row", [None, 0])
@@ -67,19 +58,14 @@ def test_both_engines_agree_after_one_seed(row):
     X, ybar, s2, k = _data()
     hf = GPHyper("rbf", np.array([0.25]))
     hv = GPHyper("rbf", np.array([0.4]), noise=0.05)
-    pilot = GPHyper("rbf", np.array([0.3]), noise=0.08)
-    st = RoundSettings(hf, hv, 2.5, None, pilot)
-    v = loo_residual_variances(X, ybar, s2, k, pilot)
-    u = np.array([0.52]) if row is None else X[row]
-    rows, kt = X, 1
-    fast = make_round("fast", make_engine("fast", st), rows, ybar, v, k, st)
-    ref = make_round("reference", None, rows, ybar, v, k, st)
-    if row is not None:  # x_t evaluated before: its one seed is the row itself
-        a = fast.inner(row, u, None, ybar[row], 0.0, kt, 0.0, 1.0)
-        b = ref.inner(row, u, None, ybar[row], 0.0, kt, 0.0, 1.0)
-    else:
-        a = fast.inner(None, u, None, 0.7, 0.0, kt, 0.0, 1.0)
-        b = ref.inner(None, u, None, 0.7, 0.0, kt, 0.0, 1.0)
+    st = RoundSettings(hf, hv, 2.5, None, 0.3)
+    v = variance_observations(s2, k, 0.3)
+    fast = make_round("fast", make_engine("fast", st), X, ybar, v, k, st)
+    ref = make_round("reference", None, X, ybar, v, k, st)
+    assert fast.s2_one == pytest.approx(v[0])  # what a one-seed x_t observes
+    u, y = (np.array([0.52]), 0.7) if row is None else (X[row], ybar[row])
+    a = fast.inner(row, u, None, y, 0.0, 1, 0.0, 1.0)
+    b = ref.inner(row, u, None, y, 0.0, 1, 0.0, 1.0)
     for name in ("mu_f", "sd_f", "mu_var", "sd_var", "ucb_mv"):
         assert getattr(a, name) == pytest.approx(getattr(b, name), rel=1e-6, abs=1e-9), name
 
@@ -102,7 +88,7 @@ def test_a_one_seed_study_runs_to_its_budget_with_one_seed_configurations():
     d = opt.state.data
     assert int(d.k.sum()) == 40
     assert (d.k == 1).sum() >= 10  # the initial design, and every round that stopped at once
-    assert opt.models.settings.hyper_pilot is not None
+    assert opt.models.settings.sigma0_2 > 0  # the pilot GP was fitted
     assert opt.recommend() is not None
 
 
