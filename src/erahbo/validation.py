@@ -9,10 +9,10 @@ policies and the failure policy; the options of a strategy's parts in the part's
 below (:func:`int_at_least`, :func:`real_above`, :func:`share`, :func:`flag`).
 
 >>> check_options(alpha=1.0, k_min=2, k_max=20, budget=400, n_init=5, k_init=20)
->>> check_options(k_min=1)
+>>> check_options(k_max=1)
 Traceback (most recent call last):
 ...
-ValueError: k_min=1 is too small: the sample variance needs at least 2 seeds; use k_min >= 2
+ValueError: k_max=1 is too small: the sample variance needs at least 2 seeds; use k_max >= 2
 """
 
 from __future__ import annotations
