@@ -118,6 +118,7 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # the defaults of sessions 13-15, written out (the package's defaults since session 16
     # are "one")
     "two": ("default", {"k_init": 2, "k_min": 2, "n_init": 5}),
+    "one-kmin2": ("default", {"k_init": 1, "k_min": 2, "n_init": 10}),
     "one-n5": ("default", {"k_init": 1, "k_min": 1}),
     "one-ri0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0}),
     "one-ch0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "challengers": False}),

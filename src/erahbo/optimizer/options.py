@@ -8,7 +8,7 @@ CLI all build an :class:`Options`, so the same value is accepted or refused ever
 ``beta > 0``: ``erahbo benchmark --beta 0`` fails before anything is written).
 
 >>> Options(method="erahbo", budget=400).k_init_value
-1
+2
 >>> Options(method="erahbo", preset="paper", budget=400).k_init_value
 20
 >>> Options(beta=0)
@@ -70,12 +70,7 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
 # settings under every preset.
 ERAHBO_DEFAULTS: dict[str, Any] = {
     **PAPER_SETTINGS,
-    # one seed first (docs/results/one_seed): 10 initial configurations x 1 seed, and a BO
-    # round adds seeds after the first only while eq. 12 says so; a one-seed configuration's
-    # variance is the pooled one (erahbo.gp.one_seed)
-    "n_init": 10,
-    "k_init": 1,
-    "k_min": 1,
+    "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
     "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
     **parts.preset_values("default"),
 }
