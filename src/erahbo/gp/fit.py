@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 from erahbo.gp.bounds import ucb_var
 from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
-from erahbo.gp.one_seed import variance_observations
+from erahbo.gp.one_seed import variance_noise, variance_observations
 from erahbo.gp.prior import (
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
@@ -178,8 +178,8 @@ def fit_hyperparameters(
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
     With one-seed configurations (``k = 1``) a pilot mean GP with homoscedastic noise is
-    fitted first; its noise is the prior of the pooled variance they observe
-    (:mod:`erahbo.gp.one_seed`). The variance GP is fitted next (lengthscales and
+    fitted first (its noise is the prior of the pooled placeholder they get), and the variance
+    GP is fitted on the other configurations only (:mod:`erahbo.gp.one_seed`). The variance GP is fitted next (lengthscales and
     homoscedastic noise); its ``UCB_var`` at the evaluated points gives the mean GP's fixed
     noise (eq. 19), under which the mean GP's lengthscales are fitted.
 
@@ -214,8 +214,11 @@ def fit_hyperparameters(
         s2 = variance_observations(s2, k, sigma0_2)
     mv, sv = standardize(s2)
     yv = (np.asarray(s2, dtype=float) - mv) / sv
-    hv = fit_map(X, yv, kind=kind, fixed_noise=None, seed=seed)
-    gp_v = ExactGP(X, yv, hv.noise, hv.lengthscales, kind)
+    rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
+    fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)
+    hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed)
+    gp_v = ExactGP(X, yv, variance_noise(hv.noise, np.asarray(k, dtype=float)),
+                   hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = mv + sv * ucb_var(mu, np.sqrt(var), beta)  # eq. 17 (standardized scale)
     rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))

@@ -41,7 +41,7 @@ from erahbo.gp.bounds import (
     ucb_var,
 )
 from erahbo.gp.exact import GPHyper, standardize
-from erahbo.gp.one_seed import pilot_noise, pooled_variance
+from erahbo.gp.one_seed import pilot_noise, pooled_variance, variance_noise
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
@@ -173,6 +173,7 @@ class RoundModel:
         self.settings = s
         self.beta = float(s.beta)
         self.tau2 = float(s.hyper_v.noise)
+        self.tv = variance_noise(self.tau2, np.asarray(k, dtype=float))  # (n,) per row
         self.n = len(ybar)
         self.k = np.array(k, dtype=float)  # (n,)
         self.mf, self.sf = standardize(ybar)
@@ -224,7 +225,8 @@ class RoundModel:
         """
         if k_total < 2:
             s2 = self.s2_one
-        mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
+        mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv,
+                              variance_noise(self.tau2, k_total))
         sd_v = math.sqrt(max(var_v, 0.0))
         noise_t = self._noise(mu_v, sd_v, k_total)
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
