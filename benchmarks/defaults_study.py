@@ -111,6 +111,28 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # from the best quarter by the acquisition (session 14; the default: the best tenth)
     "default-top1": ("default", {"random_top": 1.0}),
     "default-top0.25": ("default", {"random_top": 0.25}),
+    # one seed first (session 16, issue 29): k_init = k_min = 1, the variance of a one-seed
+    # configuration from its residual (erahbo.gp.residual); n_init 10 spends the same 10
+    # initial runs as 5 x 2
+    "one": ("default", {"k_init": 1, "k_min": 1, "n_init": 10}),
+    # the defaults of sessions 13-15, written out (the package's defaults since session 16
+    # are "one")
+    "two": ("default", {"k_init": 2, "k_min": 2, "n_init": 5}),
+    "one-kmin2": ("default", {"k_init": 1, "k_min": 2, "n_init": 10}),
+    "one-n5": ("default", {"k_init": 1, "k_min": 1}),
+    "one-ri0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0}),
+    "one-ch0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "challengers": False}),
+    "one-plain": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0,
+                              "challengers": False}),
+    "one-ki2": ("default", {"k_min": 1}),
+    "one-bs1": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 1.0}),
+    "one-bs0.25": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 0.25}),
+    "one-n5-plain": ("default", {"k_init": 1, "k_min": 1, "random_interleave": 0,
+                                 "challengers": False}),
+    "one-n5-ri0": ("default", {"k_init": 1, "k_min": 1, "random_interleave": 0}),
+    "one-n5-ch0": ("default", {"k_init": 1, "k_min": 1, "challengers": False}),
+    "one-n20": ("default", {"k_init": 1, "k_min": 1, "n_init": 20}),
+    "one-bs0.5": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 0.5}),
 }
 CHECKPOINTS = (100, 250, 500)
 

@@ -321,7 +321,7 @@ def test_result_columns_match_the_reserved_names_on_a_real_study():
     from erahbo.space.reserved import RESERVED_NAMES
 
     res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=12, k_init=2,
-                          k_max=2, seed=0)
+                          n_init=5, k_max=2, seed=0)
     for table in (res.history, res.configs, res.rounds):
         assert set(table.columns) - {"x"} <= set(RESERVED_NAMES)
 
@@ -352,7 +352,8 @@ def test_a_candidate_table_column_named_like_a_result_column_is_refused():
 def test_a_space_of_one_configuration_is_run_with_its_seeds(space):
     """Nothing to choose: the study spends its seeds on the one configuration (as Optuna or
     SMAC would run it) instead of failing inside the GP fit (no input column)."""
-    res = erahbo.optimize(ok_objective, space, budget=12, k_init=2, k_max=6, seed=0)
+    res = erahbo.optimize(ok_objective, space, budget=12, k_init=2, n_init=5, k_max=6,
+                          seed=0)
     assert res.incumbent_id == 0 and res.incumbent["x"] == 0.4
     assert set(res.history["config_id"]) == {0} and res.n_evals >= 6
     assert np.isfinite(res.incumbent_mv)
@@ -479,7 +480,7 @@ def test_every_history_csv_column_is_documented():
 
     docs = (Path(__file__).resolve().parents[1] / "docs" / "robustness.md").read_text()
     res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=12, k_init=2,
-                          k_max=2, seed=0)
+                          n_init=5, k_max=2, seed=0)
     for column in res.history.columns.drop("x"):
         assert f"`{column}" in docs or f"{column}`" in docs or f" {column}," in docs, column
         assert column in RESERVED_NAMES

@@ -231,7 +231,7 @@ def test_benchmark_cli_end_to_end(tmp_path, small_task):
 
 @pytest.mark.parametrize(("name", "value", "message"), [
     ("beta", 0.0, "beta=0.0 must be > 0"),
-    ("k_min", 1, "k_min=1 is too small"),
+    ("k_min", 0, "k_min=0 must be an int >= 1"),
     ("alpha", -1.0, "alpha=-1.0 is negative"),
 ])
 def test_benchmark_cli_refuses_bad_options_before_writing(tmp_path, small_task, name, value,

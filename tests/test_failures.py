@@ -367,7 +367,7 @@ def test_run_timeout_with_serial_executor_isolates_in_a_child():
     ("kwargs", "exc", "msg"),
     [
         ({"alpha": -0.5}, ValueError, "alpha=-0.5 is negative"),
-        ({"k_min": 1}, ValueError, "k_min=1 is too small"),
+        ({"k_min": 0}, ValueError, "k_min=0 must be an int >= 1"),
         ({"k_min": 5, "k_max": 3}, ValueError, "k_max=3 is smaller than k_min=5"),
         ({"k_min": 2.0}, TypeError, "k_min must be an int, got the float 2.0; write 2"),
         ({"budget": 30, "n_init": 5, "k_init": 20}, ValueError, "smaller than the initial design"),

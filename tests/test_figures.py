@@ -87,14 +87,15 @@ def test_rounds_png_marks_the_challenger_rounds(saved, tmp_path):
     from erahbo.analysis.run_plots import plot_rounds
 
     task = Figure1Task()
-    res = erahbo.optimize(task, task.space, budget=150, seed=1)
+    two = {"n_init": 5, "k_init": 2, "k_min": 2}  # challengers need 2-seed configurations
+    res = erahbo.optimize(task, task.space, budget=150, seed=1, **two)
     assert (res.rounds["phase"] == "challenger").any()
     plot_rounds(res, tmp_path / "r.png")
     fig = saved[-1]
     assert "challenger round (hatched)" in _legend(fig)
     hatched = [b for b in fig.axes[1].patches if b.get_hatch()]
     assert len(hatched) == int((res.rounds["phase"] == "challenger").sum())  # one per round
-    off = erahbo.optimize(task, task.space, budget=150, seed=1, challengers=False)
+    off = erahbo.optimize(task, task.space, budget=150, seed=1, challengers=False, **two)
     plot_rounds(off, tmp_path / "off.png")
     assert "challenger round (hatched)" not in _legend(saved[-1])
 

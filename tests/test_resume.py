@@ -347,7 +347,7 @@ def test_process_pool_same_decisions_concurrent_seeds_and_crashing_worker(failin
     ("kwargs", "exc", "msg"),
     [
         ({"alpha": -1.0}, ValueError, "alpha=-1.0 is negative"),
-        ({"k_min": 1}, ValueError, "k_min=1 is too small"),
+        ({"k_min": 0}, ValueError, "k_min=0 must be an int >= 1"),
         ({"k_min": 4, "k_max": 3}, ValueError, "k_max=3 is smaller than k_min=4"),
         ({"budget": 5}, ValueError, "budget=5 is smaller than the initial design"),
         ({"failures": "ignore"}, ValueError, "failures='ignore' is not a policy"),
@@ -441,7 +441,7 @@ def test_cli_optimize_resume_and_messages(tmp_path, monkeypatch, failing):
     # one clear message per mistake, exit code 2, no traceback
     cases = [
         (["--alpha", "-1"], "alpha=-1.0 is negative"),
-        (["--k-min", "1"], "k_min=1 is too small"),
+        (["--k-min", "0"], "k_min=0 must be an int >= 1"),
         (["--k-min", "5", "--k-max", "4"], "k_max=4 is smaller than k_min=5"),
         (["--budget", "5"], "budget=5 is smaller than the initial design"),
         (["--journal", "."], "is a directory; give a file path"),  # (missing folders are made)

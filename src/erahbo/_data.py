@@ -53,13 +53,14 @@ class Observations:
     ybar, s2 : numpy.ndarray
         ``(n,)`` sample means and variances.
     k : numpy.ndarray
-        ``(n,)`` seed counts.
+        ``(n,)`` seed counts (at least ``min_returns``).
     config_ids : list of int
         Configuration id of each row.
     """
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, min_returns: int = 2) -> None:
         self.dim = int(dim)
+        self.min_returns = int(min_returns)  # 1: one-seed rows (s2 = 0, erahbo.gp.one_seed)
         self._U = np.zeros((16, self.dim))
         self._n = 0
         self.config_ids: list[int] = []
@@ -108,10 +109,12 @@ class Observations:
         """Pool ``returns`` (one per seed) into the configuration's row; returns the row."""
         r = self.row_of(config_id)
         if r is None:
-            if len(returns) < 2:
+            if len(returns) < self.min_returns:
                 raise ValueError(
                     f"config {config_id} is new and got {len(returns)} return; a new "
                     "configuration needs at least 2 returns (its sample variance, ddof=1)"
+                    if self.min_returns == 2 else
+                    f"config {config_id} is new and got no return; it needs at least one"
                 )
             if self._n == self._U.shape[0]:
                 self._U = np.vstack([self._U, np.zeros_like(self._U)])

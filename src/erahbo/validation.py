@@ -9,10 +9,10 @@ policies and the failure policy; the options of a strategy's parts in the part's
 below (:func:`int_at_least`, :func:`real_above`, :func:`share`, :func:`flag`).
 
 >>> check_options(alpha=1.0, k_min=2, k_max=20, budget=400, n_init=5, k_init=20)
->>> check_options(k_min=1)
+>>> check_options(k_max=1)
 Traceback (most recent call last):
 ...
-ValueError: k_min=1 is too small: the sample variance needs at least 2 seeds; use k_min >= 2
+ValueError: k_max=1 is too small: the sample variance needs at least 2 seeds; use k_max >= 2
 """
 
 from __future__ import annotations
@@ -157,10 +157,12 @@ RULES: dict[str, Rule] = {
     "beta_stop": real_above(0, False, " (the paper uses beta_stop = 1)"),
     "gamma": real_above(0, True, " (rate of the exponential beta_stop schedule)"),
     "slope": real_above(0, True, " (slope of the sigmoid beta_stop schedule)"),
-    "k_min": _seeds("the sample variance"),
+    "k_min": int_at_least(1, " (1: one seed first, more where the stopping rule says so; "
+                             "erahbo.gp.one_seed)"),
     "k_max": _seeds("the sample variance"),
     "k": _seeds("a variance"),
-    "k_init": _seeds("the sample variance"),
+    "k_init": int_at_least(1, " (1: one seed per initial configuration; "
+                              "erahbo.gp.one_seed)"),
     "n_init": int_at_least(0, " (0 only with a warm start)"),
     "budget": int_at_least(1, " (training runs in all)"),
     "seed": int_at_least(0),

@@ -47,6 +47,7 @@ from scipy.linalg import blas, lapack
 from erahbo.gp.bounds import incumbent_lcb, lcb_mv, rahbo_acquisition
 from erahbo.gp.exact import posterior_grad, robust_cholesky
 from erahbo.gp.kernels import k_of_d2, kernel
+from erahbo.gp.one_seed import variance_noise
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["FastModel", "FastRound"]
@@ -132,6 +133,7 @@ class FastModel:
         self.Xv = grow(g("Xv"), (cap, self.dim), np.s_[:n])  # X / ls_v
         self.Xf2 = grow(g("Xf2"), (cap,), np.s_[:n])  # squared norms
         self.Xv2 = grow(g("Xv2"), (cap,), np.s_[:n])
+        self.tv = grow(g("tv"), (cap,), np.s_[:n])  # the variance GP's noise per row
         self.Kf = grow(g("Kf"), (cap, cap), np.s_[:n, :n])  # k_f(X, X)
         if not m:  # chol(k_v(X, X) + tau^2 I): the polish of a continuous space only
             self.Lv = grow(g("Lv"), (cap, cap), np.s_[:n, :n])
@@ -152,11 +154,13 @@ class FastModel:
         np.maximum(d2, 0.0, out=d2)
         return k_of_d2(d2, kind)
 
-    def _append(self, x: np.ndarray) -> None:
-        """Extend every cache by one configuration ``x (dim,)``."""
+    def _append(self, x: np.ndarray, tau2: float) -> None:
+        """Extend every cache by one configuration ``x (dim,)`` whose variance-GP observation
+        has noise ``tau2``."""
         if self.n == self.cap:
             self._alloc(2 * self.cap)
-        n, tau2 = self.n, self.tau2
+        n = self.n
+        self.tv[n] = tau2
         kind_f, kind_v = self.hf.kind, self.hv.kind
         xf, xv = x / self.ls_f, x / self.ls_v
         kf = self._krow(xf, self.Xf[:n], self.Xf2[:n], kind_f)  # (n,)
@@ -199,16 +203,27 @@ class FastModel:
                 new.__dict__[name] = value.copy()
         return new
 
-    def sync(self, X: np.ndarray) -> None:
-        """Append the rows of ``X (n, dim)`` not cached yet (earlier rows must be unchanged)."""
+    def sync(self, X: np.ndarray, k: np.ndarray | None = None) -> None:
+        """Append the rows of ``X (n, dim)`` not cached yet (earlier rows must be unchanged).
+
+        ``k (n,)``: seed counts, which set each row's variance-GP noise
+        (:func:`erahbo.gp.one_seed.variance_noise`; None: ``tau^2`` everywhere). A one-seed row
+        that got more seeds changes its noise: the caches are then rebuilt from the first row.
+        """
         if X.shape[0] < self.n or not np.array_equal(X[: self.n], self.X[: self.n]):
             raise RuntimeError("FastModel.sync: data rows must be append-only")
+        tv = (np.full(X.shape[0], self.tau2) if k is None
+              else variance_noise(self.tau2, np.asarray(k, dtype=float)))
+        if not np.array_equal(tv[: self.n], self.tv[: self.n]):
+            self.n = 0  # rebuild: every row again, with its noise
+            if self.m:
+                self.cv[:], self.k2max[:], self.nn[:] = 0.0, 0.0, 0
         for i in range(self.n, X.shape[0]):
-            self._append(np.asarray(X[i], dtype=float))
+            self._append(np.asarray(X[i], dtype=float), float(tv[i]))
 
     def round(self, X: np.ndarray, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray) -> FastRound:
         """Round model for the data ``D_{t-1}`` (rows ``X``, pooled ``ybar``, ``s2``, ``k``)."""
-        self.sync(X)
+        self.sync(X, k)
         return FastRound(self, ybar, s2, k)
 
 
@@ -217,15 +232,16 @@ class FastRound(RoundModel):
 
     def __init__(self, model: FastModel, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray) -> None:
         self._setup_stats(ybar, s2, k, model.settings)
-        n, M, tau2 = self.n, model, self.tau2
+        n, M, tv = self.n, model, model.tv[: self.n].copy()
         self.M = M
+        self.tv = tv  # (n,) the variance GP's noise per row (erahbo.gp.one_seed)
         self.X = M.X[:n]
         self.Lvi = M.Lvi[:n, :n]
         self.zv = self.Lvi @ self.yv  # (n,) Lv^{-1} y_v
         self.av = self.zv @ self.Lvi  # (n,) alpha_v = Lv^{-T} Lv^{-1} y_v
         self.dAv = M.dAv[:n].copy()  # snapshot: later appends change it
-        self.mu_vX = self.yv - tau2 * self.av  # (n,) standardized
-        self.var_vX = np.maximum(tau2 - tau2 * tau2 * self.dAv, 0.0)
+        self.mu_vX = self.yv - tv * self.av  # (n,) standardized
+        self.var_vX = np.maximum(tv - tv * tv * self.dAv, 0.0)
         self.D = self._noise(self.mu_vX, np.sqrt(self.var_vX), self.k)  # (n,) eq. 19
         A = M.Kf[:n, :n].copy()
         A.flat[:: n + 1] += self.D
@@ -383,7 +399,7 @@ class FastRound(RoundModel):
         n, M = self.n, self.M
         if row is not None:  # leave-one-out formulas
             q = self.dAv[row]
-            vo = (self.yv[row] - self.av[row] / q, 1.0 / q - self.tau2)
+            vo = (self.yv[row] - self.av[row] / q, 1.0 / q - self.tv[row])
             e = np.zeros(n)
             e[row] = 1.0
             t = blas.dtrsv(self.L, e, lower=1)

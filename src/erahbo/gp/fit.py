@@ -17,6 +17,7 @@ from scipy.optimize import minimize
 from erahbo.gp.bounds import ucb_var
 from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
+from erahbo.gp.one_seed import variance_noise, variance_observations
 from erahbo.gp.prior import (
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
@@ -172,12 +173,15 @@ def fit_hyperparameters(
     beta: float = 2.5,
     rho_max2: float | None = None,
     seed: int = 0,
+    one_seed: bool = False,
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
-    The variance GP is fitted first (lengthscales and homoscedastic noise); its ``UCB_var`` at
-    the evaluated points gives the mean GP's fixed noise (eq. 19), under which the mean
-    GP's lengthscales are fitted.
+    With one-seed configurations (``k = 1``) a pilot mean GP with homoscedastic noise is
+    fitted first (its noise is the prior of the pooled placeholder they get), and the variance
+    GP is fitted on the other configurations only (:mod:`erahbo.gp.one_seed`). The variance GP is fitted next (lengthscales and
+    homoscedastic noise); its ``UCB_var`` at the evaluated points gives the mean GP's fixed
+    noise (eq. 19), under which the mean GP's lengthscales are fitted.
 
     Parameters
     ----------
@@ -192,16 +196,29 @@ def fit_hyperparameters(
         See :class:`RoundSettings`.
     seed : int
         Seed of the random restarts.
+    one_seed : bool
+        Fit the pilot GP even when every configuration has two seeds so far (the study may add
+        one-seed configurations: ``k_min = 1``).
 
     Returns
     -------
     RoundSettings
     """
     X = np.asarray(X, dtype=float)
+    sigma0_2 = None
+    if one_seed or (np.asarray(k) < 2).any():  # one-seed configurations: erahbo.gp.one_seed
+        mf, sf = standardize(ybar)
+        pilot = fit_map(X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind,
+                        fixed_noise=None, seed=seed + 2)
+        sigma0_2 = float(pilot.noise) * sf * sf
+        s2 = variance_observations(s2, k, sigma0_2)
     mv, sv = standardize(s2)
     yv = (np.asarray(s2, dtype=float) - mv) / sv
-    hv = fit_map(X, yv, kind=kind, fixed_noise=None, seed=seed)
-    gp_v = ExactGP(X, yv, hv.noise, hv.lengthscales, kind)
+    rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
+    fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)
+    hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed)
+    gp_v = ExactGP(X, yv, variance_noise(hv.noise, np.asarray(k, dtype=float)),
+                   hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = mv + sv * ucb_var(mu, np.sqrt(var), beta)  # eq. 17 (standardized scale)
     rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))
@@ -210,4 +227,5 @@ def fit_hyperparameters(
     hf = fit_map(
         X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind, fixed_noise=D, seed=seed + 1
     )
-    return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2)
+    return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
+                         sigma0_2=sigma0_2)

@@ -11,6 +11,7 @@ import numpy as np
 
 from erahbo.gp.bounds import incumbent_lcb
 from erahbo.gp.exact import ExactGP
+from erahbo.gp.one_seed import variance_noise
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
 
 __all__ = ["ReferenceRound"]
@@ -43,7 +44,7 @@ class ReferenceRound(RoundModel):
         self.X = np.array(X, dtype=float)  # (n, dim)
         self.C = candidates
         hv, hf = settings.hyper_v, settings.hyper_f
-        self.gp_v = ExactGP(self.X, self.yv, self.tau2, hv.lengthscales, hv.kind)
+        self.gp_v = ExactGP(self.X, self.yv, self.tv, hv.lengthscales, hv.kind)
         mu_v, var_v = self.gp_v.predict(self.X)
         self.D = self._noise(mu_v, np.sqrt(var_v), self.k)  # (n,) eq. 19
         self.gp_f = ExactGP(self.X, self.yf, self.D, hf.lengthscales, hf.kind)
@@ -108,12 +109,17 @@ class ReferenceRound(RoundModel):
         """
         hv, hf = self.settings.hyper_v, self.settings.hyper_f
         X, yv, yf, D = self.X, self.yv.copy(), self.yf.copy(), self.D.copy()
+        tv = self.tv.copy()
+        if k_total < 2:  # one seed: a placeholder the variance GP does not learn from
+            s2 = self.s2_one
         if row is None:
             X = np.vstack([X, u])
             yv, yf, D = np.append(yv, 0.0), np.append(yf, 0.0), np.append(D, 0.0)
+            tv = np.append(tv, 0.0)
             row = self.n
         yv[row] = (s2 - self.mv) / self.sv
-        gp_v = ExactGP(X, yv, self.tau2, hv.lengthscales, hv.kind)
+        tv[row] = variance_noise(self.tau2, k_total)
+        gp_v = ExactGP(X, yv, tv, hv.lengthscales, hv.kind)
         mu_v, var_v = gp_v.predict(u[None, :])
         D[row] = self._noise(mu_v, np.sqrt(var_v), np.array([k_total]))[0]
         yf[row] = (ybar - self.mf) / self.sf

@@ -41,6 +41,7 @@ from erahbo.gp.bounds import (
     ucb_var,
 )
 from erahbo.gp.exact import GPHyper, standardize
+from erahbo.gp.one_seed import pilot_noise, pooled_variance, variance_noise
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
@@ -67,12 +68,17 @@ class RoundSettings:
         (``sqrt(beta)`` standard deviations).
     rho_max2 : float or None
         ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``.
+    sigma0_2 : float or None
+        Noise variance (raw scale) of the homoscedastic pilot GP on the sample means: the
+        prior of the pooled variance a one-seed configuration observes
+        (:mod:`erahbo.gp.one_seed`); None: not fitted (every configuration had 2 seeds).
     """
 
     hyper_f: GPHyper
     hyper_v: GPHyper
     beta: float = 2.5
     rho_max2: float | None = None
+    sigma0_2: float | None = None
 
 
 class InnerBounds:
@@ -167,6 +173,7 @@ class RoundModel:
         self.settings = s
         self.beta = float(s.beta)
         self.tau2 = float(s.hyper_v.noise)
+        self.tv = variance_noise(self.tau2, np.asarray(k, dtype=float))  # (n,) per row
         self.n = len(ybar)
         self.k = np.array(k, dtype=float)  # (n,)
         self.mf, self.sf = standardize(ybar)
@@ -174,6 +181,8 @@ class RoundModel:
         self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
         self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
         self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.max(s2))
+        # what a one-seed x_t observes in the inner loop (erahbo.gp.one_seed)
+        self.s2_one = pooled_variance(s2, self.k, pilot_noise(s.sigma0_2, ybar))
 
     def _raw(self, mu_f, var_f, mu_v, var_v):
         """Raw ``(mu_f, sd_f, mu_v, sd_v)``, each ``(p,)``, from standardized ones ``(p,)``.
@@ -211,9 +220,13 @@ class RoundModel:
         """Combine the posteriors given the other points with ``x_t``'s own observation.
 
         Scalar arithmetic only (it runs once per extra seed), with the functions of eqs. 17,
-        19 (:meth:`_noise`) and 9 that serve the arrays.
+        19 (:meth:`_noise`) and 9 that serve the arrays. After one seed (``k_total = 1``) the
+        variance GP observes the pooled variance :attr:`s2_one` (:mod:`erahbo.gp.one_seed`).
         """
-        mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv, self.tau2)
+        if k_total < 2:
+            s2 = self.s2_one
+        mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv,
+                              variance_noise(self.tau2, k_total))
         sd_v = math.sqrt(max(var_v, 0.0))
         noise_t = self._noise(mu_v, sd_v, k_total)
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v

@@ -113,7 +113,7 @@ class Optimizer(Telling, Inspection):
         self.strategy = Strategy.from_options(opts)
         self.policy, self.schedule = self.strategy.replication, self.strategy.beta_stop
         self.failure_policy: FailurePolicy | None = opts.failure_policy
-        self.state = StudyState(self.space, self.seed)
+        self.state = StudyState(self.space, self.seed, opts.min_seeds)
         self.history = History()
         self.models = RoundModels(opts, self.state, self.strategy.recommender)
         if hyperparameters is not None:
@@ -194,7 +194,7 @@ class Optimizer(Telling, Inspection):
             allowed = allowed.copy()
             allowed[[t.config_id for t in self._pending.values()]] = False
             allowed[[self.data.config_ids[i] for i in full]] = False
-        if free < 2 or (allowed is not None and not allowed.any()):
+        if free < self.options.min_seeds or (allowed is not None and not allowed.any()):
             return None
         return self._start_round(int(min(self.policy.first, free)), allowed, full)
 

@@ -302,6 +302,14 @@ class Options:
         return self.k_max if self.method == "erahbo" else self.k
 
     @property
+    def min_seeds(self) -> int:
+        """Fewest seeds a configuration may have: 1 with ``k_init = 1`` or ERAHBO's
+        ``k_min = 1`` (the variance GP then observes the pooled variance,
+        :mod:`erahbo.gp.one_seed`), else 2 (a sample variance)."""
+        first = self.k_min if self.method == "erahbo" else self.k
+        return 1 if min(self.k_init_value, first) == 1 else 2
+
+    @property
     def recommend_seeds_value(self) -> int:
         """The recommender's seed threshold resolved (0: off;
         :func:`erahbo.optimizer.recommender.seeds_of`)."""
@@ -406,6 +414,10 @@ def _check_combinations(o: Options) -> None:
         raise ValueError(
             f"seed_batch={o.seed_batch} with stopping='race': racing doubles the seeds of a "
             "round itself (k_min, 2 k_min, ...); drop seed_batch")
+    if o.stopping == "race" and o.min_seeds == 1:
+        raise ValueError(
+            "stopping='race' compares sample variances, which one seed does not have: give "
+            "k_min >= 2 and k_init >= 2 with it, or drop stopping='race'")
 
 
 def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:

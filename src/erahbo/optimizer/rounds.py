@@ -24,6 +24,7 @@ from erahbo.gp import (
     make_engine,
     make_round,
 )
+from erahbo.gp.one_seed import pilot_noise, variance_observations
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.state import StudyState
@@ -78,7 +79,8 @@ class RoundModels:
         """MAP-fit both GPs on the current data and use the result."""
         d, o = self.state.data, self.options
         self.use(fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
-                                     rho_max2=o.rho_max2, seed=o.seed))
+                                     rho_max2=o.rho_max2, seed=o.seed,
+                                     one_seed=o.min_seeds == 1))
         return self.settings
 
     def count_round(self) -> None:
@@ -94,10 +96,16 @@ class RoundModels:
         d = self.state.data
         if self._cache is not None and self._cache[0] == d.version:
             return self._cache[1]
-        rm = make_round(self.options.engine, self._fast, d.U, d.ybar, d.s2, d.k, self.settings,
-                        self.state.candidates)
+        rm = make_round(self.options.engine, self._fast, d.U, d.ybar, self.variances(), d.k,
+                        self.settings, self.state.candidates)
         self._cache = (d.version, rm)
         return rm
+
+    def variances(self) -> np.ndarray:
+        """``(n,)`` the variance GP's observations: the sample variances, and the pooled
+        variance for one-seed configurations (:mod:`erahbo.gp.one_seed`)."""
+        d = self.state.data
+        return variance_observations(d.s2, d.k, pilot_noise(self.settings.sigma0_2, d.ybar))
 
     def choose(
         self,
@@ -123,7 +131,8 @@ class RoundModels:
         new = [t for t in pending if d.row_of(t.config_id) is None]
         choose = rm
         if new:
-            choose = believer_round(rm, d.U, d.ybar, d.s2, d.k, np.array([t.u for t in new]),
+            choose = believer_round(rm, d.U, d.ybar, self.variances(), d.k,
+                                    np.array([t.u for t in new]),
                                     np.array([len(t.seeds) for t in new]), self.settings,
                                     st.candidates, fast=self._fast)
         if st.candidates is not None:
@@ -162,12 +171,13 @@ class RoundModels:
         same = np.flatnonzero((d.U == u).all(1))
         row = int(same[0]) if same.size else None
         pooled = ([] if row is None else list(d.returns[row])) + vals
-        if len(pooled) < 2:
+        if len(pooled) < o.min_seeds:
             return None, math.nan, math.nan
         rm = self.current()
         B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, st.row_mask())
-        ib = rm.inner(row, u, cand, float(np.mean(pooled)), float(np.var(pooled, ddof=1)),
-                      len(pooled), beta_stop, o.weight)
+        s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
+        ib = rm.inner(row, u, cand, float(np.mean(pooled)), s2, len(pooled), beta_stop,
+                      o.weight)
         return policy.decide(len(vals), ib.ucb_mv, B_t), float(ib.ucb_mv), float(B_t)
 
     def configs_table(self, cfgs: list[dict[str, Any]], failures: dict[int, int]) -> Any:

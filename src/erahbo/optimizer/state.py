@@ -47,10 +47,10 @@ class StudyState:
         Configuration id -> seeds run before the study (never handed out again).
     """
 
-    def __init__(self, space: SearchSpace, seed: int) -> None:
+    def __init__(self, space: SearchSpace, seed: int, min_returns: int = 2) -> None:
         self.space = space
         self.seed = int(seed)
-        self.data = Observations(space.dim)
+        self.data = Observations(space.dim, min_returns)
         self.candidates = space.candidates_unit() if space.is_finite else None
         self.allowed = (None if self.candidates is None
                         else np.ones(len(self.candidates), dtype=bool))

@@ -132,10 +132,11 @@ class Telling:
     ) -> None:
         """Tell a whole outcome after the last checks (a journal records it first)."""
         counted = sum(1 for v in outcome.returns if math.isfinite(v))
-        if not outcome.excluded and self.data.row_of(trial.config_id) is None and counted < 2:
+        need = self.options.min_seeds
+        if not outcome.excluded and self.data.row_of(trial.config_id) is None and counted < need:
             raise ValueError(
-                f"tell: a new configuration needs at least 2 returns (its sample variance), "
-                f"got {counted}"
+                f"tell: a new configuration needs at least {need} return(s) (2: its sample "
+                f"variance; 1 with k_init = 1 or k_min = 1), got {counted}"
             )
         self._commit(trial, outcome, record_runs)
 

@@ -1,0 +1,130 @@
+"""One seed per configuration first (``k_init = k_min = 1``; :mod:`erahbo.gp.one_seed`).
+
+Rules checked:
+
+* a one-seed configuration tells the variance GP the pooled within-configuration variance:
+  the replicated configurations' ``(k - 1)``-weighted sample variances shrunk towards the pilot
+  GP's noise; replicated configurations keep their own sample variance;
+* without a one-seed configuration the variance GP sees the sample variances themselves (the
+  paper's models, the same array);
+* both engines give the same inner-loop bounds after one seed at ``x_t``;
+* a study with ``k_init = k_min = 1`` runs to its budget, keeps one-seed configurations,
+  resumes from its journal to the same trials, and its options are refused where one seed
+  cannot work (racing, fixed ``k = 1``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import erahbo
+from erahbo.gp import GPHyper, RoundSettings, make_engine, make_round
+from erahbo.gp.one_seed import PRIOR_DOF, pilot_noise, pooled_variance, variance_observations
+
+
+def _data(n: int = 9):
+    X = np.linspace(0.05, 0.95, n)[:, None]
+    ybar = np.sin(6 * X[:, 0]) + 0.3 * np.cos(17 * X[:, 0])  # deterministic "returns"
+    k = np.array([1, 3, 1, 2, 1, 1, 4, 1, 2][:n], dtype=float)
+    s2 = np.where(k > 1, 0.05 + 0.1 * X[:, 0], 0.0)
+    return X, ybar, s2, k
+
+
+def test_one_seed_rows_observe_the_pooled_variance():
+    _, _, s2, k = _data()
+    out = variance_observations(s2, k, 0.3)
+    rep = k > 1
+    expect = (((k[rep] - 1) * s2[rep]).sum() + PRIOR_DOF * 0.3) / ((k[rep] - 1).sum() + PRIOR_DOF)
+    assert np.allclose(out[~rep], expect)
+    assert pooled_variance(s2, k, 0.3) == pytest.approx(expect)
+    assert np.array_equal(out[rep], s2[rep])  # replicated rows keep their sample variance
+    assert variance_observations(s2, np.ones_like(k), 0.3)[0] == pytest.approx(0.3)  # pilot only
+
+
+def test_no_one_seed_configuration_leaves_the_sample_variances():
+    _, _, s2, k = _data()
+    assert variance_observations(s2, np.maximum(k, 2.0), 0.3) is s2
+
+
+def test_without_a_pilot_the_prior_is_a_share_of_the_means_variance():
+    ybar = np.array([0.0, 1.0, 2.0])
+    assert pilot_noise(None, ybar) == pytest.approx(0.1 * 1.0)
+    assert pilot_noise(0.7, ybar) == 0.7
+
+
+@pytest.mark.parametrize("row", [None, 0])
+def test_both_engines_agree_after_one_seed(row):
+    X, ybar, s2, k = _data()
+    hf = GPHyper("rbf", np.array([0.25]))
+    hv = GPHyper("rbf", np.array([0.4]), noise=0.05)
+    st = RoundSettings(hf, hv, 2.5, None, 0.3)
+    v = variance_observations(s2, k, 0.3)
+    fast = make_round("fast", make_engine("fast", st), X, ybar, v, k, st)
+    ref = make_round("reference", None, X, ybar, v, k, st)
+    assert fast.s2_one == pytest.approx(v[0])  # what a one-seed x_t observes
+    u, y = (np.array([0.52]), 0.7) if row is None else (X[row], ybar[row])
+    a = fast.inner(row, u, None, y, 0.0, 1, 0.0, 1.0)
+    b = ref.inner(row, u, None, y, 0.0, 1, 0.0, 1.0)
+    for name in ("mu_f", "sd_f", "mu_var", "sd_var", "ucb_mv"):
+        assert getattr(a, name) == pytest.approx(getattr(b, name), rel=1e-6, abs=1e-9), name
+
+
+def _study(**kw):
+    space = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}
+
+    def obj(c, s):  # deterministic in (configuration, seed)
+        g = np.random.default_rng([s, int(c["x0"] * 1e6), int(c["x1"] * 1e6)])
+        return -(c["x0"] - 0.7) ** 2 - (c["x1"] - 0.3) ** 2 + 0.05 * g.standard_normal()
+
+    opt = erahbo.Optimizer(space, method="erahbo", budget=40, seed=3, **kw)
+    while (t := opt.ask()) is not None:
+        opt.tell(t, [obj(t.config, s) for s in t.seeds])
+    return opt
+
+
+def test_a_one_seed_study_runs_to_its_budget_with_one_seed_configurations():
+    opt = _study(k_init=1, k_min=1, n_init=10)
+    d = opt.state.data
+    assert int(d.k.sum()) == 40
+    assert (d.k == 1).sum() >= 10  # the initial design, and every round that stopped at once
+    assert opt.models.settings.sigma0_2 > 0  # the pilot GP was fitted
+    assert opt.recommend() is not None
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"k_min": 1, "stopping": "race"}, "stopping='race'"),
+    ({"k_max": 1, "k_min": 1}, "k_max"),
+])
+def test_one_seed_options_refused_where_they_cannot_work(kw, match):
+    with pytest.raises(ValueError, match=match):
+        erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, method="erahbo", budget=40, **kw)
+
+
+def test_fixed_k_methods_still_need_two_seeds_per_round():
+    with pytest.raises(ValueError, match="k=1"):
+        erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, method="rahbo", k=1, budget=40)
+
+
+def test_a_one_seed_study_resumes_from_its_journal_to_the_same_history(tmp_path):
+    """Cut after 17 tells and rebuilt from the journal: the same trials as uninterrupted."""
+    space = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}
+    kw = dict(method="erahbo", budget=30, seed=1, k_init=1, k_min=1, n_init=6)
+
+    def obj(c, s):
+        return -(c["x0"] - 0.7) ** 2 - (c["x1"] - 0.3) ** 2 + 0.01 * (s % 7)
+
+    def run(path, stop=None):
+        seen = []
+        with erahbo.Optimizer(space, journal=path, **kw) as opt:
+            while (t := opt.ask()) is not None:
+                opt.tell(t, [obj(t.config, s) for s in t.seeds])
+                seen.append((t.config_id, tuple(t.seeds)))
+                if stop is not None and len(seen) == stop:
+                    return seen
+        return seen
+
+    ref = run(tmp_path / "ref.db")
+    head = run(tmp_path / "cut.db", stop=17)
+    tail = run(tmp_path / "cut.db")
+    assert head + tail == ref
