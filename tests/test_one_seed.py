@@ -2,9 +2,10 @@
 
 Rules checked:
 
-* a one-seed configuration tells the variance GP the pooled within-configuration variance:
-  the replicated configurations' ``(k - 1)``-weighted sample variances shrunk towards the pilot
-  GP's noise; replicated configurations keep their own sample variance;
+* a one-seed configuration tells the variance GP nothing (its posterior is the one without
+  it); its placeholder observation is the pooled within-configuration variance (the
+  replicated configurations' ``(k - 1)``-weighted sample variances shrunk towards the pilot
+  GP's noise); the fast engine rebuilds its caches when such a row gets its second seed;
 * without a one-seed configuration the variance GP sees the sample variances themselves (the
   paper's models, the same array);
 * both engines give the same inner-loop bounds after one seed at ``x_t``;
@@ -20,6 +21,7 @@ import pytest
 
 import erahbo
 from erahbo.gp import GPHyper, RoundSettings, make_engine, make_round
+from erahbo.gp.exact import ExactGP
 from erahbo.gp.one_seed import PRIOR_DOF, pilot_noise, pooled_variance, variance_observations
 
 
@@ -51,6 +53,41 @@ def test_without_a_pilot_the_prior_is_a_share_of_the_means_variance():
     ybar = np.array([0.0, 1.0, 2.0])
     assert pilot_noise(None, ybar) == pytest.approx(0.1 * 1.0)
     assert pilot_noise(0.7, ybar) == 0.7
+
+
+def test_a_one_seed_configuration_tells_the_variance_gp_nothing():
+    """The variance GP's posterior with the one-seed rows equals the one without them."""
+    X, ybar, s2, k = _data()
+    hf = GPHyper("rbf", np.array([0.25]))
+    hv = GPHyper("rbf", np.array([0.4]), noise=0.05)
+    st = RoundSettings(hf, hv, 2.5, None, 0.3)
+    v = variance_observations(s2, k, 0.3)
+    rm = make_round("fast", make_engine("fast", st), X, ybar, v, k, st)
+    rep = k >= 2
+    yv = (v - rm.mv) / rm.sv  # the round's standardization
+    gp = ExactGP(X[rep], yv[rep], hv.noise, hv.lengthscales, "rbf")
+    U = np.linspace(0.0, 1.0, 7)[:, None]
+    mu, var = gp.predict(U)
+    _, _, mu_v, sd_v = rm.predict(U)
+    assert np.allclose(mu_v, rm.mv + rm.sv * mu, rtol=1e-5, atol=1e-7)
+    assert np.allclose(sd_v, rm.sv * np.sqrt(var), rtol=1e-5, atol=1e-7)
+
+
+def test_the_fast_engine_rebuilds_when_a_one_seed_row_gets_its_second_seed():
+    X, ybar, s2, k = _data()
+    hf = GPHyper("rbf", np.array([0.25]))
+    hv = GPHyper("rbf", np.array([0.4]), noise=0.05)
+    st = RoundSettings(hf, hv, 2.5, None, 0.3)
+    engine = make_engine("fast", st)
+    make_round("fast", engine, X, ybar, variance_observations(s2, k, 0.3), k, st)
+    k2, s22 = k.copy(), s2.copy()
+    k2[0], s22[0] = 2.0, 0.2  # row 0 replicated since
+    v2 = variance_observations(s22, k2, 0.3)
+    again = make_round("fast", engine, X, ybar, v2, k2, st)
+    fresh = make_round("fast", make_engine("fast", st), X, ybar, v2, k2, st)
+    U = np.linspace(0.0, 1.0, 5)[:, None]
+    for a, b in zip(again.predict(U), fresh.predict(U), strict=True):
+        assert np.allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("row", [None, 0])

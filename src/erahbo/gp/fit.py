@@ -177,11 +177,12 @@ def fit_hyperparameters(
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
-    With one-seed configurations (``k = 1``) a pilot mean GP with homoscedastic noise is
-    fitted first (its noise is the prior of the pooled placeholder they get), and the variance
-    GP is fitted on the other configurations only (:mod:`erahbo.gp.one_seed`). The variance GP is fitted next (lengthscales and
-    homoscedastic noise); its ``UCB_var`` at the evaluated points gives the mean GP's fixed
-    noise (eq. 19), under which the mean GP's lengthscales are fitted.
+    The variance GP is fitted first (lengthscales and homoscedastic noise); its ``UCB_var`` at
+    the evaluated points gives the mean GP's fixed noise (eq. 19), under which the mean GP's
+    lengthscales are fitted. With one-seed configurations (``k = 1``) a pilot mean GP with
+    homoscedastic noise is fitted before them (its noise is the prior of the pooled placeholder
+    they get) and the variance GP on the replicated configurations only
+    (:mod:`erahbo.gp.one_seed`).
 
     Parameters
     ----------

@@ -1,30 +1,35 @@
-"""One seed per configuration first (``k_init = 1``, ``k_min = 1``; issue 29).
+"""One seed per configuration first (``k_init = 1``, ``k_min = 1``; issue 29; an option).
 
 RAHBO's variance GP learns ``rho^2(x)`` from sample variances, so every configuration costs two
 seeds before the models read it. With ``k_init = k_min = 1`` a configuration starts with one
-seed, and ERAHBO's stopping rule (eq. 12) decides whether it gets more: exploration sees twice
+seed and ERAHBO's stopping rule (eq. 12) decides whether it gets more: exploration sees twice
 as many configurations for the same runs, replication goes where the models say so.
 
-A one-seed configuration has no sample variance. The variance GP observes, in its place, the
-**pooled within-configuration variance**
+A one-seed configuration has no sample variance, and **tells the variance GP nothing**: its
+observation there has noise ``NO_INFO * tau^2`` (:func:`variance_noise`; both engines, the
+inner loop included), so the variance GP's posterior is the one fitted on the replicated
+configurations alone (its hyperparameters too: :func:`erahbo.gp.fit.fit_hyperparameters`).
+Where nothing is replicated its posterior is wide: ``LCB^var`` in the acquisition (eq. 8) is
+optimistic there and draws the search to find out, while ``UCB^var`` in the mean GP's noise
+(eq. 19) is cautious. The mean GP takes the one-seed returns with that noise; every equation
+(eqs. 17, 19, 8-12) runs unchanged.
+
+The placeholder observation of a one-seed row (it only enters the variance GP's output
+standardization) is the **pooled within-configuration variance**
 
     sigma_hat^2 = (sum_i (k_i - 1) s_i^2 + PRIOR_DOF * sigma_0^2) / (sum_i (k_i - 1) + PRIOR_DOF)
 
-over the replicated configurations (``k_i >= 2``), shrunk towards ``sigma_0^2``, the noise of a
-homoscedastic *pilot* GP fitted by MAP on the sample means with the other hyperparameters
-(:func:`erahbo.gp.fit.fit_hyperparameters`, ``RoundSettings.hyper_pilot``; with no replicate
-yet, ``sigma_hat^2 = sigma_0^2``). That observation says "as spread as the average
-configuration": it pulls the variance GP towards the pooled level where nothing was replicated
-and leaves it to the replicates where they are. Every equation downstream (eqs. 17, 19, 8-12)
-runs unchanged; a one-seed ``x_t`` in ERAHBO's inner loop observes ``sigma_hat^2`` too.
+over the replicated configurations, shrunk towards ``sigma_0^2``, the noise of a homoscedastic
+*pilot* GP fitted by MAP on the sample means (``RoundSettings.sigma0_2``).
 
-Measured and rejected (docs/results/one_seed): reading a one-seed configuration's variance from
-its residual to the leave-one-out prediction of the other configurations
-(``k ((ybar - mu_{-i})^2 - var_{-i})``, the residual estimate of the "most likely"
-heteroscedastic GP, Kersting et al. 2007; in the spirit of Binois et al. 2018's latent
-log-variance): a configuration better than its neighbours predict reads as noisy, its MV is
-penalized and it is never replicated (IQM regret after 200 runs 0.47 against 0.13 pooled, alpha
-1). Without any one-seed configuration nothing here runs and the models are the paper's.
+Measured (docs/results/one_seed): as a default it is not yet a win. Two designs were rejected:
+reading a one-seed configuration's variance from its residual to the leave-one-out prediction
+(``k ((ybar - mu_{-i})^2 - var_{-i})``, the residual estimate of "most likely" heteroscedastic
+GPs, Kersting et al. 2007; Binois et al. 2018 smooth a latent log-variance instead) reads a
+configuration better than its neighbours predict as noisy and never replicates it; observing
+the pooled variance as if it were a sample variance leads the early runs on the real tables but
+hides the spread of unreplicated regions (Figure 1: the noisy maximum in 8 of 10 seeds).
+Without any one-seed configuration nothing here runs and the models are the paper's.
 """
 
 from __future__ import annotations
