@@ -26,6 +26,9 @@ GPSampler needs torch (``pip install torch``); without it that column says so.
 
 ``--clock cpu`` times with the process's CPU time instead of the wall clock: on a machine
 shared with other jobs the figures then stay what a quiet machine shows (one thread).
+``--breakdown`` splits the ERAHBO sampler's time per trial into its parts instead (mean over
+the same windows): the proposal, the round model, the recommendation, the tell, the MV bounds,
+the stopping rule, and the rest of the sampler's hooks (its bookkeeping: claims, storage).
 """
 
 from __future__ import annotations
@@ -148,6 +151,75 @@ def _time_proposals() -> list[float]:
     return spent
 
 
+BREAKDOWN = (  # (label, module, class or None, attribute): the parts of --breakdown
+    ("proposal (Optimizer.ask)", "erahbo.integrations._optuna_engine", "Engine", "ask"),
+    ("round model", "erahbo.optimizer.rounds", "RoundModels", "current"),
+    ("recommendation", "erahbo.optimizer.recommender", "Recommender", "choose"),
+    ("tell", "erahbo.integrations._optuna_engine", "Engine", "tell"),
+    ("MV bounds", "erahbo.integrations.optuna", None, "bounds"),
+    ("stopping rule", "erahbo.optimizer", "Optimizer", "stopping_decision"),
+    ("sampler hooks", "erahbo.integrations.optuna", "ERAHBOSampler", "before_trial"),
+    ("sampler hooks", "erahbo.integrations.optuna", "ERAHBOSampler", "after_trial"),
+    ("sampler hooks", "erahbo.integrations.optuna", "ERAHBOSampler", "_should_stop"),
+)
+
+
+def breakdown(optuna: Any, checkpoints: list[int], seed: int) -> None:
+    """Print the ERAHBO sampler's time per trial by part (``--breakdown``)."""
+    import importlib
+
+    from erahbo.integrations.optuna import ERAHBOSampler
+
+    spent: dict[str, list[float]] = {}
+    trial, depth = [0], [0]  # depth: parts running (a part inside another counts in it)
+
+    def wrap(label: str, owner: Any, attr: str) -> None:
+        inner = getattr(owner, attr)
+        part = label != "sampler hooks"
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            outer = not (part and depth[0])
+            depth[0] += part
+            t0 = CLOCK[0]()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                depth[0] -= part
+                if outer:
+                    spent.setdefault(label, [0.0] * max(checkpoints))[trial[0]] += (
+                        CLOCK[0]() - t0)
+
+        setattr(owner, attr, timed)
+
+    for label, module, cls, attr in BREAKDOWN:
+        mod = importlib.import_module(module)
+        wrap(label, getattr(mod, cls) if cls else mod, attr)
+    sampler = ERAHBOSampler(seed=seed, k_max=K_MAX)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    used: list[float] = []
+    objective = make_objective(True, used)
+    total = []
+    for i in range(max(checkpoints)):
+        trial[0] = i
+        used.append(0.0)
+        t0 = CLOCK[0]()
+        study.optimize(objective, n_trials=1)
+        total.append(CLOCK[0]() - t0 - used[-1])
+    # the hooks contain the parts they call: their own share is what is left
+    inner = [sum(spent[lab][i] for lab in spent if lab != "sampler hooks")
+             for i in range(len(total))]
+    spent["sampler hooks"] = [h - x for h, x in zip(spent["sampler hooks"], inner, strict=True)]
+    spent["Optuna (study, trial, storage)"] = [t - h - x for t, h, x in
+                                               zip(total, spent["sampler hooks"], inner,
+                                                   strict=True)]
+    print(f"\nERAHBOSampler: ms per trial by part (mean of trials N-{WINDOW}..N-1)")
+    print("| part | " + " | ".join(f"N = {n}" for n in checkpoints) + " |")
+    print("|---|" + "---:|" * len(checkpoints))
+    for label, per in [("total", total), *spent.items()]:
+        print(f"| {label} | " + " | ".join(
+            f"{1e3 * statistics.mean(per[n - WINDOW:n]):.1f}" for n in checkpoints) + " |")
+
+
 def window_ms(overhead: list[float], n: int) -> float:
     return 1e3 * statistics.median(overhead[max(n - WINDOW, 0):n])
 
@@ -217,6 +289,8 @@ def main() -> None:
                     "checkout's src/), in a subprocess of the same run")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: the process's CPU time (a machine shared with other jobs)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="the ERAHBO sampler's time per trial by part, instead of the table")
     ap.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.clock == "cpu":
@@ -227,6 +301,9 @@ def main() -> None:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.simplefilter("ignore")  # experimental-API warnings (GPSampler)
     checkpoints = sorted(args.checkpoints)
+    if args.breakdown:
+        breakdown(optuna, checkpoints, args.seed)
+        return
     cols: dict[str, dict[int, str]] = {}
     samplers = list(args.samplers)
     if args.before_src:
