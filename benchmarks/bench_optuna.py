@@ -23,6 +23,12 @@ The ERAHBO column also gives, in parentheses, the part that is not the optimizer
 the recommendation.
 
 GPSampler needs torch (``pip install torch``); without it that column says so.
+
+``--clock cpu`` times with the process's CPU time instead of the wall clock: on a machine
+shared with other jobs the figures then stay what a quiet machine shows (one thread).
+``--breakdown`` splits the ERAHBO sampler's time per trial into its parts instead (mean over
+the same windows): the proposal, the round model, the recommendation, the tell, the MV bounds,
+the stopping rule, and the rest of the sampler's hooks (its bookkeeping: claims, storage).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 WINDOW = 10  # trials timed before each checkpoint
+CLOCK = [time.perf_counter]  # --clock cpu: time.process_time
 K_MAX = 10  # ERAHBO's k_max
 K_FIXED = 3  # seeds per trial for TPE and GPSampler
 
@@ -70,9 +77,9 @@ def make_objective(erahbo: bool, spent: list[float]) -> Callable[[Any], float]:
             seeds = range(K_FIXED)
         returns = []
         for step, seed in enumerate(seeds):
-            t0 = time.perf_counter()
+            t0 = CLOCK[0]()
             returns.append(train(p, seed))
-            spent[-1] += time.perf_counter() - t0
+            spent[-1] += CLOCK[0]() - t0
             trial.report(returns[-1], step)
             if trial.should_prune():
                 break
@@ -92,9 +99,9 @@ def timed_study(optuna: Any, sampler: Any, pruner: Any, n: int, erahbo: bool,
     objective = make_objective(erahbo, spent)
     for _ in range(n):
         spent.append(0.0)
-        t0 = time.perf_counter()
+        t0 = CLOCK[0]()
         study.optimize(objective, n_trials=1)
-        overhead.append(time.perf_counter() - t0 - spent[-1])
+        overhead.append(CLOCK[0]() - t0 - spent[-1])
     return overhead, study.get_trials(deepcopy=False)
 
 
@@ -132,16 +139,85 @@ def _time_proposals() -> list[float]:
     ask = Engine.ask
 
     def timed(self: Any, number: int, *args: Any) -> Any:
-        t0 = time.perf_counter()
+        t0 = CLOCK[0]()
         try:
             return ask(self, number, *args)
         finally:
             while len(spent) <= number:
                 spent.append(0.0)
-            spent[number] += time.perf_counter() - t0
+            spent[number] += CLOCK[0]() - t0
 
     Engine.ask = timed  # type: ignore[method-assign]
     return spent
+
+
+BREAKDOWN = (  # (label, module, class or None, attribute): the parts of --breakdown
+    ("proposal (Optimizer.ask)", "erahbo.integrations._optuna_engine", "Engine", "ask"),
+    ("round model", "erahbo.optimizer.rounds", "RoundModels", "current"),
+    ("recommendation", "erahbo.optimizer.recommender", "Recommender", "choose"),
+    ("tell", "erahbo.integrations._optuna_engine", "Engine", "tell"),
+    ("MV bounds", "erahbo.integrations.optuna", None, "bounds"),
+    ("stopping rule", "erahbo.optimizer", "Optimizer", "stopping_decision"),
+    ("sampler hooks", "erahbo.integrations.optuna", "ERAHBOSampler", "before_trial"),
+    ("sampler hooks", "erahbo.integrations.optuna", "ERAHBOSampler", "after_trial"),
+    ("sampler hooks", "erahbo.integrations.optuna", "ERAHBOSampler", "_should_stop"),
+)
+
+
+def breakdown(optuna: Any, checkpoints: list[int], seed: int) -> None:
+    """Print the ERAHBO sampler's time per trial by part (``--breakdown``)."""
+    import importlib
+
+    from erahbo.integrations.optuna import ERAHBOSampler
+
+    spent: dict[str, list[float]] = {}
+    trial, depth = [0], [0]  # depth: parts running (a part inside another counts in it)
+
+    def wrap(label: str, owner: Any, attr: str) -> None:
+        inner = getattr(owner, attr)
+        part = label != "sampler hooks"
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            outer = not (part and depth[0])
+            depth[0] += part
+            t0 = CLOCK[0]()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                depth[0] -= part
+                if outer:
+                    spent.setdefault(label, [0.0] * max(checkpoints))[trial[0]] += (
+                        CLOCK[0]() - t0)
+
+        setattr(owner, attr, timed)
+
+    for label, module, cls, attr in BREAKDOWN:
+        mod = importlib.import_module(module)
+        wrap(label, getattr(mod, cls) if cls else mod, attr)
+    sampler = ERAHBOSampler(seed=seed, k_max=K_MAX)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    used: list[float] = []
+    objective = make_objective(True, used)
+    total = []
+    for i in range(max(checkpoints)):
+        trial[0] = i
+        used.append(0.0)
+        t0 = CLOCK[0]()
+        study.optimize(objective, n_trials=1)
+        total.append(CLOCK[0]() - t0 - used[-1])
+    # the hooks contain the parts they call: their own share is what is left
+    inner = [sum(spent[lab][i] for lab in spent if lab != "sampler hooks")
+             for i in range(len(total))]
+    spent["sampler hooks"] = [h - x for h, x in zip(spent["sampler hooks"], inner, strict=True)]
+    spent["Optuna (study, trial, storage)"] = [t - h - x for t, h, x in
+                                               zip(total, spent["sampler hooks"], inner,
+                                                   strict=True)]
+    print(f"\nERAHBOSampler: ms per trial by part (mean of trials N-{WINDOW}..N-1)")
+    print("| part | " + " | ".join(f"N = {n}" for n in checkpoints) + " |")
+    print("|---|" + "---:|" * len(checkpoints))
+    for label, per in [("total", total), *spent.items()]:
+        print(f"| {label} | " + " | ".join(
+            f"{1e3 * statistics.mean(per[n - WINDOW:n]):.1f}" for n in checkpoints) + " |")
 
 
 def window_ms(overhead: list[float], n: int) -> float:
@@ -191,8 +267,10 @@ def measure(name: str, optuna: Any, checkpoints: list[int], gp_run_max: int,
 def _before(src: str, checkpoints: list[int], seed: int) -> dict[int, str]:
     """The ERAHBO column timed on another source tree, in a subprocess."""
     env = dict(os.environ, PYTHONPATH=src)
+    clock = "cpu" if CLOCK[0] is time.process_time else "wall"
     out = subprocess.run([sys.executable, __file__, "--samplers", "erahbo", "--raw",
-                          "--seed", str(seed), "--checkpoints", *map(str, checkpoints)],
+                          "--seed", str(seed), "--clock", clock,
+                          "--checkpoints", *map(str, checkpoints)],
                          env=env, capture_output=True, text=True, check=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     return {int(n): v for n, v in json.loads(line[len("RESULT "):]).items()}
@@ -209,14 +287,23 @@ def main() -> None:
     ap.add_argument("--before-src", default=None,
                     help="also time the ERAHBO sampler of this source tree (e.g. an older "
                     "checkout's src/), in a subprocess of the same run")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="cpu: the process's CPU time (a machine shared with other jobs)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="the ERAHBO sampler's time per trial by part, instead of the table")
     ap.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.clock == "cpu":
+        CLOCK[0] = time.process_time
 
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.simplefilter("ignore")  # experimental-API warnings (GPSampler)
     checkpoints = sorted(args.checkpoints)
+    if args.breakdown:
+        breakdown(optuna, checkpoints, args.seed)
+        return
     cols: dict[str, dict[int, str]] = {}
     samplers = list(args.samplers)
     if args.before_src:
@@ -234,8 +321,8 @@ def main() -> None:
     args.samplers = samplers
     labels = {"before": "ERAHBOSampler before", "tpe": "TPESampler", "gp": "GPSampler",
               "erahbo": "ERAHBOSampler (without Optimizer.ask)"}
-    print(f"\nms per trial (sampler + pruner, median of trials N-{WINDOW}..N-1), "
-          f"optuna {optuna.__version__}")
+    print(f"\nms per trial (sampler + pruner, median of trials N-{WINDOW}..N-1, "
+          f"{args.clock} clock), optuna {optuna.__version__}")
     print("| trials N | " + " | ".join(labels[s] for s in args.samplers) + " |")
     print("|---:|" + "---:|" * len(args.samplers))
     for n in checkpoints:

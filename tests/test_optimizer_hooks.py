@@ -1,4 +1,5 @@
-"""Optimizer hooks for the integrations: fit_hyperparameters and stopping_decision."""
+"""Optimizer hooks for the integrations: fit_hyperparameters, stopping_decision, ask(kind=...),
+open_round and seeds_left."""
 
 import math
 
@@ -66,3 +67,48 @@ def test_fit_hyperparameters_are_shared_by_another_optimizer():
                      hyperparameters=hyper)
     assert twin.recommend() == opt.recommend()
     assert twin.incumbent_mv == pytest.approx(opt.incumbent_mv)
+
+
+def _drive(opt, task, kind=None):
+    """Run ``opt`` to its budget, asking new rounds of ``kind``; the asked trials."""
+    out = []
+    while (t := opt.ask(kind=kind)) is not None:
+        out.append((t.round, t.config_id, tuple(t.seeds), t.phase))
+        opt.tell(t, [task(t.config, s) for s in t.seeds])
+    return out
+
+
+def test_ask_of_a_kind_is_the_schedules_round_when_the_schedule_names_it():
+    """Forcing the kind the schedule would pick changes nothing else: under the paper preset
+    every BO round is an acquisition round, so ask(kind="acquisition") asks the same trials."""
+    task = Figure1Task()
+    kw = dict(preset="paper", budget=40, seed=3, n_init=3, k_init=3, raw_samples=64,
+              n_polish=1)
+    plain = _drive(Optimizer(task.space, **kw), task)
+    forced = _drive(Optimizer(task.space, **kw), task, kind="acquisition")
+    assert forced == plain and len(plain) > 6
+
+
+def test_ask_of_a_kind_opens_that_round_continues_open_rounds_and_refuses_other_kinds():
+    """A random round ends after its first seeds (stop reason "random"); an open round is
+    continued whatever the kind; open_round and seeds_left read the round and the caps."""
+    task = Figure1Task()
+    opt = Optimizer(task.space, budget=60, seed=0, n_init=3, k_init=3, k_min=2, k_max=6,
+                    beta_stop=1e6, raw_samples=64, n_polish=1)
+    with pytest.raises(ValueError, match="kind='bo' must be one of acquisition, random"):
+        opt.ask(kind="bo")
+    for _ in range(3):  # the initial design: kind does not apply
+        t = opt.ask(kind="random")
+        assert t.phase == "init" and opt.open_round(t.round) is None
+        opt.tell(t, [task(t.config, s) for s in t.seeds])
+    t = opt.ask(kind="random")
+    r = opt.open_round(t.round)
+    assert t.phase == "bo" and r is not None and r.k == 0 and r.config_id == t.config_id
+    assert opt.seeds_left(t.config_id) >= 1
+    opt.tell(t, [task(t.config, s) for s in t.seeds])
+    assert opt.open_round(t.round) is None
+    assert opt.result().rounds.iloc[-1]["stop_reason"] == "random"
+    t = opt.ask(kind="acquisition")  # beta_stop 1e6: never dominated, on to k_max
+    opt.tell(t, [task(t.config, s) for s in t.seeds])
+    nxt = opt.ask(kind="random")
+    assert nxt.round == t.round and opt.open_round(t.round).k == len(t.seeds) == 2

@@ -1,20 +1,20 @@
 """The ERAHBO sampler's optimizer, kept between trials and fed incrementally.
 
 One :class:`erahbo.Optimizer` per sampler (per process) holds the study's data. A trial this
-sampler proposes is one round of it: ``ask`` at the trial's start, ``tell`` of its reported
-runs when it finishes (a round's later seeds through the optimizer's own continuation asks),
-so the models are updated, not rebuilt. The optimizer is rebuilt from the study (warm start
-of every finished trial) only when it cannot take the new data this way: trials of the
-initial design, enqueued trials, trials of other processes, a trial cut short by a crash, or
-a round the optimizer would have continued or stopped differently (:meth:`Engine.sync`
-compares the trials it holds with the study's finished ones).
+sampler proposes is one round of it: ``ask(kind=...)`` at the trial's start (the study counts
+the rounds, the optimizer proposes), ``tell`` of its reported runs when it finishes (a round's
+later seeds through the optimizer's own continuation asks), so the models are updated, not
+rebuilt. The optimizer is rebuilt from the study (warm start of every finished trial) only
+when it cannot take the new data this way: trials of the initial design, enqueued trials,
+trials of other processes, a trial cut short by a crash, or a round the optimizer would have
+continued or stopped differently (:meth:`Engine.sync` compares the runs it holds with those
+of the trials finished since its last check). Only the optimizer's public API is used.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,53 +23,15 @@ from optuna.trial import FrozenTrial
 
 from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_space import Coder, config_key
-from erahbo.integrations._optuna_trials import FINISHED, study_records, trial_runs
+from erahbo.integrations._optuna_trials import TrialIndex, study_records
 from erahbo.optimizer import Optimizer, Trial
 from erahbo.recommendation import lcb_mv, ucb_mv
 
-__all__ = ["Engine", "ask_round", "bounds", "hyper_from_json", "hyper_to_json"]
+__all__ = ["Engine", "bounds", "hyper_from_json", "hyper_to_json"]
 
 MAX_PENDING = 256  # trials in flight per process (the optimizer's n_parallel)
 Hyper = Callable[[Coder, list[dict[str, Any]]], "tuple[GPHyper, GPHyper] | None"]
-
-
-# ----------------------------------------------------------------------------------------------
-# The one place that reaches into the Optimizer's internals (for the lead's strategy hook).
-# The round kinds are decided by the study (its trials are shared by processes and by rebuilt
-# optimizers, whose own round counters restart), the optimizer proposes. Internals used:
-# ``opt.strategy`` replaced for one ask by a copy whose schedule returns ``kind``; the opened
-# round's phase (``opt._open[t.round].phase``); the seed caps (``opt._seeds_left``).
-# ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _FixedKind:
-    """A round schedule that sends the next round to one proposer."""
-
-    value: str
-
-    def kind(self, bo_round: int, used: float) -> str:
-        return self.value
-
-
-def ask_round(opt: Optimizer, kind: str) -> tuple[Trial, str, float] | None:
-    """A new round of ``kind`` (``"acquisition"``, ``"random"``, ``"challenger"``).
-
-    Returns the optimizer's trial, the round's phase (``"bo"``, ``"challenger"`` — a
-    challenger round without a challenger is an acquisition round — or ``"random"``) and the
-    seeds its configuration may still get beyond the trial's (inf: no cap); None when the
-    optimizer proposes nothing, or continues a round instead (the caller rebuilds).
-    """
-    saved = opt.strategy
-    opt.strategy = dataclasses.replace(saved, schedule=_FixedKind(kind))
-    try:
-        t = opt.ask()
-    finally:
-        opt.strategy = saved
-    r = None if t is None else opt._open.get(t.round)
-    if r is None or r.k:  # no round, or an open round continued
-        return None
-    phase = "random" if kind == "random" or opt.method == "random" else r.phase
-    return t, phase, opt._seeds_left(t.config_id)
-# ----------------------------------------------------------------------------------------------
+Extra = dict[int, tuple[FrozenTrial, list[int], list[float | None]]]
 
 
 @dataclass
@@ -102,46 +64,47 @@ class Engine:
         self.dirty = False
         self.sign = 1.0  # -1: a minimizing study (the optimizer maximizes)
         self.rebuilds = 0
-        self._runs: dict[int, tuple[list[int], list[float | None]]] = {}  # finished trials
+        self._seen = (0, 0)  # (index epoch, finished trials of the index compared with held)
 
-    def _finished(self, trials: Sequence[FrozenTrial]) -> dict[int, tuple[Any, ...]]:
-        """Runs of the finished trials (cached: a finished trial never changes)."""
-        out = {}
-        for t in trials:
-            if t.state not in FINISHED:
-                continue
-            got = self._runs.get(t.number)
-            if got is None:
-                got = self._runs[t.number] = trial_runs(t)
-            if got[1]:
-                out[t.number] = tuple(got[1])
-        return out
-
-    def sync(self, trials: Sequence[FrozenTrial], coder: Coder, hyper: Hyper, sign: float,
-             extra: dict[int, tuple[FrozenTrial, list[int], list[float | None]]] | None = None,
-             ) -> Optimizer | None:
-        """The optimizer holding every finished trial in ``trials`` (and ``extra``: trials
-        finishing now); rebuilt from them when it does not hold exactly those runs.
+    def sync(self, index: TrialIndex, coder: Coder, hyper: Hyper, sign: float,
+             extra: Extra | None = None) -> Optimizer | None:
+        """The optimizer holding every finished trial of ``index`` (and ``extra``: trials
+        finishing now, number -> (trial, seeds, runs)); rebuilt from them when it does not
+        hold exactly those runs.
 
         ``hyper(coder, records)``: the study's GP hyperparameters (None: fit none); ``sign``:
         -1 for a minimizing study."""
-        now = self._finished(trials)
-        now.update({n: tuple(runs) for n, (_, _, runs) in (extra or {}).items() if runs})
         if (self.opt is not None and not self.dirty and self.key == coder.key
-                and self.sign == sign and all(self.held.get(n) == r for n, r in now.items())):
+                and self.sign == sign and self._holds(index)
+                and all(self.held.get(n) == tuple(runs)
+                        for n, (_, _, runs) in (extra or {}).items() if runs)):
             return self.opt  # (held trials not finished in storage yet are finishing now)
         self.sign = sign
-        return self._rebuild(trials, coder, hyper, extra)
+        return self._rebuild(index, coder, hyper, extra)
 
-    def _rebuild(self, trials: Sequence[FrozenTrial], coder: Coder, hyper: Hyper,
-                 extra: dict[int, tuple[FrozenTrial, list[int], list[float | None]]] | None,
-                 ) -> Optimizer | None:
+    def _holds(self, index: TrialIndex) -> bool:
+        """Whether the optimizer holds the runs of the trials finished since the last check
+        (a finished trial never changes: each is compared once)."""
+        epoch, seen = self._seen
+        if epoch != index.epoch:
+            return False
+        for n in index.order[seen:]:
+            runs = index.done[n].runs
+            if runs and self.held.get(n) != tuple(runs):
+                return False
+        self._seen = (epoch, len(index.order))
+        return True
+
+    def _rebuild(self, index: TrialIndex, coder: Coder, hyper: Hyper,
+                 extra: Extra | None) -> Optimizer | None:
+        trials = [d.trial for d in index.done.values()]
         records, self.first, self.held = study_records(trials, coder, extra, self.sign)
         params = {t.number: t.params for t in trials}
         params.update({n: t.params for n, (t, _, _) in (extra or {}).items()})
         self.params = {key: params[n] for key, n in self.first.items()}
         self.k = {config_key(r["config"]): len(r["returns"]) for r in records}
         self.key, self.asked, self.dirty, self.opt = coder.key, {}, False, None
+        self._seen = (index.epoch, len(index.order))
         self.rebuilds += 1
         if not records:
             return None
@@ -157,18 +120,26 @@ class Engine:
         return self.opt
 
     def ask(self, number: int, kind: str, coder: Coder) -> tuple[Trial, str, float] | None:
-        """A new round of ``kind`` for trial ``number`` (None: nothing to propose)."""
-        if self.opt is None:
+        """A new round of ``kind`` (a key of :data:`erahbo.optimizer.strategy.ROUND_KINDS`)
+        for trial ``number``: the optimizer's trial, the round's phase (``"bo"``,
+        ``"challenger"`` — a challenger round without a challenger is an acquisition round —
+        or ``"random"``) and the seeds its configuration may still get beyond the trial's (inf:
+        no cap). None when the optimizer proposes nothing, or would continue an open round
+        instead (the caller rebuilds)."""
+        opt = self.opt
+        if opt is None:
             return None
         try:
-            got = ask_round(self.opt, kind)
+            t = opt.ask(kind=kind)
         except RuntimeError:  # too many trials in flight: start over
-            got = None
-        if got is None:
+            t = None
+        r = None if t is None else opt.open_round(t.round)
+        if r is None or r.k:  # no round, or an open round continued
             self.dirty = True
             return None
-        self.asked[number] = _Asked(got[0], coder.key)
-        return got
+        self.asked[number] = _Asked(t, coder.key)
+        phase = "random" if kind == "random" or opt.method == "random" else r.phase
+        return t, phase, opt.seeds_left(t.config_id)
 
     def drop(self, number: int) -> None:
         """Trial ``number`` will not run its asked round (its optimizer trial stays pending
@@ -207,22 +178,26 @@ class Engine:
         return True
 
 
-def bounds(opt: Optimizer | None, coder: Coder, config: dict[str, Any],
-            sign: float) -> dict[str, Any]:
-    """``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv`` of ``config`` in the study's
-    direction (None: no model yet)."""
-    out: dict[str, Any] = {"erahbo_mv": None, "erahbo_lcb_mv": None, "erahbo_ucb_mv": None}
-    if opt is None or opt.model_settings is None:
-        return out
+def bounds(opt: Optimizer | None, coder: Coder, configs: list[dict[str, Any]],
+           sign: float) -> list[dict[str, Any]]:
+    """``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv`` of each of ``configs`` in the
+    study's direction (None: no model yet)."""
+    names = ("erahbo_mv", "erahbo_lcb_mv", "erahbo_ucb_mv")
+    if opt is None or opt.model_settings is None or not configs:
+        return [dict.fromkeys(names) for _ in configs]
     o = opt.options
-    post = opt.round_model().predict(coder.space.encode(config)[None, :])
-    mf, sdf, mvar, sdv = (float(np.asarray(a).ravel()[0]) for a in post)
+    post = opt.round_model().predict(np.array([coder.space.encode(c) for c in configs]))
     beta = opt.strategy.recommender.beta  # the recommendation's confidence
-    vals = (mf - o.alpha * mvar, float(lcb_mv(mf, sdf, mvar, sdv, opt.weight, beta)),
-            float(ucb_mv(mf, sdf, mvar, sdv, opt.weight, beta)))
-    if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped
-        vals = (-vals[0], -vals[2], -vals[1])
-    return {k: v if math.isfinite(v) else None for k, v in zip(out, vals, strict=True)}
+    out = []
+    for mf, sdf, mvar, sdv in zip(*(np.asarray(a, dtype=float).ravel() for a in post),
+                                  strict=True):
+        vals = (mf - o.alpha * mvar, float(lcb_mv(mf, sdf, mvar, sdv, opt.weight, beta)),
+                float(ucb_mv(mf, sdf, mvar, sdv, opt.weight, beta)))
+        if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped
+            vals = (-vals[0], -vals[2], -vals[1])
+        out.append({k: float(v) if math.isfinite(v) else None
+                    for k, v in zip(names, vals, strict=True)})
+    return out
 
 
 def hyper_to_json(hyper: tuple[GPHyper, GPHyper]) -> list[dict[str, Any]]:

@@ -20,8 +20,10 @@ indices (``erahbo:misuse``) is left out.
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from optuna.study import Study
@@ -34,6 +36,8 @@ __all__ = [
     "FINISHED",
     "MISUSE",
     "OBJECTIVE_FAILED",
+    "ROUND_PHASES",
+    "TrialIndex",
     "claim_of",
     "next_seeds",
     "study_records",
@@ -49,6 +53,7 @@ CLAIM = "erahbo:claim"  # {"trial", "config" (key or None), "kind", "seeds", "pa
 OBJECTIVE_FAILED = "erahbo:objective_failed"  # the trial number: it failed in the objective
 MISUSE = "erahbo:misuse"  # {"trial", "steps"}: steps that are not seed indices
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+ROUND_PHASES = ("random", "challenger", "bo")  # claim kinds that count as BO rounds
 
 
 def claim_of(trial: FrozenTrial) -> dict[str, Any] | None:
@@ -118,6 +123,111 @@ def used_seeds(trials: Iterable[FrozenTrial], key: str, number: int, coder: Code
     return used
 
 
+@dataclass
+class _Finished:
+    """What a finished trial adds, read once (a finished trial never changes)."""
+
+    trial: FrozenTrial
+    claim: dict[str, Any] | None
+    seeds: list[int]  # the seeds of ``runs``
+    runs: list[float | None]  # trial_runs
+    used: list[int]  # the claimed seeds it ran or reported (none without a claim)
+
+
+class TrialIndex:
+    """The study's trials as the sampler reads them, kept between calls.
+
+    :meth:`update` reads each trial once it is finished (claim, runs, the seeds it used) and
+    keeps the running ones of the last read, so that the questions the sampler asks at every
+    trial (rounds so far, runs reported, seeds a configuration used) cost the running trials
+    and the new finished ones, not the whole study. It starts over for another study.
+    """
+
+    def __init__(self) -> None:
+        self.study: str | None = None
+        self.epoch = 0  # counts the starts over (a holder of derived state compares it)
+        self._clear()
+
+    def _clear(self) -> None:
+        self.done: dict[int, _Finished] = {}  # finished trial number -> what it adds
+        self.order: list[int] = []  # finished trial numbers, in the order read
+        self.running: list[FrozenTrial] = []  # as of the last update
+        self._rounds: list[int] = []  # sorted numbers of finished trials claimed as BO rounds
+        self._reported = 0  # values reported by the finished trials
+        self._coders: dict[str, Coder] = {}  # space key -> coder, for ...
+        self._used: dict[str, dict[str, dict[int, list[int]]]] = {}  # ... space key ->
+        # configuration key -> finished trial number -> its used seeds
+
+    def update(self, study_name: str, trials: Sequence[FrozenTrial]) -> None:
+        """Read the trials new since the last call (``study.get_trials(deepcopy=False)``)."""
+        if study_name != self.study:
+            self.study, self.epoch = study_name, self.epoch + 1
+            self._clear()
+        running = []
+        for t in trials:
+            if t.number in self.done:
+                continue
+            if t.state in FINISHED:
+                self._add(t)
+            elif t.state == TrialState.RUNNING:
+                running.append(t)
+        self.running = running
+
+    def _add(self, t: FrozenTrial) -> None:
+        claim = claim_of(t)
+        seeds, runs = trial_runs(t)
+        used = [] if claim is None else list(claim["seeds"][: max(len(runs),
+                                                                   len(t.intermediate_values))])
+        d = self.done[t.number] = _Finished(t, claim, seeds, runs, used)
+        self.order.append(t.number)
+        self._reported += len(t.intermediate_values)
+        if claim is not None and claim.get("kind") in ROUND_PHASES:
+            bisect.insort(self._rounds, t.number)
+        for space, by_config in self._used.items():
+            self._file(by_config, self._coders[space], d)
+
+    @staticmethod
+    def _file(by_config: dict[str, dict[int, list[int]]], coder: Coder, d: _Finished) -> None:
+        if d.claim is not None:
+            key = trial_key(d.trial, coder)
+            if key is not None:
+                by_config.setdefault(key, {})[d.trial.number] = d.used
+
+    def rounds_before(self, number: int) -> int:
+        """Trials numbered below ``number`` claimed as BO rounds (random, challenger, bo)."""
+        return bisect.bisect_left(self._rounds, number) + sum(
+            1 for t in self.running
+            if t.number < number and (claim_of(t) or {}).get("kind") in ROUND_PHASES)
+
+    def reported(self) -> int:
+        """Values reported so far by the finished and the running trials."""
+        return self._reported + sum(len(t.intermediate_values) for t in self.running)
+
+    def used_seeds(self, key: str, number: int, coder: Coder | None,
+                   below: int | None = None) -> set[int]:
+        """As :func:`used_seeds` over the read trials (``below``: trials numbered below it)."""
+        used: set[int] = set()
+        if coder is not None:
+            by_config = self._used.get(coder.key)
+            if by_config is None:
+                by_config = self._used[coder.key] = {}
+                self._coders[coder.key] = coder
+                for d in self.done.values():
+                    self._file(by_config, coder, d)
+            for n, seeds in by_config.get(key, {}).items():
+                if n != number and (below is None or n < below):
+                    used.update(seeds)
+        else:  # no modelled space: configurations known by their claims only
+            used = used_seeds((d.trial for d in self.done.values()
+                               if below is None or d.trial.number < below), key, number, None)
+        for t in self.running:
+            claim = claim_of(t)
+            if (t.number != number and claim is not None and (below is None or t.number < below)
+                    and trial_key(t, coder) == key):
+                used.update(claim["seeds"])
+        return used
+
+
 def next_seeds(used: set[int], n: int) -> list[int]:
     """``n`` consecutive seeds after every used one (``0 .. n-1`` for a new configuration)."""
     start = max(used) + 1 if used else 0
@@ -179,15 +289,20 @@ def study_records(
     return [r for r in pooled.values() if len(r["returns"]) >= 2], first, sigs
 
 
+def _trial_id(trial: Any) -> int:
+    """The storage's id of a trial (a FrozenTrial or a live Trial). Optuna's private API, as
+    its own samplers use it: a sampler has no public way to annotate the trial it samples."""
+    return trial._trial_id
+
+
 def write_attrs(study: Study, trial: FrozenTrial, *, user: dict[str, Any] | None = None,
                 system: dict[str, Any] | None = None) -> None:
     """Store attributes of a running trial, and in the frozen copy Optuna's Trial reads.
 
-    The one write through Optuna's private API (``study._storage``, ``trial._trial_id``):
-    Optuna offers a sampler no public way to annotate the trial it samples (its own samplers
-    write the same way).
+    Writes through Optuna's private API (``study._storage`` and :func:`_trial_id`), the way
+    Optuna's own samplers annotate the trial they sample (there is no public way).
     """
-    storage, tid = study._storage, trial._trial_id
+    storage, tid = study._storage, _trial_id(trial)
     for k, v in (user or {}).items():
         storage.set_trial_user_attr(tid, k, v)
         trial.set_user_attr(k, v)
@@ -198,9 +313,9 @@ def write_attrs(study: Study, trial: FrozenTrial, *, user: dict[str, Any] | None
 
 def write_live_attrs(trial: Any, *, user: dict[str, Any], system: dict[str, Any]) -> None:
     """Store attributes of a running trial from the objective's side (a live ``Trial``):
-    user attributes through its public ``set_user_attr``, system ones through its storage
-    (private: ``trial._trial_id``)."""
+    user attributes through its public ``set_user_attr``, system ones through its public
+    ``storage`` (and :func:`_trial_id`)."""
     for k, v in user.items():
         trial.set_user_attr(k, v)
     for k, v in system.items():
-        trial.storage.set_trial_system_attr(trial._trial_id, k, v)
+        trial.storage.set_trial_system_attr(_trial_id(trial), k, v)

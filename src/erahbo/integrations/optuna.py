@@ -84,15 +84,14 @@ from erahbo.integrations._optuna_engine import Engine, bounds, hyper_from_json, 
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import (
     CLAIM,
-    FINISHED,
     MISUSE,
     OBJECTIVE_FAILED,
+    TrialIndex,
     claim_of,
     next_seeds,
     study_records,
     trial_key,
     trial_runs,
-    used_seeds,
     write_attrs,
     write_live_attrs,
 )
@@ -109,7 +108,6 @@ HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperpar
 _PHASE = "erahbo:phase"  # trial system attribute: init, given, random, challenger, bo
 _DECISION = "erahbo:decision"  # trial system attribute: the stopping decision at the stop
 _ADAPTIVE = ("bo", "challenger", "given")  # kinds whose seeds the stopping rule decides
-_ROUNDS = ("random", "challenger", "bo")  # kinds that count as BO rounds in the schedule
 
 
 def trial_seeds(trial: Any) -> list[int]:
@@ -218,10 +216,11 @@ class ERAHBOSampler(BaseSampler):
         self._claim_wait = float(claim_wait)
         self._intersection = IntersectionSearchSpace(include_pruned=True)
         self._engine = Engine(self._options)
+        self._index = TrialIndex()  # the study's trials, read incrementally
         self._lock = threading.RLock()
         self._claims: dict[int, dict[str, Any]] = {}  # running trial number -> its claim
         self._coders: dict[int, Coder | None] = {}  # running trial number -> its space
-        self._keys: dict[tuple[str, int], str | None] = {}  # finished trials' config keys
+        self._coder: Coder | None = None  # the last modelled space
         self.pruner = ERAHBOPruner(self)
 
     # ------------------------------------------------------------------ Optuna interface
@@ -238,13 +237,11 @@ class ERAHBOSampler(BaseSampler):
             return
         self._wait_for_earlier_claims(study, trial)
         with self._lock:
-            trials = study.get_trials(deepcopy=False)
-            space = {n: d for n, d in self._intersection.calculate(study).items()
-                     if not d.single()}
-            coder = Coder(space) if space else None
-            kind, config, n_seeds = self._decide(study, trial, trials, coder)
+            self._read(study)
+            coder = self._space_coder(study)
+            kind, config, n_seeds = self._decide(study, trial, coder)
             key = None if config is None else config_key(config)
-            seeds = self._claim_seeds(trial, trials, key, n_seeds, coder)
+            seeds = self._claim_seeds(trial.number, key, n_seeds, coder)
             params = None if config is None else self._params(coder, key, config)
             claim = {"trial": trial.number, "config": key, "kind": kind, "seeds": seeds,
                      "params": params, "space": None if coder is None else coder.key}
@@ -317,9 +314,9 @@ class ERAHBOSampler(BaseSampler):
                 self._engine.tell(trial.number, key, trial.params, runs)
             else:
                 self._engine.drop(trial.number)
-            opt = self._engine.sync(study.get_trials(deepcopy=False), coder,
-                                    self._hyperparameters(study), _sign(study),
-                                    extra={trial.number: (trial, seeds, runs)})
+            self._read(study)
+            opt = self._engine.sync(self._index, coder, self._hyperparameters(study),
+                                    _sign(study), extra={trial.number: (trial, seeds, runs)})
             user, rec = self._annotations(opt, coder, key)
         write_attrs(study, trial, user=user)
         if rec is not None:
@@ -343,6 +340,20 @@ class ERAHBOSampler(BaseSampler):
                 stacklevel=3,
             )
 
+    def _read(self, study: Study) -> None:
+        """Bring the trial index up to date with the storage."""
+        self._index.update(study.study_name, study.get_trials(deepcopy=False))
+
+    def _space_coder(self, study: Study) -> Coder | None:
+        """The modelled search space now (the intersection's non-single distributions)."""
+        space = {n: d for n, d in self._intersection.calculate(study).items()
+                 if not d.single()}
+        if not space:
+            return None
+        if self._coder is None or self._coder.dists != dict(sorted(space.items())):
+            self._coder = Coder(space)
+        return self._coder
+
     def _wait_for_earlier_claims(self, study: Study, trial: FrozenTrial) -> None:
         """Wait (up to ``claim_wait`` s) until the running trials with lower numbers, started
         in the last ``claim_wait`` seconds, have claimed their seeds: they decide first."""
@@ -357,10 +368,10 @@ class ERAHBOSampler(BaseSampler):
                 return
             time.sleep(0.02)
 
-    def _decide(self, study: Study, trial: FrozenTrial, trials: list[FrozenTrial],
+    def _decide(self, study: Study, trial: FrozenTrial,
                 coder: Coder | None) -> tuple[str, dict[str, Any] | None, int]:
         """The trial's round kind, erahbo configuration (None: sampled independently) and
-        how many seeds it may train."""
+        how many seeds it may train (the trial index read just before)."""
         adaptive_k = self.k_max if self.method == "erahbo" else self.k
         if coder is None:  # the search space is not known yet (the first trial)
             return "init", None, self.k_init
@@ -370,18 +381,16 @@ class ERAHBOSampler(BaseSampler):
         if trial.number < self.n_init:  # the initial design: Sobol point number i
             u = coder.space.sobol_unit(self.n_init, self.seed)[trial.number]
             return "init", coder.space.decode(u), self.k_init
-        bo_round = 1 + sum(1 for t in trials if t.number < trial.number
-                           and (claim_of(t) or {}).get("kind") in _ROUNDS)
-        runs = sum(len(t.intermediate_values) for t in trials)
-        kind = "random" if self.method == "random" else self.schedule.kind(bo_round, runs)
-        finished = [t for t in trials if t.state in FINISHED]
-        self._engine.sync(finished, coder, self._hyperparameters(study), _sign(study))
+        index = self._index
+        bo_round = 1 + index.rounds_before(trial.number)
+        kind = ("random" if self.method == "random"
+                else self.schedule.kind(bo_round, index.reported()))
+        self._engine.sync(index, coder, self._hyperparameters(study), _sign(study))
         got = self._engine.ask(trial.number, kind, coder)
         if got is None and self._engine.dirty:  # a stale round in the way: rebuild, again
-            self._engine.sync(finished, coder, self._hyperparameters(study), _sign(study))
+            self._engine.sync(index, coder, self._hyperparameters(study), _sign(study))
             got = self._engine.ask(trial.number, kind, coder)
-        running = {trial_key(t, coder, self._keys) for t in trials
-                   if t.state == TrialState.RUNNING and t.number != trial.number}
+        running = {trial_key(t, coder) for t in index.running if t.number != trial.number}
         for _ in range(3):  # another worker trains it now: another configuration, if any
             if got is None or config_key(got[0].config) not in running:
                 break
@@ -397,25 +406,24 @@ class ERAHBOSampler(BaseSampler):
             n = int(min(self.k_max, n + left))
         return phase, t.config, max(n, 1)
 
-    def _claim_seeds(self, trial: FrozenTrial, trials: list[FrozenTrial], key: str | None,
-                     n: int, coder: Coder | None) -> list[int]:
+    def _claim_seeds(self, number: int, key: str | None, n: int,
+                     coder: Coder | None) -> list[int]:
+        """``n`` seeds of configuration ``key`` for trial ``number`` (the index read)."""
         if key is None:  # an independently drawn configuration: its own first seeds
             return list(range(n))
-        return next_seeds(used_seeds(trials, key, trial.number, coder, self._keys), n)
+        return next_seeds(self._index.used_seeds(key, number, coder), n)
 
     def _recheck_claim(self, study: Study, trial: FrozenTrial, claim: dict[str, Any], n: int,
                        coder: Coder | None) -> None:
         """Re-read the claims after writing ours: a trial with a lower number that claimed
         the same configuration's seeds meanwhile keeps them; this one moves past them."""
         for _ in range(5):
-            trials = study.get_trials(deepcopy=False)
-            earlier = [t for t in trials if t.number < trial.number]
+            self._read(study)
             key = claim["config"]
-            if not set(claim["seeds"]) & used_seeds(earlier, key, trial.number, coder,
-                                                    self._keys):
+            if not set(claim["seeds"]) & self._index.used_seeds(key, trial.number, coder,
+                                                                below=trial.number):
                 return
-            claim["seeds"] = next_seeds(used_seeds(trials, key, trial.number, coder,
-                                                   self._keys), n)
+            claim["seeds"] = self._claim_seeds(trial.number, key, n, coder)
             write_attrs(study, trial, user={SEEDS: claim["seeds"],
                                             SEED_OFFSET: claim["seeds"][0]},
                         system={CLAIM: claim})
@@ -430,9 +438,9 @@ class ERAHBOSampler(BaseSampler):
         with self._lock:
             coder = Coder(dists)
             key = coder.key_of(trial.params)
-            trials = trial.study.get_trials(deepcopy=False)
+            self._read(trial.study)
             claim = dict(claim, config=key, space=coder.key, params=dict(trial.params))
-            claim["seeds"] = self._claim_seeds(trial, trials, key, len(claim["seeds"]), coder)
+            claim["seeds"] = self._claim_seeds(trial.number, key, len(claim["seeds"]), coder)
             self._claims[trial.number] = claim
             write_live_attrs(trial, user={SEEDS: claim["seeds"],
                                           SEED_OFFSET: claim["seeds"][0]},
@@ -496,11 +504,13 @@ class ERAHBOSampler(BaseSampler):
         rec_cfg = None if opt is None else opt.recommend()
         rec_key = None if rec_cfg is None else config_key(rec_cfg)
         user["erahbo_recommended"] = rec_key == key
-        user.update(bounds(opt, coder, json.loads(key), eng.sign))
-        if rec_key is None or rec_key not in eng.first:
+        shown = rec_key is not None and rec_key in eng.first
+        got = bounds(opt, coder, [json.loads(key)] + ([rec_cfg] if shown else []), eng.sign)
+        user.update(got[0])
+        if not shown:
             return user, None
         rec = {"trial": eng.first[rec_key], "params": eng.params.get(rec_key),
-               "k": eng.k.get(rec_key, 0), **bounds(opt, coder, rec_cfg, eng.sign)}
+               "k": eng.k.get(rec_key, 0), **got[1]}
         return user, {k.replace("erahbo_", ""): v for k, v in rec.items()}
 
     def _hyperparameters(self, study: Study):  # -> callable for Engine.sync
@@ -525,8 +535,10 @@ class ERAHBOSampler(BaseSampler):
         coder = self._study_coder(study)
         if coder is None:
             return None
-        return Engine(self._options).sync(study.get_trials(deepcopy=False), coder,
-                                          self._hyperparameters(study), _sign(study))
+        index = TrialIndex()
+        index.update(study.study_name, study.get_trials(deepcopy=False))
+        return Engine(self._options).sync(index, coder, self._hyperparameters(study),
+                                          _sign(study))
 
     def recommend(self, study: Study) -> dict[str, Any] | None:
         """Recommended parameters (``argmax LCB_MV``): those of the configuration's first

@@ -32,7 +32,7 @@ from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.rounds import RoundModels
 from erahbo.optimizer.state import StudyState, initial_design_of
-from erahbo.optimizer.strategy import Strategy
+from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
 from erahbo.optimizer.warm import start_warm
 from erahbo.runtime.failures import FailurePolicy, Penalizer, spent_runs
@@ -147,17 +147,25 @@ class Optimizer(Telling, Inspection):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def ask(self) -> Trial | None:
+    def ask(self, kind: str | None = None) -> Trial | None:
         """Next trial to run, or None when the budget is spent (or no candidate is left).
 
         With ``n_parallel > 1`` it may be called again before the earlier trials are told (up
         to ``n_parallel`` pending); it then also returns None while the next choice needs a
         pending result (:attr:`n_pending` > 0): tell one and ask again.
+
+        ``kind``: the proposer of the BO round this ask starts, if it starts one, instead of
+        the strategy's round schedule (a key of :data:`~erahbo.optimizer.strategy.ROUND_KINDS`;
+        for a host that counts the rounds itself, the Optuna sampler). Open rounds continue
+        first; random search and rounds without data draw at random (:meth:`open_round`).
         """
-        return self._ask()
+        if kind is not None and kind not in ROUND_KINDS:
+            raise ValueError(f"ask: kind={kind!r} must be one of {', '.join(ROUND_KINDS)}, "
+                             "or None for the strategy's round schedule")
+        return self._ask(kind)
 
     @single_blas_thread  # every path in: ask, the journal's ask, replay
-    def _ask(self) -> Trial | None:
+    def _ask(self, kind: str | None = None) -> Trial | None:
         if len(self._pending) >= self.n_parallel:
             ids = ", ".join(str(i) for i in self._pending)
             raise RuntimeError(
@@ -177,7 +185,7 @@ class Optimizer(Telling, Inspection):
         for r in list(self._open.values()):  # open rounds first, oldest first
             if r.t in busy:
                 continue
-            left = self._seeds_left(r.config_id)
+            left = self.seeds_left(r.config_id)
             if allowed is not None and not allowed[r.config_id]:
                 self._close(r, "excluded")
             elif free < 1:
@@ -196,12 +204,7 @@ class Optimizer(Telling, Inspection):
             allowed[[self.data.config_ids[i] for i in full]] = False
         if free < self.options.min_seeds or (allowed is not None and not allowed.any()):
             return None
-        return self._start_round(int(min(self.policy.first, free)), allowed, full)
-
-    def _seeds_left(self, cid: int) -> float:
-        """Seeds ``cid`` may still get under the strategy's seed caps."""
-        return self.strategy.caps.seeds_left(self.data, self._pending.values(), cid,
-                                             self.state.allowed)
+        return self._start_round(int(min(self.policy.first, free)), allowed, full, kind)
 
     def _trial(self, cid: int, u: np.ndarray, n: int, phase: str, t: int) -> Trial:
         seeds = self.state.next_seeds(cid, n)
@@ -210,7 +213,8 @@ class Optimizer(Telling, Inspection):
         self._pending[trial.trial_id] = trial
         return trial
 
-    def _start_round(self, n: int, allowed: np.ndarray | None, full: list[int]) -> Trial:
+    def _start_round(self, n: int, allowed: np.ndarray | None, full: list[int],
+                     kind: str | None) -> Trial:
         no_data = self.data.n == 0  # every initial configuration was infeasible
         if not no_data:
             self.models.start_round()
@@ -218,7 +222,7 @@ class Optimizer(Telling, Inspection):
         self.models.count_round()
         bs, B_t = self._beta_stop(), np.nan
         plain = self.method == "random" or no_data  # no models: a uniform draw
-        kind = "random" if plain else self.strategy.schedule.kind(
+        kind = "random" if plain else kind or self.strategy.schedule.kind(
             self._n_rounds - self._n_pre, self._used)
         rm = None if plain else self.models.current()
         cand, u, cid, acq, phase = self.strategy.propose(
@@ -231,7 +235,7 @@ class Optimizer(Telling, Inspection):
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
         self._open[r.t] = r
-        return self._trial(cid, r.u, int(max(min(n, self._seeds_left(cid)), 1)), "bo", r.t)
+        return self._trial(cid, r.u, int(max(min(n, self.seeds_left(cid)), 1)), "bo", r.t)
 
     @single_blas_thread  # every path in: tell, optimize's evaluated tells, replay
     def _ingest(
@@ -266,7 +270,7 @@ class Optimizer(Telling, Inspection):
             r.ib = r.rm.inner(r.row0, r.u, r.cand, *d.stats(row), r.beta_stop, self.weight)
         pol = self.policy  # its final stop reason (or None: more seeds)
         reason = pol.after_tell(
-            r.k, len(trial.seeds), self.remaining, self._seeds_left(r.config_id),
+            r.k, len(trial.seeds), self.remaining, self.seeds_left(r.config_id),
             random_round=r.rm is None and self.method != "random",
             ucb_mv=None if r.ib is None else r.ib.ucb_mv, B_t=r.B_t,
             sample_gap=self.state.sample_gap(row, self.weight) if pol.uses_sample_gap else None,
@@ -279,10 +283,6 @@ class Optimizer(Telling, Inspection):
                                self.data.row_of(r.config_id), r.ib, r.B_t, r.beta_stop, r.acq,
                                reason)
         del self._open[r.t]
-
-    def exclude(self, config_id: int) -> None:
-        """Remove a finite-table row from the candidates (a round open at it ends at next ask)."""
-        self.state.exclude_row(config_id)
 
 
 _init = inspect.signature(Optimizer.__init__)  # help() shows it, not __new__'s catch-all

@@ -1,10 +1,11 @@
 """What an optimizer reports: its data, budget, models, settings and recommendation.
 
 :class:`Inspection` is the read side of :class:`erahbo.Optimizer` (a base class of it): the
-counts and the data, the round models for inspection, the study settings a journal stores,
-the hooks the integrations call (shared hyperparameters, the stopping rule on given returns)
-and the recommendation (``argmax LCB_MV``, :mod:`erahbo.optimizer.recommender`) with the
-:class:`~erahbo.optimizer.records.Result` tables. None of it changes a decision.
+counts and the data, the open rounds and seed caps, the round models for inspection, the
+study settings a journal stores, the hooks the integrations call (shared hyperparameters, the
+stopping rule on given returns) and the recommendation (``argmax LCB_MV``,
+:mod:`erahbo.optimizer.recommender`) with the :class:`~erahbo.optimizer.records.Result`
+tables. None of it changes a decision.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from erahbo._threads import single_blas_thread
 from erahbo.gp import GPHyper, RoundModel, RoundSettings
 from erahbo.optimizer.options import space_json
-from erahbo.optimizer.records import Result
+from erahbo.optimizer.records import Result, Round
 
 __all__ = ["Inspection"]
 
@@ -32,8 +33,10 @@ class Inspection:
     budget: int | None
     method: str
     failure_policy: Any
+    strategy: Any
     _used: int
     _pending: dict
+    _open: dict
     _settings_json: dict
 
     @property
@@ -55,6 +58,18 @@ class Inspection:
     def n_pending(self) -> int:
         """Trials asked and not yet told."""
         return len(self._pending)
+
+    def open_round(self, t: int) -> Round | None:
+        """BO round ``t`` while it is open (None: closed, or an initial-design round), for
+        reading only: its configuration (``config_id``), the returns told so far (``k``) and
+        ``phase`` (``"bo"``, or ``"challenger"`` when a challenger was re-run)."""
+        return self._open.get(t)
+
+    def seeds_left(self, config_id: int) -> float:
+        """Seeds configuration ``config_id`` may still get under the strategy's seed caps
+        (pending trials counted; inf: no cap)."""
+        return self.strategy.caps.seeds_left(self.data, self._pending.values(), config_id,
+                                             self.state.allowed)
 
     @property
     def model_settings(self) -> RoundSettings | None:

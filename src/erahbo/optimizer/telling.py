@@ -37,6 +37,7 @@ class Telling:
     penalizer: Any
     history: Any
     data: Any
+    state: Any
     _init: list
     _init_pos: int
     _pending: dict
@@ -114,6 +115,10 @@ class Telling:
         return evaluate(objective, trial.config, trial.seeds,
                         self.failure_policy or FailurePolicy(), run_timeout=run_timeout,
                         executor=executor, penalizer=self.penalizer, batch=batch)
+
+    def exclude(self, config_id: int) -> None:
+        """Remove a finite-table row from the candidates (a round open at it ends at next ask)."""
+        self.state.exclude_row(config_id)
 
     def check_alive(self) -> None:
         """Raise when every run of the initial design failed (``optimize`` asks it first)."""
