@@ -112,3 +112,15 @@ def test_ask_of_a_kind_opens_that_round_continues_open_rounds_and_refuses_other_
     opt.tell(t, [task(t.config, s) for s in t.seeds])
     nxt = opt.ask(kind="random")
     assert nxt.round == t.round and opt.open_round(t.round).k == len(t.seeds) == 2
+
+
+def test_a_journaled_optimizer_refuses_a_round_kind(tmp_path):
+    """A resume replays the strategy's schedule, so a journaled ask takes no kind."""
+    import pytest
+
+    import erahbo
+
+    opt = erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, budget=20, journal=tmp_path / "j.db")
+    with pytest.raises(TypeError, match="journaled study follows its strategy's round schedule"):
+        opt.ask(kind="random")
+    opt.close()

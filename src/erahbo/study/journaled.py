@@ -152,10 +152,15 @@ class JournaledOptimizer(Optimizer):
             self._snapshot(force=True)
         self._study.journal.close()
 
-    def ask(self) -> Trial | None:
+    def ask(self, kind: str | None = None) -> Trial | None:
         """As :meth:`erahbo.Optimizer.ask`; the trial is committed to the journal first, and
         after a resume the trials that were asked but not told before the crash are handed
-        out again (same configurations, seeds)."""
+        out again (same configurations, seeds). ``kind`` is refused: a resume replays the
+        strategy's own round schedule."""
+        if kind is not None:
+            raise TypeError(
+                f"ask(kind={kind!r}): a journaled study follows its strategy's round schedule "
+                "(a resume replays it); ask() without kind, or an Optimizer without journal=")
         return self._study.ask()
 
     def _commit(self, trial: Trial, outcome: TrialOutcome, record_runs: bool) -> None:
