@@ -288,7 +288,7 @@ def test_bad_inputs_give_clear_errors():
     with pytest.raises(ValueError, match="max_seeds=3 is below the seeds of one round"):
         Optimizer(table, "rahbo", k=5, max_seeds=3)
     with pytest.raises(ValueError, match="k_min"):
-        Optimizer(table, "erahbo", k_min=1)
+        Optimizer(table, "erahbo", k_min=0)
     with pytest.raises(ValueError, match="schedule"):
         Optimizer(table, "erahbo", schedule="sigmoid")  # needs a budget
     opt = Optimizer(table, "rahbo", budget=100, k=5)

@@ -37,7 +37,7 @@ def test_fixed_and_factory_and_validation():
     assert FixedK(5).first == 5 and FixedK(5).decide(5, 9.0, 0.0) == "fixed_k"
     assert isinstance(make_policy("erahbo", k_min=3, k_max=7), AdaptiveK)
     assert make_policy("rahbo", k=2) == FixedK(2)
-    for bad in (lambda: FixedK(1), lambda: AdaptiveK(1, 5), lambda: AdaptiveK(5, 4)):
+    for bad in (lambda: FixedK(1), lambda: AdaptiveK(0, 5), lambda: AdaptiveK(5, 4)):
         with pytest.raises(ValueError):
             bad()
 

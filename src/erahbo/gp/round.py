@@ -70,7 +70,7 @@ class RoundSettings:
         ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``.
     sigma0_2 : float or None
         Noise variance (raw scale) of the homoscedastic pilot GP on the sample means: the
-        prior of the pooled variance a one-seed configuration observes
+        prior of the pooled placeholder a one-seed configuration gets
         (:mod:`erahbo.gp.one_seed`); None: not fitted (every configuration had 2 seeds).
     """
 
@@ -221,7 +221,7 @@ class RoundModel:
 
         Scalar arithmetic only (it runs once per extra seed), with the functions of eqs. 17,
         19 (:meth:`_noise`) and 9 that serve the arrays. After one seed (``k_total = 1``) the
-        variance GP observes the pooled variance :attr:`s2_one` (:mod:`erahbo.gp.one_seed`).
+        variance GP gets the placeholder :attr:`s2_one` with no weight (:mod:`erahbo.gp.one_seed`).
         """
         if k_total < 2:
             s2 = self.s2_one

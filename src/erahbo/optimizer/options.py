@@ -304,7 +304,7 @@ class Options:
     @property
     def min_seeds(self) -> int:
         """Fewest seeds a configuration may have: 1 with ``k_init = 1`` or ERAHBO's
-        ``k_min = 1`` (the variance GP then observes the pooled variance,
+        ``k_min = 1`` (a one-seed configuration tells the variance GP nothing,
         :mod:`erahbo.gp.one_seed`), else 2 (a sample variance)."""
         first = self.k_min if self.method == "erahbo" else self.k
         return 1 if min(self.k_init_value, first) == 1 else 2
