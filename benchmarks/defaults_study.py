@@ -118,8 +118,6 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # the defaults of sessions 13-15, written out (the package's defaults since session 16
     # are "one")
     "two": ("default", {"k_init": 2, "k_min": 2, "n_init": 5}),
-    # one seed for the initial design and the random rounds, two after (session 16)
-    "one-rs1": ("default", {"k_init": 1, "n_init": 10, "random_seeds": 1}),
     "one-kmin2": ("default", {"k_init": 1, "k_min": 2, "n_init": 10}),
     "one-n5": ("default", {"k_init": 1, "k_min": 1}),
     "one-ri0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0}),

@@ -224,8 +224,6 @@ class Optimizer(Telling, Inspection):
         plain = self.method == "random" or no_data  # no models: a uniform draw
         kind = "random" if plain else kind or self.strategy.schedule.kind(
             self._n_rounds - self._n_pre, self._used)
-        if kind == "random" and self.strategy.schedule.random.seeds:
-            n = min(n, self.strategy.schedule.random.seeds)
         rm = None if plain else self.models.current()
         cand, u, cid, acq, phase = self.strategy.propose(
             kind, rm, self.models, self.state, list(self._pending.values()), allowed, full,

@@ -220,7 +220,6 @@ class Options:
     random_interleave: int | None = None
     random_top: float | None = None
     challengers: bool | None = None
-    random_seeds: int | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -308,7 +307,7 @@ class Options:
         ``k_min = 1`` (a one-seed configuration tells the variance GP nothing,
         :mod:`erahbo.gp.one_seed`), else 2 (a sample variance)."""
         first = self.k_min if self.method == "erahbo" else self.k
-        return 1 if min(self.k_init_value, first) == 1 or self.random_seeds == 1 else 2
+        return 1 if min(self.k_init_value, first) == 1 else 2
 
     @property
     def recommend_seeds_value(self) -> int:

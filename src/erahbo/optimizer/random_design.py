@@ -64,13 +64,6 @@ PARAMS = (
           help="A random round draws from this share of the configurations best by the "
                "acquisition (default: the preset's, 0.1 for erahbo; 1: uniform over all).",
           short="top", label="random rounds from the best {}", form="top<q> (0 < q <= 1)"),
-    Param("random_seeds", int,
-          int_at_least(0, " (seeds of a random round's configuration, at most the "
-                          "replication rule's first; 0: those, k_min)"),
-          default=0, paper=0, absent=0,
-          help="Seeds of a random round's configuration, at most the replication rule's first "
-               "(default 0: those, k_min; 1 needs k_init = 1: erahbo.gp.one_seed).",
-          short="rs", label="random rounds with {} seeds", form="rs<N>"),
 )
 
 
@@ -84,16 +77,6 @@ def check(o: Any, given: set[str]) -> None:
         raise ValueError(f"random_top={o.random_top} draws a random round from the "
                          "configurations best by the acquisition; method='random' has no "
                          "acquisition (drop random_top)")
-    if o.random_seeds and not o.random_interleave:
-        raise ValueError(
-            f"random_seeds={o.random_seeds} sets the seeds of the random rounds, but "
-            f"random_interleave={o.random_interleave} has none: give random_interleave > 0, "
-            "or drop random_seeds")
-    if o.random_seeds == 1 and o.k_init_value != 1:
-        raise ValueError(
-            "random_seeds=1 starts configurations with one seed, which the models read only "
-            f"with one-seed initial configurations too (erahbo.gp.one_seed): give k_init=1 "
-            f"(now {o.k_init_value}), or random_seeds >= 2")
     if "random_top" in given and o.random_top != 1 and not o.random_interleave:
         raise ValueError(
             f"random_top={o.random_top} shapes the random rounds, but random_interleave="
@@ -108,17 +91,14 @@ class RandomRounds:
     ----------
     random_interleave : int
         While fewer runs are spent, the odd BO rounds (1, 3, ...) are random (0: never).
-    seeds : int
-        Seeds of a random round, at most the replication rule's first (0: those).
     """
 
     random_interleave: int = 0
-    seeds: int = 0  # a random round's first seeds (0: the replication rule's)
 
     @classmethod
     def from_options(cls, o: Any) -> RandomRounds:
         """The random rounds of validated options."""
-        return cls(int(o.random_interleave or 0), int(o.random_seeds or 0))
+        return cls(int(o.random_interleave or 0))
 
     def is_round(self, bo_round: int, used: float) -> bool:
         """Whether BO round ``bo_round`` (from 1) is random when ``used`` runs are spent."""
