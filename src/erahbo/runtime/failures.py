@@ -132,8 +132,8 @@ class FailurePolicy:
 
     def retry_limit(self, succeeded: bool) -> int:
         """Retries of one seed slot under ``"retry"``: :attr:`retries`, and
-        :data:`SUCCEEDED_RETRIES` times as many once the configuration succeeded on another
-        seed (module docstring, "Retries"); 0 under the other policies."""
+        :data:`SUCCEEDED_RETRIES` times as many once another seed slot of the same trial ended
+        ``ok`` (``succeeded``; module docstring, ``"retry"``); 0 under the other policies."""
         if self.mode != "retry":
             return 0
         return self.retries * (SUCCEEDED_RETRIES if succeeded else 1)
