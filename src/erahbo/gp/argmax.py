@@ -197,7 +197,11 @@ class _Ascent:
         self.error: BaseException | None = None
         self.abort = False
         self.ended = False
-        self._go, self._back = threading.Semaphore(0), threading.Semaphore(0)
+        # binary semaphores as plain locks, taken at the start (a handoff is a release by
+        # one thread and an acquire by the other; a Semaphore costs several times as much)
+        self._go, self._back = threading.Lock(), threading.Lock()
+        self._go.acquire()
+        self._back.acquire()
         self.thread = threading.Thread(target=self._main, args=(u0, mask, weight, maxiter),
                                        daemon=True)
 
