@@ -78,7 +78,10 @@ def child(case: str, n: int, rounds: int) -> dict:
     from erahbo.space import SearchSpace
 
     spent = {"polish": 0.0, "grads": 0}  # the L-BFGS-B polish: CPU seconds, gradient calls
-    polish, grad = argmax_module.polish, RoundModel.acquisition_grad
+    # the polish stage: all the starts (polish_all, whose ascents may run in threads), or one
+    # start at a time in a tree without it
+    name = "polish_all" if hasattr(argmax_module, "polish_all") else "polish"
+    polish, grad = getattr(argmax_module, name), RoundModel.acquisition_grad
 
     def timed_polish(*args, **kwargs):
         t = time.process_time()
@@ -91,7 +94,7 @@ def child(case: str, n: int, rounds: int) -> dict:
         spent["grads"] += 1
         return grad(self, *args, **kwargs)
 
-    argmax_module.polish = timed_polish
+    setattr(argmax_module, name, timed_polish)
     RoundModel.acquisition_grad = counted_grad
 
     X, ybar, s2, k = study_state(n + WARMUP + rounds)

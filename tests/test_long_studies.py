@@ -10,7 +10,10 @@ Rules checked here:
   ``prune=False`` (the same starts, so the same polish), for every weight, with forbidden
   points, duplicates, fewer allowed points than starts, a mixed space and a kriging-believer
   round;
-* the fast engine's pruned starts are the reference engine's exhaustive ones.
+* the fast engine's pruned starts are the reference engine's exhaustive ones;
+* the polishes run in lockstep (:func:`erahbo.gp.argmax.polish_all`) end where each ends alone,
+  bit for bit: :meth:`erahbo.gp.fast.FastRound.acquisition_grads` gives each point the value
+  and gradient of ``acquisition_grad``.
 """
 
 from __future__ import annotations
@@ -228,3 +231,64 @@ def test_converged_study_with_near_ties(weight):
     (u1, v1), (u2, v2) = _argmax_pair(rm, X, SPACE, weight)
     np.testing.assert_array_equal(u1, u2)
     assert v1 == pytest.approx(v2, rel=1e-12)
+
+
+def test_grouped_gradients_are_the_gradients_of_each_point():
+    X, ybar, s2, k, s = _state(90, seed=6, kind="matern52")
+    rm = FastModel(s).round(X, ybar, s2, k)
+    U = np.vstack([SPACE.sobol_unit(5, 3), X[:2], X[:1]])  # a data point twice
+    got = rm.acquisition_grads(list(U), 1.5)
+    for u, (val, grad) in zip(U, got, strict=True):
+        want = rm.acquisition_grad(u, 1.5)
+        assert val == want[0]
+        np.testing.assert_array_equal(grad, want[1])
+    assert rm._batch is None  # nothing left over for the next single-point call
+
+
+@pytest.mark.parametrize("weight", [0.0, 1.0])
+def test_lockstep_polishes_end_where_each_ends_alone(weight, monkeypatch):
+    """Rule: running the ascents together changes no value, gradient or step of any."""
+    import erahbo.gp.argmax as argmax
+
+    X, ybar, s2, k, s = _state(120, seed=4)
+    rm = FastModel(s).round(X, ybar, s2, k)
+    starts = list(np.vstack([SPACE.sobol_unit(4, 5), X[:1]]))
+    mask = np.ones(D, dtype=bool)
+    alone = [argmax.polish(rm, u, mask, weight) for u in starts]
+    monkeypatch.setattr(argmax, "LOCKSTEP_ROWS", 0)
+    calls = []
+    grads = type(rm).acquisition_grads
+    monkeypatch.setattr(type(rm), "acquisition_grads",
+                        lambda self, pts, w: calls.append(len(pts)) or grads(self, pts, w))
+    together = argmax.polish_all(rm, starts, mask, weight)
+    assert calls and calls[0] == len(starts)  # they did run in lockstep
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a, b)
+    u1, v1 = continuous_argmax(rm, SPACE, weight, X, seed=2, raw_samples=64)
+    monkeypatch.setattr(argmax, "LOCKSTEP_ROWS", 10**9)
+    u2, v2 = continuous_argmax(rm, SPACE, weight, X, seed=2, raw_samples=64)
+    np.testing.assert_array_equal(u1, u2)
+    assert v1 == v2
+
+
+def test_an_error_in_the_lockstep_gradients_ends_every_ascent(monkeypatch):
+    import threading
+
+    import erahbo.gp.argmax as argmax
+
+    X, ybar, s2, k, s = _state(40, seed=9)
+    rm = FastModel(s).round(X, ybar, s2, k)
+    monkeypatch.setattr(argmax, "LOCKSTEP_ROWS", 0)
+    n_calls = []
+
+    def failing(self, pts, w):
+        n_calls.append(1)
+        if len(n_calls) == 3:
+            raise np.linalg.LinAlgError("not positive definite")
+        return [self.acquisition_grad(u, w) for u in pts]
+
+    monkeypatch.setattr(type(rm), "acquisition_grads", failing)
+    before = threading.active_count()
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        argmax.polish_all(rm, list(SPACE.sobol_unit(3, 1)), np.ones(D, bool), 1.0)
+    assert threading.active_count() == before  # no ascent left waiting

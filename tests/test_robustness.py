@@ -187,16 +187,192 @@ def test_a_study_with_diverging_runs_keeps_its_estimates_on_the_returns_scale():
     assert f"config {int(first.config_id)} seed {int(first.seed)}" in finding
 
 
-def test_a_diverged_first_trial_is_named_by_the_diagnostics():
-    # the first trial's two returns cannot tell which one is off the scale: it is counted as
-    # it is, and the diagnostics say so
+def test_a_diverged_run_of_the_first_trial_is_caught():
+    """Rule: before the study has a scale, a trial's returns are judged against each other,
+    so a divergence in the very first run is a failed run like any later one."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = erahbo.optimize(Diverging(first=1), SPACE, budget=24, seed=0, n_init=3)
     h = res.history
-    assert h["return"].iloc[0] == -1e6 and h["status"].iloc[0] == "ok"
+    first = h.iloc[0]
+    assert first["attempt"] == 0 and first["status"] == "retried"
+    assert first["error"].startswith(OUTLIER_PREFIX)
+    assert h.loc[h["status"] == "ok", "return"].min() > -10  # no -1e6 was counted
+    finding = {f.code: f.message for f in diagnose(res)}["outlying_returns"]
+    assert f"config 0 seed {int(first['seed'])}" in finding and "first trial" not in finding
+
+
+class DivergingCalls:
+    """The issue's bowl; the calls numbered in ``calls`` (1-based, serial runs) diverge."""
+
+    def __init__(self, calls: set[int]) -> None:
+        self.calls, self.diverging = 0, calls
+
+    def __call__(self, config, seed):
+        self.calls += 1
+        if self.calls in self.diverging:
+            return -1e6
+        z = np.random.default_rng(seed).standard_normal()
+        return -((config["x0"] - 0.7) ** 2) - (config["x1"] - 0.3) ** 2 + 0.05 * z
+
+
+def test_a_first_trial_diverged_on_every_seed_is_named_by_the_diagnostics():
+    # two returns of -1e6 are on each other's scale: nothing tells them apart from a task
+    # whose returns are -1e6; they are counted as they are, and the diagnostics say so once
+    # the later returns set a scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = erahbo.optimize(DivergingCalls({1, 2}), SPACE, budget=24, seed=0, n_init=3)
+    h = res.history
+    assert (h["return"].iloc[:2] == -1e6).all() and (h["status"].iloc[:2] == "ok").all()
     finding = {f.code: f.message for f in diagnose(res)}["outlying_returns"]
     assert "first trial" in finding and f"seed {int(h['seed'].iloc[0])}" in finding
+
+
+# ------------------------------------------------------- the first trial judges itself
+class Recorder:
+    """Collects a trial's run starts and ends (a journal's view of it)."""
+
+    def __init__(self) -> None:
+        self.started: dict[int, tuple[int, int]] = {}
+        self.ended: list[tuple[int, int, str]] = []
+
+    def run_started(self, slot, seed, attempt, rerun):
+        self.started[len(self.started)] = (slot, attempt)
+        return len(self.started) - 1
+
+    def run_finished(self, token, outcome):
+        assert self.started[token] == (outcome.slot, outcome.attempt)
+        self.ended.append((outcome.slot, outcome.attempt, outcome.status))
+
+    def check(self, out) -> None:
+        """Every run started and ended once, with the status of the outcome."""
+        assert sorted(self.ended) == sorted((r.slot, r.attempt, r.status) for r in out.runs)
+        assert len(self.started) == len(self.ended)
+
+
+def test_before_the_study_has_a_scale_a_trials_returns_judge_each_other():
+    """Rule: while the study has no scale (fewer than two returns so far), each return of a
+    trial is judged against the trial's other returns (and the study's one, if any); a single
+    other return sets the scale by its absolute value, so of two returns only the one far
+    larger in magnitude can be an outlier, whichever seed slot it is in."""
+    def statuses(returns, pz):
+        return [r.status for r in outcomes_from_returns([1, 2, 3][: len(returns)], returns,
+                                                         "penalize", penalizer=pz).runs]
+
+    assert statuses([0.5, -1e6], Penalizer()) == ["ok", "penalized"]
+    assert statuses([-1e6, 0.5], Penalizer()) == ["penalized", "ok"]
+    assert statuses([3e7, 0.2, -0.1], Penalizer()) == ["penalized", "ok", "ok"]
+    assert statuses([0.4, -1e6], Penalizer([0.5])) == ["ok", "penalized"]  # one earlier
+    # not outliers: returns on each other's scale, heavy tails, a zero
+    for pair in ([-1e6, -1e6], [1e-3, 50.0], [0.0, 1.0], [-1.0, 1e4]):
+        assert statuses(pair, Penalizer()) == ["ok", "ok"], pair
+    # the counted penalty is on the scale of the trial's own ok return
+    out = outcomes_from_returns([1, 2], [-1e6, 0.5], "penalize", penalizer=Penalizer())
+    assert out.returns == [penalty_value([0.5]), 0.5]
+    # without a study (no penalizer) nothing is screened: a lone trial has no scale
+    assert statuses([0.5, -1e6], None) == ["ok", "ok"]
+
+
+def test_retry_reruns_a_diverged_seed_of_the_first_trial():
+    seeds = [101, 102]
+
+    def diverges_on_first_seed(config, seed):
+        return -1e6 if seed == seeds[0] else 0.5 + 1e-3 * (seed % 7)
+
+    rec = Recorder()
+    out = evaluate(diverges_on_first_seed, {}, seeds, "retry", penalizer=Penalizer(),
+                   recorder=rec)
+    assert sorted((r.slot, r.attempt, r.status) for r in out.runs) == [
+        (0, 0, "retried"), (0, 1, "ok"), (1, 0, "ok")]
+    assert out.runs[0].error.startswith(OUTLIER_PREFIX) and out.runs[0].raw == -1e6
+    assert np.var(out.returns, ddof=1) < 1e-4
+    rec.check(out)
+
+
+def test_a_legitimate_mode_of_the_first_trial_is_counted_on_its_retry():
+    # a task whose runs either do nothing (~ -1e-4) or reach the goal (~ +97): the first 97
+    # is flagged against the lone -1e-4, and enters the scale, so its retry's 97 counts
+    def mode(config, seed):
+        return -1e-4 if seed == 101 else 97.0
+
+    out = evaluate(mode, {}, [101, 102], "retry", penalizer=Penalizer())
+    assert sorted((r.slot, r.attempt, r.status) for r in out.runs) == [
+        (0, 0, "ok"), (1, 0, "retried"), (1, 1, "ok")]
+    assert out.returns == [-1e-4, 97.0]
+
+
+# ----------------------------------------------------- more retries after a success
+def failing_on(seeds: list[int], attempts: dict[int, int]):
+    """Objective that fails for seed ``s`` of ``seeds`` on its first ``attempts[s]`` attempts
+    (the trial's seed, then its retry seeds), and returns 0.5 otherwise."""
+    from erahbo.runtime.failures import retry_seed
+
+    bad = set()
+    for s, n in attempts.items():
+        bad |= {s if a == 0 else retry_seed(s, a, seeds) for a in range(n)}
+
+    def objective(config, seed):
+        if seed in bad:
+            raise RuntimeError("training diverged")
+        return 0.5 + 1e-3 * (seed % 7)
+
+    return objective
+
+
+def per_seed(out, seeds):
+    """``{trial seed: [status of attempt 0, 1, ...]}``."""
+    runs = sorted(out.runs, key=lambda r: (r.slot, r.attempt))
+    return {seeds[r.slot]: [x.status for x in runs if x.slot == r.slot] for r in runs}
+
+
+@pytest.mark.parametrize("order", [[11, 12], [12, 11]])
+def test_a_seed_of_a_configuration_that_succeeded_gets_twice_the_retries(order):
+    """Rule (``failures="retry"``, ``retries=2``): a seed slot gets 2 retries, and 4 once
+    another seed slot of its trial ended ok (a configuration that can succeed fails by
+    chance); the outcome of each seed does not depend on which slot runs first."""
+    # seed 11 fails on 3 attempts (one more than retries), 12 on its first 2
+    obj = failing_on(order, {11: 3, 12: 2})
+    rec = Recorder()
+    out = evaluate(obj, {}, order, "retry", retries=2, penalizer=Penalizer(POOL), recorder=rec)
+    assert per_seed(out, order) == {11: ["retried"] * 3 + ["ok"], 12: ["retried"] * 2 + ["ok"]}
+    rec.check(out)
+    # a seed failing on all its attempts is penalized after the 4 retries
+    out = evaluate(failing_on(order, {11: 99, 12: 1}), {}, order, "retry", retries=2,
+                   penalizer=Penalizer(POOL))
+    assert per_seed(out, order)[11] == ["retried"] * 4 + ["penalized"]
+
+
+def test_a_configuration_that_never_succeeds_costs_the_plain_retries():
+    seeds = [11, 12]
+    out = evaluate(failing_on(seeds, {11: 99, 12: 99}), {}, seeds, "retry", retries=2,
+                   penalizer=Penalizer(POOL))
+    assert per_seed(out, seeds) == {s: ["retried", "retried", "penalized"] for s in seeds}
+    one = evaluate(failing_on([11], {11: 99}), {}, [11], "retry", retries=1,
+                   penalizer=Penalizer(POOL))
+    assert [r.status for r in one.runs] == ["retried", "penalized"]
+
+
+def test_a_crash_while_a_seed_waits_for_the_others_resumes_to_the_same_outcome():
+    """A slot that used up its retries waits, unrecorded, for the other slots: a crash then
+    re-runs its last attempt with the same seed, and the trial ends as without the crash."""
+    from erahbo.runtime.failures import RunOutcome, retry_seed
+
+    seeds = [11, 12]
+    obj = failing_on(seeds, {11: 3, 12: 2})
+    ref = evaluate(obj, {}, seeds, "retry", retries=2, penalizer=Penalizer(POOL))
+
+    def rec(slot, attempt, status):
+        s = seeds[slot] if attempt == 0 else retry_seed(seeds[slot], attempt, seeds)
+        return RunOutcome(slot, s, attempt, status, math.nan, math.nan, "RuntimeError", 0.0,
+                          0.0, "w")
+
+    # serial order: 11 a0, 12 a0, 11 a1, 12 a1, 11 a2 (exhausted, held), crash
+    prior = [rec(0, 0, "retried"), rec(1, 0, "retried"), rec(0, 1, "retried"),
+             rec(1, 1, "retried"), rec(0, 2, "interrupted")]
+    out = evaluate(obj, {}, seeds, "retry", retries=2, penalizer=Penalizer(POOL), prior=prior)
+    assert per_seed(out, seeds) == per_seed(ref, seeds)
+    assert out.returns == ref.returns
 
 
 def bowl_diverging_on_some_seeds(config, seed):

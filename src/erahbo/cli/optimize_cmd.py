@@ -254,7 +254,8 @@ def optimize(
                                  "and resumed if the file holds the same study."),
     failures: str = typer.Option(None, help="Failed runs: retry | penalize | exclude "
                                  "(default: retry; a journaled study keeps its own)."),
-    retries: int = typer.Option(2, help="Retries per failed seed with --failures retry."),
+    retries: int = typer.Option(2, help="Retries per failed seed with --failures retry "
+                                "(twice as many once another seed of the trial succeeded)."),
     max_failures: str = typer.Option(None, help="Stop early when runs keep failing: a count "
                                      "(e.g. 10) or a share of the runs (e.g. 0.5)."),
     run_timeout: str = typer.Option("auto", help="Seconds per training run; longer runs are "

@@ -257,6 +257,7 @@ class FastRound(RoundModel):
         self._others: dict = {}
         self._last_inner: tuple | None = None  # (u, row, cand, posteriors): identity cache
         self._Lv: np.ndarray | None = None  # (n, n) C-contiguous copy of Lv (the polish)
+        self._batch: dict | None = None  # acquisition_grads: u.tobytes() -> its posteriors
 
     # ------------------------------------------------------------------ predictions
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -273,15 +274,43 @@ class FastRound(RoundModel):
 
     def _grads(self, u: np.ndarray):
         """See :meth:`RoundModel._grads`."""
-        hf, hv, n = self.M.hf, self.M.hv, self.n
+        if self._batch is not None and (got := self._batch.get(u.tobytes())) is not None:
+            return got  # computed by acquisition_grads
+        hf, hv = self.M.hf, self.M.hv
         gf = posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
+        gv = posterior_grad(u, self.X, self._lv(), self.av, hv.lengthscales, hv.kind)
+        return gf, gv
+
+    def _lv(self) -> np.ndarray:
+        """``(n, n)`` Cholesky factor of the variance GP for the gradients (made once)."""
         if self._Lv is None:  # one contiguous copy per round, not one per call
             if self.M.m:  # a table keeps no Lv (its argmax needs no gradient): invert Lv^{-1}
                 self._Lv = np.tril(lapack.dtrtri(np.asfortranarray(self.Lvi), lower=1)[0])
             else:
-                self._Lv = np.ascontiguousarray(self.M.Lv[:n, :n])
-        gv = posterior_grad(u, self.X, self._Lv, self.av, hv.lengthscales, hv.kind)
-        return gf, gv
+                self._Lv = np.ascontiguousarray(self.M.Lv[: self.n, : self.n])
+        return self._Lv
+
+    def acquisition_grads(
+        self, points: list[np.ndarray], weight: float
+    ) -> list[tuple[float, np.ndarray]]:
+        """:meth:`acquisition_grad` at each of ``points`` (``(dim,)`` each): the same numbers.
+
+        The posterior gradients are computed GP by GP, for every point in turn, so that each
+        GP's Cholesky factor (``8 n^2`` bytes: 32 MB at n = 2000, beyond most caches for the
+        two of them) is read by the points one after the other while it is in the cache; then
+        they are combined point by point as :meth:`acquisition_grad` does (it reads them).
+        """
+        hf, hv = self.M.hf, self.M.hv
+        gf = [posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
+              for u in points]
+        Lv = self._lv()
+        gv = [posterior_grad(u, self.X, Lv, self.av, hv.lengthscales, hv.kind) for u in points]
+        self._batch = {u.tobytes(): g for u, g in zip(points, zip(gf, gv, strict=True),
+                                                       strict=True)}
+        try:
+            return [self.acquisition_grad(u, weight) for u in points]
+        finally:
+            self._batch = None
 
     def posterior_X(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Raw ``(mu_f, sd_f, mu_var, sd_var)`` at all evaluated points (``O(n^3)``; tests)."""

@@ -139,7 +139,9 @@ def evaluate(
     executor : Executor, optional
         Where runs execute; default: inline (:class:`SerialExecutor`).
     penalizer : Penalizer, optional
-        Feasible returns of earlier trials (not modified here); default: none.
+        The study's returns so far (not modified here): the penalty and the outlier verdicts
+        (:mod:`erahbo.runtime.outliers`; while it has no scale, the trial's returns are judged
+        against each other). Default: none, and no return is screened (a lone trial).
     recorder : RunRecorder, optional
         Told of every run start and end, e.g. ``journal.recorder(trial_id)``.
     batch : bool, optional
@@ -166,8 +168,8 @@ def evaluate(
     pz = penalizer if penalizer is not None else Penalizer()
     if run_timeout == AUTO and getattr(ex, "auto_timeout", None) is None:
         run_timeout = None  # runs inline: no automatic limit
-    run = _TrialRun(objective, config, seeds, pol, ex, recorder, bool(batch), run_timeout,
-                    pz.screen)
+    run = _TrialRun(objective, config, seeds, pol, ex, recorder, bool(batch), run_timeout, pz,
+                    judge=penalizer is not None and pz.center() is None)
     run.take_over(list(prior))
     try:
         run.run()
@@ -178,17 +180,29 @@ def evaluate(
 
 
 class _TrialRun:
-    """The runs of one trial: what is done, what is final per seed slot, what is left."""
+    """The runs of one trial: what is done, what is final per seed slot, what is left.
+
+    Two verdicts wait for the trial's other seed slots, so that neither depends on the order
+    in which runs finish: a return of a trial judged before the study has a scale (its first
+    trial: :meth:`Penalizer.screen_among`), and, under ``"retry"``, the failure of a slot
+    that used up its retries while no other seed slot of the trial has succeeded yet (it gets
+    more retries once one has: :meth:`FailurePolicy.retry_limit`). Such a run is *held*: its
+    end is recorded once its status is known (a crash meanwhile re-runs it with the same
+    seed).
+    """
 
     def __init__(self, objective: Callable[..., Any], config: Any, seeds: list[int],
                  pol: FailurePolicy, ex: Executor, recorder: RunRecorder | None, batch: bool,
-                 run_timeout: float | str | None,
-                 screen: Callable[[float], str | None] = lambda raw: None) -> None:
+                 run_timeout: float | str | None, penalizer: Penalizer,
+                 judge: bool = False) -> None:
         self.objective, self.config, self.seeds, self.pol = objective, config, seeds, pol
         self.ex, self.recorder, self.batch, self.run_timeout = ex, recorder, batch, run_timeout
-        self.screen = screen  # an outlying return's error (earlier trials' returns only)
-        self.done: list[RunOutcome] = []
+        self.penalizer = penalizer  # earlier trials' returns: the outlier verdicts, penalties
+        self.judge = judge  # the study has no scale yet: the trial's returns judge each other
+        self.succeeded = False  # a seed slot of the trial ended ok (more retries for the rest)
+        self.done: list[RunOutcome | None] = []  # in the order runs finished (None: held)
         self.final: dict[int, RunOutcome] = {}
+        self.held: dict[int, tuple[_Job, _Report, str | None, int]] = {}  # slot -> run
         self.todo: deque[_Job] = deque()
         self.excluded = False
         self.inflight: dict[cf.Future, list[_Job]] = {}
@@ -213,6 +227,7 @@ class _TrialRun:
                              error=rec.error, start=rec.start, end=rec.end, worker=rec.worker,
                              rerun=bool(getattr(rec, "rerun", False)))
             self.done.append(out)
+            self.succeeded |= rec.status == "ok"
             if rec.status == "retried":
                 next_attempt[rec.slot] = max(next_attempt.get(rec.slot, 0), rec.attempt + 1)
             else:
@@ -249,18 +264,31 @@ class _TrialRun:
             self.inflight[fut] = group
 
     def settle(self, job: _Job, report: _Report) -> None:
-        """A finished run: its status under the policy (a retry is queued at once)."""
-        raw, error, start, end, worker = report
-        if error is None:
-            error = self.screen(raw)  # an outlying return is a failed run
+        """A finished run: its status under the policy, now or once it can be decided."""
+        self.done.append(None)
+        if report[1] is None and self.judge:
+            self.held[job.slot] = (job, report, None, len(self.done) - 1)  # judged together
+            return
+        error = report[1] if report[1] is not None else self.penalizer.screen(report[0])
+        self.conclude(job, report, error, len(self.done) - 1)
+
+    def conclude(self, job: _Job, report: _Report, error: str | None, at: int,
+                 wait: bool = True) -> None:
+        """The run's status (a retry is queued at once); ``wait``: an exhausted slot of a
+        configuration without a success yet is held instead of penalized."""
+        raw, _, start, end, worker = report
         pol = self.pol
         if error is None:
             status, value = "ok", raw
-        elif pol.mode == "retry" and job.attempt < pol.retries:
+            self.succeeded = True
+        elif job.attempt < pol.retry_limit(self.succeeded):
             status, value = "retried", math.nan
             nxt = job.attempt + 1
             self.todo.append(_Job(job.slot, retry_seed(self.seeds[job.slot], nxt, self.seeds),
                                   nxt, False))
+        elif wait and job.attempt < pol.retry_limit(True):
+            self.held[job.slot] = (job, report, error, at)  # retried if a slot succeeds
+            return
         elif pol.mode == "exclude":
             status, value = "failed", math.nan
             self.excluded = True
@@ -268,11 +296,39 @@ class _TrialRun:
             status, value = "penalized", math.nan  # value set once the trial is complete
         out = RunOutcome(job.slot, job.seed, job.attempt, status, raw, value, error, start, end,
                          worker, job.rerun)
-        self.done.append(out)
+        self.done[at] = out
         if status != "retried":
             self.final[job.slot] = out
         if self.recorder is not None:
             self.recorder.run_finished(job.token, out)
+
+    def resolve(self) -> None:
+        """Decide the held runs that can be decided: once nothing else of the trial runs or
+        waits to run, the held returns are judged against each other; an exhausted slot is
+        retried as soon as a slot has succeeded, penalized once nothing else can."""
+        while self.held:
+            idle = not self.inflight and not any(j.rerun or not self.excluded for j in self.todo)
+            judged = {s: h for s, h in self.held.items() if h[2] is None}
+            if judged and idle:
+                verdicts = {s: self.penalizer.screen_among(h[1][0], self._others(s))
+                            for s, h in judged.items()}
+                for s in sorted(judged):
+                    job, report, _, at = self.held.pop(s)
+                    self.conclude(job, report, verdicts[s], at)
+                continue
+            exhausted = sorted(s for s, h in self.held.items() if h[2] is not None)
+            if not exhausted or not (self.succeeded or (idle and not judged)):
+                return
+            for s in exhausted:
+                job, report, error, at = self.held.pop(s)
+                self.conclude(job, report, error, at, wait=False)
+
+    def _others(self, slot: int) -> list[float]:
+        """The trial's returns that judge the held return of ``slot``: the other slots' ok
+        and held ones, and every finite return of its runs flagged so far."""
+        out = [r.raw for r in self.done if r is not None and math.isfinite(r.raw)
+               and (r.status != "ok" or r.slot != slot)]
+        return out + [h[1][0] for s, h in self.held.items() if s != slot and h[2] is None]
 
     def run(self) -> None:
         """Run until every seed slot has its final run (or the configuration is excluded)."""
@@ -283,13 +339,17 @@ class _TrialRun:
                 group = self.inflight.pop(fut)
                 for j, rep in zip(group, _reports(fut, group, self.batch), strict=True):
                     self.settle(j, rep)
+            self.resolve()
             self.submit_ready()
 
     def outcome(self, penalizer: Penalizer) -> TrialOutcome:
         """What to tell: penalties set over the whole trial, per-slot returns."""
         k = len(self.seeds)
-        pen = penalizer.penalty(r.raw for r in self.done if r.status == "ok")
-        runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in self.done]
+        if self.held:  # pragma: no cover - defensive: resolve() decides every held run
+            raise RuntimeError(f"internal error: seed slots {sorted(self.held)} undecided")
+        done = [r for r in self.done if r is not None]
+        pen = penalizer.penalty(r.raw for r in done if r.status == "ok")
+        runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in done]
         final = {s: (replace(r, value_used=pen) if r.status == "penalized" else r)
                  for s, r in self.final.items()}
         raw = [final[s].raw if s in final and final[s].status == "ok" else math.nan

@@ -16,8 +16,9 @@ A return ``v`` is outlying when
     |v - median| > OUTLIER_SCALES * scale
 
 over the returns of the study's told trials (not those of the trial itself, so the verdict
-does not depend on the order in which a trial's runs finish): the ``ok`` returns and the
-returns of earlier runs that failed as outliers. ``scale`` is the largest of
+does not depend on the order in which a trial's runs finish; the first trial is the exception
+below): the ``ok`` returns and the returns of earlier runs that failed as outliers.
+``scale`` is the largest of
 
 * the robust standard deviation ``1.4826 * MAD`` (when more than half of the returns tie at
   the median, the median absolute deviation of the others);
@@ -43,8 +44,18 @@ within a factor 1000 of it, except on ``ppo_cc_continuous_mountain_car``, whose 
 replays was 3.1e4 scales, 0.16 % of the random pools put the next return beyond the rule, and 2
 of 40 replays of 200 runs flagged 1 or 2 runs (a -99.9 after a few ~-1e-4 returns) before the
 scale widened. A return 1e4 scales off is *not* an outlier: it enters the statistics as it
-is. Before the study has :data:`MIN_RETURNS` returns there is no verdict, so a divergence in
-the very first trial counts as it is (:func:`erahbo.diagnostics.diagnose` reports it).
+is.
+
+Before the study has a scale (fewer than :data:`MIN_RETURNS` returns: its first trial), a
+trial's returns are judged against each other once all its seeds have run
+(:meth:`erahbo.runtime.failures.Penalizer.screen_among`): each return against the others and
+the study's one return, if any, with ``min_returns=1`` (a single other return sets the scale
+by its absolute value), so of two returns only the one far larger in magnitude can be an
+outlier, whichever seed slot it is in. A diverged run of the very first trial is thus a failed
+run like any later one (issue 27: before, the first trial had no verdict, and the 7 % of
+studies whose first trial held a -1e6 kept it). Returns that are all off the scale together
+(every seed of the first trial diverged) still count as they are
+(:func:`erahbo.diagnostics.diagnose` names them once later returns set a scale).
 
 ``docs/robustness.md`` ("Heavy tails and frequent sporadic failures") has the measurements.
 """
@@ -80,7 +91,7 @@ def _finite(values: Iterable[float]) -> np.ndarray:
 
 
 def return_scale(
-    values: Iterable[float], outlying: Iterable[float] = ()
+    values: Iterable[float], outlying: Iterable[float] = (), min_returns: int = MIN_RETURNS
 ) -> tuple[float, float] | None:
     """``(median, scale)`` of the study's returns (module docstring); None without a scale.
 
@@ -92,15 +103,18 @@ def return_scale(
         (m,) finite returns of runs that failed as outliers: they enter the median and the
         robust spreads (MAD, median absolute return, IQR), not the q10-q90 spread, whose
         breakdown point (10 %) a run of diverged returns could reach.
+    min_returns : int
+        Fewer finite values than this: no scale (:data:`MIN_RETURNS`; 1 to judge a trial's
+        return against a single other one, whose absolute value is then the scale).
 
     Returns
     -------
     (float, float) or None
-        None with fewer than :data:`MIN_RETURNS` finite values or when every one of them is 0.
+        None with fewer than ``min_returns`` finite values or when every one of them is 0.
     """
     ok = _finite(values)  # (n,)
     v = np.concatenate([ok, _finite(outlying)])  # (n + m,)
-    if v.size < MIN_RETURNS:
+    if v.size < max(min_returns, 1):
         return None
     med = float(np.median(v))
     dev = np.abs(v - med)  # (n + m,)

@@ -153,7 +153,8 @@ def optimize(
         Failed runs count toward ``budget`` under every policy. The history shows each run's
         ``status`` and ``error`` (docs/robustness.md).
     retries : int
-        Retries per failed seed under ``failures="retry"``.
+        Retries per failed seed under ``failures="retry"``; twice as many for a seed whose
+        trial has another seed that succeeded (:meth:`FailurePolicy.retry_limit`).
     max_failures : int or float, optional
         Stop early when runs keep failing (Ray Tune's ``FailureConfig``): an int ``n`` stops
         once more than ``n`` runs failed, a float in (0, 1) once more than that share of the
