@@ -105,6 +105,7 @@ class FastModel:
         self.settings = settings
         self.hf, self.hv = settings.hyper_f, settings.hyper_v
         self.tau2 = float(self.hv.noise)
+        self.one_seed = False  # a cached row has a one-seed noise (erahbo.gp.one_seed)
         self.C = None if candidates is None else np.asarray(candidates, dtype=float)
         self.m = 0 if self.C is None else self.C.shape[0]
         self.n = 0
@@ -212,14 +213,19 @@ class FastModel:
         """
         if X.shape[0] < self.n or not np.array_equal(X[: self.n], self.X[: self.n]):
             raise RuntimeError("FastModel.sync: data rows must be append-only")
-        tv = (np.full(X.shape[0], self.tau2) if k is None
-              else variance_noise(self.tau2, np.asarray(k, dtype=float)))
+        one = k is not None and bool((np.asarray(k) < 2).any())
+        if not one and not self.one_seed:  # every row tau^2, as before (the common case)
+            for i in range(self.n, X.shape[0]):
+                self._append(np.asarray(X[i], dtype=float), self.tau2)
+            return
+        tv = variance_noise(self.tau2, np.asarray(k, dtype=float))
         if not np.array_equal(tv[: self.n], self.tv[: self.n]):
             self.n = 0  # rebuild: every row again, with its noise
             if self.m:
                 self.cv[:], self.k2max[:], self.nn[:] = 0.0, 0.0, 0
         for i in range(self.n, X.shape[0]):
             self._append(np.asarray(X[i], dtype=float), float(tv[i]))
+        self.one_seed = one
 
     def round(self, X: np.ndarray, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray) -> FastRound:
         """Round model for the data ``D_{t-1}`` (rows ``X``, pooled ``ybar``, ``s2``, ``k``)."""

@@ -181,8 +181,14 @@ class RoundModel:
         self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
         self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
         self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.max(s2))
-        # what a one-seed x_t observes in the inner loop (erahbo.gp.one_seed)
-        self.s2_one = pooled_variance(s2, self.k, pilot_noise(s.sigma0_2, ybar))
+        self.one_seed = bool((self.k < 2).any())  # any one-seed row (erahbo.gp.one_seed)
+        self._ybar, self._s2 = ybar, s2  # for s2_one, computed when asked
+
+    @property
+    def s2_one(self) -> float:
+        """The placeholder a one-seed ``x_t`` gives the variance GP in the inner loop (the
+        pooled variance, :func:`erahbo.gp.one_seed.pooled_variance`)."""
+        return pooled_variance(self._s2, self.k, pilot_noise(self.settings.sigma0_2, self._ybar))
 
     def _raw(self, mu_f, var_f, mu_v, var_v):
         """Raw ``(mu_f, sd_f, mu_v, sd_v)``, each ``(p,)``, from standardized ones ``(p,)``.

@@ -169,7 +169,10 @@ class _Bounds:
             # the single most correlated row: var <= 1 - k_j^2 / (1 + noise_j)
             g1 = (self.kf * self.kf / (1.0 + rm.D)[:, None]).max(0)
             self.var_f[G] = 1.0 - g1
-            self.var_v[G] = 1.0 - (self.kv * self.kv / (1.0 + rm.tv)[:, None]).max(0)
+            if rm.one_seed:  # per-row noise (erahbo.gp.one_seed)
+                self.var_v[G] = 1.0 - (self.kv * self.kv / (1.0 + rm.tv)[:, None]).max(0)
+            else:
+                self.var_v[G] = 1.0 - (self.kv * self.kv).max(0) / (1.0 + rm.tau2)
         if K.size:
             rows = known[K]
             self.mu_f[K] = (M.Kf[:n, :n] @ rm.af)[rows]

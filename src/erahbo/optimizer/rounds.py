@@ -105,6 +105,8 @@ class RoundModels:
         """``(n,)`` the variance GP's observations: the sample variances, and the pooled
         variance for one-seed configurations (:mod:`erahbo.gp.one_seed`)."""
         d = self.state.data
+        if not (d.k < 2).any():
+            return d.s2
         return variance_observations(d.s2, d.k, pilot_noise(self.settings.sigma0_2, d.ybar))
 
     def choose(
