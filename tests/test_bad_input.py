@@ -132,6 +132,21 @@ def test_a_module_whose_own_import_fails_shows_the_real_error(tmp_path, monkeypa
         load_objective("no_such_module_xyz:f")
 
 
+def test_an_objective_given_as_a_file_path_is_imported_from_its_folder(tmp_path, monkeypatch):
+    """'path/to/file.py:function' (what a shell completes) loads the file by its stem; a
+    missing file is named with the fix."""
+    from erahbo.study.rebuild import load_objective
+
+    sub = tmp_path / "jobs"
+    sub.mkdir()
+    (sub / "train_one_seed_xyz.py").write_text("def f(c, s):\n    return 2.0 * s\n")
+    monkeypatch.chdir(tmp_path)
+    f, space = load_objective("jobs/train_one_seed_xyz.py:f")
+    assert f({}, 3) == 6.0 and space is None
+    with pytest.raises(ImportError, match=r"no file .*missing_xyz\.py; give 'file.py:function'"):
+        load_objective("jobs/missing_xyz.py:f")
+
+
 # --- CLI options -------------------------------------------------------------------------------
 
 

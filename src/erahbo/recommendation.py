@@ -130,11 +130,12 @@ def configs_table(
     if n and np.isfinite(score[order[0]]):
         rules[int(order[0])] = rule
     fails = failures or {}
+    shown = np.where(np.asarray(k) >= 2, s2, np.nan)  # one seed: no sample variance to show
     return pd.DataFrame({
         "config_id": np.asarray(config_ids, dtype=int),
         **{nm: [c.get(nm) for c in configs] for nm in names},
-        "k": np.asarray(k).astype(int), "mean": ybar, "std": np.sqrt(np.maximum(s2, 0.0)),
-        "var": s2, "n_failed": [int(fails.get(int(c), 0)) for c in config_ids],
+        "k": np.asarray(k).astype(int), "mean": ybar, "std": np.sqrt(np.maximum(shown, 0.0)),
+        "var": shown, "n_failed": [int(fails.get(int(c), 0)) for c in config_ids],
         "mv": mv, "lcb_mv": lo, "ucb_mv": hi, "rank": rank, "rule": rules,
     })
 

@@ -93,7 +93,8 @@ def load_objective(spec: str) -> tuple[Callable[..., Any], SearchSpace | None]:
     spec : str
         ``"figure1"`` or ``"branin"`` (bundled synthetic tasks, default parameters), or
         ``"module:function"`` (an importable callable; ``module:Class`` is instantiated
-        without arguments). The current folder is importable.
+        without arguments) or ``"path/to/file.py:function"``. The current folder is
+        importable.
 
     Returns
     -------
@@ -116,6 +117,14 @@ def load_objective(spec: str) -> tuple[Callable[..., Any], SearchSpace | None]:
     module, _, attr = spec.partition(":")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    if module.endswith(".py"):  # a file path, as a shell completes it: import it by its stem
+        path = os.path.abspath(module)
+        if not os.path.isfile(path):
+            raise ImportError(f"objective {spec!r}: no file {path}; give 'file.py:function' "
+                              "with the path of an existing file, or 'module:function'")
+        if os.path.dirname(path) not in sys.path:
+            sys.path.insert(0, os.path.dirname(path))
+        module = os.path.splitext(os.path.basename(path))[0]
     try:
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
