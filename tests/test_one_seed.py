@@ -165,3 +165,28 @@ def test_a_one_seed_study_resumes_from_its_journal_to_the_same_history(tmp_path)
     head = run(tmp_path / "cut.db", stop=17)
     tail = run(tmp_path / "cut.db")
     assert head + tail == ref
+
+
+def test_optuna_with_one_seed_first_keeps_one_seed_trials_as_data():
+    """ERAHBOSampler(k_init=1, k_min=1): one-seed trials reach the optimizer (not only
+    configurations with two runs) and the study has a recommendation."""
+    optuna = pytest.importorskip("optuna")
+    from erahbo.integrations.optuna import ERAHBOSampler, recommended_trial, trial_seeds
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        vals = []
+        for step, seed in enumerate(trial_seeds(trial)):
+            vals.append(-(x - 0.3) ** 2 + 0.01 * (seed % 5))
+            trial.report(vals[-1], step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return sum(vals) / len(vals)
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = ERAHBOSampler(alpha=1.0, k_init=1, k_min=1, k_max=4, n_init=6, seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    study.optimize(objective, n_trials=14)
+    res = sampler.result(study)
+    assert res is not None and (res.configs["k"] == 1).any()
+    assert recommended_trial(study) is not None

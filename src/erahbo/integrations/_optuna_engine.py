@@ -25,6 +25,7 @@ from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import TrialIndex, study_records
 from erahbo.optimizer import Optimizer, Trial
+from erahbo.optimizer.options import Options
 from erahbo.recommendation import lcb_mv, ucb_mv
 
 __all__ = ["Engine", "bounds", "hyper_from_json", "hyper_to_json"]
@@ -54,6 +55,8 @@ class Engine:
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options
+        known = {k: v for k, v in options.items() if k in Options.names()}
+        self.min_runs = Options(**known).min_seeds  # runs a configuration needs (1 or 2)
         self.opt: Optimizer | None = None
         self.key: str | None = None
         self.first: dict[str, int] = {}  # configuration key -> number of its first trial
@@ -98,7 +101,8 @@ class Engine:
     def _rebuild(self, index: TrialIndex, coder: Coder, hyper: Hyper,
                  extra: Extra | None) -> Optimizer | None:
         trials = [d.trial for d in index.done.values()]
-        records, self.first, self.held = study_records(trials, coder, extra, self.sign)
+        records, self.first, self.held = study_records(trials, coder, extra, self.sign,
+                                                       min_runs=self.min_runs)
         params = {t.number: t.params for t in trials}
         params.update({n: t.params for n, (t, _, _) in (extra or {}).items()})
         self.params = {key: params[n] for key, n in self.first.items()}

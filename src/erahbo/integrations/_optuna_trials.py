@@ -238,6 +238,7 @@ def study_records(
     trials: Iterable[FrozenTrial], coder: Coder,
     extra: dict[int, tuple[FrozenTrial, list[int], list[float | None]]] | None = None,
     sign: float = 1.0,
+    min_runs: int = 2,
 ) -> tuple[list[dict[str, Any]], dict[str, int], dict[int, tuple[Any, ...]]]:
     """The finished trials' runs as warm-start records, pooled by configuration.
 
@@ -251,12 +252,15 @@ def study_records(
         Trials finishing now (number -> (trial, seeds, runs)), not yet finished in storage.
     sign : float
         -1 for a minimizing study: the records hold returns to maximize.
+    min_runs : int
+        Runs a configuration needs to be a record (2: a sample variance; 1 with one seed
+        first, :mod:`erahbo.gp.one_seed`).
 
     Returns
     -------
     records : list of dict
-        ``{"config", "returns", "seeds"}`` per configuration with at least 2 runs, in order of
-        its first trial; a seed reported twice counts once (the lower trial number's).
+        ``{"config", "returns", "seeds"}`` per configuration with at least ``min_runs`` runs,
+        in order of its first trial; a seed reported twice counts once (the lower trial number's).
     first : dict of str to int
         Configuration key -> number of its first trial.
     signatures : dict of int to tuple
@@ -286,7 +290,7 @@ def study_records(
             if seed not in rec["seeds"]:
                 rec["seeds"].append(int(seed))
                 rec["returns"].append(None if v is None else sign * v)
-    return [r for r in pooled.values() if len(r["returns"]) >= 2], first, sigs
+    return [r for r in pooled.values() if len(r["returns"]) >= min_runs], first, sigs
 
 
 def _trial_id(trial: Any) -> int:

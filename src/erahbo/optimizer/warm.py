@@ -27,8 +27,8 @@ own row), ``running`` or ``interrupted`` are dropped. The optimizer then treats 
 with its own ``failures`` policy: ``"exclude"`` marks the configuration infeasible (never
 proposed again), otherwise the run counts at the penalty (the lower quartile of the warm
 returns) in its configuration's statistics, as after a failure in the study itself. Rows are
-grouped by configuration; a configuration needs at least 2 runs (its sample variance),
-otherwise it is left out.
+grouped by configuration; a configuration needs at least 2 runs (its sample variance; 1 with
+``k_init = 1`` or ``k_min = 1``, :mod:`erahbo.gp.one_seed`), otherwise it is left out.
 """
 
 from __future__ import annotations
@@ -274,8 +274,9 @@ def add_warm_start(
         runs = _new_runs(rec, state.warm_seeds.get(cid, set()))
         failed = sum(v is None for _, v in runs)
         infeasible = cid in state.infeasible or (exclude and failed > 0)
-        if not infeasible and (not runs or (d.row_of(cid) is None and len(runs) < 2)):
-            continue  # (a new configuration needs 2 returns: its sample variance)
+        if not infeasible and (not runs or (d.row_of(cid) is None
+                                            and len(runs) < d.min_returns)):
+            continue  # (a new configuration needs 2 returns, its sample variance; or 1)
         n_rounds += 1
         head = (n_rounds, "warm", cid, state.config(cid, u))
         if infeasible:
@@ -316,7 +317,8 @@ def start_warm(
                                       penalizer=penalizer, n_rounds=0)
     if state.data.n == 0 and not has_design:
         raise ValueError(
-            "warm_start holds no configuration with at least 2 usable runs, and "
+            f"warm_start holds no configuration with at least {state.data.min_returns} "
+            f"usable run{'s' if state.data.min_returns > 1 else ''}, and "
             "n_init=0 leaves no initial design: give more runs or n_init >= 1"
         )
     return records, n_rounds, finite
