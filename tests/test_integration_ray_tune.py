@@ -316,6 +316,13 @@ def test_evaluated_rewards_warm_start_and_are_not_run_again():
     one.set_search_properties(None, None, {"x": tune.uniform(0, 1)})
     with pytest.raises(ValueError, match="has 1 reward; ERAHBO needs at least 2 runs"):
         one.suggest("t0")
+    # with one seed first (k_init = k_min = 1) a point with one reward is data
+    first_one = ERAHBOSearch(metric="ret", mode="max", points_to_evaluate=[{"x": 0.3}],
+                             evaluated_rewards=[1.0], **{**OPTS, "k_init": 1, "k_min": 1})
+    first_one.set_search_properties(None, None, {"x": tune.uniform(0, 1)})
+    first_one.suggest("t0")
+    h = first_one.optimizer.result().history
+    assert list(h.loc[h["phase"] == "warm", "return"]) == [1.0]
     with pytest.raises(ValueError, match="3 points_to_evaluate"):
         ERAHBOSearch(points_to_evaluate=pts, evaluated_rewards=[1.0])
 

@@ -162,9 +162,11 @@ def erahbo_point(point: dict[str, Any], domains: dict[tuple, Domain] | None,
 
 
 def warm_runs(points: list[tuple[dict, int | None]], rewards: list[Any], sign: float,
-              ) -> list[dict[str, Any]]:
+              min_runs: int = 2) -> list[dict[str, Any]]:
     """Warm-start records of evaluated points: equal configurations pooled (one run each, or
-    a list of per-seed rewards); ``sign`` -1 negates a metric that is minimized."""
+    a list of per-seed rewards); ``sign`` -1 negates a metric that is minimized; a point needs
+    ``min_runs`` runs (2: its variance between seeds; 1 with one seed first,
+    :mod:`erahbo.gp.one_seed`)."""
     groups: dict[str, dict[str, Any]] = {}
     for i, ((cfg, seed), reward) in enumerate(zip(points, rewards, strict=True)):
         vals = list(reward) if isinstance(reward, list | tuple) else [reward]
@@ -179,7 +181,7 @@ def warm_runs(points: list[tuple[dict, int | None]], rewards: list[Any], sign: f
             g["seeds"].append(seed)
     records = []
     for g in groups.values():
-        if len(g["returns"]) < 2:
+        if len(g["returns"]) < min_runs:
             raise ValueError(
                 f"evaluated point {g['config']} has 1 reward; ERAHBO needs at least 2 runs of "
                 "a configuration (its variance between seeds): repeat the point once per "

@@ -196,6 +196,7 @@ class ERAHBOSearch(Searcher):
         check = Optimizer({"x": ("float", 0.0, 1.0)},  # the options, checked now
                           **{**self._opt_kwargs, **({"n_init": 1} if no_design else {})})
         self._n_init, self._seed = 0 if no_design else check.options.n_init, check.seed
+        self._min_runs = check.options.min_seeds  # runs an evaluated point needs (2, or 1)
         points = list(points_to_evaluate or [])
         if evaluated_rewards is not None and len(evaluated_rewards) != len(points):
             raise ValueError(f"evaluated_rewards has {len(evaluated_rewards)} entries for "
@@ -425,7 +426,8 @@ class ERAHBOSearch(Searcher):
                                    f"evaluated point {i}")
                       for i, (p, _) in enumerate(self._evaluated)]
             sign = -1.0 if self._mode == "min" else 1.0
-            out["warm_start"] = warm_runs(points, [v for _, v in self._evaluated], sign)
+            out["warm_start"] = warm_runs(points, [v for _, v in self._evaluated], sign,
+                                          self._min_runs)
         return out
 
     def _check_host(self) -> None:
