@@ -40,20 +40,8 @@ def read_table_file(path: str | os.PathLike[str], what: str, expect: str) -> pd.
     """
     p = Path(path)
     _check_exists(p, what, expect)
-    parquet = p.suffix.lower() in (".parquet", ".pq")
-    try:
-        df = pd.read_parquet(p) if parquet else pd.read_csv(p)
-    except UnicodeDecodeError:
-        raise ValueError(
-            f"{what} {p} is not a text CSV file (it holds binary data that is not UTF-8 text); "
-            f"give {expect}"
-        ) from None
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{what} {p} holds no table (no header line); give {expect}") from None
-    except (pd.errors.ParserError, ValueError, OSError) as exc:
-        kind = "a Parquet file" if parquet else "a readable CSV file"
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"{what} {p} is not {kind} ({first}); give {expect}") from None
+    with _translated(p, what, expect, (pd.errors.ParserError, ValueError, OSError)):
+        df = pd.read_parquet(p) if _is_parquet(p) else pd.read_csv(p)
     if df.shape[1] == 0 or len(df) == 0:
         raise ValueError(f"{what} {p} has no rows; give {expect}")
     return df
@@ -81,7 +69,19 @@ def reading_table(path: str | os.PathLike[str], what: str, expect: str) -> Itera
         import pyarrow
 
         errors = (*errors, pyarrow.ArrowException)
-    parquet = p.suffix.lower() in (".parquet", ".pq")
+    with _translated(p, what, expect, errors):
+        yield
+
+
+def _is_parquet(p: Path) -> bool:
+    return p.suffix.lower() in (".parquet", ".pq")
+
+
+@contextlib.contextmanager
+def _translated(p: Path, what: str, expect: str,
+                errors: tuple[type[BaseException], ...]) -> Iterator[None]:
+    """A table reader's errors about ``p`` (binary, no header, ``errors``) as one ValueError
+    naming the file, what is wrong and ``expect``."""
     try:
         yield
     except UnicodeDecodeError:
@@ -92,7 +92,7 @@ def reading_table(path: str | os.PathLike[str], what: str, expect: str) -> Itera
     except pd.errors.EmptyDataError:
         raise ValueError(f"{what} {p} holds no table (no header line); give {expect}") from None
     except errors as exc:
-        kind = "a Parquet file" if parquet else "a readable CSV file"
+        kind = "a Parquet file" if _is_parquet(p) else "a readable CSV file"
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(f"{what} {p} is not {kind} ({first}); give {expect}") from None
 
