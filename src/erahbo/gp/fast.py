@@ -238,9 +238,8 @@ class FastRound(RoundModel):
 
     def __init__(self, model: FastModel, ybar: np.ndarray, s2: np.ndarray, k: np.ndarray) -> None:
         self._setup_stats(ybar, s2, k, model.settings)
-        n, M, tv = self.n, model, model.tv[: self.n].copy()
+        n, M, tv = self.n, model, self.tv  # tv: the variance GP's noise per row (_setup_stats)
         self.M = M
-        self.tv = tv  # (n,) the variance GP's noise per row (erahbo.gp.one_seed)
         self.X = M.X[:n]
         self.Lvi = M.Lvi[:n, :n]
         self.zv = self.Lvi @ self.yv  # (n,) Lv^{-1} y_v

@@ -70,7 +70,7 @@ def variance_noise(tau2: float, k: np.ndarray | float) -> np.ndarray | float:
 FALLBACK_SHARE = 0.1
 
 
-def pilot_noise(sigma0_2: float | None, ybar: np.ndarray) -> float:
+def pilot_noise(sigma0_2: float | None, ybar: np.ndarray | None) -> float:
     """``sigma_0^2``: the pilot GP's noise (raw scale), or :data:`FALLBACK_SHARE` times the
     variance of the sample means ``ybar (n,)`` when there is no pilot (None)."""
     if sigma0_2 is not None:
@@ -98,15 +98,19 @@ def pooled_variance(s2: np.ndarray, k: np.ndarray, sigma0_2: float) -> float:
                  / (dof.sum() + PRIOR_DOF))
 
 
-def variance_observations(s2: np.ndarray, k: np.ndarray, sigma0_2: float) -> np.ndarray:
+def variance_observations(s2: np.ndarray, k: np.ndarray, sigma0_2: float | None,
+                          ybar: np.ndarray | None = None) -> np.ndarray:
     """The variance GP's observations: ``s2`` where ``k >= 2``, ``sigma_hat^2`` where ``k = 1``.
 
     Parameters
     ----------
     s2, k : numpy.ndarray
         ``(n,)`` sample variances and seed counts.
-    sigma0_2 : float
-        The pilot GP's noise variance (raw scale of the returns, squared).
+    sigma0_2 : float or None
+        The pilot GP's noise variance (raw scale of the returns, squared); None: none was
+        fitted, :func:`pilot_noise` of ``ybar`` (read only when some ``k`` is 1).
+    ybar : numpy.ndarray, optional
+        ``(n,)`` sample means (needed only with ``sigma0_2`` None).
 
     Returns
     -------
@@ -117,5 +121,5 @@ def variance_observations(s2: np.ndarray, k: np.ndarray, sigma0_2: float) -> np.
     if not one.any():
         return s2
     out = np.array(s2, dtype=float)
-    out[one] = pooled_variance(s2, k, sigma0_2)
+    out[one] = pooled_variance(s2, k, pilot_noise(sigma0_2, ybar))
     return out

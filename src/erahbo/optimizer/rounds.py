@@ -24,7 +24,7 @@ from erahbo.gp import (
     make_engine,
     make_round,
 )
-from erahbo.gp.one_seed import pilot_noise, variance_observations
+from erahbo.gp.one_seed import variance_observations
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.state import StudyState
@@ -105,9 +105,7 @@ class RoundModels:
         """``(n,)`` the variance GP's observations: the sample variances, and the pooled
         variance for one-seed configurations (:mod:`erahbo.gp.one_seed`)."""
         d = self.state.data
-        if not (d.k < 2).any():
-            return d.s2
-        return variance_observations(d.s2, d.k, pilot_noise(self.settings.sigma0_2, d.ybar))
+        return variance_observations(d.s2, d.k, self.settings.sigma0_2, d.ybar)
 
     def choose(
         self,
