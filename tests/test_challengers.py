@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,43 +13,15 @@ import erahbo
 from conftest import NEEDLES, needle_records, needle_return
 from erahbo.datasets.loaders import load_task
 from erahbo.experiments import StudySettings, parse_method, prepare_task, run_repetition
-from erahbo.gp.bounds import mean_variance
-from erahbo.objectives.synthetic import Figure1Task
-from erahbo.optimizer.challengers import Z_SE, challenger_row, is_challenger_round
-from erahbo.recommendation import mv_standard_error, sample_mv_bound
+from erahbo.optimizer.challengers import Z_SE, is_challenger_round
+from erahbo.recommendation import sample_mv_bound
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "arlbench"
 
 
-TASK = Figure1Task()
-
-
-# Challengers are configurations with a sample variance (2 seeds or more): the scenario starts
-# every configuration with 2 seeds (the defaults before session 16), so that there are some.
+# The defaults of sessions 12-15 (2 seeds per configuration first): the mountain-car example
+# below pins a trajectory under them.
 TWO = {"n_init": 5, "k_init": 2, "k_min": 2}
-
-
-def _study(**kw) -> erahbo.Result:
-    opt = erahbo.Optimizer(TASK.space, budget=150, seed=1, **TWO, **kw)
-    while (trial := opt.ask()) is not None:
-        opt.tell(trial, [TASK(trial.config, s) for s in trial.seeds])
-    return opt.result()
-
-
-def test_challenger_row_is_the_best_bound_above_the_incumbent():
-    ybar = np.array([1.0, 1.5, 1.2, 3.0, 0.2])
-    s2 = np.array([0.1, 0.01, 0.02, 0.5, 0.0])
-    k = np.array([20, 2, 4, 1, 2])
-    bound = mean_variance(ybar, s2, 1.0) - Z_SE * mv_standard_error(np.sqrt(s2), k, 1.0)
-    assert bound[1] > bound[2] > mean_variance(1.0, 0.1, 1.0)  # rows 1, 2 beat the incumbent
-    every = np.ones(5, dtype=bool)
-    assert challenger_row(ybar, s2, k, 1.0, 0, every) == 1
-    # a closed row (at recommend_seeds, no seeds left, not a candidate) is passed over
-    assert challenger_row(ybar, s2, k, 1.0, 0, np.array([1, 0, 1, 1, 1], dtype=bool)) == 2
-    # one seed has no sample variance: never a challenger, however high its mean (row 3)
-    assert challenger_row(ybar, s2, k, 1.0, 0, np.array([1, 0, 0, 1, 1], dtype=bool)) is None
-    # the incumbent never challenges itself, and nothing beats the best row
-    assert challenger_row(ybar, s2, k, 1.0, 1, every) is None
 
 
 def test_rounds_alternate_after_the_random_rounds():
@@ -60,43 +31,63 @@ def test_rounds_alternate_after_the_random_rounds():
     assert is_challenger_round(1, 0, 0, True)  # no random rounds: from the first BO round
 
 
+def _needle_study(journal=None, stop_after_challenger: bool = False, **kw):
+    """The needle scenario (conftest) run to its budget: random rounds during the first 6
+    runs, then challenger rounds (three needles are challengers by construction)."""
+    opt = _needle_optimizer(random_interleave=6, budget=40, journal=journal, **kw)
+    x: dict[int, float] = {}
+    while (trial := opt.ask()) is not None:
+        x[trial.config_id] = trial.config["x"]
+        opt.tell(trial, [needle_return(x[trial.config_id], s) for s in trial.seeds])
+        if stop_after_challenger and (opt.result().rounds.phase == "challenger").any():
+            break
+    return opt
+
+
 def test_a_study_runs_challenger_rounds_on_evaluated_configurations():
-    res = _study()
-    r = res.rounds
+    """After the random rounds, the rounds that were random go to the challengers: each
+    re-runs a configuration evaluated before it (a needle), with at least 2 seeds; without
+    challengers the same study has none, and is the same up to the first one."""
+    opt = _needle_study()
+    r = opt.result().rounds
+    r = r[r.phase != "warm"].reset_index(drop=True)
     ch = r[r.phase == "challenger"]
     assert len(ch) >= 2
     before = r["k"].cumsum().shift(fill_value=0)
-    assert (before[ch.index] >= 50).all()  # after the random rounds only
-    for i, row in ch.iterrows():  # each re-runs a configuration evaluated before it
-        assert row.config_id in set(r.loc[: i - 1, "config_id"])
+    assert (before[ch.index] >= 6).all()  # after the random rounds only
+    assert (r.loc[: ch.index[0] - 1, "stop_reason"] == "random").any()
+    h = opt.result().history
+    for _, row in ch.iterrows():  # each re-runs a configuration evaluated before it
+        assert row.config_id in set(h.loc[h["iteration"] < row.iteration, "config_id"])
         assert row.k >= 2 and row.stop_reason in ("dominated", "k_max", "max_seeds", "budget")
-    off = _study(challengers=False)
-    assert "challenger" not in set(off.rounds.phase)
+    off = _needle_study(challengers=False)
+    roff = off.result().rounds
+    roff = roff[roff.phase != "warm"].reset_index(drop=True)
+    assert "challenger" not in set(roff.phase)
     # up to the first challenger round the two studies are the same
     first = ch.index[0]
-    pd.testing.assert_frame_equal(r.loc[: first - 1], off.rounds.loc[: first - 1])
+    pd.testing.assert_frame_equal(r.loc[: first - 1], roff.loc[: first - 1])
 
 
 def test_a_challenger_study_resumes_exactly(tmp_path):
+    """Cut after its first challenger round and resumed from the journal: the same runs as
+    the uninterrupted study."""
     path = tmp_path / "study.sqlite"
-    opt = erahbo.Optimizer(TASK.space, budget=150, seed=1, journal=path, **TWO)
-    while not (opt.result().rounds.phase == "challenger").any():  # part-way, after one
-        trial = opt.ask()
-        opt.tell(trial, [TASK(trial.config, s) for s in trial.seeds])
+    opt = _needle_study(journal=path, stop_after_challenger=True)
     opt.close()
-    again = erahbo.Optimizer(TASK.space, budget=150, seed=1, journal=path, **TWO)
-    while (trial := again.ask()) is not None:
-        again.tell(trial, [TASK(trial.config, s) for s in trial.seeds])
+    again = _needle_study(journal=path)
     cols = ["config_id", "seed", "return"]
-    pd.testing.assert_frame_equal(again.result().history[cols], _study().history[cols])
+    pd.testing.assert_frame_equal(again.result().history[cols],
+                                  _needle_study().result().history[cols])
     again.close()
 
 
 def _needle_optimizer(**kw) -> erahbo.Optimizer:
-    """An optimizer started on conftest's needle scenario, challenger rounds from round 1."""
-    return erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, budget=30, seed=0, n_init=0,
-                            warm_start=needle_records(), random_interleave=0, k_max=10,
-                            raw_samples=128, n_polish=2, **kw)
+    """An optimizer started on conftest's needle scenario, challenger rounds from round 1
+    (``kw`` overrides these options)."""
+    opts = dict(budget=30, seed=0, n_init=0, warm_start=needle_records(), random_interleave=0,
+                k_max=10, raw_samples=128, n_polish=2)
+    return erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, **{**opts, **kw})
 
 
 def _needle_ids(opt: erahbo.Optimizer) -> list[int]:
