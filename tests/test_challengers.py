@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -13,8 +14,9 @@ import erahbo
 from conftest import NEEDLES, needle_records, needle_return
 from erahbo.datasets.loaders import load_task
 from erahbo.experiments import StudySettings, parse_method, prepare_task, run_repetition
-from erahbo.optimizer.challengers import Z_SE, is_challenger_round
-from erahbo.recommendation import sample_mv_bound
+from erahbo.gp.bounds import mean_variance
+from erahbo.optimizer.challengers import Z_SE, challenger_row, is_challenger_round
+from erahbo.recommendation import mv_standard_error, sample_mv_bound
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "arlbench"
 
@@ -22,6 +24,22 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "arlbench"
 # The defaults of sessions 12-15 (2 seeds per configuration first): the mountain-car example
 # below pins a trajectory under them.
 TWO = {"n_init": 5, "k_init": 2, "k_min": 2}
+
+
+def test_challenger_row_is_the_best_bound_above_the_incumbent():
+    ybar = np.array([1.0, 1.5, 1.2, 3.0, 0.2])
+    s2 = np.array([0.1, 0.01, 0.02, 0.5, 0.0])
+    k = np.array([20, 2, 4, 1, 2])
+    bound = mean_variance(ybar, s2, 1.0) - Z_SE * mv_standard_error(np.sqrt(s2), k, 1.0)
+    assert bound[1] > bound[2] > mean_variance(1.0, 0.1, 1.0)  # rows 1, 2 beat the incumbent
+    every = np.ones(5, dtype=bool)
+    assert challenger_row(ybar, s2, k, 1.0, 0, every) == 1
+    # a closed row (at recommend_seeds, no seeds left, not a candidate) is passed over
+    assert challenger_row(ybar, s2, k, 1.0, 0, np.array([1, 0, 1, 1, 1], dtype=bool)) == 2
+    # one seed has no sample variance: never a challenger, however high its mean (row 3)
+    assert challenger_row(ybar, s2, k, 1.0, 0, np.array([1, 0, 0, 1, 1], dtype=bool)) is None
+    # the incumbent never challenges itself, and nothing beats the best row
+    assert challenger_row(ybar, s2, k, 1.0, 1, every) is None
 
 
 def test_rounds_alternate_after_the_random_rounds():
