@@ -15,7 +15,7 @@ from conftest import NEEDLES, needle_records, needle_return
 from erahbo.datasets.loaders import load_task
 from erahbo.experiments import StudySettings, parse_method, prepare_task, run_repetition
 from erahbo.gp.bounds import mean_variance
-from erahbo.optimizer.challengers import Z_SE, challenger_row, is_challenger_round
+from erahbo.optimizer.challenger import Z_SE, challenger_row, is_challenger_round
 from erahbo.recommendation import mv_standard_error, sample_mv_bound
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "arlbench"

@@ -32,6 +32,7 @@ from erahbo.gp.bounds import adaptive_rule
 from erahbo.validation import check_k_range, check_option
 
 __all__ = [
+    "CAPPED",
     "SCHEDULES",
     "STOPPING_RULES",
     "STOP_REASONS",
@@ -46,12 +47,22 @@ __all__ = [
 
 SCHEDULES = ("constant", "exponential", "sigmoid")
 STOPPING_RULES = ("ucb", "race")  # ERAHBO's rule for more seeds: the paper's, or racing
-# why a round ended: the stopping rule fired, k_max reached, a fixed-k round completed,
-# the budget ran out, the configuration was excluded (finite table) or failed (infeasible),
-# the initial design, runs given as a warm start, the configuration has max_seeds seeds, or
-# the round was chosen at random (the random design's rounds: their first seeds only).
-STOP_REASONS = ("dominated", "k_max", "fixed_k", "budget", "excluded", "infeasible", "initial",
-                "warm", "max_seeds", "random")
+#: Why a round ended (a rounds table's ``stop_reason``), each with what it means. The order
+#: is the order of the legend of :func:`erahbo.analysis.run_plots.plot_rounds`.
+STOP_REASONS = {
+    "dominated": "the stopping rule: UCB_MV below B_t",
+    "k_max": "k_max seeds reached",
+    "fixed_k": "a fixed-k round completed",
+    "budget": "the budget ran out",
+    "excluded": "the configuration was excluded (finite table)",
+    "infeasible": "the configuration failed (infeasible)",
+    "initial": "the initial design",
+    "warm": "runs given as a warm start",
+    "max_seeds": "the configuration reached its seed cap",
+    "random": "chosen at random (the random design's rounds: their first seeds only)",
+}
+#: The stop reason of a round that the seed cap (:mod:`erahbo.optimizer.seedcap`) ends.
+CAPPED = "max_seeds"
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,7 @@ class FixedK:
     def after_tell(self, k: int, asked: int, remaining: float, seeds_left: float = math.inf,
                    *, random_round: bool = False, **_: object) -> str:
         """End of the round: ``"fixed_k"`` (``"random"`` for a round chosen at random), or
-        ``"budget"`` when fewer seeds than ``k`` ran (``"max_seeds"``: the cap cut it)."""
+        ``"budget"`` when fewer seeds than ``k`` ran (:data:`CAPPED`: the cap cut it)."""
         return _final(_first_trial(self.first, asked, random_round), remaining, seeds_left)
 
 
@@ -162,7 +173,7 @@ class AdaptiveK:
             Seeds left in the budget.
         seeds_left : float
             Seeds the configuration may still get under the seed caps
-            (:mod:`erahbo.optimizer.seedcap`): a round the cap ends is ``"max_seeds"``.
+            (:mod:`erahbo.optimizer.seedcap`): a round the cap ends is :data:`CAPPED`.
         random_round : bool
             The round's configuration was drawn at random (``"random"`` when it ends).
         ucb_mv : float or None
@@ -220,9 +231,9 @@ def _first_trial(first: int, asked: int, random_round: bool) -> str:
 
 def _final(reason: str | None, remaining: float, seeds_left: float) -> str | None:
     """A round that the seed cap cuts (no seeds left for the configuration, budget left) ends
-    with ``"max_seeds"``, not with its policy's reason."""
+    with :data:`CAPPED`, not with its policy's reason."""
     if seeds_left < 1 and reason in (None, "budget") and remaining >= 1:
-        return "max_seeds"
+        return CAPPED
     return reason
 
 

@@ -363,9 +363,10 @@ def plot_seed_counts(dist: pd.DataFrame, rounds: pd.DataFrame, methods: Sequence
     """Left: share of rounds per seed count k for every method. Right: box plot of the
     configuration's normalized MV regret per k for the adaptive methods (k varies).
 
-    Rounds of k = 1 (marked ``1*``, explained under the axis) re-select a configuration
-    evaluated before, whose seed cap (``max_seeds``, growing with ``seed_share``) left room
-    for one seed; a new configuration always starts with ``k_min`` >= 2 seeds.
+    Rounds of k = 1 re-select a configuration evaluated before, whose seed cap
+    (:mod:`erahbo.optimizer.seedcap`) left room for one seed, or start a new one under
+    ``k_min = 1``; when all of them re-select, they are marked ``1*`` and explained under the
+    axis.
 
     Parameters
     ----------
@@ -390,9 +391,8 @@ def plot_seed_counts(dist: pd.DataFrame, rounds: pd.DataFrame, methods: Sequence
         revisit = _one_seed_revisits(rounds)
         ax1.set_xticks(np.arange(ks.size), [f"{k}*" if k == 1 and revisit else str(k)
                                             for k in ks])
-        ax1.set_xlabel("seeds per round k" + ("\n* k = 1: a configuration chosen again, with "
-                                              "one seed left\nunder its seed cap (max_seeds, "
-                                              "seed_share)" if revisit and 1 in ks else ""),
+        note = "\n* k = 1: a configuration chosen again, with one seed left\nunder its seed cap"
+        ax1.set_xlabel("seeds per round k" + (note if revisit and 1 in ks else ""),
                        fontsize=9 if revisit else None)
         ax1.set_ylabel("fraction of rounds")
         ax1.set_title("Seeds per evaluated configuration")

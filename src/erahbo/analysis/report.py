@@ -517,8 +517,8 @@ def _section_seed_counts(ctx: _Ctx) -> list[str]:
         "## 5. Seed-count distributions", "",
         "Seeds k spent on each evaluated configuration (one BO round), pooled over tasks and "
         "repetitions. Left: share of rounds per k (k = 1: a configuration chosen again whose "
-        "seed cap, max_seeds growing with seed_share, left room for one seed; a new "
-        "configuration starts with k_min >= 2). Right: for the adaptive method, the true "
+        "seed cap left room for one seed, or a new one under k_min = 1; the defaults give a "
+        "new configuration at least 2 seeds). Right: for the adaptive method, the true "
         "normalized MV regret of the configuration per k (lower = better configuration). "
         "Spearman(k, MV) > 0 means more seeds go to configurations with higher true MV.", "",
         f"![Seed counts]({f_seed.relative_to(out).as_posix()})", "",

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from erahbo.policies import STOP_REASONS
+
 
 def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) -> Path:
     """Plot ``f``, ``f +- rho``, ``MV`` and the seeds a run spent per configuration.
@@ -208,11 +210,11 @@ def _bounds_are_points(rounds: Any, bo: np.ndarray) -> str:
     return "all" if zero.all() else "some" if zero.any() else ""
 
 
-# one colour per stop reason (erahbo.policies.STOP_REASONS), the same in both panels
-_REASON_COLOURS = {"initial": "tab:gray", "dominated": "tab:blue", "k_max": "tab:red",
-                   "fixed_k": "tab:purple", "budget": "tab:olive", "excluded": "black",
-                   "infeasible": "tab:brown", "warm": "tab:cyan", "max_seeds": "tab:pink",
-                   "random": "tab:green"}
+# one colour per stop reason, in the order of erahbo.policies.STOP_REASONS (the same in both
+# panels); a reason without one is brown
+_COLOURS = ("tab:blue", "tab:red", "tab:purple", "tab:olive", "black", "tab:brown", "tab:gray",
+            "tab:cyan", "tab:pink", "tab:green")
+_REASON_COLOURS = dict(zip(STOP_REASONS, _COLOURS, strict=False))
 
 
 def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
@@ -285,7 +287,7 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")
     axk.bar(runs - k / 2, k, width=np.maximum(k, 1.0), color=colours, edgecolor="white",
             linewidth=0.3)
-    ch = r["phase"].to_numpy() == "challenger"  # erahbo.optimizer.challengers: hatched
+    ch = r["phase"].to_numpy() == "challenger"  # erahbo.optimizer.challenger: hatched
     if ch.any():
         axk.bar((runs - k / 2)[ch], k[ch], width=np.maximum(k[ch], 1.0), color="none",
                 edgecolor="black", hatch="////", linewidth=0.0)

@@ -129,12 +129,12 @@ def _components(smac: Any) -> dict[str, Any]:
             free = self._unasked(previous_configs)
             if not free:  # every row asked (SMAC's challenger list fails on an empty ranking)
                 return iter(())
-            challengers = ChallengerList(
+            ranked = ChallengerList(
                 RandomRow(self._rows, free, self._rng),
                 lambda: [c for _, c in self._maximize(previous_configs, n)], random_design)
             if random_design is not None:
                 random_design.next_iteration()
-            return challengers
+            return ranked
 
     return {"sobol": TableSobol, "maximizer": TableMaximizer}
 

@@ -35,6 +35,7 @@ from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
 from erahbo.optimizer.warm import start_warm
+from erahbo.policies import CAPPED
 from erahbo.runtime.failures import FailurePolicy, Penalizer, spent_runs
 from erahbo.space import SearchSpace
 
@@ -191,7 +192,7 @@ class Optimizer(Telling, Inspection):
             elif free < 1:
                 self._close(r, "budget")
             elif left < 1:
-                self._close(r, "max_seeds")
+                self._close(r, CAPPED)
             else:  # the inner loop: one more seed, or a batch of them
                 n = int(min(self.policy.next_seeds(r.k, free), left))
                 return self._trial(r.config_id, r.u, n, "bo", r.t)

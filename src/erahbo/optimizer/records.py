@@ -97,7 +97,7 @@ class Result:
         seed, one cut by a crash of the study). ``return`` is NaN for runs not counted.
     rounds : pandas.DataFrame
         One row per round: ``iteration, phase`` (``"init"``, ``"bo"``, or ``"challenger"``
-        for a challenger round: :mod:`erahbo.optimizer.challengers`), ``config_id, k`` (seeds
+        for a challenger round: :mod:`erahbo.optimizer.challenger`), ``config_id, k`` (seeds
         used in the round),
         ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
         beta_stop, acquisition, stop_reason, mean, var``.
@@ -158,7 +158,7 @@ class Round:
     acq: float
     k: int = 0
     ib: InnerBounds | None = None
-    phase: str = "bo"  # "challenger": a challenger round (erahbo.optimizer.challengers)
+    phase: str = "bo"  # "challenger": a challenger round (erahbo.optimizer.challenger)
 
 
 class History:

@@ -7,7 +7,7 @@ rather than bookkeeping; each part is a small object with its own parameters:
   (:func:`erahbo.optimizer.state.initial_design_of`);
 * **round schedule** — :class:`RoundSchedule`: which proposer a BO round goes to: the
   acquisition (eq. 8), a random draw from the acquisition's best share
-  (:mod:`erahbo.optimizer.random_design`), or the challenger (:mod:`erahbo.optimizer.challengers`);
+  (:mod:`erahbo.optimizer.random_design`), or the challenger (:mod:`erahbo.optimizer.challenger`);
 * **replication rule** — :mod:`erahbo.policies`: fixed ``k`` (RAHBO, GP-UCB, random search),
   adaptive ``k`` (ERAHBO, eq. 12) or racing; it returns each round's final stop reason;
 * **beta_stop schedule** — :class:`erahbo.policies.BetaStopSchedule` (eqs. 35-36);
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo.optimizer.challengers import ChallengerRounds, pick_challenger
+from erahbo.optimizer.challenger import ChallengerRounds, pick_challenger
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.random_design import RandomRounds, random_configuration
 from erahbo.optimizer.recommender import Recommender
@@ -67,7 +67,7 @@ class RoundSchedule:
     random : RandomRounds
         The random design's rounds (:mod:`erahbo.optimizer.random_design`).
     challenger : ChallengerRounds
-        The challenger rounds (:mod:`erahbo.optimizer.challengers`).
+        The challenger rounds (:mod:`erahbo.optimizer.challenger`).
     """
 
     random: RandomRounds = field(default_factory=RandomRounds)
@@ -103,7 +103,7 @@ class Strategy:
     caps : SeedCaps
     recommender : Recommender
     challenger_below : int
-        Configurations with fewer seeds may be challengers.
+        Configurations with fewer seeds may challenge the recommendation.
     """
 
     options: Options
