@@ -294,6 +294,22 @@ def test_kernel_into_given_arrays_gives_the_same_values(kind):
         np.testing.assert_array_equal(got, kernel(X1, X2, ls, kind))
 
 
+def test_fast_model_work_buffers_are_reused_never_shared():
+    """FastModel.borrow: a returned buffer serves the next call (grown when too small); one
+    borrowed twice at once, or by a copy of the model, is two arrays."""
+    C, _, _, _, _, _, s = _round_inputs(seed=2)
+    fm = FastModel(s, C)
+    a = fm.borrow("w", (30, 40))
+    b = fm.borrow("w", (30, 40))  # not given back yet: another array
+    assert a.shape == (30, 40) and a.flags.c_contiguous and not np.shares_memory(a, b)
+    fm.give_back("w", a)
+    assert np.shares_memory(fm.borrow("w", (20, 50)), a)  # the same memory again
+    fm.give_back("w", a)
+    assert not np.shares_memory(fm.copy().borrow("w", (30, 40)), a)
+    big = fm.borrow("w", (300, 40))
+    assert big.shape == (300, 40) and not np.shares_memory(big, a)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_recommendation_row_is_argmax_lcb_mv_on_either_path(kind):
     """lcb_mv_argmax is best_lcb_mv's row, whether the rows in play are solved in batches
