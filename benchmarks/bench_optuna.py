@@ -29,6 +29,8 @@ shared with other jobs the figures then stay what a quiet machine shows (one thr
 ``--breakdown`` splits the ERAHBO sampler's time per trial into its parts instead (mean over
 the same windows): the proposal, the round model, the recommendation, the tell, the MV bounds,
 the stopping rule, and the rest of the sampler's hooks (its bookkeeping: claims, storage).
+The recommendation's part includes the round model's exact posterior variances at the
+evaluated rows (``FastRound.var_f_rows``), which the next proposal's argmax screen reuses.
 """
 
 from __future__ import annotations

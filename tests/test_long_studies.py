@@ -70,6 +70,10 @@ def test_bounds_are_upper_bounds_at_every_level(kind, weight):
     for level in (1, 7, 40, 150):
         ub = b.at(idx, level)
         assert np.all(ub >= exact), (level, float(np.min(ub - exact)))
+    # the last level with few rows in play (a solve per row; with most: var_f_rows)
+    few = np.concatenate([np.arange(64), 64 + np.arange(0, 150, 4)])
+    b = _Bounds(rm, U, _known_rows(rm, U, 64), weight)
+    assert np.all(b.at(few, 150) >= exact[few])
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -282,6 +282,61 @@ def test_pruned_argmax_is_exact_on_random_states(kind):
                 assert fast.best_lcb_mv(w, 2.5, sub)[1] == ref.best_lcb_mv(w, 2.5, sub)[1]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_kernel_into_given_arrays_gives_the_same_values(kind):
+    """kernel(out=, work=) (the argmax screen's work buffers) computes what kernel() does."""
+    rng = np.random.default_rng(8)
+    for n1, n2, d in ((40, 70, 3), (1, 9, 2), (9, 1, 5)):
+        X1, X2, ls = rng.random((n1, d)), rng.random((n2, d)), rng.uniform(0.05, 2.0, d)
+        out, work = np.empty((n1, n2)), np.empty((n1, n2))
+        got = kernel(X1, X2, ls, kind, out=out, work=work)
+        assert got is out
+        np.testing.assert_array_equal(got, kernel(X1, X2, ls, kind))
+
+
+def test_fast_model_work_buffers_are_reused_never_shared():
+    """FastModel.borrow: a returned buffer serves the next call (grown when too small); one
+    borrowed twice at once, or by a copy of the model, is two arrays."""
+    C, _, _, _, _, _, s = _round_inputs(seed=2)
+    fm = FastModel(s, C)
+    a = fm.borrow("w", (30, 40))
+    b = fm.borrow("w", (30, 40))  # not given back yet: another array
+    assert a.shape == (30, 40) and a.flags.c_contiguous and not np.shares_memory(a, b)
+    fm.give_back("w", a)
+    assert np.shares_memory(fm.borrow("w", (20, 50)), a)  # the same memory again
+    fm.give_back("w", a)
+    assert not np.shares_memory(fm.copy().borrow("w", (30, 40)), a)
+    big = fm.borrow("w", (300, 40))
+    assert big.shape == (300, 40) and not np.shares_memory(big, a)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_recommendation_row_is_argmax_lcb_mv_on_either_path(kind):
+    """lcb_mv_argmax is best_lcb_mv's row, whether the rows in play are solved in batches
+    (a small beta prunes) or all read from var_f_rows (a large one does not)."""
+    taken = set()
+    for seed in range(8):
+        rng = np.random.default_rng(300 + seed)
+        n, m, d = int(rng.choice([3, 30, 90])), 200, 3
+        C = rng.random((m, d))
+        X = C[rng.choice(m, size=n, replace=False)]
+        k = rng.integers(2, 30, size=n).astype(float)
+        ybar = rng.standard_normal(n) * rng.uniform(0.1, 10)
+        s2 = rng.uniform(0, 2, n) ** 3
+        s = RoundSettings(GPHyper(kind, rng.uniform(0.05, 1.0, d)),
+                          GPHyper(kind, rng.uniform(0.1, 2, d), noise=1e-3), beta=2.5)
+        ref = ReferenceRound(X, ybar, s2, k, s, C)
+        for w in (0.0, 1.0, 10.0):
+            for beta in (0.0, 1.0, 2.5, 25.0):
+                for mask in (None, rng.random(n) < 0.5):
+                    fast = FastModel(s, C).round(X, ybar, s2, k)
+                    row = fast.lcb_mv_argmax(w, beta, mask)
+                    assert row == ref.best_lcb_mv(w, beta, mask)[1]
+                    assert row == fast.best_lcb_mv(w, beta, mask)[1]
+                    taken.add(fast._var_fX is not None)
+    assert taken == {False, True}  # both paths ran
+
+
 def test_fast_engine_reports_the_values_of_the_bound_functions(monkeypatch):
     """The fast engine prunes, but every value it returns comes from erahbo.gp.bounds."""
     import erahbo.gp.fast as fast_mod

@@ -39,7 +39,12 @@ def k_of_d2(d2: np.ndarray, kind: str) -> np.ndarray:
 
 
 def kernel(
-    X1: np.ndarray, X2: np.ndarray, lengthscales: np.ndarray, kind: str = "rbf"
+    X1: np.ndarray,
+    X2: np.ndarray,
+    lengthscales: np.ndarray,
+    kind: str = "rbf",
+    out: np.ndarray | None = None,
+    work: np.ndarray | None = None,
 ) -> np.ndarray:
     """ARD kernel matrix with unit signal variance.
 
@@ -52,16 +57,38 @@ def kernel(
     kind : {"rbf", "matern52"}
         ``rbf``: ``exp(-r^2 / 2)``; ``matern52``: ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)``,
         with ``r^2 = sum_j (x_j - x'_j)^2 / l_j^2``.
+    out, work : numpy.ndarray or None
+        ``(n1, n2)`` C-contiguous float arrays: the result is written into ``out``, ``work``
+        is overwritten (both given: no array of that size is allocated, the same values as
+        without them; a caller that keeps them between calls spares the memory system).
 
     Returns
     -------
     numpy.ndarray
-        ``(n1, n2)`` kernel values in ``(0, 1]``.
+        ``(n1, n2)`` kernel values in ``(0, 1]`` (``out`` when given).
     """
     if kind not in KERNELS:
         raise ValueError(f"kernel: kind={kind!r} must be one of {KERNELS}")
     ls = np.asarray(lengthscales, dtype=float)
-    return k_of_d2(_sqdist(_scaled(X1, ls), _scaled(X2, ls)), kind)
+    A, B = _scaled(X1, ls), _scaled(X2, ls)
+    if out is None or work is None:
+        return k_of_d2(_sqdist(A, B), kind)
+    # the operations of _sqdist and k_of_d2 in the same order, in place
+    np.add((A * A).sum(1)[:, None], (B * B).sum(1)[None, :], out=out)
+    np.matmul(A, B.T, out=work)
+    work *= 2.0
+    np.subtract(out, work, out=out)
+    np.maximum(out, 0.0, out=out)
+    if kind == "rbf":
+        out *= -0.5
+        return np.exp(out, out=out)
+    r = np.sqrt(out, out=work)  # (1 + sqrt5 r + 5/3 d2) exp(-sqrt5 r), as k_of_d2
+    r *= _SQRT5
+    out *= 5.0 / 3.0
+    np.add(out, 1.0 + r, out=out)
+    np.negative(r, out=r)
+    out *= np.exp(r, out=r)
+    return out
 
 
 def kernel_grad_x(

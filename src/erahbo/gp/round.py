@@ -241,6 +241,10 @@ class RoundModel:
         return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
 
     # -- interface (implemented by the subclasses) ----------------------------------
+    def lcb_mv_argmax(self, weight: float, beta: float, mask: np.ndarray | None = None) -> int:
+        """The row of ``best_lcb_mv`` (the recommendation's ``argmax LCB^MV``; -1: none)."""
+        return self.best_lcb_mv(weight, beta, mask)[1]
+
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
         raise NotImplementedError

@@ -31,7 +31,10 @@ Bounds are refined level by level (the prefix ``r`` grows four-fold up to ``n``;
 the evaluated configurations, whose variance GP part is known) on the points still in play,
 between exact batches in decreasing order of the bound, until none left can reach the ``q``-th
 best exact value.  A converged study has many evaluated configurations whose values agree to
-``1e-7``: the last level and a small ``VAR_SLACK`` keep them from all being scored.
+``1e-7``: the last level and a small ``VAR_SLACK`` keep them from all being scored.  At the last
+level, with more than two thirds of the rows in play, their variances are the round model's
+:meth:`~erahbo.gp.fast.FastRound.var_f_rows` (one inversion of the Cholesky factor, shared with
+the recommendation) instead of one solve per row.
 """
 
 from __future__ import annotations
@@ -96,8 +99,17 @@ def top_points(
     known = np.full(p, -1, dtype=np.intp) if known is None else np.asarray(known, np.intp)
     live = np.flatnonzero(np.asarray(allowed, dtype=bool))
     bounds = _Bounds(rm, U, known, weight)
+    try:
+        return _screen(rm, U, weight, q, live, bounds, min(n, max(int(first_level), 1)))
+    finally:
+        bounds.release()
+
+
+def _screen(rm, U: np.ndarray, weight: float, q: int, live: np.ndarray, bounds: _Bounds,
+            first: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`top_points` on the allowed points ``live`` with the bounds made for them."""
+    p, n = U.shape[0], rm.n
     ub = np.full(p, np.inf)
-    first = min(n, max(int(first_level), 1))
     level = 0  # the bounds without a prefix: single rows and the Cholesky pivots
     ub[live] = bounds.at(live, level)
     levels = 1
@@ -161,18 +173,23 @@ class _Bounds:
         self.G, self.K = G, K
         self.gpos = np.full(p, -1, dtype=np.intp)
         self.gpos[G] = np.arange(G.size)
-        if G.size:
-            self.kf = kernel(rm.X, U[G], self.hf.lengthscales, self.hf.kind)  # (n, g)
-            self.kv = kernel(rm.X, U[G], self.hv.lengthscales, self.hv.kind)  # (n, g)
+        self._borrowed: list[tuple[str, np.ndarray]] = []
+        if G.size:  # the (n, g) arrays in the model's work buffers (FastModel.borrow)
+            kf, kv, tmp = (self._borrow(name, (n, G.size)) for name in ("kf", "kv", "tmp"))
+            UG = U[G]
+            self.kf = kernel(rm.X, UG, self.hf.lengthscales, self.hf.kind, out=kf, work=tmp)
+            self.kv = kernel(rm.X, UG, self.hv.lengthscales, self.hv.kind, out=kv, work=tmp)
             self.mu_f[G] = self.kf.T @ rm.af
             self.mu_v[G] = self.kv.T @ rm.av
             # the single most correlated row: var <= 1 - k_j^2 / (1 + noise_j)
-            g1 = (self.kf * self.kf / (1.0 + rm.D)[:, None]).max(0)
+            np.multiply(kf, kf, out=tmp)
+            g1 = np.divide(tmp, (1.0 + rm.D)[:, None], out=tmp).max(0)
             self.var_f[G] = 1.0 - g1
+            np.multiply(kv, kv, out=tmp)
             if rm.one_seed:  # per-row noise (erahbo.gp.one_seed)
-                self.var_v[G] = 1.0 - (self.kv * self.kv / (1.0 + rm.tv)[:, None]).max(0)
+                self.var_v[G] = 1.0 - np.divide(tmp, (1.0 + rm.tv)[:, None], out=tmp).max(0)
             else:
-                self.var_v[G] = 1.0 - (self.kv * self.kv).max(0) / (1.0 + rm.tau2)
+                self.var_v[G] = 1.0 - tmp.max(0) / (1.0 + rm.tau2)
         if K.size:
             rows = known[K]
             self.mu_f[K] = (M.Kf[:n, :n] @ rm.af)[rows]
@@ -194,6 +211,16 @@ class _Bounds:
         self.slack_f = g * float(np.abs(rm.af).sum())
         self.slack_v = g * (float(np.abs(rm.av).sum()) + zv_bound)
 
+    def _borrow(self, name: str, shape: tuple[int, int]) -> np.ndarray:
+        arr = self.rm.M.borrow("screen." + name, shape)
+        self._borrowed.append(("screen." + name, arr))
+        return arr
+
+    def release(self) -> None:
+        """Give the work buffers back to the model (the bounds are not used after)."""
+        while self._borrowed:
+            self.rm.M.give_back(*self._borrowed.pop())
+
     def at(self, idx: np.ndarray, r: int) -> np.ndarray:
         """Upper bounds ``(len(idx),)`` of eq. 8 at ``U[idx]`` with prefix ``r`` (see module)."""
         rm, M = self.rm, self.rm.M
@@ -205,7 +232,10 @@ class _Bounds:
             self.var_f[gi] = np.minimum(self.var_f[gi], 1.0 - (Vf * Vf).sum(0))
             Vv = rm.Lvi[:r, :r] @ self.kv[:r, cols]
             self.var_v[gi] = np.minimum(self.var_v[gi], 1.0 - (Vv * Vv).sum(0))
-        if ki.size and r > 0:
+        if ki.size and r >= rm.n and 3 * ki.size > 2 * rm.n:  # most rows: all at once
+            rows = self.known[ki]
+            self.var_f[ki] = np.minimum(self.var_f[ki], np.maximum(rm.var_f_rows()[rows], 0.0))
+        elif ki.size and r > 0:
             rows = self.known[ki]
             Vf = blas.dtrsm(1.0, rm.L[:r, :r], M.Kf[:r, rows], lower=1)
             a = np.maximum(1.0 - (Vf * Vf).sum(0), 0.0)  # var given the first r rows

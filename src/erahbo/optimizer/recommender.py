@@ -115,7 +115,7 @@ class Recommender:
             score = mean_variance(data.ybar, data.s2, weight)  # (n,)
             row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
             return row, float(mean_variance(data.ybar[row], data.s2[row], alpha)), "sample_mv"
-        _, best = rm.best_lcb_mv(weight, self.beta, mask)
+        best = rm.lcb_mv_argmax(weight, self.beta, mask)
         row = self.well_sampled(data, best, mask, weight)
         mf, _, mv, _ = rm.predict(data.U[row][None, :])
         rule = "lcb_mv" if row == best else "well_sampled"
