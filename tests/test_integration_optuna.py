@@ -87,6 +87,26 @@ def test_pruner_is_erahbos_stopping_rule():
     assert len({round(t.params["x"], 6) for t in init}) == 4
 
 
+def test_the_gp_hyperparameters_are_fitted_on_the_initial_design():
+    """The study's GP hyperparameters (user attribute ``erahbo_hyperparameters``) are fitted
+    once, as the core fits them: on the data of the first ``n_init`` configurations, not on
+    whatever the first finished trial left (a fit on one configuration is the prior's mode).
+    Rule: they equal the fit of an Optimizer warm-started with those trials' records."""
+    from erahbo import Optimizer
+    from erahbo.integrations._optuna_engine import hyper_to_json
+    from erahbo.integrations._optuna_space import Coder
+    from erahbo.integrations._optuna_trials import study_records
+
+    sampler = ERAHBOSampler(**OPTS)
+    study = run(sampler, OPTS["n_init"] + 2)
+    coder = Coder(study.trials[0].distributions)
+    records, _, _ = study_records(study.trials[: OPTS["n_init"]], coder)
+    assert len(records) == OPTS["n_init"]
+    fit = Optimizer(coder.space, **dict(sampler._options, n_init=0, warm_start=records))
+    stored = study.user_attrs["erahbo_hyperparameters"]
+    assert stored["hyper"] == hyper_to_json(fit.fit_hyperparameters())
+
+
 def test_random_rounds_alternate_early_as_in_the_optimizer():
     study = run(ERAHBOSampler(**OPTS, random_interleave=40), 20)
     phases = [t.system_attrs["erahbo:phase"] for t in study.trials]

@@ -31,7 +31,9 @@ from erahbo.recommendation import lcb_mv, ucb_mv
 __all__ = ["Engine", "bounds", "hyper_from_json", "hyper_to_json"]
 
 MAX_PENDING = 256  # trials in flight per process (the optimizer's n_parallel)
-Hyper = Callable[[Coder, list[dict[str, Any]]], "tuple[GPHyper, GPHyper] | None"]
+# (coder, records) -> (the GP hyperparameters, None: fit none; whether they are the study's
+# final ones: False while the initial design is not in, so the optimizer is rebuilt later)
+Hyper = Callable[[Coder, list[dict[str, Any]]], "tuple[tuple[GPHyper, GPHyper] | None, bool]"]
 Extra = dict[int, tuple[FrozenTrial, list[int], list[float | None]]]
 
 
@@ -67,6 +69,7 @@ class Engine:
         self.dirty = False
         self.sign = 1.0  # -1: a minimizing study (the optimizer maximizes)
         self.rebuilds = 0
+        self.provisional = False  # the optimizer's hyperparameters are not the study's yet
         self._seen = (0, 0)  # (index epoch, finished trials of the index compared with held)
 
     def sync(self, index: TrialIndex, coder: Coder, hyper: Hyper, sign: float,
@@ -75,9 +78,11 @@ class Engine:
         finishing now, number -> (trial, seeds, runs)); rebuilt from them when it does not
         hold exactly those runs.
 
-        ``hyper(coder, records)``: the study's GP hyperparameters (None: fit none); ``sign``:
-        -1 for a minimizing study."""
-        if (self.opt is not None and not self.dirty and self.key == coder.key
+        ``hyper(coder, records)``: the study's GP hyperparameters (None: fit none) and whether
+        they are final (an optimizer built on provisional ones is rebuilt at every call);
+        ``sign``: -1 for a minimizing study."""
+        if (self.opt is not None and not self.dirty and not self.provisional
+                and self.key == coder.key
                 and self.sign == sign and self._holds(index)
                 and all(self.held.get(n) == tuple(runs)
                         for n, (_, _, runs) in (extra or {}).items() if runs)):
@@ -113,7 +118,8 @@ class Engine:
         if not records:
             return None
         opts = dict(self.options, n_init=0, warm_start=records, n_parallel=MAX_PENDING)
-        fitted = hyper(coder, records)
+        fitted, final = hyper(coder, records)
+        self.provisional = not final
         if fitted is not None:
             opts["hyperparameters"] = fitted
         try:

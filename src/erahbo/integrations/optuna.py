@@ -515,17 +515,22 @@ class ERAHBOSampler(BaseSampler):
 
     def _hyperparameters(self, study: Study):  # -> callable for Engine.sync
         def fitted(coder: Coder, records: list[dict[str, Any]]
-                   ) -> tuple[GPHyper, GPHyper] | None:
-            """Fitted once, on the data at the first BO decision; kept in the study."""
+                   ) -> tuple[tuple[GPHyper, GPHyper] | None, bool]:
+            """Fitted once, as the core fits them: on the data of the initial design (the
+            first ``n_init`` configurations with data), then kept in the study. Before that
+            (the estimates of the first trials' annotations) a provisional fit on the data so
+            far, not kept."""
             if self.method == "random":
-                return None
+                return None, True
             stored = study.user_attrs.get(HYPER)
             if stored and stored.get("space") == coder.key:
-                return hyper_from_json(stored["hyper"])
+                return hyper_from_json(stored["hyper"]), True
             opt = Optimizer(coder.space, **dict(self._options, n_init=0, warm_start=records))
             hyper = opt.fit_hyperparameters()
+            if len(records) < self.n_init:
+                return hyper, False
             study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_to_json(hyper)})
-            return hyper
+            return hyper, True
 
         return fitted
 
