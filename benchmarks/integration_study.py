@@ -142,6 +142,8 @@ def table(args: argparse.Namespace, budget: int) -> None:
     print(f"{'method':38s} {'hits':>7s} {'mean regret':>12s} {'runs':>6s} {'s/study':>8s}")
     seeds_info = None
     for name, (fn, n) in methods.items():
+        if n < 1:  # --ray-seeds 0: that row is left out
+            continue
         t0 = time.perf_counter()
         out = [fn(s, budget) for s in range(n)]
         dt = (time.perf_counter() - t0) / n
