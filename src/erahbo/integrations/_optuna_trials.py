@@ -59,7 +59,8 @@ __all__ = [
 SEEDS = "erahbo_seeds"  # user attribute: the seeds this trial may train, in order
 SEED_OFFSET = "erahbo_seed_offset"  # user attribute: its first seed (seeds are consecutive)
 # trial system attributes; each names its trial (a retried trial copies its original's)
-CLAIM = "erahbo:claim"  # {"trial", "config" (key or None), "kind", "seeds", "params", "space"}
+CLAIM = "erahbo:claim"  # {"trial", "config" (key or None), "kind", "seeds", "params", "space",
+#                         "settled"}: see erahbo.integrations._optuna_claims
 OBJECTIVE_FAILED = "erahbo:objective_failed"  # the trial number: it failed in the objective
 MISUSE = "erahbo:misuse"  # {"trial", "steps"}: steps that are not seed indices
 FINISHING = "erahbo:finishing"  # {"trial", "state"}: in after_trial, its state not stored yet

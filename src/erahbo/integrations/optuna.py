@@ -28,7 +28,8 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   other ERAHBO trials up to ``k_max``. A configuration that runs again (a challenger, an
   enqueued or retried trial, another worker's) gets the seeds after every seed its other
   trials ran or may still run: workers on one storage never train the same (configuration,
-  seed) pair (see :mod:`erahbo.integrations._optuna_trials`).
+  seed) pair, nor one configuration with other parameters (a claim settles before the trial
+  trains: :mod:`erahbo.integrations._optuna_claims`).
 * **The pruner** (:class:`ERAHBOPruner`, ``sampler.pruner``) is ERAHBO's stopping rule: after
   ``k_min`` seeds it says prune when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the
   data). A trial that trains all its seeds completes (``study.best_trial`` works); a pruned
@@ -46,8 +47,9 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   attributes (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``, ``erahbo_k``,
   ``erahbo_config_id`` — the number of the configuration's first trial — and
   ``erahbo_recommended``), and the study the current recommendation (user attribute
-  ``erahbo_recommendation``): :func:`recommended_trial` reads it, ``trials_dataframe()`` and
-  the dashboard show it. :meth:`ERAHBOSampler.result` gives erahbo's tables (real values,
+  ``erahbo_recommendation``, over the finished trials and those finishing in other workers at
+  the same moment): :func:`recommended_trial` reads it, ``trials_dataframe()`` and the
+  dashboard show it. :meth:`ERAHBOSampler.result` gives erahbo's tables (real values,
   ``config_id`` = first trial number).
 * **State.** Everything that decides lives in the storage (claims, round kinds, the GP
   hyperparameters fitted once after the initial design: study user attribute
