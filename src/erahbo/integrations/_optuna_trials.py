@@ -227,7 +227,7 @@ class TrialIndex:
 
     def rivals(self, key: str, number: int, coder: Coder | None
                ) -> tuple[set[int], list[tuple[FrozenTrial, dict[str, Any]]]]:
-        """The other trials of configuration ``key`` than ``number``: the seeds the finished
+        """The trials of configuration ``key`` other than ``number``: the seeds the finished
         ones used, and the running ones with their claims."""
         running = [(t, claim_of(t)) for t in self.running if t.number != number]
         return self._done_seeds(key, number, coder, None), [
