@@ -13,6 +13,7 @@ of the trials finished since its last check). Only the optimizer's public API is
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -150,6 +151,25 @@ class Engine:
         self.asked[number] = _Asked(t, coder.key)
         phase = "random" if kind == "random" or opt.method == "random" else r.phase
         return t, phase, opt.seeds_left(t.config_id)
+
+    def annotations(self, coder: Coder, key: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """A finishing trial's user attributes (erahbo's view of its configuration ``key``:
+        ``erahbo_config_id``, ``erahbo_k``, ``erahbo_recommended``, the MV estimate and bounds)
+        and the study's recommendation (None: none shown yet), from the optimizer held."""
+        opt = self.opt
+        user: dict[str, Any] = {"erahbo_config_id": self.first.get(key),
+                                "erahbo_k": self.k.get(key, 0)}
+        rec_cfg = None if opt is None else opt.recommend()
+        rec_key = None if rec_cfg is None else config_key(rec_cfg)
+        user["erahbo_recommended"] = rec_key == key
+        shown = rec_key is not None and rec_key in self.first
+        got = bounds(opt, coder, [json.loads(key)] + ([rec_cfg] if shown else []), self.sign)
+        user.update(got[0])
+        if not shown:
+            return user, None
+        rec = {"trial": self.first[rec_key], "params": self.params.get(rec_key),
+               "k": self.k.get(rec_key, 0), **got[1]}
+        return user, {k.replace("erahbo_", ""): v for k, v in rec.items()}
 
     def drop(self, number: int) -> None:
         """Trial ``number`` will not run its asked round (its optimizer trial stays pending

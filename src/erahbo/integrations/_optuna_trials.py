@@ -16,6 +16,11 @@ adds one failed run after its reported ones; a trial failed by Optuna's heartbea
 that failed before reporting anything keeps only its reported runs: a lost machine is not a
 property of the hyperparameters. A trial whose objective reported steps that are not seed
 indices (``erahbo:misuse``) is left out.
+
+A trial in the sampler's ``after_trial`` is still running in the storage (Optuna stores its
+state after the hook). It marks itself finishing (``erahbo:finishing``, with the state it gets)
+first, so that a worker whose trial finishes at the same time counts its runs
+(:meth:`TrialIndex.finishing`) as they will count once its state is stored.
 """
 
 from __future__ import annotations
@@ -34,9 +39,12 @@ from erahbo.integrations._optuna_space import Coder
 __all__ = [
     "CLAIM",
     "FINISHED",
+    "FINISHING",
     "MISUSE",
     "OBJECTIVE_FAILED",
     "ROUND_PHASES",
+    "SEEDS",
+    "SEED_OFFSET",
     "TrialIndex",
     "claim_of",
     "next_seeds",
@@ -48,10 +56,14 @@ __all__ = [
     "write_live_attrs",
 ]
 
+SEEDS = "erahbo_seeds"  # user attribute: the seeds this trial may train, in order
+SEED_OFFSET = "erahbo_seed_offset"  # user attribute: its first seed (seeds are consecutive)
 # trial system attributes; each names its trial (a retried trial copies its original's)
-CLAIM = "erahbo:claim"  # {"trial", "config" (key or None), "kind", "seeds", "params", "space"}
+CLAIM = "erahbo:claim"  # {"trial", "config" (key or None), "kind", "seeds", "params", "space",
+#                         "settled"}: see erahbo.integrations._optuna_claims
 OBJECTIVE_FAILED = "erahbo:objective_failed"  # the trial number: it failed in the objective
 MISUSE = "erahbo:misuse"  # {"trial", "steps"}: steps that are not seed indices
+FINISHING = "erahbo:finishing"  # {"trial", "state"}: in after_trial, its state not stored yet
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 ROUND_PHASES = ("random", "challenger", "bo")  # claim kinds that count as BO rounds
 
@@ -203,9 +215,38 @@ class TrialIndex:
         """Values reported so far by the finished and the running trials."""
         return self._reported + sum(len(t.intermediate_values) for t in self.running)
 
+    def finishing(self) -> dict[int, tuple[FrozenTrial, list[int], list[float | None]]]:
+        """The running trials of the last read that mark themselves finishing: number ->
+        (trial, seeds, runs), the runs they add once their state is stored."""
+        out = {}
+        for t in self.running:
+            mark = t.system_attrs.get(FINISHING)
+            if isinstance(mark, dict) and mark.get("trial") == t.number:
+                out[t.number] = (t, *trial_runs(t, TrialState[mark["state"]]))
+        return out
+
+    def rivals(self, key: str, number: int, coder: Coder | None
+               ) -> tuple[set[int], list[tuple[FrozenTrial, dict[str, Any]]]]:
+        """The trials of configuration ``key`` other than ``number``: the seeds the finished
+        ones used, and the running ones with their claims."""
+        running = [(t, claim_of(t)) for t in self.running if t.number != number]
+        return self._done_seeds(key, number, coder, None), [
+            (t, c) for t, c in running if c is not None and trial_key(t, coder) == key]
+
     def used_seeds(self, key: str, number: int, coder: Coder | None,
                    below: int | None = None) -> set[int]:
         """As :func:`used_seeds` over the read trials (``below``: trials numbered below it)."""
+        used = self._done_seeds(key, number, coder, below)
+        for t in self.running:
+            claim = claim_of(t)
+            if (t.number != number and claim is not None and (below is None or t.number < below)
+                    and trial_key(t, coder) == key):
+                used.update(claim["seeds"])
+        return used
+
+    def _done_seeds(self, key: str, number: int, coder: Coder | None,
+                    below: int | None) -> set[int]:
+        """Seeds of configuration ``key`` that finished trials other than ``number`` used."""
         used: set[int] = set()
         if coder is not None:
             by_config = self._used.get(coder.key)
@@ -220,11 +261,6 @@ class TrialIndex:
         else:  # no modelled space: configurations known by their claims only
             used = used_seeds((d.trial for d in self.done.values()
                                if below is None or d.trial.number < below), key, number, None)
-        for t in self.running:
-            claim = claim_of(t)
-            if (t.number != number and claim is not None and (below is None or t.number < below)
-                    and trial_key(t, coder) == key):
-                used.update(claim["seeds"])
         return used
 
 

@@ -28,7 +28,8 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   other ERAHBO trials up to ``k_max``. A configuration that runs again (a challenger, an
   enqueued or retried trial, another worker's) gets the seeds after every seed its other
   trials ran or may still run: workers on one storage never train the same (configuration,
-  seed) pair (see :mod:`erahbo.integrations._optuna_trials`).
+  seed) pair, nor one configuration with other parameters (a claim settles before the trial
+  trains: :mod:`erahbo.integrations._optuna_claims`).
 * **The pruner** (:class:`ERAHBOPruner`, ``sampler.pruner``) is ERAHBO's stopping rule: after
   ``k_min`` seeds it says prune when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the
   data). A trial that trains all its seeds completes (``study.best_trial`` works); a pruned
@@ -46,8 +47,9 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   attributes (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``, ``erahbo_k``,
   ``erahbo_config_id`` — the number of the configuration's first trial — and
   ``erahbo_recommended``), and the study the current recommendation (user attribute
-  ``erahbo_recommendation``): :func:`recommended_trial` reads it, ``trials_dataframe()`` and
-  the dashboard show it. :meth:`ERAHBOSampler.result` gives erahbo's tables (real values,
+  ``erahbo_recommendation``, over the finished trials and those finishing in other workers at
+  the same moment): :func:`recommended_trial` reads it, ``trials_dataframe()`` and the
+  dashboard show it. :meth:`ERAHBOSampler.result` gives erahbo's tables (real values,
   ``config_id`` = first trial number).
 * **State.** Everything that decides lives in the storage (claims, round kinds, the GP
   hyperparameters fitted once after the initial design: study user attribute
@@ -66,7 +68,6 @@ from __future__ import annotations
 import json
 import math
 import threading
-import time
 import warnings
 import zlib
 from typing import Any
@@ -80,12 +81,16 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from erahbo.gp import GPHyper
-from erahbo.integrations._optuna_engine import Engine, bounds, hyper_from_json, hyper_to_json
+from erahbo.integrations._optuna_claims import read, settle, wait_for_earlier_claims
+from erahbo.integrations._optuna_engine import Engine, hyper_from_json, hyper_to_json
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import (
     CLAIM,
+    FINISHING,
     MISUSE,
     OBJECTIVE_FAILED,
+    SEED_OFFSET,
+    SEEDS,
     TrialIndex,
     claim_of,
     next_seeds,
@@ -101,8 +106,6 @@ from erahbo.optimizer.parts import PARAMS
 __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",
            "recommended_trial", "trial_seeds"]
 
-SEEDS = "erahbo_seeds"  # user attribute: the seeds this trial may train, in order
-SEED_OFFSET = "erahbo_seed_offset"  # user attribute: its first seed (seeds are consecutive)
 RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
 HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperparameters
 _PHASE = "erahbo:phase"  # trial system attribute: init, given, random, challenger, bo
@@ -235,7 +238,7 @@ class ERAHBOSampler(BaseSampler):
         if claim_of(trial) is not None:  # decided already (a trial object made again)
             self._claims.setdefault(trial.number, claim_of(trial))
             return
-        self._wait_for_earlier_claims(study, trial)
+        wait_for_earlier_claims(study, trial, self._claim_wait)
         with self._lock:
             self._read(study)
             coder = self._space_coder(study)
@@ -244,11 +247,12 @@ class ERAHBOSampler(BaseSampler):
             seeds = self._claim_seeds(trial.number, key, n_seeds, coder)
             params = None if config is None else self._params(coder, key, config)
             claim = {"trial": trial.number, "config": key, "kind": kind, "seeds": seeds,
-                     "params": params, "space": None if coder is None else coder.key}
+                     "params": params, "space": None if coder is None else coder.key,
+                     "settled": key is None}
             write_attrs(study, trial, user={SEEDS: seeds, SEED_OFFSET: seeds[0]},
                         system={CLAIM: claim, _PHASE: kind})
-            if key is not None:
-                self._recheck_claim(study, trial, claim, n_seeds, coder)
+            if key is not None:  # the claims of trials deciding at the same time
+                settle(study, trial, claim, n_seeds, coder, self._index, self._claim_wait)
             self._claims[trial.number] = claim
             self._coders[trial.number] = coder
 
@@ -294,8 +298,8 @@ class ERAHBOSampler(BaseSampler):
         """Tell the trial's runs to the optimizer; annotate the trial and the study with
         erahbo's estimates and recommendation (the trial is still running in the storage)."""
         failed = state == TrialState.FAIL
-        if failed:
-            write_attrs(study, trial, system={OBJECTIVE_FAILED: trial.number})
+        write_attrs(study, trial, system={**({OBJECTIVE_FAILED: trial.number} if failed else {}),
+                                          FINISHING: {"trial": trial.number, "state": state.name}})
         claim = self._claims.pop(trial.number, None) or claim_of(trial)
         coder = self._coders.pop(trial.number, None)
         if claim is None:
@@ -314,13 +318,28 @@ class ERAHBOSampler(BaseSampler):
                 self._engine.tell(trial.number, key, trial.params, runs)
             else:
                 self._engine.drop(trial.number)
-            self._read(study)
-            opt = self._engine.sync(self._index, coder, self._hyperparameters(study),
-                                    _sign(study), extra={trial.number: (trial, seeds, runs)})
-            user, rec = self._annotations(opt, coder, key)
+            user = self._publish(study, coder, key, (trial, seeds, runs))
         write_attrs(study, trial, user=user)
-        if rec is not None:
-            study.set_user_attr(RECOMMENDATION, rec)
+
+    def _publish(self, study: Study, coder: Coder, key: str,
+                 own: tuple[FrozenTrial, list[int], list[float | None]]) -> dict[str, Any]:
+        """The finishing trial's user attributes; the study's recommendation over the trials
+        finished or finishing now (another worker's trial in its ``after_trial`` too), written
+        again while a re-read finds a trial it left out, so that the last worker to write it
+        has seen every finished trial."""
+        self._read(study)
+        for _ in range(5):
+            extra = {**self._index.finishing(), own[0].number: own}
+            seen = set(self._index.done) | set(extra)
+            self._engine.sync(self._index, coder, self._hyperparameters(study), _sign(study),
+                              extra=extra)
+            user, rec = self._engine.annotations(coder, key)
+            if rec is not None:
+                study.set_user_attr(RECOMMENDATION, rec)
+            self._read(study)
+            if seen >= set(self._index.done) | set(self._index.finishing()):
+                break
+        return user
 
     # ------------------------------------------------------------------ decisions
     def _check_study(self, study: Study) -> None:
@@ -342,7 +361,7 @@ class ERAHBOSampler(BaseSampler):
 
     def _read(self, study: Study) -> None:
         """Bring the trial index up to date with the storage."""
-        self._index.update(study.study_name, study.get_trials(deepcopy=False))
+        read(self._index, study)
 
     def _space_coder(self, study: Study) -> Coder | None:
         """The modelled search space now (the intersection's non-single distributions)."""
@@ -353,20 +372,6 @@ class ERAHBOSampler(BaseSampler):
         if self._coder is None or self._coder.dists != dict(sorted(space.items())):
             self._coder = Coder(space)
         return self._coder
-
-    def _wait_for_earlier_claims(self, study: Study, trial: FrozenTrial) -> None:
-        """Wait (up to ``claim_wait`` s) until the running trials with lower numbers, started
-        in the last ``claim_wait`` seconds, have claimed their seeds: they decide first."""
-        deadline = time.monotonic() + self._claim_wait
-        while time.monotonic() < deadline:
-            now = time.time()
-            waiting = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-                       if t.number < trial.number and claim_of(t) is None
-                       and t.datetime_start is not None
-                       and now - t.datetime_start.timestamp() < self._claim_wait]
-            if not waiting:
-                return
-            time.sleep(0.02)
 
     def _decide(self, study: Study, trial: FrozenTrial,
                 coder: Coder | None) -> tuple[str, dict[str, Any] | None, int]:
@@ -412,21 +417,6 @@ class ERAHBOSampler(BaseSampler):
         if key is None:  # an independently drawn configuration: its own first seeds
             return list(range(n))
         return next_seeds(self._index.used_seeds(key, number, coder), n)
-
-    def _recheck_claim(self, study: Study, trial: FrozenTrial, claim: dict[str, Any], n: int,
-                       coder: Coder | None) -> None:
-        """Re-read the claims after writing ours: a trial with a lower number that claimed
-        the same configuration's seeds meanwhile keeps them; this one moves past them."""
-        for _ in range(5):
-            self._read(study)
-            key = claim["config"]
-            if not set(claim["seeds"]) & self._index.used_seeds(key, trial.number, coder,
-                                                                below=trial.number):
-                return
-            claim["seeds"] = self._claim_seeds(trial.number, key, n, coder)
-            write_attrs(study, trial, user={SEEDS: claim["seeds"],
-                                            SEED_OFFSET: claim["seeds"][0]},
-                        system={CLAIM: claim})
 
     def _late_claim(self, trial: Any) -> None:
         """Claim the seeds of a running trial whose configuration was not known when it
@@ -495,24 +485,6 @@ class ERAHBOSampler(BaseSampler):
         )
 
     # ------------------------------------------------------------------ the answer
-    def _annotations(self, opt: Optimizer | None, coder: Coder, key: str,
-                     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        """The finished trial's user attributes and the study's recommendation."""
-        eng = self._engine
-        user: dict[str, Any] = {"erahbo_config_id": eng.first.get(key),
-                                "erahbo_k": eng.k.get(key, 0)}
-        rec_cfg = None if opt is None else opt.recommend()
-        rec_key = None if rec_cfg is None else config_key(rec_cfg)
-        user["erahbo_recommended"] = rec_key == key
-        shown = rec_key is not None and rec_key in eng.first
-        got = bounds(opt, coder, [json.loads(key)] + ([rec_cfg] if shown else []), eng.sign)
-        user.update(got[0])
-        if not shown:
-            return user, None
-        rec = {"trial": eng.first[rec_key], "params": eng.params.get(rec_key),
-               "k": eng.k.get(rec_key, 0), **got[1]}
-        return user, {k.replace("erahbo_", ""): v for k, v in rec.items()}
-
     def _hyperparameters(self, study: Study):  # -> callable for Engine.sync
         def fitted(coder: Coder, records: list[dict[str, Any]]
                    ) -> tuple[tuple[GPHyper, GPHyper] | None, bool]:
