@@ -93,6 +93,25 @@ def test_an_enqueued_configuration_that_ran_gets_the_next_seeds():
     assert len(ran_pairs(study)) == len(set(ran_pairs(study)))
 
 
+@pytest.mark.parametrize("value", [5.0, -0.5])
+def test_a_trial_enqueued_outside_the_space_is_refused_and_the_study_goes_on(value):
+    """Optuna only warns about an enqueued value outside its distribution; erahbo refuses the
+    trial before it trains, naming the value, and the study's later trials are not harmed."""
+    sampler = ERAHBOSampler(**OPTS)
+    study = new_study(sampler)
+    study.optimize(cleanrl_objective, n_trials=5)
+    study.enqueue_trial({"x": value})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # Optuna's own out-of-range warning
+        with pytest.raises(ValueError, match=rf"enqueued with x={value}.*outside the search"):
+            study.optimize(cleanrl_objective, n_trials=1)
+    refused = study.trials[-1]
+    assert refused.state == TrialState.FAIL and not refused.intermediate_values
+    study.optimize(cleanrl_objective, n_trials=2)
+    assert [t.state for t in study.trials[-2:]] != [TrialState.FAIL] * 2
+    assert recommended_trial(study).params["x"] != value
+
+
 def test_a_retried_trial_gets_fresh_seeds_not_the_failed_ones():
     """RetryFailedTrialCallback copies the failed trial's parameters and attributes (its seeds
     included) into a new trial: the sampler gives that trial the next seeds."""
@@ -259,3 +278,11 @@ def test_threads_of_one_process_never_train_the_same_configuration_and_seed():
     assert {t.state for t in study.trials} <= {TrialState.COMPLETE, TrialState.PRUNED}
     assert len(ran_pairs(study)) == len(set(ran_pairs(study)))
     assert len({t.params["x"] for t in study.trials}) < len(study.trials)  # repeats ran
+
+
+def test_a_misspelled_option_is_refused_with_the_name_it_resembles():
+    with pytest.raises(TypeError, match=r"unknown option\(s\) 'alpah' \(did you mean 'alpha'\?\)"
+                       r"; it takes .*k_max.*random_interleave"):
+        ERAHBOSampler(alpah=2.0)
+    with pytest.raises(TypeError, match=r"'random_interleav' \(did you mean 'random_interleave'"):
+        ERAHBOSampler(random_interleav=10)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from typing import Any
 
 from optuna.distributions import (
@@ -90,8 +91,27 @@ class Coder:
         self.key = json.dumps({n: str(d) for n, d in self.dists.items()})
 
     def covers(self, params: dict[str, Any]) -> bool:
-        """Whether ``params`` holds every modelled parameter."""
-        return all(n in params for n in self.dists)
+        """Whether ``params`` holds every modelled parameter, inside its distribution."""
+        return all(n in params for n in self.dists) and self.outside(params) is None
+
+    def outside(self, params: dict[str, Any]) -> str | None:
+        """The first parameter of ``params`` outside its distribution, as ``"name=value
+        (distribution)"``; None when each one given lies inside (an enqueued trial's values
+        are not checked by Optuna)."""
+        for name, d in self.dists.items():
+            if name not in params:
+                continue
+            v = params[name]
+            if isinstance(d, CategoricalDistribution):
+                try:
+                    d.to_internal_repr(v)
+                    continue
+                except ValueError:
+                    pass
+            elif isinstance(v, numbers.Real) and d.low <= v <= d.high:
+                continue
+            return f"{name}={v!r} ({d})"
+        return None
 
     def to_erahbo(self, params: dict[str, Any]) -> dict[str, Any]:
         """Optuna parameters -> the erahbo configuration (modelled parameters only)."""

@@ -65,6 +65,8 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import json
 import math
 import threading
@@ -197,9 +199,11 @@ class ERAHBOSampler(BaseSampler):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
         unknown = sorted(set(options) - {p.name for p in PARAMS})
         if unknown:
-            raise TypeError(f"ERAHBOSampler: unknown option(s) {', '.join(map(repr, unknown))}; "
-                            "besides its named arguments it takes the options of the strategy's "
-                            f"parts: {', '.join(p.name for p in PARAMS)}")
+            known = [*inspect.signature(ERAHBOSampler).parameters][:-1] + [p.name for p in PARAMS]
+            near = [m for u in unknown for m in difflib.get_close_matches(u, known, n=1)]
+            hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+            raise TypeError(f"ERAHBOSampler: unknown option(s) {', '.join(map(repr, unknown))}"
+                            f"{hint}; it takes {', '.join(known)}")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
                      k_init=k_init, refit_every=refit_every, **options)
         self._options: dict[str, Any] = dict(
@@ -223,6 +227,7 @@ class ERAHBOSampler(BaseSampler):
         self._lock = threading.RLock()
         self._claims: dict[int, dict[str, Any]] = {}  # running trial number -> its claim
         self._coders: dict[int, Coder | None] = {}  # running trial number -> its space
+        self._refused: dict[int, str] = {}  # running trial number -> why it may not train
         self._coder: Coder | None = None  # the last modelled space
         self.pruner = ERAHBOPruner(self)
 
@@ -302,6 +307,7 @@ class ERAHBOSampler(BaseSampler):
                                           FINISHING: {"trial": trial.number, "state": state.name}})
         claim = self._claims.pop(trial.number, None) or claim_of(trial)
         coder = self._coders.pop(trial.number, None)
+        self._refused.pop(trial.number, None)
         if claim is None:
             return
         seeds, runs = trial_runs(trial, state, failed_in_objective=failed)
@@ -381,6 +387,11 @@ class ERAHBOSampler(BaseSampler):
         if coder is None:  # the search space is not known yet (the first trial)
             return "init", None, self.k_init
         given = {**trial.params, **trial.system_attrs.get("fixed_params", {})}
+        if (bad := coder.outside(given)) is not None:  # refused by trial_seeds
+            self._refused[trial.number] = (
+                f"ERAHBOSampler: trial {trial.number} was enqueued with {bad}, outside the "
+                "search space; enqueue values inside each distribution's range or choices")
+            return "given", None, adaptive_k
         if coder.covers(given):  # enqueued (enqueue_trial, RetryFailedTrialCallback)
             return "given", coder.to_erahbo(given), adaptive_k
         if trial.number < self.n_init:  # the initial design: Sobol point number i
@@ -420,7 +431,10 @@ class ERAHBOSampler(BaseSampler):
 
     def _late_claim(self, trial: Any) -> None:
         """Claim the seeds of a running trial whose configuration was not known when it
-        started (drawn independently), now that it has its parameters (a live Trial)."""
+        started (drawn independently), now that it has its parameters (a live Trial);
+        ValueError for a trial enqueued with values outside the search space."""
+        if trial.number in self._refused:
+            raise ValueError(self._refused[trial.number])
         claim = self._claims.get(trial.number)
         dists = {n: d for n, d in trial.distributions.items() if not d.single()}
         if claim is None or claim["config"] is not None or not dists:
