@@ -286,3 +286,13 @@ def test_a_misspelled_option_is_refused_with_the_name_it_resembles():
         ERAHBOSampler(alpah=2.0)
     with pytest.raises(TypeError, match=r"'random_interleav' \(did you mean 'random_interleave'"):
         ERAHBOSampler(random_interleav=10)
+
+
+def test_an_objective_that_never_reports_is_warned_once_with_the_fix():
+    """Optuna's habit (return one value) gives ERAHBO no data: one warning says so."""
+    sampler = ERAHBOSampler(**OPTS)
+    study = new_study(sampler)
+    with pytest.warns(UserWarning, match=r"trial 0 completed without a report.*trial.report") as w:
+        study.optimize(lambda t: train(t.suggest_float("x", 0.0, 1.0), 0), n_trials=3)
+    assert sum("without a report" in str(m.message) for m in w) == 1
+    assert recommended_trial(study) is None

@@ -311,6 +311,12 @@ class ERAHBOSampler(BaseSampler):
         if claim is None:
             return
         seeds, runs = trial_runs(trial, state, failed_in_objective=failed)
+        if state == TrialState.COMPLETE and not runs and "report" not in self._warned:
+            self._warned.add("report")
+            warnings.warn(f"ERAHBOSampler: trial {trial.number} completed without a report, so "
+                          "ERAHBO has no data (the value returned is not used): report each "
+                          "seed's return, for step, seed in enumerate(trial_seeds(trial)): "
+                          "trial.report(train(seed), step)", stacklevel=3)
         with self._lock:
             if coder is None or not coder.covers(trial.params):
                 space = {n: d for n, d in self._intersection.calculate(study).items()
