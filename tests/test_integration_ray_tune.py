@@ -139,6 +139,18 @@ def test_search_space_conversion_nested_and_categorical():
         assert c["n"] in (1, 2, 3) and 1 <= c["w"] <= 99
     with pytest.raises(ValueError, match=r"'q'.*not supported"):
         make(space={"q": tune.qrandn(0, 1, 0.1)})
+    with pytest.raises(ValueError, match=r"'opt/lr' is a tune.grid_search.*tune.choice"):
+        make(space={"opt": {"lr": tune.grid_search([1e-3, 1e-2])}})
+
+
+def test_a_misspelled_option_is_named_with_the_one_it_resembles():
+    """Rule: an unknown option names itself, the option it resembles and the options."""
+    with pytest.raises(TypeError, match=r"ERAHBOSearch: unknown option\(s\) 'alpah' \(did "
+                                        r"you mean 'alpha'\?\); it takes space, metric.*k_min"):
+        ERAHBOSearch(alpah=1.0)
+    with pytest.raises(TypeError, match=r"'scheduler': a Tune trial scheduler goes in "
+                                        r"TuneConfig\(scheduler=...\)"):
+        ERAHBOSearch(scheduler="asha")  # not "did you mean 'schedule'" (beta_stop's schedule)
 
 
 def test_a_real_tuner_run(tmp_path):
@@ -285,6 +297,7 @@ def test_points_to_evaluate_run_first_then_the_sobol_design():
     ({"x": 0.5, "y": 1}, "'y' is not a parameter"),
     ({}, r"no value for \['x'\]"),
     ({"x": 0.5, "act": "gelu"}, "not one of its choices"),
+    ({"x": 5.0}, r"points_to_evaluate\[0\]: .*x=5.0 lies outside"),
 ])
 def test_bad_points_to_evaluate_are_named(point, match):
     """Rule: a bad point names itself and the fix before the first trial."""

@@ -44,6 +44,8 @@ other searchers: points to run first, or runs done before (a warm start).
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import pickle
 import warnings
@@ -64,6 +66,7 @@ from erahbo.integrations._tune_host import (
     warm_runs,
 )
 from erahbo.optimizer import Optimizer
+from erahbo.optimizer.options import Options
 from erahbo.space import SearchSpace
 
 __all__ = ["ERAHBOSearch", "TuneRecommendation"]
@@ -77,6 +80,11 @@ def _flatten_domains(config: dict[str, Any], prefix: tuple[str, ...] = (),
         path = (*prefix, str(key))
         if isinstance(v, Domain):
             out[path] = v
+        elif isinstance(v, dict) and "grid_search" in v:
+            raise ValueError(
+                f"ERAHBOSearch: parameter {'/'.join(path)!r} is a tune.grid_search, which a "
+                "searcher cannot model; use tune.choice([...]) (or give an erahbo space with "
+                "space=...)")
         elif isinstance(v, dict):
             out.update(_flatten_domains(v, path, constants))
         elif constants is not None:
@@ -190,6 +198,16 @@ class ERAHBOSearch(Searcher):
         if failures not in ("penalize", "exclude"):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
         self.seed_key = str(seed_key)
+        if unknown := sorted(set(options) - set(Options.names())):
+            known = list(dict.fromkeys([*inspect.signature(ERAHBOSearch).parameters][:-1]
+                                       + list(Options.names())))
+            near = [m for u in unknown for m in difflib.get_close_matches(u, known, n=1)]
+            hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+            if "scheduler" in unknown:  # not ``schedule`` (the stopping confidence's)
+                hint = (": a Tune trial scheduler goes in TuneConfig(scheduler=...), and "
+                        "ERAHBOSearch runs under Tune's default FIFOScheduler only")
+            raise TypeError(f"ERAHBOSearch: unknown option(s) {', '.join(map(repr, unknown))}"
+                            f"{hint}; it takes {', '.join(known)}")
         self._opt_kwargs = dict(options, budget=budget, n_parallel=n_parallel,
                                 seed_batch=seed_batch, failures=failures)
         no_design = options.get("n_init") == 0  # needs evaluated points: checked at the start
@@ -418,6 +436,10 @@ class ERAHBOSearch(Searcher):
                         "seeds of the runs it asks for; leave it out, or give evaluated_rewards "
                         "for runs done already"
                     )
+                try:
+                    self._space.encode(cfg)  # named here, not by the Optimizer's design check
+                except ValueError as exc:
+                    raise ValueError(f"points_to_evaluate[{i}]: {exc}") from None
                 design.append(cfg)
             n_sobol = max(self._n_init - len(design), 0)
             out["initial_design"] = [*design, *self._space.sobol_unit(n_sobol, self._seed)]
