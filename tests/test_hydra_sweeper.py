@@ -262,3 +262,18 @@ search_space: {hp_config.x: [float, 0.0, 1.0], hp_config.act: [good, bad]}
     assert (hist["phase"] == "warm").sum() == 6 and len(_calls(folder)) == 4
     np.testing.assert_allclose(sorted(hist.loc[hist.phase == "warm", "return"]),
                                sorted(rh[["performance_seed_0", "performance_seed_1"]].stack()))
+
+
+def test_a_seed_keyword_the_task_config_lacks_is_warned_about(tmp_path):
+    """Rule: a seed_keyword that is not a key of the task config (ARLBench reads autorl.seed,
+    not seed) is named with the fix; one the config has is not."""
+    folder = _app(tmp_path, 1.0, "search_space: {hp_config.x: [float, 0.0, 1.0]}\n")
+    proc = _run(folder, "hydra.sweeper.budget=4", "hydra.sweeper.seed_keyword=seed")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "seed_keyword 'seed' is not a key of the task config" in out
+    assert "set hydra.sweeper.seed_keyword: autorl.seed" in out
+    (folder / "sweep").rename(folder / "first")
+    proc = _run(folder, "hydra.sweeper.budget=4")  # train.seed: a key of the config
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "is not a key of the task config" not in proc.stdout + proc.stderr

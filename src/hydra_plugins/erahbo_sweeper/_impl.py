@@ -77,6 +77,12 @@ class ErahboSweeperImpl(Sweeper):
         journal = Path(o["journal"]) if o["journal"] else sweep_dir / JOURNAL_NAME
         self.sign = 1.0 if o["maximize"] else -1.0
         self.seed_key = str(o["seed_keyword"])
+        if OmegaConf.select(self.config, self.seed_key, default=_ABSENT) is _ABSENT:
+            log.warning(f"erahbo: seed_keyword {self.seed_key!r} is not a key of the task config, "
+                        f"so each job gets ++{self.seed_key}=<seed>; a task that reads its seed "
+                        "elsewhere trains every run of a configuration alike (no spread between "
+                        "seeds). ARLBench reads autorl.seed: set hydra.sweeper.seed_keyword: "
+                        "autorl.seed")
         self.names = list(space.names)
         self.max_budget = tr.max_budget
         taken = {a.split("=", 1)[0].lstrip("+~") for a in fixed}
