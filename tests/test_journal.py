@@ -529,3 +529,32 @@ def test_real_optimizer_resumes_exactly(tmp_path):
         kills += 1
     assert kills >= 5
     check_no_loss_no_duplicates(path, ref)
+
+
+def test_a_journal_lock_held_for_a_moment_is_waited_for(tmp_path):
+    """Rule: a journal's lock held by another open file of it (another process, a refusing
+    resume) is waited for up to LOCK_WAIT_S; held past that, the open is refused with
+    JournalLockedError naming the journal. (The holder here is a second descriptor of this
+    process, locked directly with flock: the lock belongs to the open file.)"""
+    fcntl = pytest.importorskip("fcntl")
+    import threading
+
+    from erahbo._lockfile import unlock_inode
+    from erahbo.runtime.journal_format import LOCK_WAIT_S, JournalLockedError, lock_journal
+
+    path = tmp_path / "j.db"
+    path.write_bytes(b"")
+    other = open(path, "rb")  # held across the call
+    try:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        release = threading.Timer(LOCK_WAIT_S / 10, other.close)  # closing drops its flock
+        release.start()
+        fh = lock_journal(str(path))  # waits for the release instead of refusing
+        release.join()
+        unlock_inode(fh)
+        other = open(path, "rb")  # held across the call
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(JournalLockedError, match=r"j\.db is in use by"):
+            lock_journal(str(path))
+    finally:
+        other.close()

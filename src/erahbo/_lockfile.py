@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable
 from typing import IO
 
@@ -89,8 +90,12 @@ def release(fh: IO | None) -> None:
 _HELD: dict[tuple[int, int], int] = {}  # (st_dev, st_ino) -> fd, locks this process holds
 
 
-def lock_inode(fh: IO, error: Callable[[str], Exception]) -> None:
+def lock_inode(fh: IO, error: Callable[[str], Exception], wait_s: float = 0.0) -> None:
     """Lock the open file ``fh`` itself for this process, or raise ``error(holder)``.
+
+    ``wait_s``: how long another holder is waited for before the error (0: none). A process
+    that only checks the file and refuses it holds the lock for milliseconds; a short wait
+    lets a second process that started at the same moment go on instead of being refused too.
 
     ``flock`` on the file's own descriptor: the lock belongs to the file (its inode), so a
     symbolic link or a hard link to it shares it, and the OS releases it when the holder dies.
@@ -110,16 +115,24 @@ def lock_inode(fh: IO, error: Callable[[str], Exception]) -> None:
     key = (st.st_dev, st.st_ino)
     if key in _HELD:
         raise error(f"pid {os.getpid()} (this process)")
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        pid = lock_holder_pid(st)
-        raise error("another process" if pid is None else f"pid {pid}") from None
+    deadline = time.monotonic() + max(0.0, wait_s)
+    while True:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            if time.monotonic() < deadline:
+                time.sleep(0.02)
+                continue
+            pid = lock_holder_pid(st)
+            raise error("another process" if pid is None else f"pid {pid}") from None
     _HELD[key] = fh.fileno()
 
 
-def lock_file(path: str | os.PathLike[str], error: Callable[[str], Exception]) -> IO:
-    """Open ``path`` read-only and lock the file itself (:func:`lock_inode`); the handle.
+def lock_file(path: str | os.PathLike[str], error: Callable[[str], Exception],
+              wait_s: float = 0.0) -> IO:
+    """Open ``path`` read-only and lock the file itself (:func:`lock_inode`, waiting up to
+    ``wait_s`` seconds for another holder); the handle.
 
     A file this process has locked already is refused before a descriptor is opened (closing
     one would drop the POSIX locks this process's SQLite connections hold on it).
@@ -129,7 +142,7 @@ def lock_file(path: str | os.PathLike[str], error: Callable[[str], Exception]) -
         raise error(f"pid {os.getpid()} (this process)")
     fh = open(path, "rb")
     try:
-        lock_inode(fh, error)
+        lock_inode(fh, error, wait_s)
     except BaseException:
         fh.close()
         raise

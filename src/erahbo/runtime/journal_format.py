@@ -283,17 +283,23 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
 # --------------------------------------------------------------------------------------------
 
 
+LOCK_WAIT_S = 0.5  # seconds a journal's lock is waited for before JournalLockedError
+
+
 def lock_journal(path: str) -> IO | None:
     """Exclusive advisory lock on the journal file itself (:func:`erahbo._lockfile.lock_inode`).
 
     Every name of the file (a symbolic or a hard link) shares the lock; nothing is created.
     The returned handle holds it: close it (:func:`erahbo._lockfile.unlock_inode`) after the
-    database connection.
+    database connection. Another holder is waited for :data:`LOCK_WAIT_S` seconds first: a
+    process that checks the journal and refuses it (e.g. a hard link whose other name holds
+    the log) holds the lock for milliseconds, and a resume started at the same moment then
+    goes on instead of being refused too.
     """
     return lock_file(path, lambda holder: JournalLockedError(
         f"journal {path} is in use by {holder}; wait for that study to finish or stop it "
         "(a killed study releases the lock at once)"
-    ))
+    ), wait_s=LOCK_WAIT_S)
 
 
 def write_error(path: str, doing: str, exc: BaseException) -> JournalError:
