@@ -224,6 +224,16 @@ def test_sweep_refuses_sweep_overrides_on_the_command_line(tmp_path):
     assert "is a sweep; the erahbo sweeper chooses the values itself" in proc.stderr
 
 
+def test_a_key_added_with_plus_that_the_sweeper_lacks_is_refused(tmp_path):
+    """Rule: Hydra refuses an unknown hydra.sweeper key unless it is added with +; the sweeper
+    then refuses it itself, naming the key and the one it resembles, before any job runs."""
+    folder = _app(tmp_path, 1.0, "search_space: {hp_config.x: [float, 0.0, 1.0]}\n")
+    proc = _run(folder, "hydra.sweeper.budget=4", "+hydra.sweeper.alpah=0.01")
+    assert proc.returncode != 0
+    assert "hydra.sweeper: unknown key(s) 'alpah' (did you mean 'alpha'?)" in proc.stderr
+    assert not (folder / "calls.jsonl").exists()  # no job ran
+
+
 def test_search_space_forms(tmp_path):
     a = load_search_space({"lr": ["log", 1e-5, 0.1], "act": ["tanh", "relu"],
                            "n": ["int", 1, 8]})

@@ -12,6 +12,7 @@ run is committed to erahbo's SQLite journal, so running the same sweep again (sa
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import time
@@ -61,6 +62,7 @@ class ErahboSweeperImpl(Sweeper):
     def sweep(self, arguments: list[str]) -> Any:
         """Run the study; returns the :class:`erahbo.Result`."""
         assert self.config is not None and self.launcher is not None
+        _refuse_unknown_keys(self.options)
         tr = translate({k: _container(v) for k, v in self.options.items()})
         for note in tr.notes:
             log.info(f"erahbo: {note}")
@@ -227,3 +229,25 @@ def _next_job_idx(sweep_dir: Path, n_runs: int) -> int:
     """First job number of this session: after the runs and job folders of earlier ones."""
     nums = [int(p.name) for p in sweep_dir.iterdir() if p.is_dir() and p.name.isdigit()]
     return max([n_runs, *(n + 1 for n in nums)])
+
+
+def _refuse_unknown_keys(options: dict[str, Any]) -> None:
+    """ValueError naming the keys of ``options`` that are not the sweeper's: a key added with
+    ``+hydra.sweeper.KEY=...`` (Hydra itself refuses an unknown key without ``+``) would
+    otherwise be ignored. The keys are those of the config registered as
+    ``hydra/sweeper: erahbo`` (read from Hydra's ConfigStore)."""
+    from hydra.core.config_store import ConfigStore
+
+    try:
+        known = set(ConfigStore.instance().load("hydra/sweeper/erahbo.yaml").node.keys())
+    except Exception:  # pragma: no cover - not registered: nothing to compare with
+        return
+    unknown = sorted(set(options) - known)
+    if not unknown:
+        return
+    near = [m for u in unknown for m in difflib.get_close_matches(u, sorted(known), n=1)]
+    hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+    raise ValueError(
+        f"hydra.sweeper: unknown key(s) {', '.join(map(repr, unknown))}{hint}; the erahbo "
+        f"sweeper's keys are {', '.join(k for k in sorted(known) if not k.startswith('_'))}"
+    )
