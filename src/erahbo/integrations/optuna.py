@@ -67,8 +67,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import json
-import math
 import threading
 import warnings
 import zlib
@@ -76,20 +74,19 @@ from typing import Any
 
 import numpy as np
 from optuna.distributions import BaseDistribution
-from optuna.pruners import BasePruner
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
-from optuna.study import Study, StudyDirection
+from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_claims import read, settle, wait_for_earlier_claims
 from erahbo.integrations._optuna_engine import Engine, hyper_from_json, hyper_to_json
+from erahbo.integrations._optuna_pruner import ADAPTIVE, ERAHBOPruner, sign_of
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import (
     CLAIM,
     FINISHING,
-    MISUSE,
     OBJECTIVE_FAILED,
     SEED_OFFSET,
     SEEDS,
@@ -111,8 +108,6 @@ __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSamp
 RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
 HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperparameters
 _PHASE = "erahbo:phase"  # trial system attribute: init, given, random, challenger, bo
-_DECISION = "erahbo:decision"  # trial system attribute: the stopping decision at the stop
-_ADAPTIVE = ("bo", "challenger", "given")  # kinds whose seeds the stopping rule decides
 
 
 def trial_seeds(trial: Any) -> list[int]:
@@ -343,7 +338,7 @@ class ERAHBOSampler(BaseSampler):
         for _ in range(5):
             extra = {**self._index.finishing(), own[0].number: own}
             seen = set(self._index.done) | set(extra)
-            self._engine.sync(self._index, coder, self._hyperparameters(study), _sign(study),
+            self._engine.sync(self._index, coder, self._hyperparameters(study), sign_of(study),
                               extra=extra)
             user, rec = self._engine.annotations(coder, key)
             if rec is not None:
@@ -407,10 +402,10 @@ class ERAHBOSampler(BaseSampler):
         bo_round = 1 + index.rounds_before(trial.number)
         kind = ("random" if self.method == "random"
                 else self.schedule.kind(bo_round, index.reported()))
-        self._engine.sync(index, coder, self._hyperparameters(study), _sign(study))
+        self._engine.sync(index, coder, self._hyperparameters(study), sign_of(study))
         got = self._engine.ask(trial.number, kind, coder)
         if got is None and self._engine.dirty:  # a stale round in the way: rebuild, again
-            self._engine.sync(index, coder, self._hyperparameters(study), _sign(study))
+            self._engine.sync(index, coder, self._hyperparameters(study), sign_of(study))
             got = self._engine.ask(trial.number, kind, coder)
         running = {trial_key(t, coder) for t in index.running if t.number != trial.number}
         for _ in range(3):  # another worker trains it now: another configuration, if any
@@ -424,7 +419,7 @@ class ERAHBOSampler(BaseSampler):
             return "random", coder.space.decode(rng.random(coder.space.dim)), n
         t, phase, left = got
         n = len(t.seeds)
-        if self.method == "erahbo" and phase in _ADAPTIVE:
+        if self.method == "erahbo" and phase in ADAPTIVE:
             n = int(min(self.k_max, n + left))
         return phase, t.config, max(n, 1)
 
@@ -461,49 +456,6 @@ class ERAHBOSampler(BaseSampler):
         known = self._engine.params.get(key) if self._engine.key == coder.key else None
         return dict(known) if known is not None else coder.to_optuna(config)
 
-    # ------------------------------------------------------------------ stopping rule
-    def _should_stop(self, study: Study, trial: FrozenTrial) -> bool:
-        claim = self._claims.get(trial.number) or claim_of(trial)
-        steps = sorted(trial.intermediate_values)
-        if claim is None or not steps:
-            return False
-        seeds = claim["seeds"]
-        if steps != list(range(len(steps))) or len(steps) > len(seeds):
-            self._refuse_steps(study, trial, steps, seeds)
-        vals = [trial.intermediate_values[s] for s in steps]
-        n = len(vals)
-        if not math.isfinite(vals[-1]):
-            return True  # a failed run: the configuration is penalized or excluded
-        adaptive = self.method == "erahbo" and claim["kind"] in _ADAPTIVE
-        if n >= len(seeds) or not adaptive or n < self.k_min or claim["config"] is None:
-            if n >= len(seeds) and adaptive:
-                write_attrs(study, trial, system={_DECISION: {"k": n, "reason": "k_max"}})
-            return False
-        with self._lock:
-            opt = self._engine.opt
-            if opt is None or self._engine.key != claim.get("space"):
-                return False
-            reason, ucb, b_t = opt.stopping_decision(json.loads(claim["config"]),
-                                                     [_sign(study) * v for v in vals])
-        if reason != "dominated":
-            return False
-        write_attrs(study, trial, system={_DECISION: {
-            "k": n, "reason": reason, "ucb_mv": ucb if math.isfinite(ucb) else None,
-            "B_t": b_t if math.isfinite(b_t) else None}})
-        return True
-
-    def _refuse_steps(self, study: Study, trial: FrozenTrial, steps: list[int],
-                      seeds: list[int]) -> None:
-        write_attrs(study, trial, system={MISUSE: {"trial": trial.number, "steps": steps[:6]}})
-        raise ValueError(
-            f"ERAHBOSampler: trial {trial.number} reported steps {steps[:6]}"
-            f"{' ...' if len(steps) > 6 else ''}, but a step is the index of a seed, 0 .. "
-            f"{len(seeds) - 1} for this trial: report each seed's final return once, e.g. "
-            "for step, seed in enumerate(trial_seeds(trial)): trial.report(train(seed), step) "
-            "(a learning curve per training iteration is not what ERAHBO reads); this trial's "
-            "reports are left out"
-        )
-
     # ------------------------------------------------------------------ the answer
     def _hyperparameters(self, study: Study):  # -> callable for Engine.sync
         def fitted(coder: Coder, records: list[dict[str, Any]]
@@ -535,7 +487,7 @@ class ERAHBOSampler(BaseSampler):
         index = TrialIndex()
         index.update(study.study_name, study.get_trials(deepcopy=False))
         return Engine(self._options).sync(index, coder, self._hyperparameters(study),
-                                          _sign(study))
+                                          sign_of(study))
 
     def recommend(self, study: Study) -> dict[str, Any] | None:
         """Recommended parameters (``argmax LCB_MV``): those of the configuration's first
@@ -573,23 +525,3 @@ class ERAHBOSampler(BaseSampler):
         space = {n: d for n, d in IntersectionSearchSpace(include_pruned=True)
                  .calculate(study).items() if not d.single()}
         return Coder(space) if space else None
-
-
-class ERAHBOPruner(BasePruner):
-    """ERAHBO's stopping rule as an Optuna pruner; made by :class:`ERAHBOSampler`.
-
-    ``prune`` is True when the stopping rule rejects the configuration (``UCB_MV(x; k) <=
-    B_t`` after ``k_min`` seeds) or its last seed failed (a NaN/inf report); a trial that
-    trains all its seeds is never pruned. Steps other than the trial's seed indices raise
-    ValueError with the fix.
-    """
-
-    def __init__(self, sampler: ERAHBOSampler) -> None:
-        self.sampler = sampler
-
-    def prune(self, study: Study, trial: FrozenTrial) -> bool:
-        return self.sampler._should_stop(study, trial)
-
-
-def _sign(study: Study) -> float:
-    return -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
