@@ -112,8 +112,14 @@ def test_a_trial_enqueued_outside_the_space_is_refused_and_the_study_goes_on(val
     assert recommended_trial(study).params["x"] != value
 
 
-def test_a_retried_trial_gets_fresh_seeds_not_the_failed_ones():
-    """RetryFailedTrialCallback copies the failed trial's parameters and attributes (its seeds
+RETRY_CALLBACKS = [name for name in ("RetryFailedTrialCallback",  # deprecated in Optuna 5
+                                     "RetryHeartbeatStaleTrialCallback")  # its replacement
+                   if hasattr(optuna.storages, name)]
+
+
+@pytest.mark.parametrize("callback", RETRY_CALLBACKS)
+def test_a_retried_trial_gets_fresh_seeds_not_the_failed_ones(callback):
+    """Optuna's retry callbacks copy the failed trial's parameters and attributes (its seeds
     included) into a new trial: the sampler gives that trial the next seeds."""
     def objective(trial):
         x = trial.suggest_float("x", 0.0, 1.0)
@@ -130,7 +136,9 @@ def test_a_retried_trial_gets_fresh_seeds_not_the_failed_ones():
     study.optimize(objective, n_trials=6, catch=(RuntimeError,))
     failed = study.trials[5]
     assert failed.state == TrialState.FAIL
-    optuna.storages.RetryFailedTrialCallback()(study, failed)  # what the storage would call
+    with warnings.catch_warnings():  # the deprecation of RetryFailedTrialCallback
+        warnings.simplefilter("ignore")
+        getattr(optuna.storages, callback)()(study, failed)  # what the storage would call
     study.optimize(objective, n_trials=1)
     retry = study.trials[6]
     assert retry.params == failed.params
