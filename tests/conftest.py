@@ -154,3 +154,31 @@ def centre_peak(config: dict, seed: int) -> float:
     x = np.array([config["a"], config["b"], config["c"]])
     mean = float(np.exp(-4.0 * ((x - 0.5) ** 2).sum()))
     return mean + (0.05 + 0.3 * x[0] * x[1]) * np.random.default_rng(seed).standard_normal()
+
+
+def two_peaks_run(x: float, seed: int) -> float:
+    """One training run: a quiet peak at 0.25 (mean 1.0) and a higher, much noisier one at
+    0.75 (mean 1.3); at alpha 1 the MV optimum is the quiet one (the Optuna host tests)."""
+    import math
+    import random
+
+    rng = random.Random(f"{x:.12f}/{seed}")  # string seeds: the same in every process
+    mean = math.exp(-((x - 0.25) / 0.12) ** 2) + 1.3 * math.exp(-((x - 0.75) / 0.12) ** 2)
+    return mean + rng.gauss(0.0, 0.05 + 1.0 * math.exp(-((x - 0.75) / 0.2) ** 2))
+
+
+def cleanrl_objective(trial) -> float:
+    """CleanRL's tuner pattern on :func:`two_peaks_run`: the trial's seeds, a report per seed,
+    ``TrialPruned`` when the pruner says so."""
+    import optuna
+
+    from erahbo.integrations.optuna import trial_seeds
+
+    x = trial.suggest_float("x", 0.0, 1.0)
+    returns = []
+    for step, seed in enumerate(trial_seeds(trial)):
+        returns.append(two_peaks_run(x, seed))
+        trial.report(returns[-1], step)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return sum(returns) / len(returns)

@@ -8,7 +8,6 @@ running in the storage), then its state stored.
 """
 
 import math
-import random
 
 import pytest
 
@@ -16,28 +15,12 @@ optuna = pytest.importorskip("optuna")
 
 from optuna.trial import TrialState  # noqa: E402
 
+from conftest import cleanrl_objective as objective  # noqa: E402
+from conftest import two_peaks_run as train  # noqa: E402
 from erahbo.integrations.optuna import RECOMMENDATION, ERAHBOSampler, trial_seeds  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 OPTS = dict(seed=0, n_init=4, k_init=2, k_min=2, k_max=6, raw_samples=128, n_polish=2)
-
-
-def train(x: float, seed: int) -> float:
-    """One training run: a quiet peak at 0.25 and a higher, much noisier one at 0.75."""
-    rng = random.Random(f"{x:.12f}/{seed}")
-    mean = math.exp(-((x - 0.25) / 0.12) ** 2) + 1.3 * math.exp(-((x - 0.75) / 0.12) ** 2)
-    return mean + rng.gauss(0.0, 0.05 + 1.0 * math.exp(-((x - 0.75) / 0.2) ** 2))
-
-
-def objective(trial):
-    x = trial.suggest_float("x", 0.0, 1.0)
-    returns = []
-    for step, seed in enumerate(trial_seeds(trial)):
-        returns.append(train(x, seed))
-        trial.report(returns[-1], step)
-        if trial.should_prune():
-            raise optuna.TrialPruned()
-    return sum(returns) / len(returns)
 
 
 def two_workers(n_first=6, **opts):
