@@ -66,6 +66,15 @@ def far_ahead(x, seed):  # a configuration far better than any other, with littl
     return 5.0 + 0.01 * (seed % 3)
 
 
+def assert_recommendation_is(study, trial):
+    """erahbo's answer over every finished trial (``result()``'s top row) is ``trial`` (the
+    case is exercised), and the study attribute names that trial with its ``k``."""
+    row = best_row(study)
+    assert int(row["config_id"]) == trial.number
+    rec = study.user_attrs[RECOMMENDATION]
+    assert (rec["trial"], rec["k"]) == (int(row["config_id"]), int(row["k"]))
+
+
 def test_the_recommendation_counts_a_trial_that_finishes_in_another_worker_meanwhile():
     """Both workers' trials run their hooks before either state is stored: the second hook
     counts the first trial (it marked itself finishing), so the study's recommendation is
@@ -78,10 +87,7 @@ def test_the_recommendation_counts_a_trial_that_finishes_in_another_worker_meanw
     after_trial(wb, b)  # a is still running in the storage
     store_state(wa, a)
     store_state(wb, b)
-    row = best_row(wa)
-    assert int(row["config_id"]) == a.number  # the case is exercised: a is the answer
-    rec = wa.user_attrs[RECOMMENDATION]
-    assert (rec["trial"], rec["k"]) == (int(row["config_id"]), int(row["k"]))
+    assert_recommendation_is(wa, a)
 
 
 def test_the_last_worker_to_write_the_recommendation_has_seen_every_finishing_trial(
@@ -107,10 +113,7 @@ def test_the_last_worker_to_write_the_recommendation_has_seen_every_finishing_tr
     assert calls  # b's hook ran inside a's
     store_state(wb, b)
     store_state(wa, a)
-    row = best_row(wa)
-    assert int(row["config_id"]) == b.number  # the case is exercised: b is the answer
-    rec = wa.user_attrs[RECOMMENDATION]
-    assert (rec["trial"], rec["k"]) == (int(row["config_id"]), int(row["k"]))
+    assert_recommendation_is(wa, b)
 
 
 def late_claim(wa, wb, monkeypatch):

@@ -317,7 +317,9 @@ class ERAHBOSampler(BaseSampler):
                 space = {n: d for n, d in self._intersection.calculate(study).items()
                          if not d.single()} or {n: d for n, d in trial.distributions.items()
                                                 if not d.single()}
-                coder = Coder(space) if space and Coder(space).covers(trial.params) else None
+                coder = Coder(space) if space else None
+                if coder is not None and not coder.covers(trial.params):
+                    coder = None
             if coder is None:
                 return
             key = coder.key_of(trial.params)
