@@ -10,8 +10,10 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
+from conftest import needle_records, needle_return  # noqa: E402
 from erahbo.integrations.optuna import (  # noqa: E402
     SEED_OFFSET,
+    SEEDS,
     ERAHBOSampler,
     recommended_trial,
     trial_seeds,
@@ -140,23 +142,57 @@ def test_random_trials_draw_from_the_best_share_by_the_acquisition():
         ERAHBOSampler(random_top=0)
 
 
+def needle_study(sampler, n_trials):
+    """conftest's needle scenario (three needles are challengers by construction) as finished
+    trials without claims (their reported steps are seeds 0, 1, ...), then ``n_trials`` of the
+    sampler on the scenario's returns."""
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
+    dist = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
+    for r in needle_records():
+        returns = r["returns"]
+        study.add_trial(optuna.trial.create_trial(
+            params=r["config"], distributions=dist, value=sum(returns) / len(returns),
+            intermediate_values=dict(enumerate(returns))))
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        returns = []
+        for step, seed in enumerate(trial_seeds(trial)):
+            returns.append(needle_return(x, seed))
+            trial.report(returns[-1], step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return sum(returns) / len(returns)
+
+    study.optimize(objective, n_trials=n_trials)
+    return study
+
+
+def ran_seeds(trial):
+    """The seeds a finished trial ran (a trial added without a claim: 0, 1, ...)."""
+    n = len(trial.intermediate_values)
+    return trial_seeds(trial)[:n] if SEEDS in trial.user_attrs else list(range(n))
+
+
 def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
-    study = run(ERAHBOSampler(**OPTS, random_interleave=0), 24)
-    phases = [t.system_attrs["erahbo:phase"] for t in study.trials]
-    after = phases[4:]  # after the initial design
-    # the odd BO rounds go to the challenger when there is one (else to the acquisition)
-    assert "challenger" in after[0::2] and "challenger" not in after[1::2]
-    # a challenger re-runs an evaluated configuration (exactly its parameters), on new seeds
-    rerun = [t for i, t in enumerate(study.trials) if phases[i] == "challenger"]
+    """Without random rounds the odd BO rounds go to the challenger when there is one (else
+    to the acquisition): on the needle scenario, where the needles are challengers by
+    construction, they do, and each re-runs an evaluated configuration (exactly its
+    parameters) on new seeds; with challengers off there are none."""
+    added = len(needle_records())
+    study = needle_study(ERAHBOSampler(**OPTS, random_interleave=0), 10)
+    phases = [t.system_attrs.get("erahbo:phase") for t in study.trials[added:]]
+    assert "challenger" in phases[0::2] and "challenger" not in phases[1::2]
+    rerun = [t for t in study.trials[added:] if t.system_attrs["erahbo:phase"] == "challenger"]
     assert rerun and all(any(u.params == t.params for u in study.trials[:t.number])
                          for t in rerun)
     for t in rerun:
         earlier = {s for u in study.trials[:t.number] if u.params == t.params
-                   for s in trial_seeds(u)[:len(u.intermediate_values)]}
+                   for s in ran_seeds(u)}
         assert t.user_attrs[SEED_OFFSET] > max(earlier)
         assert not earlier & set(trial_seeds(t))
-    off = run(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False), 12)
-    assert "challenger" not in {t.system_attrs["erahbo:phase"] for t in off.trials}
+    off = needle_study(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False), 6)
+    assert "challenger" not in {t.system_attrs.get("erahbo:phase") for t in off.trials}
     with pytest.raises(ValueError, match="challengers=2 must be True or False"):
         ERAHBOSampler(challengers=2)
 

@@ -124,15 +124,22 @@ def used_seeds(trials: Iterable[FrozenTrial], key: str, number: int, coder: Code
     """Seeds of configuration ``key`` that trials other than ``number`` ran or may run."""
     used: set[int] = set()
     for t in trials:
-        claim = claim_of(t)
-        if t.number == number or claim is None or trial_key(t, coder, cache) != key:
+        if t.number == number or trial_key(t, coder, cache) != key:
             continue
-        if t.state == TrialState.RUNNING:
-            used.update(claim["seeds"])
+        if t.state == TrialState.RUNNING and claim_of(t) is not None:
+            used.update(claim_of(t)["seeds"])
         elif t.state in FINISHED:
-            _seeds, runs = trial_runs(t)
-            used.update(claim["seeds"][: max(len(runs), len(t.intermediate_values))])
+            used.update(_used_by(t, claim_of(t), trial_runs(t)[0]))
     return used
+
+
+def _used_by(t: FrozenTrial, claim: dict[str, Any] | None, seeds: list[int]) -> list[int]:
+    """The seeds a finished trial ran or reported: its claim's, as far as it got; without a
+    claim (an older study, a trial added by hand) its reported steps, seeds ``0, 1, ...``
+    (``seeds``: :func:`trial_runs`'), as its data counts them."""
+    if claim is None:
+        return list(seeds)
+    return list(claim["seeds"][: max(len(seeds), len(t.intermediate_values))])
 
 
 @dataclass
@@ -143,7 +150,7 @@ class _Finished:
     claim: dict[str, Any] | None
     seeds: list[int]  # the seeds of ``runs``
     runs: list[float | None]  # trial_runs
-    used: list[int]  # the claimed seeds it ran or reported (none without a claim)
+    used: list[int]  # the seeds it ran or reported (_used_by)
 
 
 class TrialIndex:
@@ -188,9 +195,7 @@ class TrialIndex:
     def _add(self, t: FrozenTrial) -> None:
         claim = claim_of(t)
         seeds, runs = trial_runs(t)
-        used = [] if claim is None else list(claim["seeds"][: max(len(runs),
-                                                                   len(t.intermediate_values))])
-        d = self.done[t.number] = _Finished(t, claim, seeds, runs, used)
+        d = self.done[t.number] = _Finished(t, claim, seeds, runs, _used_by(t, claim, seeds))
         self.order.append(t.number)
         self._reported += len(t.intermediate_values)
         if claim is not None and claim.get("kind") in ROUND_PHASES:
@@ -200,10 +205,9 @@ class TrialIndex:
 
     @staticmethod
     def _file(by_config: dict[str, dict[int, list[int]]], coder: Coder, d: _Finished) -> None:
-        if d.claim is not None:
-            key = trial_key(d.trial, coder)
-            if key is not None:
-                by_config.setdefault(key, {})[d.trial.number] = d.used
+        key = trial_key(d.trial, coder)
+        if key is not None and d.used:
+            by_config.setdefault(key, {})[d.trial.number] = d.used
 
     def rounds_before(self, number: int) -> int:
         """Trials numbered below ``number`` claimed as BO rounds (random, challenger, bo)."""
