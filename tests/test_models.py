@@ -313,16 +313,22 @@ def test_fast_model_work_buffers_are_reused_never_shared():
 @pytest.mark.parametrize("kind", KINDS)
 def test_recommendation_row_is_argmax_lcb_mv_on_either_path(kind):
     """lcb_mv_argmax is best_lcb_mv's row, whether the rows in play are solved in batches
-    (a small beta prunes) or all read from var_f_rows (a large one does not)."""
+    (a small beta prunes, or fewer than SMALL_N rows) or all read from var_f_rows (a large
+    beta does not prune, from SMALL_N rows on); with beta = 0 best_lcb_mv's B_t is the
+    reference's without any solve."""
+    from erahbo.gp.fast import SMALL_N
+
     taken = set()
     for seed in range(8):
         rng = np.random.default_rng(300 + seed)
-        n, m, d = int(rng.choice([3, 30, 90])), 200, 3
+        n, m, d = (3, 30, 90, SMALL_N + 20)[seed % 4], 200, 3
         C = rng.random((m, d))
         X = C[rng.choice(m, size=n, replace=False)]
         k = rng.integers(2, 30, size=n).astype(float)
         ybar = rng.standard_normal(n) * rng.uniform(0.1, 10)
         s2 = rng.uniform(0, 2, n) ** 3
+        if n >= SMALL_N:  # a flat landscape: every row can be the maximum (var_f_rows path)
+            ybar, s2 = 1.0 + 1e-3 * ybar, np.full(n, 0.5)
         s = RoundSettings(GPHyper(kind, rng.uniform(0.05, 1.0, d)),
                           GPHyper(kind, rng.uniform(0.1, 2, d), noise=1e-3), beta=2.5)
         ref = ReferenceRound(X, ybar, s2, k, s, C)
@@ -331,9 +337,14 @@ def test_recommendation_row_is_argmax_lcb_mv_on_either_path(kind):
                 for mask in (None, rng.random(n) < 0.5):
                     fast = FastModel(s, C).round(X, ybar, s2, k)
                     row = fast.lcb_mv_argmax(w, beta, mask)
-                    assert row == ref.best_lcb_mv(w, beta, mask)[1]
-                    assert row == fast.best_lcb_mv(w, beta, mask)[1]
+                    B_ref, row_ref = ref.best_lcb_mv(w, beta, mask)
+                    assert row == row_ref
+                    B_t, row_fast = fast.best_lcb_mv(w, beta, mask)
+                    assert row == row_fast
+                    np.testing.assert_allclose(B_t, B_ref, rtol=1e-7, atol=1e-9)
                     taken.add(fast._var_fX is not None)
+                    if n < SMALL_N:
+                        assert fast._var_fX is None
     assert taken == {False, True}  # both paths ran
 
 

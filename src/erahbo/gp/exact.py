@@ -93,7 +93,7 @@ def standardize(y: np.ndarray) -> tuple[float, float]:
     if y.size == 0:
         return 0.0, 1.0
     mean = float(y.mean())
-    amax = float(np.abs(y).max())
+    amax = max(float(y.max()), -float(y.min()))  # max |y|
     d = y - mean
     std = math.sqrt(float(d @ d) / (y.size - 1)) if y.size > 1 else 0.0
     if not std > 1e-12 * amax:

@@ -173,15 +173,16 @@ class RoundModel:
         self.settings = s
         self.beta = float(s.beta)
         self.tau2 = float(s.hyper_v.noise)
-        self.tv = variance_noise(self.tau2, np.asarray(k, dtype=float))  # (n,) per row
         self.n = len(ybar)
         self.k = np.array(k, dtype=float)  # (n,)
+        self.one_seed = bool(self.n and self.k.min() < 2)  # a one-seed row (erahbo.gp.one_seed)
+        self.tv = (variance_noise(self.tau2, self.k) if self.one_seed  # (n,) per row
+                   else np.full(self.n, self.tau2))
         self.mf, self.sf = standardize(ybar)
         self.mv, self.sv = standardize(s2)
         self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
         self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
-        self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.max(s2))
-        self.one_seed = bool((self.k < 2).any())  # any one-seed row (erahbo.gp.one_seed)
+        self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.asarray(s2).max())
         self._ybar, self._s2 = ybar, s2  # for s2_one, computed when asked
 
     @property
