@@ -85,6 +85,9 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-b1.5": ("default", {"beta": 1.5}),
     "default-cap30": ("default", {"max_seeds": 30}),
     "default-rg2": ("default", {"refit_growth": 2.0}),
+    # session 18 (issue 27's outliers): the first refit at 20 configurations, then 80, 320
+    "default-rg4": ("default", {"refit_growth": 4.0}),
+    "default-n8": ("default", {"n_init": 8}),
     "default-pool0.1": ("default", {"pool_share": 0.1}),
     "default-pool0.25": ("default", {"pool_share": 0.25}),
     "default-b1-pool0.1": ("default", {"beta": 1.0, "pool_share": 0.1}),
