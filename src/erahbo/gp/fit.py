@@ -33,7 +33,12 @@ __all__ = ["fit_hyperparameters", "fit_map", "log_marginal_likelihood"]
 
 
 def log_marginal_likelihood(
-    theta: np.ndarray, X: np.ndarray, y: np.ndarray, kind: str, fixed_noise: np.ndarray | None
+    theta: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    kind: str,
+    fixed_noise: np.ndarray | None,
+    noise_prior: tuple[float, float] = NOISE_PRIOR,
 ) -> tuple[float, np.ndarray]:
     """Log marginal likelihood plus log prior (the MAP objective) and its gradient.
 
@@ -49,6 +54,8 @@ def log_marginal_likelihood(
     kind : {"rbf", "matern52"}
     fixed_noise : numpy.ndarray or None
         ``(n,)`` fixed per-point noise (mean GP) or None (learn a homoscedastic noise).
+    noise_prior : (float, float)
+        ``(loc, scale)`` of the learned noise's LogNormal prior.
 
     Returns
     -------
@@ -78,7 +85,7 @@ def log_marginal_likelihood(
     grad[:d] += dlp
     if fixed_noise is None:
         grad[d] = 0.5 * noise * np.trace(W)
-        lpn, dlpn = lognormal_logpdf(np.array([noise]), *NOISE_PRIOR)
+        lpn, dlpn = lognormal_logpdf(np.array([noise]), *noise_prior)
         value += float(lpn[0])
         grad[d] += float(dlpn[0])
     return float(value), grad
@@ -92,10 +99,12 @@ def fit_map(
     fixed_noise: np.ndarray | None = None,
     n_restarts: int = 3,
     seed: int = 0,
+    noise_prior: tuple[float, float] = NOISE_PRIOR,
 ) -> GPHyper:
     """MAP hyperparameters of a GP (L-BFGS-B on the log parameters).
 
-    Starts from the prior modes (lengthscale ``exp(loc - scale^2)``, noise ``exp(-5)``) and
+    Starts from the prior modes (lengthscale ``exp(loc - scale^2)``, noise ``exp(loc - scale^2)``
+    of ``noise_prior``: ``exp(-5)`` for BoTorch's) and
     from ``n_restarts`` draws of the priors; keeps the best log posterior.
 
     Parameters
@@ -111,6 +120,8 @@ def fit_map(
         Extra random starts drawn from the priors.
     seed : int
         Seed of those draws.
+    noise_prior : (float, float)
+        ``(loc, scale)`` of the learned noise's LogNormal prior (BoTorch's by default).
 
     Returns
     -------
@@ -131,18 +142,18 @@ def fit_map(
     if learn_noise:
         lo.append(math.log(NOISE_MIN))
         hi.append(math.log(NOISE_MAX))
-        mode.append(NOISE_PRIOR[0] - NOISE_PRIOR[1] ** 2)
+        mode.append(noise_prior[0] - noise_prior[1] ** 2)
     bounds = list(zip(lo, hi, strict=True))
     rng = np.random.default_rng(seed)
     starts = [np.array(mode)]
     for _ in range(n_restarts):
         s = rng.normal(loc, scale, size=d)
         if learn_noise:
-            s = np.append(s, rng.normal(*NOISE_PRIOR))
+            s = np.append(s, rng.normal(*noise_prior))
         starts.append(np.clip(s, lo, hi))
 
     def neg(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        v, g = log_marginal_likelihood(theta, X, y, kind, fixed_noise)
+        v, g = log_marginal_likelihood(theta, X, y, kind, fixed_noise, noise_prior)
         return -v, -g
 
     best_v, best_t = -np.inf, starts[0]
@@ -174,6 +185,7 @@ def fit_hyperparameters(
     rho_max2: float | None = None,
     seed: int = 0,
     one_seed: bool = False,
+    variance_noise_prior: float = NOISE_PRIOR[0],
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
@@ -200,6 +212,9 @@ def fit_hyperparameters(
     one_seed : bool
         Fit the pilot GP even when every configuration has two seeds so far (the study may add
         one-seed configurations: ``k_min = 1``).
+    variance_noise_prior : float
+        ``loc`` of the variance GP's LogNormal noise prior (scale as BoTorch's; default
+        BoTorch's, the paper's; :mod:`erahbo.optimizer.variance_prior`).
 
     Returns
     -------
@@ -217,7 +232,8 @@ def fit_hyperparameters(
     yv = (np.asarray(s2, dtype=float) - mv) / sv
     rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
     fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)
-    hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed)
+    hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed,
+                 noise_prior=(variance_noise_prior, NOISE_PRIOR[1]))
     gp_v = ExactGP(X, yv, variance_noise(hv.noise, np.asarray(k, dtype=float)),
                    hv.lengthscales, kind)
     mu, var = gp_v.predict(X)

@@ -1,0 +1,52 @@
+"""The prior of the variance GP's noise: how much of the spread of the sample variances the
+variance GP may read as noise.
+
+The variance GP observes sample variances ``s^2`` of ``k`` seeds (paper Sec. 3.1). Under normal
+returns ``s^2`` scatters around ``rho^2`` with variance ``2 rho^4 / (k - 1)``: with two seeds its
+standard deviation is ``sqrt(2) rho^2``, larger than the variation of ``rho^2`` between
+configurations on most tasks. BoTorch's noise prior for a homoscedastic GP, ``LogNormal(-4, 1)``
+(the paper's), has its median at 1.8 % of the standardized output's variance: it says the
+sample variances are nearly noise-free, and on 5 x 2 initial runs the MAP fit then explains
+their sampling noise with short lengthscales (a model that reverts to its mean between points,
+and a mean GP whose noise, eq. 19, follows that scatter).
+
+``variance_noise_prior`` is the log of the prior's median (its ``loc``; the scale stays 1):
+erahbo's ``-1`` (median 37 % of the standardized variance), the paper's ``-4``. Measured in
+session 18 (``docs/results/noise_prior/README.md``).
+
+A part of a strategy (:mod:`erahbo.optimizer.strategy`); the fit that reads it is
+:func:`erahbo.gp.fit.fit_hyperparameters`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from erahbo.validation import Param, check_real
+
+__all__ = ["HIGH", "LOW", "PARAMS", "check"]
+
+LOW, HIGH = -10.0, 3.0  # medians from 4.5e-5 to 20 times the standardized variance
+
+
+def _log_median(name: str, value: Any) -> float:
+    """Rule: a real in ``[LOW, HIGH]``."""
+    v = check_real(name, value)
+    if not LOW <= v <= HIGH:
+        raise ValueError(
+            f"{name}={value!r} must be in [{LOW:g}, {HIGH:g}] (the log of the prior median of "
+            "the variance GP's noise, standardized: -4 the paper's, -1 erahbo's)")
+    return v
+
+
+#: The variance prior's option (:class:`erahbo.validation.Param`).
+PARAMS = (
+    Param("variance_noise_prior", float, _log_median,
+          default=-4.0, paper=-4.0, absent=-4.0,
+          help="Log of the prior median of the variance GP's noise on its standardized scale "
+               "(default: the preset's; -4: the paper's, BoTorch's LogNormal(-4, 1))."),
+)
+
+
+def check(o: Any, given: set[str]) -> None:
+    """The variance prior combines with any other option (nothing to refuse)."""
