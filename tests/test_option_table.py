@@ -4,7 +4,8 @@ so older journals resume unchanged), the values refused with the fix, and the CL
 sets it (checked on the parsed options: no study runs).
 
 Each option's behaviour in a study is tested in its own file (test_random_design.py,
-test_random_top.py, test_challengers.py, test_reselection.py, test_recommendation.py).
+test_random_top.py, test_challengers.py, test_reselection.py, test_recommendation.py,
+test_variance_prior.py).
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ ROWS = [
          ({"recommend_seeds": 1.5}, "recommend_seeds must be an int")),
         ("--recommend-seeds", "5"),
         (("--recommend-seeds", "-1"), "recommend_seeds=-1 must be an int >= 0")),
+    Row("variance_noise_prior", -1.0, -4.0, -4.0, -4.0, -2.0,
+        (({"variance_noise_prior": 5}, r"variance_noise_prior=5 must be in \[-10, 3\]"),
+         ({"variance_noise_prior": "low"}, "variance_noise_prior must be a number")),
+        ("--variance-noise-prior", "-2"),
+        (("--variance-noise-prior", "9"), "variance_noise_prior=9.0 must be in [-10, 3]")),
 ]
 IDS = [r.name for r in ROWS]
 

@@ -42,7 +42,7 @@ def _log_median(name: str, value: Any) -> float:
 #: The variance prior's option (:class:`erahbo.validation.Param`).
 PARAMS = (
     Param("variance_noise_prior", float, _log_median,
-          default=-4.0, paper=-4.0, absent=-4.0,
+          default=-1.0, paper=-4.0, absent=-4.0,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
                "(default: the preset's; -4: the paper's, BoTorch's LogNormal(-4, 1))."),
 )

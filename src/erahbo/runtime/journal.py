@@ -99,6 +99,7 @@ __all__ = [
     "TrialRecord",
     "canonical_json",
     "journal_version",
+    "mismatch_message",
     "settings_hash",
 ]
 
@@ -106,6 +107,16 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Journal
 # --------------------------------------------------------------------------------------------
+
+
+def mismatch_message(path: Any, diff: list[str]) -> str:
+    """The message of :class:`SettingsMismatchError`: the settings that differ (``diff``, lines
+    of :func:`settings_diff`) and the three ways on."""
+    return (f"journal {path} holds a study with other settings:\n  "
+            + "\n  ".join(diff or ["(same keys, different canonical form)"])
+            + "\nTo resume it, pass the same settings (or run `erahbo resume "
+            f"{path}`); to give it more budget, change only the budget (or run `erahbo "
+            f"resume {path} --budget N`); to start a new study, use another journal path.")
 
 
 class Journal(JournalExtensions):
@@ -237,13 +248,7 @@ class Journal(JournalExtensions):
             if settings_hash(new_settings) != journal.settings_hash:
                 diff = settings_diff(journal.settings, new_settings)
                 journal.close()
-                raise SettingsMismatchError(
-                    f"journal {p} holds a study with other settings:\n  "
-                    + "\n  ".join(diff or ["(same keys, different canonical form)"])
-                    + "\nTo resume it, pass the same settings (or run `erahbo resume "
-                    f"{p}`); to give it more budget, change only the budget (or run `erahbo "
-                    f"resume {p} --budget N`); to start a new study, use another journal path."
-                )
+                raise SettingsMismatchError(mismatch_message(p, diff))
         if info_json is not None and not created:  # written with the first record (_tx)
             journal._pending_info = info_json
             journal.info = json.loads(info_json)

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from erahbo.optimizer.options import normalize_settings
-from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
+from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json, mismatch_message
+from erahbo.runtime.journal_format import settings_diff
 
 __all__ = ["BudgetSteps", "open_budget_journal"]
 
@@ -49,9 +50,17 @@ def open_budget_journal(
     except SettingsMismatchError:
         with Journal.open(path) as j:
             stored = dict(j.settings)
-        if (stored.get("budget") is None) != (settings.get("budget") is None) or (
-                _without_budget(stored) != _without_budget(settings)):
-            raise
+        unbounded = (stored.get("budget") is None) != (settings.get("budget") is None)
+        if unbounded or _without_budget(stored) != _without_budget(settings):
+            # the differences in the current schema: a setting an older journal lacks means
+            # its value of then (normalize_settings), it is no difference
+
+            def cut(d: Mapping[str, Any]) -> dict[str, Any]:
+                return {k: v for k, v in normalize_settings(dict(d)).items()
+                        if unbounded or k != "budget"}
+
+            raise SettingsMismatchError(
+                mismatch_message(path, settings_diff(cut(stored), cut(settings)))) from None
         journal = Journal.open(path, stored, info=info, synchronous=synchronous)
         now = journal.budget()
         if now is not None and settings["budget"] < now:
