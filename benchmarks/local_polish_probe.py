@@ -15,14 +15,20 @@ The end points are always projected and scored by the full model.  Printed per r
 summary: the share of the exact polish's gain in acquisition value, ``(v - v_none) /
 (v_exact - v_none)``, each polish keeps, and the argmax's CPU milliseconds.
 
+``--follow MODE`` runs a study instead of the fixed state: from the state's first ``n`` rows,
+each round's next row is the point MODE's argmax chose, evaluated with 3 seeds of the task
+(seeded draws), so the rounds see the data the engine made; the MV regret (the task's known
+optimum) of each mode's point is printed too.
+
     OPENBLAS_NUM_THREADS=1 python benchmarks/local_polish_probe.py [--n 2000] [--m 512]
-        [--rounds 6] [--modes exact single local none]
+        [--rounds 6] [--modes exact single local none] [--follow single]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -35,6 +41,7 @@ import bench_long_study as bench
 import erahbo.gp.argmax as argmax_module
 from erahbo.gp import FastModel, continuous_argmax, fit_hyperparameters
 from erahbo.gp.reference import ReferenceRound
+from erahbo.objectives.synthetic import RandomHeteroscedasticTask
 from erahbo.space import SearchSpace
 
 
@@ -45,9 +52,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--modes", nargs="+", default=["exact", "single", "local", "none"],
                     choices=["exact", "single", "local", "none"])
+    ap.add_argument("--follow", choices=["exact", "single"],
+                    help="the next row is this mode's point, evaluated (a study)")
     args = ap.parse_args()
     modes = ["exact", "none"] + [m for m in args.modes if m not in ("exact", "none")]
+    if args.follow and args.follow not in modes:
+        modes.append(args.follow)
     X, ybar, s2, k = bench.study_state(args.n + args.rounds)
+    task = RandomHeteroscedasticTask(dim=bench.DIM, seed=0)  # the state's task
+    mv_max = task.mv_max(bench.ALPHA)
     st = fit_hyperparameters(X[:300], ybar[:300], s2[:300], k[:300], seed=0)
     space = SearchSpace({f"x{i}": ("float", 0.0, 1.0) for i in range(bench.DIM)})
     fm = FastModel(st, None)
@@ -85,6 +98,7 @@ def main() -> None:
 
     kept = {mode: [] for mode in modes[2:]}
     ms = {mode: [] for mode in modes}
+    regret = {mode: [] for mode in modes}
     for r in range(args.rounds):
         m = args.n + r
         rm = fm.round(X[:m], ybar[:m], s2[:m], k[:m])
@@ -99,12 +113,22 @@ def main() -> None:
                 line[mode] = res[mode][1]
                 line[mode + "_dist"] = float(np.linalg.norm(res[mode][0] - res["exact"][0]))
         line["ms"] = {mode: round(ms[mode][-1], 1) for mode in modes}
+        if args.follow:
+            for mode in modes:
+                regret[mode].append(mv_max - float(task.mv(res[mode][0], bench.ALPHA)))
+            line["regret"] = {mode: regret[mode][-1] for mode in modes}
+            x = res[args.follow][0]  # the next row: 3 seeds at the chosen point
+            rng = np.random.default_rng(1000 + r)
+            y = task.f(x) + math.sqrt(task.rho2(x)) * rng.standard_normal(3)
+            X[m], ybar[m], s2[m], k[m] = x, y.mean(), y.var(ddof=1), 3.0
         print(json.dumps(line), flush=True)
     for mode in modes:
-        share = (f"share of the exact polish's gain kept {np.round(kept[mode], 3).tolist()}; "
-                 if mode in kept else "")
+        share = (f"share of the exact polish's gain kept {np.round(kept[mode], 3).tolist()} "
+                 f"(min {min(kept[mode]):.6f}); " if mode in kept else "")
         local = f" ({args.m} rows)" if mode == "local" else ""
-        print(f"n={args.n} {mode}{local}: {share}argmax ms median {np.median(ms[mode]):.0f}")
+        mv = (f"; MV regret of its points mean {np.mean(regret[mode]):.4g} median "
+              f"{np.median(regret[mode]):.4g}" if args.follow else "")
+        print(f"n={args.n} {mode}{local}: {share}argmax ms median {np.median(ms[mode]):.0f}{mv}")
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ Rules checked here:
   returned value is the round model's own acquisition at the returned point (the end points are
   scored exactly), at least the best exact value over the raw samples and the evaluated
   configurations, never at a forbidden point;
-* the stand-in gives the round's acquisition and gradient, shifted and scaled by the two GPs'
-  standardizations, up to single-precision rounding, for both kernels, a continuous round (a
-  column-major mean factor, a row-major variance factor in a larger buffer) and a table round;
-  a factor's memory order does not change its solves beyond that rounding.
+* the stand-in gives the round's acquisition, less the constant of the two GPs'
+  standardizations, and its gradient, up to single-precision rounding, for both kernels, a
+  continuous round (a column-major mean factor, a row-major variance factor in a larger
+  buffer) and a table round; a factor's memory order does not change its solves beyond that
+  rounding.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def test_above_the_threshold_the_end_points_are_scored_exactly(kind, weight, mon
     raw = 64
     u, v = argmax.continuous_argmax(rm, SPACE, weight, X, seed=4, raw_samples=raw)
     stand_in, kw, ends = calls[0]
-    assert isinstance(stand_in, SingleRound) and kw == {"ftol": POLISH_FTOL}
+    assert isinstance(stand_in, SingleRound) and kw == {"ftol": stand_in.ftol(weight)}
+    assert 0 < kw["ftol"] <= POLISH_FTOL
     assert v == pytest.approx(float(rm.acquisition(u[None, :], weight)[0]), rel=1e-12, abs=1e-12)
     U = np.vstack([SPACE.sobol_unit(raw, 4), X])
     best_raw = float(rm.acquisition(U, weight).max())
@@ -112,9 +114,8 @@ def _compare(rm, points, weight):
     for u in points:
         val, grad = rm.acquisition_grad(u, weight)
         sval, sgrad = single.acquisition_grad(u, weight)
-        assert sval == pytest.approx((val - offset) / scale, abs=1e-5)
-        np.testing.assert_allclose(sgrad, grad / scale, rtol=1e-3,
-                                   atol=1e-4 * (1.0 + np.abs(grad).max() / scale))
+        assert sval == pytest.approx(val - offset, abs=1e-5 * scale)
+        np.testing.assert_allclose(sgrad, grad, rtol=1e-3, atol=1e-4 * (scale + np.abs(grad).max()))
 
 
 @pytest.mark.parametrize("kind", ["rbf", "matern52"])

@@ -26,7 +26,7 @@ from scipy.optimize import minimize
 from erahbo.gp.fast import FastRound
 from erahbo.gp.round import RoundModel
 from erahbo.gp.screen import top_points
-from erahbo.gp.single import POLISH_FTOL, SingleRound
+from erahbo.gp.single import SingleRound
 
 __all__ = ["LOCKSTEP_ROWS", "SINGLE_ROWS", "continuous_argmax", "polish", "polish_all"]
 
@@ -105,7 +105,8 @@ def continuous_argmax(
         if not any(np.array_equal(U[i], s) for s in starts):
             starts.append(U[i])
     if isinstance(rm, FastRound) and rm.n >= SINGLE_ROWS:  # the end points are scored by rm
-        polished = polish_all(SingleRound(rm), starts, mask, weight, ftol=POLISH_FTOL)
+        stand_in = SingleRound(rm)
+        polished = polish_all(stand_in, starts, mask, weight, ftol=stand_in.ftol(weight))
     else:
         polished = polish_all(rm, starts, mask, weight)
     P = space.project(np.asarray(polished))  # (n_polish, dim)

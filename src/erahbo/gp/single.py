@@ -12,14 +12,16 @@ variance is ``1 - |L^{-1} k|^2`` summed in double precision.
 Only the search direction changes: the ascents' end points are projected and scored by the
 round model itself (:func:`erahbo.gp.argmax.continuous_argmax`), so the chosen point is still
 the best, by the exact acquisition, of a candidate set that holds the best raw sample.  A
-triangular solve in single precision is backward stable (the solution of a factor perturbed by
-``~ n eps_32`` relatively), so the values carry a small noise (at n = 2000 on the long-study
-state: ``~1e-7`` of the acquisition's scale, up to ``1e-5`` near the data where ``sd`` is
-small).  L-BFGS-B's default stopping test (a relative decrease below ``2.2e-9``) then keeps
-stepping in that noise, up to 60 % more gradients: the stand-in gives the acquisition in the
-units of its scale (``(eq. 8 - (m_f - w m_var)) / (s_f + |w| s_var)``, the standardizations of
-the two GPs: the same ascent) and the ascent ends at a relative decrease of
-:data:`POLISH_FTOL`.
+triangular solve in single precision is backward stable (the solution for a factor perturbed
+by ``~ n eps_32`` relatively), so the values carry a small noise (at n = 2000 on the long-study
+state: ``~1e-7`` of the acquisition's scale ``s_f + |w| s_var``, the standardizations of the two
+GPs; up to ``1e-5`` near the data, where ``sd`` is small).  L-BFGS-B's default stopping test (a
+relative decrease below ``2.2e-9``) then keeps stepping in that noise, up to 60 % more
+gradients: an ascent on the stand-in ends at a decrease of :data:`POLISH_FTOL` times that scale
+(:meth:`SingleRound.ftol`; the values are given less the constant ``m_f - w m_var``, so the
+test's ``max(|f|, 1)`` is of the order of the scale).  The gradient is not rescaled: L-BFGS-B's
+first step (the Cauchy point of an identity Hessian) depends on its size, and the double-
+precision ascent's path, which the stand-in follows, is the one to keep.
 """
 
 from __future__ import annotations
@@ -33,14 +35,15 @@ from erahbo.gp.round import RoundModel
 
 __all__ = ["POLISH_FTOL", "SingleRound"]
 
-# L-BFGS-B's ftol on the stand-in's (scaled) values: above their single-precision noise; at
-# n = 2000 it ends the ascents 35 % sooner and keeps the exact polish's gain (6 of 6 rounds)
+# An ascent on the stand-in ends at a decrease below this times the acquisition's scale: above
+# the single-precision noise; at n = 2000 the ascents end 35 % sooner than with L-BFGS-B's
+# default and keep the double-precision polish's gain (benchmarks/local_polish_probe.py)
 POLISH_FTOL = 1e-6
 _SQRT5 = math.sqrt(5.0)
 
 
 class SingleRound(RoundModel):
-    """The acquisition (in the units of its scale) and its gradient of a fast round
+    """The acquisition (less a constant) and its gradient of a fast round
     (:class:`erahbo.gp.fast.FastRound`) from single-precision copies of its Cholesky factors
     (see the module docstring).
 
@@ -62,11 +65,15 @@ class SingleRound(RoundModel):
         )
 
     def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
-        """``(eq. 8 - (m_f - weight m_var)) / (s_f + |weight| s_var)`` at ``u (dim,)`` and its
-        gradient ``(dim,)`` (see the module docstring)."""
+        """``eq. 8 - (m_f - weight m_var)`` at ``u (dim,)`` and its gradient ``(dim,)`` (see
+        the module docstring)."""
         val, grad = super().acquisition_grad(u, weight)
-        scale = self.sf + abs(weight) * self.sv
-        return (val - (self.mf - weight * self.mv)) / scale, grad / scale
+        return val - (self.mf - weight * self.mv), grad
+
+    def ftol(self, weight: float) -> float:
+        """L-BFGS-B's ``ftol`` that ends an ascent on these values at a decrease of about
+        :data:`POLISH_FTOL` times the acquisition's scale ``s_f + |weight| s_var``."""
+        return POLISH_FTOL * min(1.0, self.sf + abs(weight) * self.sv)
 
     def _grads(self, u: np.ndarray):
         """See :meth:`erahbo.gp.round.RoundModel._grads` (single-precision solves)."""
