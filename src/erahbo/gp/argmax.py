@@ -170,7 +170,7 @@ def polish_all(
     the other, each gradient read them from memory). Every ascent gets the values and
     gradients it would get alone, so its path and end point are the same.
     """
-    if len(starts) < 2 or not isinstance(rm, FastRound) or rm.n < LOCKSTEP_ROWS:
+    if len(starts) < 2 or not isinstance(rm, (FastRound, SingleRound)) or rm.n < LOCKSTEP_ROWS:
         return [polish(rm, s, mask, weight, maxiter, ftol) for s in starts]
     ascents = [_Ascent(s, mask, weight, maxiter, ftol) for s in starts]
     try:
