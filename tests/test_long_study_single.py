@@ -12,7 +12,9 @@ Rules checked here:
   standardizations, and its gradient, up to single-precision rounding, for both kernels, a
   continuous round (a column-major mean factor, a row-major variance factor in a larger
   buffer) and a table round; a factor's memory order does not change its solves beyond that
-  rounding.
+  rounding;
+* its grouped gradients are its single-point ones, bit for bit: the ascents in lockstep end
+  where each ends alone.
 """
 
 from __future__ import annotations
@@ -152,3 +154,21 @@ def test_a_factors_memory_order_changes_only_rounding():
     for other in got[1:]:
         for a, b in zip(got[0], other, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_the_stand_ins_lockstep_ascents_end_where_each_ends_alone(monkeypatch):
+    """Rule: the stand-in's grouped gradients (GP by GP) are its single-point ones, bit for
+    bit, so the polishes in lockstep end where each ends alone."""
+    X, ybar, s2, k, s = _state(120, seed=9, kind="matern52")
+    single = SingleRound(FastModel(s).round(X, ybar, s2, k))
+    U = np.vstack([SPACE.sobol_unit(4, 6), X[:1], X[:1]])  # a data point twice
+    for u, (val, grad) in zip(U, single.acquisition_grads(list(U), 1.0), strict=True):
+        want = single.acquisition_grad(u, 1.0)
+        assert val == want[0]
+        np.testing.assert_array_equal(grad, want[1])
+    starts, mask = list(U[:5]), np.ones(D, dtype=bool)
+    alone = [argmax.polish(single, u, mask, 1.0, ftol=single.ftol(1.0)) for u in starts]
+    monkeypatch.setattr(argmax, "LOCKSTEP_ROWS", 0)
+    together = argmax.polish_all(single, starts, mask, 1.0, ftol=single.ftol(1.0))
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -11,9 +11,12 @@ conditionals imputed) and scored again.  The best point wins.
 On the fast engine the raw set is scored with pruning (:func:`erahbo.gp.screen.top_points`):
 only the points whose upper bound can reach the ``n_polish``-th best value are scored exactly.
 The best point, the starts and the result are those of scoring every point (``prune=False``).
-From :data:`LOCKSTEP_ROWS` data rows on, the fast engine's polishes run in lockstep
-(:func:`polish_all`): the same end points, each GP's Cholesky factor read for all the starts
-while it is in the cache.
+From :data:`SINGLE_ROWS` data rows on, the fast engine's ascents run on single-precision copies
+of its factors (:class:`erahbo.gp.single.SingleRound`, a third of the memory traffic): only
+their paths change, the starts and the end points are scored by the round model, so the result
+is the best, by the exact acquisition, of the raw set and the end points.  From
+:data:`LOCKSTEP_ROWS` data rows on, the polishes run in lockstep (:func:`polish_all`): the same
+end points, each GP's Cholesky factor read for all the starts while it is in the cache.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ __all__ = ["LOCKSTEP_ROWS", "SINGLE_ROWS", "continuous_argmax", "polish", "polis
 LOCKSTEP_ROWS = 1500  # from this many data rows on, the polishes share their gradient requests
 # From this many data rows on, the fast engine's polish ascends on single-precision copies of
 # the factors (erahbo.gp.single): the ascents' end points, not the choice among them, may then
-# differ from the double-precision ones. Far above the decision hashes' studies (<= 160 rows) and
-# below the sizes where the solves dominate a round (at 2000 rows: 400 of 550 ms in double).
+# differ from the double-precision ones. Far above the decision hashes' studies (<= 160 rows);
+# the polish's solves are then most of a round (n = 1000: argmax 74 -> 52 ms; n = 2000: the
+# polish 400 of 550 ms in double, see benchmarks/local_polish_probe.py)
 SINGLE_ROWS = 1000
 
 
@@ -162,13 +166,14 @@ def polish_all(
 ) -> list[np.ndarray]:
     """:func:`polish` from each of ``starts`` (``(dim,)`` each): the same end points.
 
-    On the fast engine from :data:`LOCKSTEP_ROWS` data rows on, the ascents run in lockstep:
-    each in a thread of its own that runs only while the others wait (coroutines: one at a
-    time), until it asks for a gradient; the requests of all of them are then answered at once
-    by :meth:`FastRound.acquisition_grads`, which reads each GP's Cholesky factor for every
-    point while it is in the cache (at n = 2000 the two factors are 64 MB; one point after
-    the other, each gradient read them from memory). Every ascent gets the values and
-    gradients it would get alone, so its path and end point are the same.
+    On the fast engine (or its single-precision stand-in, :class:`SingleRound`) from
+    :data:`LOCKSTEP_ROWS` data rows on, the ascents run in lockstep: each in a thread of its own
+    that runs only while the others wait (coroutines: one at a time), until it asks for a
+    gradient; the requests of all of them are then answered at once by the model's
+    ``acquisition_grads``, which reads each GP's Cholesky factor for every point while it is in
+    the cache (at n = 2000 the two factors are 64 MB in double precision, 32 MB in single; one
+    point after the other, each gradient read them from memory). Every ascent gets the values
+    and gradients it would get alone, so its path and end point are the same.
     """
     if len(starts) < 2 or not isinstance(rm, (FastRound, SingleRound)) or rm.n < LOCKSTEP_ROWS:
         return [polish(rm, s, mask, weight, maxiter, ftol) for s in starts]
