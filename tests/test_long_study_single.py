@@ -7,7 +7,8 @@ Rules checked here:
 * from ``SINGLE_ROWS`` rows on it ascends on a :class:`~erahbo.gp.single.SingleRound`, and the
   returned value is the round model's own acquisition at the returned point (the end points are
   scored exactly), at least the best exact value over the raw samples and the evaluated
-  configurations, never at a forbidden point;
+  configurations, never at a forbidden point; also on a mixed space, a kriging-believer round
+  and with one-seed rows;
 * the stand-in gives the round's acquisition, less the constant of the two GPs'
   standardizations, and its gradient, up to single-precision rounding, for both kernels, a
   continuous round (a column-major mean factor, a row-major variance factor in a larger
@@ -172,3 +173,39 @@ def test_the_stand_ins_lockstep_ascents_end_where_each_ends_alone(monkeypatch):
     together = argmax.polish_all(single, starts, mask, 1.0, ftol=single.ftol(1.0))
     for a, b in zip(alone, together, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_above_the_threshold_mixed_space_believer_and_one_seed_rows(monkeypatch):
+    """The same rule on a mixed space (ints and a categorical stay at their start values), a
+    kriging-believer round (pending configurations forbidden) and one-seed rows (the variance
+    GP's per-row noise is in its factor)."""
+    from erahbo.gp import believer_round
+
+    space = SearchSpace({"a": ("float", 0.0, 1.0), "b": ("log", 1e-3, 1.0),
+                         "c": ("int", 1, 6), "d": ("cat", ["x", "y", "z"])})
+    X = space.sample_unit(120, np.random.default_rng(2))
+    _, ybar, s2, k, s = _state(120, seed=2)
+    s = RoundSettings(GPHyper("rbf", np.full(X.shape[1], 0.4)),
+                      GPHyper("rbf", np.full(X.shape[1], 0.8), noise=0.3), beta=2.5)
+    k[:10] = 1.0  # one seed: no sample variance
+    s2[:10] = float(np.mean(s2[10:]))  # their placeholder observation
+    fm = FastModel(s)
+    rm = fm.round(X, ybar, s2, k)
+    assert fm.one_seed
+    pending = space.sample_unit(2, np.random.default_rng(9))
+    br = believer_round(rm, X, ybar, s2, k, pending, np.array([2, 2]), s, fast=fm)
+    monkeypatch.setattr(argmax, "SINGLE_ROWS", 0)
+    calls = _spy(monkeypatch)
+    for model, forbidden in ((rm, None), (br, pending)):
+        u, v = argmax.continuous_argmax(model, space, 1.0, X, seed=1, raw_samples=64,
+                                        forbidden=forbidden)
+        assert isinstance(calls[-1][0], SingleRound)
+        _compare(model, space.sobol_unit(3, 5), 1.0)
+        assert v == pytest.approx(float(model.acquisition(u[None, :], 1.0)[0]), rel=1e-12,
+                                  abs=1e-12)
+        U = np.vstack([space.sobol_unit(64, 1), X])
+        ok = np.ones(len(U), bool) if forbidden is None else ~(
+            U[:, None, :] == forbidden[None]).all(-1).any(1)
+        assert v >= float(model.acquisition(U, 1.0)[ok].max()) - 1e-12
+        if forbidden is not None:
+            assert not (u[None, :] == forbidden).all(1).any()
