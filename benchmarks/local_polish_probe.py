@@ -21,7 +21,8 @@ each round's next row is the point MODE's argmax chose, evaluated with 3 seeds o
 optimum) of each mode's point is printed too.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/local_polish_probe.py [--n 2000] [--m 512]
-        [--rounds 6] [--modes exact single local none] [--follow single]
+        [--rounds 6] [--modes exact single local none] [--follow single] [--seed 0]
+        [--ftol 3e-7]
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_long_study as bench
 import erahbo.gp.argmax as argmax_module
+import erahbo.gp.single as single_module
 from erahbo.gp import FastModel, continuous_argmax, fit_hyperparameters
 from erahbo.gp.reference import ReferenceRound
 from erahbo.objectives.synthetic import RandomHeteroscedasticTask
@@ -54,11 +56,15 @@ def main() -> None:
                     choices=["exact", "single", "local", "none"])
     ap.add_argument("--follow", choices=["exact", "single"],
                     help="the next row is this mode's point, evaluated (a study)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the study state")
+    ap.add_argument("--ftol", type=float, help="the single mode's POLISH_FTOL (default: erahbo's)")
     args = ap.parse_args()
+    if args.ftol is not None:
+        single_module.POLISH_FTOL = args.ftol
     modes = ["exact", "none"] + [m for m in args.modes if m not in ("exact", "none")]
     if args.follow and args.follow not in modes:
         modes.append(args.follow)
-    X, ybar, s2, k = bench.study_state(args.n + args.rounds)
+    X, ybar, s2, k = bench.study_state(args.n + args.rounds, seed=args.seed)
     task = RandomHeteroscedasticTask(dim=bench.DIM, seed=0)  # the state's task
     mv_max = task.mv_max(bench.ALPHA)
     st = fit_hyperparameters(X[:300], ybar[:300], s2[:300], k[:300], seed=0)
