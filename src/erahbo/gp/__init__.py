@@ -16,6 +16,8 @@ One module per concept, in dependency order:
 * :mod:`erahbo.gp.fast` — cached kernels, incremental variance GP, pruned argmax (the default);
 * :mod:`erahbo.gp.believer` — the kriging believer of ``n_parallel > 1``;
 * :mod:`erahbo.gp.screen` — pruned exact scoring of a point set (the continuous raw set);
+* :mod:`erahbo.gp.single` — a single-precision stand-in of a fast round, the polish's search
+  direction from 1000 evaluated configurations on;
 * :mod:`erahbo.gp.argmax` — the acquisition's argmax over a continuous or mixed space.
 
 Every bound the round models report comes from :mod:`erahbo.gp.bounds`.

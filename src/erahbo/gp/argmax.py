@@ -11,9 +11,12 @@ conditionals imputed) and scored again.  The best point wins.
 On the fast engine the raw set is scored with pruning (:func:`erahbo.gp.screen.top_points`):
 only the points whose upper bound can reach the ``n_polish``-th best value are scored exactly.
 The best point, the starts and the result are those of scoring every point (``prune=False``).
-From :data:`LOCKSTEP_ROWS` data rows on, the fast engine's polishes run in lockstep
-(:func:`polish_all`): the same end points, each GP's Cholesky factor read for all the starts
-while it is in the cache.
+From :data:`SINGLE_ROWS` data rows on, the fast engine's ascents run on single-precision copies
+of its factors (:class:`erahbo.gp.single.SingleRound`, a third of the memory traffic): only
+their paths change, the starts and the end points are scored by the round model, so the result
+is the best, by the exact acquisition, of the raw set and the end points.  From
+:data:`LOCKSTEP_ROWS` data rows on, the polishes run in lockstep (:func:`polish_all`): the same
+end points, each GP's Cholesky factor read for all the starts while it is in the cache.
 """
 
 from __future__ import annotations
@@ -26,10 +29,17 @@ from scipy.optimize import minimize
 from erahbo.gp.fast import FastRound
 from erahbo.gp.round import RoundModel
 from erahbo.gp.screen import top_points
+from erahbo.gp.single import SingleRound
 
-__all__ = ["LOCKSTEP_ROWS", "continuous_argmax", "polish", "polish_all"]
+__all__ = ["LOCKSTEP_ROWS", "SINGLE_ROWS", "continuous_argmax", "polish", "polish_all"]
 
 LOCKSTEP_ROWS = 1500  # from this many data rows on, the polishes share their gradient requests
+# From this many data rows on, the fast engine's polish ascends on single-precision copies of
+# the factors (erahbo.gp.single): the ascents' end points, not the choice among them, may then
+# differ from the double-precision ones. Far above the decision hashes' studies (<= 160 rows);
+# the polish's solves are then most of a round (n = 1000: argmax 74 -> 52 ms; n = 2000: the
+# polish 400 of 550 ms in double, see benchmarks/local_polish_probe.py)
+SINGLE_ROWS = 1000
 
 
 def continuous_argmax(
@@ -98,7 +108,11 @@ def continuous_argmax(
             break
         if not any(np.array_equal(U[i], s) for s in starts):
             starts.append(U[i])
-    polished = polish_all(rm, starts, mask, weight)
+    if isinstance(rm, FastRound) and rm.n >= SINGLE_ROWS:  # the end points are scored by rm
+        stand_in = SingleRound(rm)
+        polished = polish_all(stand_in, starts, mask, weight, ftol=stand_in.ftol(weight))
+    else:
+        polished = polish_all(rm, starts, mask, weight)
     P = space.project(np.asarray(polished))  # (n_polish, dim)
     pv = np.where(allowed(P), rm.acquisition(P, weight), -np.inf)
     j = int(np.argmax(pv))
@@ -118,12 +132,14 @@ def _known_rows(rm: RoundModel, U: np.ndarray, start: int) -> np.ndarray:
 
 
 def polish(
-    rm: RoundModel, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int = 50
+    rm: RoundModel, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int = 50,
+    ftol: float | None = None,
 ) -> np.ndarray:
     """L-BFGS-B ascent of the acquisition (eq. 8) from ``u0 (dim,)`` over the columns in ``mask``.
 
     The value and gradient come from :meth:`RoundModel.acquisition_grad`; the other columns stay
-    at ``u0``'s values. Returns the ``(dim,)`` end point, clipped to the unit cube.
+    at ``u0``'s values. ``ftol``: L-BFGS-B's relative decrease that ends the ascent (None: its
+    default). Returns the ``(dim,)`` end point, clipped to the unit cube.
     """
     free = np.flatnonzero(mask)
     if free.size == 0:
@@ -135,8 +151,9 @@ def polish(
         val, grad = rm.acquisition_grad(u, weight)
         return -val, -grad[free]
 
+    options = {"maxiter": maxiter} if ftol is None else {"maxiter": maxiter, "ftol": ftol}
     res = minimize(neg, u0[free], jac=True, method="L-BFGS-B",
-                   bounds=[(0.0, 1.0)] * free.size, options={"maxiter": maxiter})
+                   bounds=[(0.0, 1.0)] * free.size, options=options)
     u = u0.copy()
     if np.all(np.isfinite(res.x)):
         u[free] = np.clip(res.x, 0.0, 1.0)
@@ -145,21 +162,22 @@ def polish(
 
 def polish_all(
     rm: RoundModel, starts: list[np.ndarray], mask: np.ndarray, weight: float,
-    maxiter: int = 50,
+    maxiter: int = 50, ftol: float | None = None,
 ) -> list[np.ndarray]:
     """:func:`polish` from each of ``starts`` (``(dim,)`` each): the same end points.
 
-    On the fast engine from :data:`LOCKSTEP_ROWS` data rows on, the ascents run in lockstep:
-    each in a thread of its own that runs only while the others wait (coroutines: one at a
-    time), until it asks for a gradient; the requests of all of them are then answered at once
-    by :meth:`FastRound.acquisition_grads`, which reads each GP's Cholesky factor for every
-    point while it is in the cache (at n = 2000 the two factors are 64 MB; one point after
-    the other, each gradient read them from memory). Every ascent gets the values and
-    gradients it would get alone, so its path and end point are the same.
+    On the fast engine (or its single-precision stand-in, :class:`SingleRound`) from
+    :data:`LOCKSTEP_ROWS` data rows on, the ascents run in lockstep: each in a thread of its own
+    that runs only while the others wait (coroutines: one at a time), until it asks for a
+    gradient; the requests of all of them are then answered at once by the model's
+    ``acquisition_grads``, which reads each GP's Cholesky factor for every point while it is in
+    the cache (at n = 2000 the two factors are 64 MB in double precision, 32 MB in single; one
+    point after the other, each gradient read them from memory). Every ascent gets the values
+    and gradients it would get alone, so its path and end point are the same.
     """
-    if len(starts) < 2 or not isinstance(rm, FastRound) or rm.n < LOCKSTEP_ROWS:
-        return [polish(rm, s, mask, weight, maxiter) for s in starts]
-    ascents = [_Ascent(s, mask, weight, maxiter) for s in starts]
+    if len(starts) < 2 or not isinstance(rm, (FastRound, SingleRound)) or rm.n < LOCKSTEP_ROWS:
+        return [polish(rm, s, mask, weight, maxiter, ftol) for s in starts]
+    ascents = [_Ascent(s, mask, weight, maxiter, ftol) for s in starts]
     try:
         for a in ascents:
             a.thread.start()
@@ -190,7 +208,8 @@ class _Ascent:
     """One :func:`polish` run as a coroutine by :func:`polish_all`: it stands for the round
     model, so its ``acquisition_grad`` hands the point over (``request``) and waits."""
 
-    def __init__(self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int) -> None:
+    def __init__(self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int,
+                 ftol: float | None) -> None:
         self.request: np.ndarray | None = None
         self.answer: tuple[float, np.ndarray] | None = None
         self.result: np.ndarray | None = None
@@ -202,8 +221,8 @@ class _Ascent:
         self._go, self._back = threading.Lock(), threading.Lock()
         self._go.acquire()
         self._back.acquire()
-        self.thread = threading.Thread(target=self._main, args=(u0, mask, weight, maxiter),
-                                       daemon=True)
+        self.thread = threading.Thread(target=self._main,
+                                       args=(u0, mask, weight, maxiter, ftol), daemon=True)
 
     def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
         self.request = u
@@ -219,11 +238,12 @@ class _Ascent:
         self._go.release()
         self._back.acquire()
 
-    def _main(self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int) -> None:
+    def _main(self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int,
+              ftol: float | None) -> None:
         self._go.acquire()
         try:
             if not self.abort:
-                self.result = polish(self, u0, mask, weight, maxiter)
+                self.result = polish(self, u0, mask, weight, maxiter, ftol)
         except _Aborted:
             pass
         except BaseException as exc:  # handed to the caller of polish_all
