@@ -90,7 +90,7 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-n8": ("default", {"n_init": 8}),
     # the variance GP's noise prior of sessions 1-17 (BoTorch's LogNormal(-4, 1)); session 18's
     # default is -1 (erahbo.optimizer.variance_prior)
-    "default-vnp4": ("default", {"variance_noise_prior": -4.0}),
+    "default-vnp4": ("default", {"var_noise_prior": -4.0}),
     "default-pool0.1": ("default", {"pool_share": 0.1}),
     "default-pool0.25": ("default", {"pool_share": 0.25}),
     "default-b1-pool0.1": ("default", {"beta": 1.0, "pool_share": 0.1}),

@@ -84,11 +84,11 @@ ROWS = [
          ({"recommend_seeds": 1.5}, "recommend_seeds must be an int")),
         ("--recommend-seeds", "5"),
         (("--recommend-seeds", "-1"), "recommend_seeds=-1 must be an int >= 0")),
-    Row("variance_noise_prior", -1.0, -4.0, -4.0, -4.0, -2.0,
-        (({"variance_noise_prior": 5}, r"variance_noise_prior=5 must be in \[-10, 3\]"),
-         ({"variance_noise_prior": "low"}, "variance_noise_prior must be a number")),
-        ("--variance-noise-prior", "-2"),
-        (("--variance-noise-prior", "9"), "variance_noise_prior=9.0 must be in [-10, 3]")),
+    Row("var_noise_prior", -1.0, -4.0, -4.0, -4.0, -2.0,
+        (({"var_noise_prior": 5}, r"var_noise_prior=5 must be in \[-10, 3\]"),
+         ({"var_noise_prior": "low"}, "var_noise_prior must be a number")),
+        ("--var-noise-prior", "-2"),
+        (("--var-noise-prior", "9"), "var_noise_prior=9.0 must be in [-10, 3]")),
 ]
 IDS = [r.name for r in ROWS]
 

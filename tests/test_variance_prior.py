@@ -23,7 +23,7 @@ def test_a_higher_prior_median_reads_more_of_the_sample_variances_as_noise():
     gradient in the log noise grows with it); the mean GP's fit has a fixed noise (eq. 19)
     and no noise prior."""
     X, ybar, s2, k = _pure_sampling_noise()
-    fits = {loc: fit_hyperparameters(X, ybar, s2, k, seed=0, variance_noise_prior=loc)
+    fits = {loc: fit_hyperparameters(X, ybar, s2, k, seed=0, var_noise_prior=loc)
             for loc in (-4.0, -1.0, 1.0)}
     noise = [fits[loc].hyper_v.noise for loc in (-4.0, -1.0, 1.0)]
     assert noise[0] < noise[1] < noise[2]
@@ -45,11 +45,11 @@ def test_the_optimizer_fits_with_the_option_in_force():
         d = opt.data
         return opt.model_settings, fit_hyperparameters(
             d.U, d.ybar, d.s2, d.k, seed=opt.options.seed,
-            variance_noise_prior=opt.options.variance_noise_prior)
+            var_noise_prior=opt.options.var_noise_prior)
 
     for kw, loc in (({}, -1.0), ({"preset": "paper", "k_init": 2}, -4.0),
-                    ({"method": "rahbo", "k": 2}, -4.0), ({"variance_noise_prior": -2.5}, -2.5)):
+                    ({"method": "rahbo", "k": 2}, -4.0), ({"var_noise_prior": -2.5}, -2.5)):
         got, expected = run(**kw)
-        assert erahbo.Optimizer(space, budget=40, **kw).options.variance_noise_prior == loc
+        assert erahbo.Optimizer(space, budget=40, **kw).options.var_noise_prior == loc
         assert got.hyper_v.noise == expected.hyper_v.noise, kw
         np.testing.assert_array_equal(got.hyper_v.lengthscales, expected.hyper_v.lengthscales)

@@ -185,7 +185,7 @@ def fit_hyperparameters(
     rho_max2: float | None = None,
     seed: int = 0,
     one_seed: bool = False,
-    variance_noise_prior: float = NOISE_PRIOR[0],
+    var_noise_prior: float = NOISE_PRIOR[0],
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
@@ -212,7 +212,7 @@ def fit_hyperparameters(
     one_seed : bool
         Fit the pilot GP even when every configuration has two seeds so far (the study may add
         one-seed configurations: ``k_min = 1``).
-    variance_noise_prior : float
+    var_noise_prior : float
         ``loc`` of the variance GP's LogNormal noise prior (scale as BoTorch's; default
         BoTorch's, the paper's; :mod:`erahbo.optimizer.variance_prior`).
 
@@ -233,7 +233,7 @@ def fit_hyperparameters(
     rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
     fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)
     hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed,
-                 noise_prior=(variance_noise_prior, NOISE_PRIOR[1]))
+                 noise_prior=(var_noise_prior, NOISE_PRIOR[1]))
     gp_v = ExactGP(X, yv, variance_noise(hv.noise, np.asarray(k, dtype=float)),
                    hv.lengthscales, kind)
     mu, var = gp_v.predict(X)

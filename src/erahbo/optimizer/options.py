@@ -220,7 +220,7 @@ class Options:
     random_interleave: int | None = None
     random_top: float | None = None
     challengers: bool | None = None
-    variance_noise_prior: float | None = None
+    var_noise_prior: float | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"

@@ -10,7 +10,7 @@ sample variances are nearly noise-free, and on 5 x 2 initial runs the MAP fit th
 their sampling noise with short lengthscales (a model that reverts to its mean between points,
 and a mean GP whose noise, eq. 19, follows that scatter).
 
-``variance_noise_prior`` is the log of the prior's median (its ``loc``; the scale stays 1):
+``var_noise_prior`` is the log of the prior's median (its ``loc``; the scale stays 1):
 erahbo's ``-1`` (median 37 % of the standardized variance), the paper's ``-4``. Measured in
 session 18 (``docs/results/noise_prior/README.md``).
 
@@ -41,7 +41,7 @@ def _log_median(name: str, value: Any) -> float:
 
 #: The variance prior's option (:class:`erahbo.validation.Param`).
 PARAMS = (
-    Param("variance_noise_prior", float, _log_median,
+    Param("var_noise_prior", float, _log_median,
           default=-1.0, paper=-4.0, absent=-4.0,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
                "(default: the preset's; -4: the paper's, BoTorch's LogNormal(-4, 1))."),
