@@ -5,8 +5,10 @@ The fixtures in ``tests/data/journals_main`` are interrupted studies written by 
 
 * the settings today's code computes for the same study (schema 2: every setting explicit)
   say the same as the stored ones (schema 1: settings at their defaults left out), for every
-  method and preset, and the journal opens (a resumed study is the same study, not a mismatch
-  and not a study that silently decides differently);
+  method and preset, but for the defaults changed since (``CHANGED_SINCE``): the journal
+  keeps its value of then, the same call is refused naming them, and the same call with them
+  opens the journal (a resumed study is the same study, never one that silently decides
+  differently);
 * a resumed journal continues to the same history as an uninterrupted study of today's code.
   Checked on the random-search fixture, whose decisions involve no floating-point model (a
   journal of a model-based study replays the decisions of the machine that wrote it).
