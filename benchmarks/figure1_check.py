@@ -23,7 +23,9 @@ from erahbo.objectives.synthetic import Figure1Task  # noqa: E402
 
 METHODS = {"erahbo": {}, "rahbo": {}, "rahbo (k=2)": {"k": 2}, "gpucb": {},
            # one seed first (erahbo.gp.one_seed; docs/results/one_seed): not the default
-           "erahbo (one seed)": {"k_init": 1, "k_min": 1, "n_init": 10}}
+           "erahbo (one seed)": {"k_init": 1, "k_min": 1, "n_init": 10},
+           # one seed per BO round after the 5 x 2 initial design (session 18)
+           "erahbo (k_min 1)": {"k_min": 1}}
 
 
 def which_max(x: float, task: Figure1Task) -> str:
