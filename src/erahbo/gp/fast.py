@@ -289,7 +289,6 @@ class FastRound(RoundModel):
         self._others: dict = {}
         self._last_inner: tuple | None = None  # (u, row, cand, posteriors): identity cache
         self._Lv: np.ndarray | None = None  # (n, n) C-contiguous copy of Lv (the polish)
-        self._batch: dict | None = None  # acquisition_grads: u.tobytes() -> its posteriors
         self._var_fX: np.ndarray | None = None  # var_f_rows, made once
 
     # ------------------------------------------------------------------ predictions
@@ -305,14 +304,15 @@ class FastRound(RoundModel):
             kf.T @ self.af, 1.0 - (Vf * Vf).sum(0), Vv.T @ self.zv, 1.0 - (Vv * Vv).sum(0)
         )
 
-    def _grads(self, u: np.ndarray):
+    def _grad_f(self, u: np.ndarray):
         """See :meth:`RoundModel._grads`."""
-        if self._batch is not None and (got := self._batch.get(u.tobytes())) is not None:
-            return got  # computed by acquisition_grads
-        hf, hv = self.M.hf, self.M.hv
-        gf = posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
-        gv = posterior_grad(u, self.X, self._lv(), self.av, hv.lengthscales, hv.kind)
-        return gf, gv
+        hf = self.M.hf
+        return posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
+
+    def _grad_v(self, u: np.ndarray):
+        """See :meth:`RoundModel._grads`."""
+        hv = self.M.hv
+        return posterior_grad(u, self.X, self._lv(), self.av, hv.lengthscales, hv.kind)
 
     def _lv(self) -> np.ndarray:
         """``(n, n)`` Cholesky factor of the variance GP for the gradients (made once)."""
@@ -322,28 +322,6 @@ class FastRound(RoundModel):
             else:
                 self._Lv = np.ascontiguousarray(self.M.Lv[: self.n, : self.n])
         return self._Lv
-
-    def acquisition_grads(
-        self, points: list[np.ndarray], weight: float
-    ) -> list[tuple[float, np.ndarray]]:
-        """:meth:`acquisition_grad` at each of ``points`` (``(dim,)`` each): the same numbers.
-
-        The posterior gradients are computed GP by GP, for every point in turn, so that each
-        GP's Cholesky factor (``8 n^2`` bytes: 32 MB at n = 2000, beyond most caches for the
-        two of them) is read by the points one after the other while it is in the cache; then
-        they are combined point by point as :meth:`acquisition_grad` does (it reads them).
-        """
-        hf, hv = self.M.hf, self.M.hv
-        gf = [posterior_grad(u, self.X, self.L, self.af, hf.lengthscales, hf.kind)
-              for u in points]
-        Lv = self._lv()
-        gv = [posterior_grad(u, self.X, Lv, self.av, hv.lengthscales, hv.kind) for u in points]
-        self._batch = {u.tobytes(): g for u, g in zip(points, zip(gf, gv, strict=True),
-                                                       strict=True)}
-        try:
-            return [self.acquisition_grad(u, weight) for u in points]
-        finally:
-            self._batch = None
 
     def posterior_X(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Raw ``(mu_f, sd_f, mu_var, sd_var)`` at all evaluated points (``O(n^3)``; tests)."""

@@ -55,9 +55,13 @@ class ReferenceRound(RoundModel):
         mu_v, var_v = self.gp_v.predict(U)
         return self._raw(mu_f, var_f, mu_v, var_v)
 
-    def _grads(self, u: np.ndarray):
+    def _grad_f(self, u: np.ndarray):
         """See :meth:`RoundModel._grads`."""
-        return self.gp_f.predict_grad(u), self.gp_v.predict_grad(u)
+        return self.gp_f.predict_grad(u)
+
+    def _grad_v(self, u: np.ndarray):
+        """See :meth:`RoundModel._grads`."""
+        return self.gp_v.predict_grad(u)
 
     def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
         """Exact argmax of the acquisition (eq. 8) over the candidates with ``mask (m,)`` True.

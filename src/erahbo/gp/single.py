@@ -61,7 +61,6 @@ class SingleRound(RoundModel):
         M, n = rm.M, rm.n
         self.n, self.beta = n, rm.beta
         self.mf, self.sf, self.mv, self.sv = rm.mf, rm.sf, rm.mv, rm.sv
-        self._batch: dict | None = None
         Lv = M.Lv[:n, :n] if not M.m else rm._lv()  # a table keeps no Lv
         self._gps = (
             _GP(M.Xf[:n], M.ls_f, M.hf.kind, rm.L, rm.af),
@@ -79,24 +78,13 @@ class SingleRound(RoundModel):
         :data:`POLISH_FTOL` times the acquisition's scale ``s_f + |weight| s_var``."""
         return POLISH_FTOL * min(1.0, self.sf + abs(weight) * self.sv)
 
-    def _grads(self, u: np.ndarray):
+    def _grad_f(self, u: np.ndarray):
         """See :meth:`erahbo.gp.round.RoundModel._grads` (single-precision solves)."""
-        if self._batch is not None and (got := self._batch.get(u.tobytes())) is not None:
-            return got
-        return self._gps[0].grad(u), self._gps[1].grad(u)
+        return self._gps[0].grad(u)
 
-    def acquisition_grads(
-        self, points: list[np.ndarray], weight: float
-    ) -> list[tuple[float, np.ndarray]]:
-        """:meth:`acquisition_grad` at each of ``points``, GP by GP."""
-        gf = [self._gps[0].grad(u) for u in points]
-        gv = [self._gps[1].grad(u) for u in points]
-        self._batch = {u.tobytes(): g for u, g in zip(points, zip(gf, gv, strict=True),
-                                                       strict=True)}
-        try:
-            return [self.acquisition_grad(u, weight) for u in points]
-        finally:
-            self._batch = None
+    def _grad_v(self, u: np.ndarray):
+        """See :meth:`erahbo.gp.round.RoundModel._grads` (single-precision solves)."""
+        return self._gps[1].grad(u)
 
 
 class _GP:
