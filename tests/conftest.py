@@ -167,18 +167,25 @@ def two_peaks_run(x: float, seed: int) -> float:
     return mean + rng.gauss(0.0, 0.05 + 1.0 * math.exp(-((x - 0.75) / 0.2) ** 2))
 
 
-def cleanrl_objective(trial) -> float:
-    """CleanRL's tuner pattern on :func:`two_peaks_run`: the trial's seeds, a report per seed,
-    ``TrialPruned`` when the pruner says so."""
-    import optuna
+def cleanrl_objective_for(run):
+    """CleanRL's tuner pattern on ``run(x, seed) -> return`` (``x`` in [0, 1]): the trial's
+    seeds, a report per seed, ``TrialPruned`` when the pruner says so."""
 
-    from erahbo.integrations.optuna import trial_seeds
+    def objective(trial) -> float:
+        import optuna
 
-    x = trial.suggest_float("x", 0.0, 1.0)
-    returns = []
-    for step, seed in enumerate(trial_seeds(trial)):
-        returns.append(two_peaks_run(x, seed))
-        trial.report(returns[-1], step)
-        if trial.should_prune():
-            raise optuna.TrialPruned()
-    return sum(returns) / len(returns)
+        from erahbo.integrations.optuna import trial_seeds
+
+        x = trial.suggest_float("x", 0.0, 1.0)
+        returns = []
+        for step, seed in enumerate(trial_seeds(trial)):
+            returns.append(run(x, seed))
+            trial.report(returns[-1], step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return sum(returns) / len(returns)
+
+    return objective
+
+
+cleanrl_objective = cleanrl_objective_for(two_peaks_run)  # on the two-peak training run

@@ -10,7 +10,7 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-from conftest import needle_records, needle_return  # noqa: E402
+from conftest import cleanrl_objective_for, needle_records, needle_return  # noqa: E402
 from erahbo.integrations.optuna import (  # noqa: E402
     SEED_OFFSET,
     SEEDS,
@@ -154,17 +154,7 @@ def needle_study(sampler, n_trials):
             params=r["config"], distributions=dist, value=sum(returns) / len(returns),
             intermediate_values=dict(enumerate(returns))))
 
-    def objective(trial):
-        x = trial.suggest_float("x", 0.0, 1.0)
-        returns = []
-        for step, seed in enumerate(trial_seeds(trial)):
-            returns.append(needle_return(x, seed))
-            trial.report(returns[-1], step)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return sum(returns) / len(returns)
-
-    study.optimize(objective, n_trials=n_trials)
+    study.optimize(cleanrl_objective_for(needle_return), n_trials=n_trials)
     return study
 
 
