@@ -20,10 +20,12 @@ from erahbo.runtime.journal_format import settings_diff
 __all__ = ["BudgetSteps", "open_budget_journal"]
 
 
-def _without_budget(settings: Mapping[str, Any]) -> str:
-    """The settings, in the current schema, less the budget (which a resume may extend)."""
-    return canonical_json({k: v for k, v in normalize_settings(dict(settings)).items()
-                           if k != "budget"}, "settings")
+def _current(settings: Mapping[str, Any], budget: bool) -> dict[str, Any]:
+    """The settings in the current schema (a setting an older journal lacks means its value of
+    then: :func:`~erahbo.optimizer.options.normalize_settings`), less the budget (which a
+    resume may extend) unless ``budget``."""
+    return {k: v for k, v in normalize_settings(dict(settings)).items()
+            if budget or k != "budget"}
 
 
 def open_budget_journal(
@@ -51,16 +53,10 @@ def open_budget_journal(
         with Journal.open(path) as j:
             stored = dict(j.settings)
         unbounded = (stored.get("budget") is None) != (settings.get("budget") is None)
-        if unbounded or _without_budget(stored) != _without_budget(settings):
-            # the differences in the current schema: a setting an older journal lacks means
-            # its value of then (normalize_settings), it is no difference
-
-            def cut(d: Mapping[str, Any]) -> dict[str, Any]:
-                return {k: v for k, v in normalize_settings(dict(d)).items()
-                        if unbounded or k != "budget"}
-
-            raise SettingsMismatchError(
-                mismatch_message(path, settings_diff(cut(stored), cut(settings)))) from None
+        old, new = _current(stored, unbounded), _current(settings, unbounded)
+        if unbounded or canonical_json(old, "settings") != canonical_json(new, "settings"):
+            raise SettingsMismatchError(  # the differences that remain in the current schema
+                mismatch_message(path, settings_diff(old, new))) from None
         journal = Journal.open(path, stored, info=info, synchronous=synchronous)
         now = journal.budget()
         if now is not None and settings["budget"] < now:
