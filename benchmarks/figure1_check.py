@@ -25,7 +25,8 @@ METHODS = {"erahbo": {}, "rahbo": {}, "rahbo (k=2)": {"k": 2}, "gpucb": {},
            # one seed first (erahbo.gp.one_seed; docs/results/one_seed): not the default
            "erahbo (one seed)": {"k_init": 1, "k_min": 1, "n_init": 10},
            # one seed per BO round after the 5 x 2 initial design (session 18)
-           "erahbo (k_min 1)": {"k_min": 1}}
+           "erahbo (k_min 1)": {"k_min": 1},
+           "erahbo (k_min 1; var_noise_prior -4)": {"k_min": 1, "var_noise_prior": -4.0}}
 
 
 def which_max(x: float, task: Figure1Task) -> str:
