@@ -121,23 +121,27 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # configuration from its residual (erahbo.gp.residual); n_init 10 spends the same 10
     # initial runs as 5 x 2
     "one": ("default", {"k_init": 1, "k_min": 1, "n_init": 10}),
-    # the defaults of sessions 13-15, written out (the package's defaults since session 16
-    # are "one")
+    # two seeds per configuration on top of the package's defaults (sessions 13-18's design)
     "two": ("default", {"k_init": 2, "k_min": 2, "n_init": 5}),
+    # the defaults of session 18, written out (before session 19's k_min = 1 with the paper's
+    # variance prior; "two" measured before that change is this)
+    "s18": ("default", {"k_init": 2, "k_min": 2, "n_init": 5, "var_noise_prior": -1.0}),
     "one-kmin2": ("default", {"k_init": 1, "k_min": 2, "n_init": 10}),
     "one-n5": ("default", {"k_init": 1, "k_min": 1}),
     "one-ri0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0}),
     "one-ch0": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "challengers": False}),
     "one-plain": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "random_interleave": 0,
                               "challengers": False}),
-    "one-ki2": ("default", {"k_min": 1}),
-    # session 19: one-ki2's parts, one at a time (issue 29, alpha 10)
+    # one seed per BO round after the 5 x 2 design, with session 18's variance prior (-1)
+    "one-ki2": ("default", {"k_min": 1, "var_noise_prior": -1.0}),
+    # session 19: one-ki2's parts, one at a time (issue 29, alpha 10); one-ki2-vnp4 is the
+    # package's default since session 19
     "one-ki2-vnp4": ("default", {"k_min": 1, "var_noise_prior": -4.0}),
-    "one-ki2-ri0": ("default", {"k_min": 1, "random_interleave": 0}),
-    "one-ki2-ch0": ("default", {"k_min": 1, "challengers": False}),
-    "one-ki2-bs0.25": ("default", {"k_min": 1, "beta_stop": 0.25}),
-    "one-ki2-rb0": ("default", {"k_min": 1, "recommend_beta": 0.0}),
-    "one-ki2-b1": ("default", {"k_min": 1, "beta": 1.0}),
+    "one-ki2-ri0": ("default", {"k_min": 1, "var_noise_prior": -1.0, "random_interleave": 0}),
+    "one-ki2-ch0": ("default", {"k_min": 1, "var_noise_prior": -1.0, "challengers": False}),
+    "one-ki2-bs0.25": ("default", {"k_min": 1, "var_noise_prior": -1.0, "beta_stop": 0.25}),
+    "one-ki2-rb0": ("default", {"k_min": 1, "var_noise_prior": -1.0, "recommend_beta": 0.0}),
+    "one-ki2-b1": ("default", {"k_min": 1, "var_noise_prior": -1.0, "beta": 1.0}),
     "one-ki2-b1-vnp4": ("default", {"k_min": 1, "beta": 1.0, "var_noise_prior": -4.0}),
     "one-bs1": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 1.0}),
     "one-bs0.25": ("default", {"k_init": 1, "k_min": 1, "n_init": 10, "beta_stop": 0.25}),
