@@ -84,7 +84,7 @@ ROWS = [
          ({"recommend_seeds": 1.5}, "recommend_seeds must be an int")),
         ("--recommend-seeds", "5"),
         (("--recommend-seeds", "-1"), "recommend_seeds=-1 must be an int >= 0")),
-    Row("var_noise_prior", -1.0, -4.0, -4.0, -4.0, -2.0,
+    Row("var_noise_prior", -4.0, -4.0, -4.0, -4.0, -2.0,
         (({"var_noise_prior": 5}, r"var_noise_prior=5 must be in \[-10, 3\]"),
          ({"var_noise_prior": "low"}, "var_noise_prior must be a number")),
         ("--var-noise-prior", "-2"),

@@ -31,8 +31,8 @@ def test_a_higher_prior_median_reads_more_of_the_sample_variances_as_noise():
 
 
 def test_the_optimizer_fits_with_the_option_in_force():
-    """ERAHBO's default (-1) and the paper's (-4, also RAHBO's) reach the fit: the same data
-    gives the fit of ``fit_hyperparameters`` with that loc."""
+    """The value in force reaches the fit (both presets' -4, also RAHBO's; a given -1 or -2.5):
+    the same data gives the fit of ``fit_hyperparameters`` with that loc."""
     space = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}
 
     def run(**kw):
@@ -47,8 +47,9 @@ def test_the_optimizer_fits_with_the_option_in_force():
             d.U, d.ybar, d.s2, d.k, seed=opt.options.seed,
             var_noise_prior=opt.options.var_noise_prior)
 
-    for kw, loc in (({}, -1.0), ({"preset": "paper", "k_init": 2}, -4.0),
-                    ({"method": "rahbo", "k": 2}, -4.0), ({"var_noise_prior": -2.5}, -2.5)):
+    for kw, loc in (({}, -4.0), ({"preset": "paper", "k_init": 2}, -4.0),
+                    ({"method": "rahbo", "k": 2}, -4.0), ({"var_noise_prior": -1.0}, -1.0),
+                    ({"var_noise_prior": -2.5}, -2.5)):
         got, expected = run(**kw)
         assert erahbo.Optimizer(space, budget=40, **kw).options.var_noise_prior == loc
         assert got.hyper_v.noise == expected.hyper_v.noise, kw

@@ -230,8 +230,8 @@ def optimize(
                                  "constant | exponential | sigmoid (paper appendix)."),
     gamma: float = typer.Option(10.0, help="Rate of the exponential schedule."),
     slope: float = typer.Option(10.0, help="Slope of the sigmoid schedule."),
-    k_min: int = typer.Option(None, help="ERAHBO: seeds before the stopping rule (>= 2; "
-                              "default: the preset's)."),
+    k_min: int = typer.Option(None, help="ERAHBO: seeds before the stopping rule (>= 1; "
+                              "default: the preset's, 1; the paper's 2)."),
     k_max: int = typer.Option(None, help="ERAHBO: most seeds per round (default: the "
                               "preset's)."),
     k: int = typer.Option(20, help="Seeds per round of the fixed-k methods."),

@@ -10,9 +10,13 @@ sample variances are nearly noise-free, and on 5 x 2 initial runs the MAP fit th
 their sampling noise with short lengthscales (a model that reverts to its mean between points,
 and a mean GP whose noise, eq. 19, follows that scatter).
 
-``var_noise_prior`` is the log of the prior's median (its ``loc``; the scale stays 1):
-erahbo's ``-1`` (median 37 % of the standardized variance), the paper's ``-4``. Measured in
-session 18 (``docs/results/noise_prior/README.md``).
+``var_noise_prior`` is the log of the prior's median (its ``loc``; the scale stays 1): the
+paper's ``-4`` under both presets since session 19; ``-1`` (median 37 % of the standardized
+variance) was erahbo's default in session 18 (``docs/results/noise_prior/README.md``: better
+with two seeds per configuration, and on heavy-tailed returns). With one seed per new
+configuration (``k_min = 1``, the default since session 19) the replicated configurations are
+the promising ones, often with many seeds, and -4 wins the early race on both sets of
+repetitions where -1 loses one (``docs/results/kmin1/README.md``).
 
 A part of a strategy (:mod:`erahbo.optimizer.strategy`); the fit that reads it is
 :func:`erahbo.gp.fit.fit_hyperparameters`.
@@ -35,16 +39,16 @@ def _log_median(name: str, value: Any) -> float:
     if not LOW <= v <= HIGH:
         raise ValueError(
             f"{name}={value!r} must be in [{LOW:g}, {HIGH:g}] (the log of the prior median of "
-            "the variance GP's noise, standardized: -4 the paper's, -1 erahbo's)")
+            "the variance GP's noise, standardized: -4 the paper's and the default)")
     return v
 
 
 #: The variance prior's option (:class:`erahbo.validation.Param`).
 PARAMS = (
     Param("var_noise_prior", float, _log_median,
-          default=-1.0, paper=-4.0, absent=-4.0,
+          default=-4.0, paper=-4.0, absent=-4.0,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
-               "(default: the preset's; -4: the paper's, BoTorch's LogNormal(-4, 1))."),
+               "(default -4: the paper's, BoTorch's LogNormal(-4, 1); -1 trusts 2-seed sample variances less)."),
 )
 
 
