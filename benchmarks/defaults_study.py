@@ -103,6 +103,7 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-ri0": ("default", {"random_interleave": 0}),
     "default-ri25": ("default", {"random_interleave": 25}),
     "default-ri100": ("default", {"random_interleave": 100}),
+    "default-ch0": ("default", {"challengers": False}),
     # more seeds for promising configurations late in the study (session 12): beta_stop rises
     # from 0 to 1 over the budget (the paper's exponential schedule, eq. 35)
     "default-exp20": ("default", {"beta_stop": 1.0, "schedule": "exponential", "gamma": 20.0}),
