@@ -106,7 +106,8 @@ class TuneRecommendation:
     mv_low, mv_high : float
         Its confidence bounds (the recommendation maximizes the pessimistic one).
     mean, std : float
-        Sample mean and standard deviation of its runs' metric (between seeds).
+        Sample mean and standard deviation of its runs' metric (between seeds; ``std`` NaN
+        with one run).
     k : int
         Its counted runs (seeds).
     seeds : list of int
