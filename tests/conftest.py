@@ -34,9 +34,14 @@ NEVER_UNSPENT_AFTER = ("budget", "warm")
 
 def spent_budget(result, budget: int, n: int | None = None) -> bool:
     """The study ran its whole budget, or all but one run when its last round closed for a
-    reason in :data:`LAST_RUN_UNSPENT_AFTER` (where a new round needs 2 seeds; README).
-    ``n``: the runs to check (default ``result.n_evals``)."""
+    reason in :data:`LAST_RUN_UNSPENT_AFTER` where a new round needs 2 seeds (README); where it
+    needs one (``k_min`` or ``k_init`` 1), the whole budget. ``n``: the runs to check (default
+    ``result.n_evals``)."""
     n = result.n_evals if n is None else n
+    st = result.settings
+    first = st.get("k_min") if st.get("method") == "erahbo" else st.get("k")
+    if 1 in (st.get("k_init"), first):  # Options.min_seeds 1: one free run starts a round
+        return n == budget
     return _spent(n, budget, result.rounds.stop_reason.iloc[-1])
 
 
