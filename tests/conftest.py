@@ -15,10 +15,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
-# Why a study may end with one run of its budget unspent. A new round needs at least 2 seeds
-# (Optimizer.ask returns None when fewer than 2 runs are free), so when the last round closes
-# with exactly one run left, that run is never spent. That happens after a round closed for any
-# reason but the budget (erahbo.policies.STOP_REASONS):
+# Why a study may end with one run of its budget unspent. Where a new round needs 2 seeds
+# (Options.min_seeds: 2 unless k_min or k_init is 1; Optimizer.ask returns None when fewer runs
+# are free), when the last round closes with exactly one run left, that run is never spent.
+# That happens after a round closed for any reason but the budget (erahbo.policies.STOP_REASONS):
 LAST_RUN_UNSPENT_AFTER = (
     "dominated", "k_max",  # ERAHBO's stopping rule (eq. 12) or k_max
     "fixed_k",  # a fixed-k round (RAHBO, GP-UCB, random search) completed its k seeds
@@ -34,9 +34,14 @@ NEVER_UNSPENT_AFTER = ("budget", "warm")
 
 def spent_budget(result, budget: int, n: int | None = None) -> bool:
     """The study ran its whole budget, or all but one run when its last round closed for a
-    reason in :data:`LAST_RUN_UNSPENT_AFTER` (a new round needs 2 seeds; README).
-    ``n``: the runs to check (default ``result.n_evals``)."""
+    reason in :data:`LAST_RUN_UNSPENT_AFTER` where a new round needs 2 seeds (README); where it
+    needs one (``k_min`` or ``k_init`` 1), the whole budget. ``n``: the runs to check (default
+    ``result.n_evals``)."""
     n = result.n_evals if n is None else n
+    st = result.settings
+    first = st.get("k_min") if st.get("method") == "erahbo" else st.get("k")
+    if 1 in (st.get("k_init"), first):  # Options.min_seeds 1: one free run starts a round
+        return n == budget
     return _spent(n, budget, result.rounds.stop_reason.iloc[-1])
 
 

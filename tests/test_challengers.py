@@ -65,8 +65,9 @@ def _needle_study(journal=None, stop_after_challenger: bool = False, **kw):
 
 def test_a_study_runs_challenger_rounds_on_evaluated_configurations():
     """After the random rounds, the rounds that were random go to the challengers: each
-    re-runs a configuration evaluated before it (a needle), with at least 2 seeds; without
-    challengers the same study has none, and is the same up to the first one."""
+    re-runs a configuration evaluated before it (a needle), with at least k_min seeds (then
+    the stopping rule); without challengers the same study has none, and is the same up to
+    the first one."""
     opt = _needle_study()
     r = opt.result().rounds
     r = r[r.phase != "warm"].reset_index(drop=True)
@@ -75,10 +76,11 @@ def test_a_study_runs_challenger_rounds_on_evaluated_configurations():
     before = r["k"].cumsum().shift(fill_value=0)
     assert (before[ch.index] >= 6).all()  # after the random rounds only
     assert (r.loc[: ch.index[0] - 1, "stop_reason"] == "random").any()
-    h = opt.result().history
+    h, k_min = opt.result().history, opt.options.k_min
     for _, row in ch.iterrows():  # each re-runs a configuration evaluated before it
         assert row.config_id in set(h.loc[h["iteration"] < row.iteration, "config_id"])
-        assert row.k >= 2 and row.stop_reason in ("dominated", "k_max", "max_seeds", "budget")
+        assert row.k >= k_min and row.stop_reason in ("dominated", "k_max", "max_seeds",
+                                                      "budget")
     off = _needle_study(challengers=False)
     roff = off.result().rounds
     roff = roff[roff.phase != "warm"].reset_index(drop=True)

@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from erahbo.cli import app
+from erahbo.optimizer.options import ERAHBO_DEFAULTS
 
 
 @pytest.fixture
@@ -27,6 +28,10 @@ def _check_demo(out, budget: int):
     res = CliRunner().invoke(app, [*small, "--budget", str(budget)])
     assert res.exit_code == 0, res.output
     assert "recommended configuration" in res.output
+    # the seeds it names are the study's own (erahbo's defaults)
+    k_min = ERAHBO_DEFAULTS["k_min"]
+    assert f"most rounds stop at k_min = {k_min} seed{'s' if k_min > 1 else ''}," in " ".join(
+        res.output.split())
     assert (out / "figure1.png").is_file() and (out / "figure1_rounds.png").is_file()
     report = out / "benchmark" / "report" / "report.md"
     assert report.is_file() and f"budget: {budget}" in report.read_text()

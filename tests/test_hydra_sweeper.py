@@ -101,7 +101,9 @@ search_space:
     assert proc.returncode == 0, proc.stderr[-3000:]
     sweep = folder / "sweep"
     calls = _calls(folder)
-    assert 13 <= len(calls) <= 14  # one job per training run (a new round needs 2 seeds)
+    # one job per training run (conftest.spent_budget: where a round needs 2 seeds, the last
+    # run may stay unspent)
+    assert 13 <= len(calls) <= 14
     hist = pd.read_csv(sweep / "history.csv")
     assert len(hist) == len(calls) and set(hist["seed"]) == {c[2] for c in calls}
     assert set(hist["status"]) <= {"ok", "penalized"}
@@ -120,7 +122,11 @@ search_space:
                                 "hp_config.x", "hp_config.act"]
     assert len(rh) == hist["config_id"].nunique()
     counted = hist[hist["status"].isin(["ok", "penalized"])]
-    assert len(run_cols) == counted.groupby("config_id").size().max() <= 3  # k_max
+    per_config = counted.groupby("config_id").size()
+    assert len(run_cols) == per_config.max()
+    # the seed cap (max_seeds: k_max = 3): seeds beyond it only within pool_share (default
+    # 0.25) of the runs
+    assert (per_config - 3).clip(lower=0).sum() <= 0.25 * len(counted)
     for cid, g in counted.groupby("config_id"):
         row = rh[rh["config_id"] == cid].iloc[0]
         assert json.loads(row["seeds"]) == list(g["seed"])

@@ -11,7 +11,10 @@ Rules checked:
 * both engines give the same inner-loop bounds after one seed at ``x_t``;
 * a study with ``k_init = k_min = 1`` runs to its budget, keeps one-seed configurations,
   resumes from its journal to the same trials, and its options are refused where one seed
-  cannot work (racing, fixed ``k = 1``).
+  cannot work (racing, fixed ``k = 1``);
+* what a user reads: no sample variance for a one-seed configuration (NaN in ``configs`` and
+  ``rounds``, "no sample std" in tune.md), and the unspent-budget note names the reason that
+  applies (fewer runs left than a new configuration starts with, or a spent table).
 """
 
 from __future__ import annotations
@@ -190,3 +193,57 @@ def test_optuna_with_one_seed_first_keeps_one_seed_trials_as_data():
     res = sampler.result(study)
     assert res is not None and (res.configs["k"] == 1).any()
     assert recommended_trial(study) is not None
+
+
+# ------------------------------------------------------------------ what a user reads
+def test_one_seed_configurations_show_no_sample_variance_in_any_table():
+    """Rule: a configuration with one seed has no sample variance: ``configs`` and ``rounds``
+    show NaN for it (not 0), and a value wherever it has two or more."""
+    opt = _study(k_init=1, k_min=1, n_init=10)
+    res = opt.result()
+    c, r = res.configs, res.rounds
+    assert (c["k"] == 1).any() and (c["k"] >= 2).any()
+    assert (c["var"].isna() == (c["k"] < 2)).all() and (c["std"].isna() == (c["k"] < 2)).all()
+    assert (r["var"].isna() == (r["k_total"] < 2)).all()
+
+
+def test_the_unspent_budget_note_names_why_no_round_started():
+    """Rule: a finished study with runs left says why: fewer left than a new configuration
+    starts with (2 seeds where k_min and k_init are 2), or a finite table whose every
+    configuration is at its seed cap (then whatever k_min)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from erahbo.cli._decision import unspent_note
+
+    table = pd.DataFrame({"x": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]})
+    for k_min in (1, 2):
+        res = erahbo.optimize(lambda c, s: -((c["x"] - 0.3) ** 2) + 0.01 * (s % 7), table,
+                              budget=40, n_init=3, k_max=3, pool_share=0.0, k_min=k_min, seed=0)
+        assert (res.configs["k"] == 3).all() and len(res.configs) == 6  # the table is spent
+        assert "no candidate configuration could take another seed" in unspent_note(res)
+    one_left = SimpleNamespace(n_evals=39, history=pd.DataFrame(),
+                               settings={"budget": 40, "method": "erahbo", "k_min": 2,
+                                         "k_init": 2})
+    assert "a new configuration needs at least 2 seeds" in unspent_note(one_left)
+    one_seed = SimpleNamespace(n_evals=39, history=pd.DataFrame(),
+                               settings={"budget": 40, "method": "erahbo", "k_min": 1,
+                                         "k_init": 2})
+    assert "no candidate configuration" in unspent_note(one_seed)
+
+
+def test_tune_markdown_of_a_one_seed_incumbent_shows_no_sample_std(tmp_path):
+    """Rule: ``erahbo tune``'s tune.md never prints "nan": a one-seed incumbent has no
+    sample std, and the line says so."""
+    from erahbo.cli.tune import _write_markdown
+
+    res = _study(k_init=1, k_min=1, n_init=10).result()
+    inc = res.configs["config_id"] == res.incumbent_id
+    res.configs.loc[inc, ["k", "std", "var"]] = [1, np.nan, np.nan]  # as a one-seed row shows
+    summary = {"task": "t", "method": "erahbo", "n_evals": res.n_evals, "failed_runs": 0,
+               "alpha": 1.0, "scale": 1.0, "incumbent_id": res.incumbent_id,
+               "incumbent": res.incumbent, "incumbent_mv": res.incumbent_mv}
+    _write_markdown(tmp_path, summary, res)
+    text = (tmp_path / "tune.md").read_text()
+    assert "no sample std (one seed) over k = 1 seeds" in text and "nan" not in text.lower()

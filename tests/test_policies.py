@@ -104,8 +104,9 @@ def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv(tmp_path):
     from erahbo.objectives.synthetic import Figure1Task
 
     task = Figure1Task()
-    res = erahbo.optimize(task, task.space, budget=400, seed=0, k_max=16, stopping="race",
-                          max_seeds=0)  # no cap: every round doubles freely
+    # k_min=2 (the default is 1): the race compares sample variances, which one seed lacks
+    res = erahbo.optimize(task, task.space, budget=400, seed=0, k_min=2, k_max=16,
+                          stopping="race", max_seeds=0)  # no cap: every round doubles freely
     bo = res.rounds[res.rounds.phase == "bo"]
     assert set(bo.k) <= {2, 4, 8, 16} | set(bo.k[bo.stop_reason == "budget"])
     assert {"dominated", "k_max"} <= set(bo.stop_reason)
@@ -120,13 +121,16 @@ def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv(tmp_path):
         assert beaten == (r.stop_reason == "dominated"), r.iteration
     # a journaled race resumes exactly: the rule is a study setting
     db = tmp_path / "race.db"
-    first = erahbo.optimize(task, task.space, budget=150, seed=1, k_max=8, stopping="race",
-                            journal=db)
+    first = erahbo.optimize(task, task.space, budget=150, seed=1, k_min=2, k_max=8,
+                            stopping="race", journal=db)
     again = erahbo.resume(db, task)
     cols = ["config_id", "seed", "return"]
     assert again.history[cols].equals(first.history[cols])
     spec = parse_method("erahbo-race")
-    assert spec.options == {"stopping": "race"} and spec.method == "erahbo"
+    assert spec.options == {"stopping": "race", "k_min": 2} and spec.method == "erahbo"
+    erahbo.Optimizer(task.space, method=spec.method, budget=100, **spec.options)  # accepted
+    with pytest.raises(ValueError, match="give k_min >= 2"):  # the default k_min is 1
+        erahbo.Optimizer(task.space, stopping="race", budget=100)
     with pytest.raises(ValueError, match="stopping='race' applies to ERAHBO only"):
         erahbo.Optimizer(task.space, method="rahbo", stopping="race", budget=100)
     with pytest.raises(ValueError, match="stopping='lucky' must be one of"):

@@ -96,7 +96,8 @@ def test_recommend_beta_zero_recommends_the_best_posterior_mean():
     ({"pool_share": 0.2, "preset": "paper"}, "give max_seeds > 0"),
     ({"random_top": 0.2, "random_interleave": 0}, "give random_interleave > 0"),
     ({"random_top": 0.2, "preset": "paper"}, "give random_interleave > 0"),
-    ({"stopping": "race", "seed_batch": 2}, "drop seed_batch"),
+    # k_min=2: the race compares sample variances (one seed, the default k_min, has none)
+    ({"stopping": "race", "seed_batch": 2, "k_min": 2}, "drop seed_batch"),
 ])
 def test_options_that_would_do_nothing_together_are_refused_with_the_fix(options, fix):
     """Rule: a combination in which one option has no effect (a beta_stop schedule of 0, a

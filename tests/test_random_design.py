@@ -39,7 +39,7 @@ def test_the_first_rounds_alternate_random_and_acquisition():
     assert len(early) >= 6 and len(late) >= 6
     rand = early.iloc[0::2]  # the first BO round after the design, the third, ...
     # a random round has no models: no B_t, no bounds, k_min seeds and no more
-    assert (rand.stop_reason == "random").all() and (rand.k == 2).all()
+    assert (rand.stop_reason == "random").all() and (rand.k == res.settings["k_min"]).all()
     assert rand.B_t.isna().all() and rand.ucb_mv.isna().all()
     # each picks a configuration not evaluated before
     seen = set(r.config_id[r.phase == "init"])

@@ -75,11 +75,13 @@ def test_in_a_study_the_random_rounds_change_and_stay_random_rounds():
         opt = erahbo.Optimizer(_table(), budget=120, seed=2, **kw)
         while (trial := opt.ask()) is not None:
             opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
-        return opt.result().rounds
+        return opt.result()
 
-    top, uniform = study(), study(random_top=1.0)
+    res = study()
+    top, uniform = res.rounds, study(random_top=1.0).rounds
     rt, ru = top[top.stop_reason == "random"], uniform[uniform.stop_reason == "random"]
-    assert len(rt) >= 3 and (rt.k == 2).all() and rt.B_t.isna().all()
+    # a random round spends k_min seeds and no more
+    assert len(rt) >= 3 and (rt.k == res.settings["k_min"]).all() and rt.B_t.isna().all()
     assert rt.config_id.iloc[0] != ru.config_id.iloc[0]
     # the same initial design: the draw changes the search, not the start
     init = lambda r: list(r[r.phase == "init"].config_id)  # noqa: E731

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from erahbo.arlbench.client import ArlClient
 from erahbo.arlbench.tune import run_seeds, tune
 from erahbo.cli import app
+from erahbo.optimizer.options import Options
 
 # Return depends on the learning rate with a spread that grows with it; lr > 0.05 diverges (NaN).
 FAKE_RL_WORKER = textwrap.dedent(
@@ -241,8 +242,11 @@ def test_tune_cli_warm_starts_from_an_earlier_tuning(fake_worker, tmp_path):
     before = pd.read_csv(first / "history.csv")
     # diverged runs were penalized before and are penalized again (their values were penalties:
     # recomputed below the warm returns), with their configurations never the incumbent
+    # the warm start keeps the configurations with the seeds a new one starts with (1 where
+    # k_min or k_init is 1, else 2: a sample variance)
+    need = Options(method="erahbo", budget=12, k_max=4, n_init=0).min_seeds
     runs = before[before.status.isin(["ok", "penalized"])]
-    runs = runs[runs.groupby("config_id").seed.transform("size") >= 2]
+    runs = runs[runs.groupby("config_id").seed.transform("size") >= need]
     warm = hist[hist.phase == "warm"]
     assert len(warm) == len(runs) == 30
     n_bad = (before.status == "penalized").sum()

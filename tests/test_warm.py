@@ -125,9 +125,15 @@ def test_warm_start_errors_name_the_field(earlier):
         erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame({"x": [0.1]}))
     with pytest.raises(ValueError, match=r"hyperparameter column\(s\) \['x'\] missing"):
         erahbo.Optimizer(task.space, budget=400, warm_start=pd.DataFrame({"return": [0.1]}))
+    # n_init=0: the warm start must hold a configuration with the seeds a new one starts
+    # with: 2 with k_min=2 (a sample variance), 1 at the default k_min = 1
+    one_run = [{"config": {"x": 0.5}, "returns": [1.0]}]
     with pytest.raises(ValueError, match="no configuration with at least 2 usable runs"):
-        erahbo.Optimizer(task.space, budget=400, n_init=0,
-                         warm_start=[{"config": {"x": 0.5}, "returns": [1.0]}])
+        erahbo.Optimizer(task.space, budget=400, n_init=0, k_min=2, warm_start=one_run)
+    assert erahbo.Optimizer(task.space, budget=400, n_init=0, k_min=1, warm_start=one_run).data.n
+    with pytest.raises(ValueError, match="no configuration with at least 1 usable run,"):
+        erahbo.Optimizer(task.space, budget=400, n_init=0, k_min=1,
+                         warm_start=[{"config": {"x": 0.5}, "returns": []}])
     with pytest.raises(ValueError, match="n_init"):  # n_init=0 needs a warm start
         erahbo.Optimizer(task.space, budget=400, n_init=0)
     with pytest.raises(ValueError, match=r"warm_start: .*x=7.0 lies outside"):  # named

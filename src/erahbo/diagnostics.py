@@ -24,7 +24,8 @@ The checks come from patterns measured on real RL outcomes (``docs/results``):
     A large share of the training runs failed.
 ``sporadic_failures``
     Some configurations failed on some of their seeds but not on all (RL runs that diverge on
-    an unlucky seed): the finding gives their share and what the failure policy did with
+    an unlucky seed): the finding gives their share among the configurations with 2 or more
+    runs (one run cannot both fail and succeed) and what the failure policy did with
     them. Under ``"penalize"`` a failed seed counts at the penalty in its configuration's mean
     and variance, and the configuration stays a candidate and a possible incumbent; under
     ``"exclude"`` each such configuration was dropped at its first failure, which discards
@@ -96,7 +97,7 @@ def diagnose(
         No ``k_max_rounds`` finding from fewer rounds than this.
     sporadic_share : float
         ``sporadic_failures`` is reported when at least this share of the evaluated
-        configurations had some failed and some successful runs.
+        configurations with 2 or more runs had some failed and some successful runs.
 
     Returns
     -------
@@ -193,11 +194,13 @@ def _sporadic(result: Result, share: float) -> Finding | None:
     failed = (h["status"] != "ok").groupby(h["config_id"]).sum()  # (n_configs,)
     ok = (h["status"] == "ok").groupby(h["config_id"]).sum()
     some = failed[(failed > 0) & (ok > 0)].index
-    if len(some) == 0 or len(some) / len(failed) < share:
+    n_cfg = int((failed + ok >= 2).sum())  # one run cannot both fail and succeed
+    if len(some) == 0 or len(some) / n_cfg < share:
         return None
-    n_cfg, n_some = len(failed), len(some)
-    head = (f"{n_some} of {n_cfg} configurations ({n_some / n_cfg:.0%}) failed on some seeds "
-            "but not on all (sporadic failures, e.g. RL runs that diverge on unlucky seeds). ")
+    n_some = len(some)
+    head = (f"{n_some} of the {n_cfg} configurations with 2 or more runs ({n_some / n_cfg:.0%}) "
+            "failed on some seeds but not on all (sporadic failures, e.g. RL runs that diverge "
+            "on unlucky seeds). ")
     policy = result.failures
     if policy == "exclude":
         what = ("failures='exclude' dropped each of them at its first failure, which discards "

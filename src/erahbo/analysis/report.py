@@ -517,10 +517,11 @@ def _section_seed_counts(ctx: _Ctx) -> list[str]:
         "## 5. Seed-count distributions", "",
         "Seeds k spent on each evaluated configuration (one BO round), pooled over tasks and "
         "repetitions. Left: share of rounds per k (k = 1: a configuration chosen again whose "
-        "seed cap left room for one seed, or a new one under k_min = 1; the defaults give a "
-        "new configuration at least 2 seeds). Right: for the adaptive method, the true "
-        "normalized MV regret of the configuration per k (lower = better configuration). "
-        "Spearman(k, MV) > 0 means more seeds go to configurations with higher true MV.", "",
+        "seed cap left room for one seed, or a new one under k_min = 1, erahbo's default; "
+        "the paper's k_min = 2 gives a new configuration at least 2 seeds). Right: for the "
+        "adaptive method, the true normalized MV regret of the configuration per k (lower = "
+        "better configuration). Spearman(k, MV) > 0 means more seeds go to configurations "
+        "with higher true MV.", "",
         f"![Seed counts]({f_seed.relative_to(out).as_posix()})", "",
         f"![k versus MV]({f_kmv.relative_to(out).as_posix()})", "",
         "**Table 5.** Seeds per round.", "",

@@ -85,7 +85,10 @@ def markdown_top(result: Any, n: int = TOP) -> list[str]:
 
 
 def unspent_note(result: Any) -> str:
-    """Why a finished study counted fewer runs than its budget ("" when it used them all)."""
+    """Why a finished study counted fewer runs than its budget ("" when it used them all):
+    fewer runs left than a new configuration starts with (2 seeds, a sample variance; 1 with
+    ``k_min = 1`` or ``k_init = 1``), or else a finite table with no configuration left to
+    run."""
     budget = result.settings.get("budget")
     if budget is None or result.n_evals >= budget:
         return ""
@@ -98,5 +101,10 @@ def unspent_note(result: Any) -> str:
     left = int(budget) - spent
     if left <= 0:
         return ""
+    st = result.settings  # the fewest seeds a round starts with: erahbo.Options.min_seeds
+    first = st.get("k_min") if st.get("method") == "erahbo" else st.get("k")
+    if left >= (1 if 1 in (st.get("k_init"), first) else 2):  # a round could have started
+        return (f"{left} run(s) of the budget of {budget} left unspent: no candidate "
+                "configuration could take another seed (each at its seed cap or excluded)")
     return (f"{left} run(s) of the budget of {budget} left unspent: a new configuration needs "
             f"at least 2 seeds (a sample variance), so a study ends when fewer are left")

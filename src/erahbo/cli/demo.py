@@ -55,11 +55,13 @@ def demo(
                   f"seeds per BO round: {counts}")
     n_random = int((result.rounds["stop_reason"] == "random").sum())
     n_challenger = int((result.rounds["phase"] == "challenger").sum())
+    k_min, k_max = int(result.settings["k_min"]), int(result.settings["k_max"])
+    first = f"{k_min} seed{'s' if k_min > 1 else ''}"
     console.print("ERAHBO gives a configuration more seeds only while it looks better than "
-                  "every configuration evaluated so far: most rounds stop at k_min = 2 seeds, "
-                  "the promising ones get more, up to k_max = 20"
+                  f"every configuration evaluated so far: most rounds stop at k_min = {first}, "
+                  f"the promising ones get more, up to k_max = {k_max}"
                   + (f" ({n_random} of the rounds in the first 50 runs tried a random "
-                     "configuration with 2 seeds, drawn from the tenth the acquisition rates "
+                     f"configuration with {first}, drawn from the tenth the acquisition rates "
                      "best: the random design)" if n_random else "")
                   + (f"; {n_challenger} later round{'s' if n_challenger > 1 else ''} re-ran a "
                      "configuration whose own runs beat the recommendation's (challenger "

@@ -259,8 +259,9 @@ def _write_markdown(out: Path, summary: dict, result) -> None:
              f"- estimated MV: {summary['incumbent_mv']:.4g}"]
     if len(row):
         r = row.iloc[0]
-        lines.append(f"- its sample mean {r['mean']:.4g}, sample std {max(r['var'], 0) ** 0.5:.4g}"
-                     f" over k = {int(r['k'])} seeds")
+        spread = (f"sample std {r['std']:.4g}" if r["k"] >= 2
+                  else "no sample std (one seed)")  # configs: NaN std with one seed
+        lines.append(f"- its sample mean {r['mean']:.4g}, {spread} over k = {int(r['k'])} seeds")
     v = summary.get("verification")
     if v:
         lines.append(f"- out of sample, {len(v['seeds'])} fresh seeds: mean {v['mean']:.4g}, "

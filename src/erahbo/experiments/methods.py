@@ -20,7 +20,8 @@ Grammar of a method name::
     erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
                            confidence rule (``stopping="race"``: seeds double while the sample
                            MV keeps up with the best other one, as SMAC's intensifier races a
-                           challenger; an ablation of the GP-based rule)
+                           challenger; an ablation of the GP-based rule); ``k_min=2``: the
+                           race compares sample variances, which one seed does not have
     rahbo-k<K>             RAHBO with K seeds per configuration (the paper: K = 2 and 20)
     gpucb-k<K>             GP-UCB (risk-neutral) with K seeds per configuration
     random-k<K>            uniform random search with K seeds per configuration
@@ -110,7 +111,7 @@ def parse_method(name: str) -> MethodSpec:
                           options={"preset": "paper"})
     if key == "erahbo-race":
         return MethodSpec(name=key, label="ERAHBO (racing rule)", method="erahbo",
-                          options={"stopping": "race"})
+                          options={"stopping": "race", "k_min": 2})  # a sample variance
     m = ERAHBO_VARIANT_RE.match(key)
     if m:
         spec = _erahbo_variant(key, m.group(1), m.group(2))

@@ -106,7 +106,8 @@ class TuneRecommendation:
     mv_low, mv_high : float
         Its confidence bounds (the recommendation maximizes the pessimistic one).
     mean, std : float
-        Sample mean and standard deviation of its runs' metric (between seeds).
+        Sample mean and standard deviation of its runs' metric (between seeds; ``std`` NaN
+        with one run).
     k : int
         Its counted runs (seeds).
     seeds : list of int
@@ -163,7 +164,8 @@ class ERAHBOSearch(Searcher):
         The points were run already: one reward per point (the metric of one run; give a
         point once per seed, with its seed key if known) or a list of per-seed rewards. They
         warm-start the study (not run again, not counted in ``budget``); a configuration
-        needs 2 runs in all.
+        needs the runs a new one starts with in all (1 where ``k_min`` or ``k_init`` is 1,
+        else 2).
     seed_key : str
         Config key of the training seed (default ``"seed"``).
     budget : int or None

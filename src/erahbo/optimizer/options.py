@@ -71,6 +71,7 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
 ERAHBO_DEFAULTS: dict[str, Any] = {
     **PAPER_SETTINGS,
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
+    "k_min": 1,  # one seed per new configuration; more while eq. 12 says so (session 18)
     "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
     **parts.preset_values("default"),
 }

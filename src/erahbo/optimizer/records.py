@@ -100,13 +100,15 @@ class Result:
         for a challenger round: :mod:`erahbo.optimizer.challenger`), ``config_id, k`` (seeds
         used in the round),
         ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
-        beta_stop, acquisition, stop_reason, mean, var``.
+        beta_stop, acquisition, stop_reason, mean, var`` (of its ``k_total`` seeds; ``var``
+        NaN with one seed).
     configs : pandas.DataFrame
         One row per evaluated configuration, the everyday view of a study (as Optuna's
         ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
-        std, var`` (sample statistics of its returns), ``n_failed`` (failed runs), ``mv``
-        (posterior MV estimate ``mu_f - alpha * mu_var``), ``lcb_mv, ucb_mv`` (its bounds at
-        the recommender's confidence, :mod:`erahbo.optimizer.recommender`; GP-UCB: of ``f``),
+        std, var`` (sample statistics of its returns; ``std, var`` NaN with one seed),
+        ``n_failed`` (failed runs), ``mv`` (posterior MV estimate ``mu_f - alpha * mu_var``),
+        ``lcb_mv, ucb_mv`` (its bounds at the recommender's confidence,
+        :mod:`erahbo.optimizer.recommender`; GP-UCB: of ``f``),
         ``rank`` (1: the incumbent; ``<NA>``: may not be recommended), ``rule`` (on the
         incumbent's row, how it was chosen: a key of
         :data:`erahbo.recommendation.RULES`). Rows in order of first evaluation;
@@ -238,6 +240,7 @@ class History:
                   acq: float, reason: str) -> None:
         """One round's row (``d``: the data, for the configuration's pooled statistics)."""
         mean, var, k_total = d.stats(row) if row is not None else (np.nan, np.nan, 0)
+        var = var if k_total >= 2 else np.nan  # one seed: no sample variance (as in configs)
         self.rounds.append({
             "iteration": t, "phase": phase, "config_id": cid, "k": k, "k_total": k_total,
             "ucb_mv": ib.ucb_mv if ib else np.nan, "lcb_mv": ib.lcb_mv if ib else np.nan,
