@@ -43,7 +43,7 @@ def _stored(path: Path) -> dict:
 # the journal's call differs from it in these settings only, and with them given it is the
 # journal's study again; the journal itself keeps the value of its time (the Param's absent).
 CHANGED_SINCE = {
-    "var_noise_prior": -4.0,  # session 18: -1 for ERAHBO's defaults
+    # var_noise_prior: -1 for ERAHBO's defaults in session 18, the journals' -4 again since 19
     "k_min": 2,  # session 19: ERAHBO's new configurations start with one seed
 }
 

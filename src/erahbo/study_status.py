@@ -155,7 +155,7 @@ def _summary(j: Journal, running: bool, pid: int | None) -> StudyStatus:
     except Exception as exc:  # a damaged value, or a journal of another erahbo version
         opt, note, replayed = None, f"the replay failed ({type(exc).__name__}: {exc})", False
     # finished: nothing pending and the optimizer asks for nothing more (a new
-    # configuration needs 2 seeds: a budget can end 1 run short)
+    # configuration may need 2 seeds (k_min or k_init 2): a budget can end 1 run short)
     done = n_trials == n_told and budget is not None and n_counted >= budget - 1
     if opt is not None:
         out.incumbent_id = opt.incumbent_id

@@ -365,7 +365,7 @@ def run_study(
 def _finished(jobs_run: int, skipped: int, runs: int, total: int,
               on_progress: Callable[[int, int], None] | None) -> dict[str, Any]:
     """The summary of a finished study; progress ends at 100 % even where a repetition ended
-    one run short of its budget (a round needs 2 seeds): the total becomes the runs done."""
+    one run short of its budget (a round that needs 2 seeds): the total becomes the runs done."""
     if on_progress is not None and runs < total:
         on_progress(runs, runs)
     return {"jobs_run": jobs_run, "jobs_skipped": skipped, "runs": runs}

@@ -48,7 +48,8 @@ PARAMS = (
     Param("var_noise_prior", float, _log_median,
           default=-4.0, paper=-4.0, absent=-4.0,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
-               "(default -4: the paper's, BoTorch's LogNormal(-4, 1); -1 trusts 2-seed sample variances less)."),
+               "(default -4: the paper's, BoTorch's LogNormal(-4, 1); -1 trusts 2-seed sample "
+               "variances less)."),
 )
 
 
