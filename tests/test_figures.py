@@ -64,6 +64,26 @@ def test_configs_png_shows_the_decision(fig1_result, saved, tmp_path):
     assert any(t.startswith("incumbent's LCB_MV") for t in labels)
 
 
+def test_configs_png_draws_every_configuration_one_seed_ones_left_of_zero(fig1_result, saved,
+                                                                         tmp_path):
+    """Rule: every evaluated configuration is a point of the scatter; a one-seed configuration
+    (no sample std; the default k_min = 1 makes most of them) is a grey tick left of std 0,
+    counted in the legend, not dropped."""
+    from erahbo.analysis.run_plots import plot_configs
+
+    _, res = fig1_result
+    c = res.configs
+    n_one = int((c["k"] == 1).sum())
+    assert n_one > 0  # the default study has one-seed configurations
+    plot_configs(res, tmp_path / "c.png")
+    ax = saved[-1].axes[0]
+    offsets = [col.get_offsets() for col in ax.collections[:2]]  # k >= 2, then one seed
+    assert len(offsets[0]) + len(offsets[1]) == len(c)
+    assert len(offsets[1]) == n_one and (np.asarray(offsets[1])[:, 0] < 0).all()
+    assert (np.asarray(offsets[0])[:, 0] >= 0).all()
+    assert f"one seed, no std ({n_one})" in _legend(saved[-1])
+
+
 def test_rounds_png_legend_below_and_b_t_to_the_last_round(fig1_result, saved, tmp_path):
     from erahbo.analysis.run_plots import plot_rounds
 

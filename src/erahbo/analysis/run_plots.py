@@ -106,7 +106,9 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
 
     Left: sample std (x) against sample mean (y), marker size and colour the seeds ``k``, with
     MV iso-lines ``mean - alpha * std^2 = const`` (the study's ``alpha``); the incumbent
-    (rank 1, highest ``LCB_MV``) and the runner-up are marked. Right: the ``top`` best
+    (rank 1, highest ``LCB_MV``) and the runner-up are marked. A one-seed configuration has no
+    sample std: it is drawn as a grey tick left of ``std = 0`` (with ``k_min = 1``, the
+    default, most configurations). Right: the ``top`` best
     configurations by rank with their ``[LCB_MV, UCB_MV]`` and MV estimate: the incumbent's
     lower bound is the line the others' lower bounds stay below.
 
@@ -135,18 +137,28 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
     alpha = float(result.settings.get("alpha", 1.0) or 0.0)
     fig, (ax, axb) = plt.subplots(1, 2, figsize=(11, 4.8),
                                   gridspec_kw={"width_ratios": [1.35, 1]})
-    sc = ax.scatter(std, mean, s=15 + 6 * c["k"], c=c["k"], cmap="viridis", alpha=0.8,
-                    edgecolors="none")
+    one = ~np.isfinite(std)  # (n,) one-seed configurations: no sample std
+    x_one = -0.04 * (float(np.nanmax(std)) if (~one).any() else 1.0) or -0.04
+    x = np.where(one, x_one, std)  # (n,) where each configuration is drawn
+    k = c["k"].to_numpy(dtype=float)
+    sc = ax.scatter(std[~one], mean[~one], s=15 + 6 * k[~one], c=k[~one], cmap="viridis",
+                    alpha=0.8, edgecolors="none")
     fig.colorbar(sc, ax=ax, label="seeds k", pad=0.01)
+    if one.any():
+        ax.scatter(x[one], mean[one], marker="_", s=60, color="grey", alpha=0.7,
+                   label=f"one seed, no std ({int(one.sum())})")
     first, second = _ranked(c)
-    if alpha > 0 and np.isfinite(std).any():
+    if alpha > 0 and (~one).any():
         _mv_isolines(ax, std, mean, alpha, first)
+    if one.any():
+        ax.axvline(0.0, color="grey", lw=0.5)
+        ax.set_xlim(left=2 * x_one)
     for row, style, label in ((first, dict(edgecolors="tab:red", s=300), "incumbent (rank 1)"),
                               (second, dict(edgecolors="tab:orange", s=220),
                                "runner-up (rank 2)")):
         if row is not None:
             i = c.index.get_loc(row.name)
-            ax.scatter([std[i]], [mean[i]], facecolors="none", linewidths=2, zorder=4,
+            ax.scatter([x[i]], [mean[i]], facecolors="none", linewidths=2, zorder=4,
                        label=f"{label}: config {int(row['config_id'])}", **style)
     ax.set_xlabel(SPREAD_LABEL)
     ax.set_ylabel(MEAN_LABEL)
