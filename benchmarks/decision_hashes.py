@@ -89,7 +89,7 @@ def scenarios(quick: bool):
         # the other paths through a round: the paper preset, racing, seed batches, parallel
         # trials (kriging believer), a beta_stop schedule, failures
         for tag, kw in (("paper", {"preset": "paper", "k_init": 2}),
-                        ("race", {"stopping": "race"}),
+                        ("race", {"stopping": "race", "k_min": 2}),  # sample variances
                         ("batch", {"seed_batch": 2}),
                         ("parallel", {"n_parallel": 2, "seed_batch": 2}),
                         ("schedule", {"schedule": "exponential", "beta_stop": 1.0})):

@@ -113,7 +113,7 @@ VARIANTS: dict[str, dict | tuple | None] = {
     # challengers) and is recommended on its runs from 20
     "default-kmax10-cap20": ("default", {"k_max": 10, "max_seeds": 20, "recommend_seeds": 20}),
     # seeds by racing (session 14): 2, 4, 8, 16 while the sample MV leads, instead of eq. 12
-    "default-race": ("default", {"stopping": "race"}),
+    "default-race": ("default", {"stopping": "race", "k_min": 2}),  # race: sample variances
     # random rounds uniform over all configurations (the defaults of sessions 11-13), and
     # from the best quarter by the acquisition (session 14; the default: the best tenth)
     "default-top1": ("default", {"random_top": 1.0}),
