@@ -93,6 +93,37 @@ def test_the_fast_engine_rebuilds_when_a_one_seed_row_gets_its_second_seed():
         assert np.allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("row", [0, 4, 7])
+@pytest.mark.parametrize("table", [False, True])
+def test_the_fast_engine_keeps_the_rows_before_a_changed_one(row, table):
+    """Rule: when a one-seed row gets more seeds, the fast engine rebuilds its caches from
+    that row on (the rows before it do not depend on it) and ends where a fresh engine built
+    on the new data ends: the same posteriors, ``B_t`` and acquisition argmax over a finite
+    table (its candidate sums and nearest rows recomputed) or continuous points."""
+    X, ybar, s2, k = _data()
+    C = np.linspace(0.0, 1.0, 41)[:, None] if table else None
+    hf = GPHyper("rbf", np.array([0.25]))
+    hv = GPHyper("rbf", np.array([0.4]), noise=0.05)
+    st = RoundSettings(hf, hv, 2.5, None, 0.3)
+    engine = make_engine("fast", st, C)
+    make_round("fast", engine, X, ybar, variance_observations(s2, k, 0.3), k, st, C)
+    assert k[row] == 1
+    k2, s22 = k.copy(), s2.copy()
+    k2[row], s22[row] = 3.0, 0.2  # this row replicated since
+    v2 = variance_observations(s22, k2, 0.3)
+    again = make_round("fast", engine, X, ybar, v2, k2, st, C)
+    fresh = make_round("fast", make_engine("fast", st, C), X, ybar, v2, k2, st, C)
+    U = np.linspace(0.0, 1.0, 7)[:, None]
+    for a, b in zip(again.predict(U), fresh.predict(U), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(again.best_lcb_mv(1.0, 2.5)[0], fresh.best_lcb_mv(1.0, 2.5)[0],
+                               rtol=1e-9)
+    if table:
+        np.testing.assert_allclose(engine.cv, fresh.M.cv, rtol=1e-9, atol=1e-15)
+        np.testing.assert_array_equal(engine.nn, fresh.M.nn)
+        np.testing.assert_allclose(engine.dAv[: len(X)], fresh.M.dAv[: len(X)], rtol=1e-9)
+
+
 @pytest.mark.parametrize("row", [None, 0])
 def test_both_engines_agree_after_one_seed(row):
     X, ybar, s2, k = _data()

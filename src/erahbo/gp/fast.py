@@ -221,6 +221,23 @@ class FastModel:
             self.cv += w * w
         self.n = n + 1
 
+    def _truncate(self, j: int) -> None:
+        """Keep the first ``j`` rows of the caches (a Cholesky factor's first rows do not depend
+        on the later ones); the sums over rows (``dAv``, ``cv``) and the nearest rows
+        (``k2max``, ``nn``) are recomputed from them."""
+        Lvi = self.Lvi[:j, :j]
+        self.dAv[:j] = (Lvi * Lvi).sum(0)  # diag((k_v + tau^2 I)^{-1}) of the first j rows
+        if self.m:
+            W = self.WvC[:j]
+            self.cv[:] = (W * W).sum(0) if j else 0.0
+            if j:
+                k2 = self.KfC[:j] ** 2  # (j, m)
+                self.nn[:] = np.argmax(k2, axis=0)  # the first row attaining the max
+                self.k2max[:] = k2[self.nn, np.arange(self.m)]
+            else:
+                self.k2max[:], self.nn[:] = 0.0, 0
+        self.n = j
+
     def copy(self) -> FastModel:
         """An independent copy of the caches (the kriging believer extends one by fantasies)."""
         new = copy.copy(self)
@@ -236,7 +253,8 @@ class FastModel:
 
         ``k (n,)``: seed counts, which set each row's variance-GP noise
         (:func:`erahbo.gp.one_seed.variance_noise`; None: ``tau^2`` everywhere). A one-seed row
-        that got more seeds changes its noise: the caches are then rebuilt from the first row.
+        that got more seeds changes its noise: the caches are then rebuilt from that row on
+        (:meth:`_truncate`; rows before it do not depend on it).
         """
         if X.shape[0] < self.n or not (X[: self.n] == self.X[: self.n]).all():
             raise RuntimeError("FastModel.sync: data rows must be append-only")
@@ -246,10 +264,9 @@ class FastModel:
                 self._append(np.asarray(X[i], dtype=float), self.tau2)
             return
         tv = variance_noise(self.tau2, np.asarray(k, dtype=float))
-        if not np.array_equal(tv[: self.n], self.tv[: self.n]):
-            self.n = 0  # rebuild: every row again, with its noise
-            if self.m:
-                self.cv[:], self.k2max[:], self.nn[:] = 0.0, 0.0, 0
+        changed = np.flatnonzero(tv[: self.n] != self.tv[: self.n])  # rows whose noise changed
+        if changed.size:
+            self._truncate(int(changed[0]))  # rebuild from the first of them, with its noise
         for i in range(self.n, X.shape[0]):
             self._append(np.asarray(X[i], dtype=float), float(tv[i]))
         self.one_seed = one
