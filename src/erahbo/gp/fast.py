@@ -166,6 +166,7 @@ class FastModel:
             self.Lv = grow(g("Lv"), (cap, cap), np.s_[:n, :n])
         self.Lvi = grow(g("Lvi"), (cap, cap), np.s_[:n, :n])  # Lv^{-1}
         self.dAv = grow(g("dAv"), (cap,), np.s_[:n])  # diag((k_v + tau^2 I)^{-1})
+        self.lnn = grow(g("lnn"), (cap,), np.s_[:n])  # diag(Lv) (_truncate)
         if m:
             self.KfC = grow(g("KfC"), (cap, m), np.s_[:n])  # k_f(X, C)
             self.WvC = grow(g("WvC"), (cap, m), np.s_[:n])  # Lv^{-1} k_v(X, C)
@@ -208,6 +209,7 @@ class FastModel:
         self.Lvi[n, n] = 1.0 / lnn
         self.dAv[:n] += r * r
         self.dAv[n] = 1.0 / (lnn * lnn)
+        self.lnn[n] = lnn
         if self.m:
             kfc = self._krow(xf, self.Cf, self.Cf2, kind_f)  # (m,)
             self.KfC[n] = kfc
@@ -223,19 +225,24 @@ class FastModel:
 
     def _truncate(self, j: int) -> None:
         """Keep the first ``j`` rows of the caches (a Cholesky factor's first rows do not depend
-        on the later ones); the sums over rows (``dAv``, ``cv``) and the nearest rows
-        (``k2max``, ``nn``) are recomputed from them."""
-        Lvi = self.Lvi[:j, :j]
-        self.dAv[:j] = (Lvi * Lvi).sum(0)  # diag((k_v + tau^2 I)^{-1}) of the first j rows
+        on the later ones). The sums over rows (``dAv``, ``cv``) are accumulated again over
+        those rows in the order :meth:`_append` adds them, and the nearest rows (``k2max``,
+        ``nn``: the first row attaining the max) found again, so that the caches are bit for
+        bit those of a rebuild from the first row."""
+        for i in range(j):
+            r = self.Lvi[i, :i]
+            self.dAv[:i] += r * r if i else 0.0
+            self.dAv[i] = 1.0 / (self.lnn[i] * self.lnn[i])
         if self.m:
-            W = self.WvC[:j]
-            self.cv[:] = (W * W).sum(0) if j else 0.0
+            self.cv[:], self.k2max[:], self.nn[:] = 0.0, 0.0, 0
+            for i in range(j):
+                w = self.WvC[i]
+                self.cv += w * w
             if j:
-                k2 = self.KfC[:j] ** 2  # (j, m)
-                self.nn[:] = np.argmax(k2, axis=0)  # the first row attaining the max
+                kfc = self.KfC[:j]
+                k2 = kfc * kfc  # (j, m)
+                self.nn[:] = np.argmax(k2, axis=0)
                 self.k2max[:] = k2[self.nn, np.arange(self.m)]
-            else:
-                self.k2max[:], self.nn[:] = 0.0, 0
         self.n = j
 
     def copy(self) -> FastModel:
