@@ -129,8 +129,14 @@ def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv(tmp_path):
     spec = parse_method("erahbo-race")
     assert spec.options == {"stopping": "race", "k_min": 2} and spec.method == "erahbo"
     erahbo.Optimizer(task.space, method=spec.method, budget=100, **spec.options)  # accepted
-    with pytest.raises(ValueError, match="give k_min >= 2"):  # the default k_min is 1
-        erahbo.Optimizer(task.space, stopping="race", budget=100)
+    # racing's own default k_min is 2 (ERAHBO's is 1: one seed has no sample variance); a
+    # one-seed start given by name is refused with the fix
+    assert erahbo.Optimizer(task.space, stopping="race", budget=100).options.k_min == 2
+    assert erahbo.Optimizer(task.space, budget=100).options.k_min == 1
+    with pytest.raises(ValueError, match="give k_min >= 2"):
+        erahbo.Optimizer(task.space, stopping="race", k_min=1, budget=100)
+    with pytest.raises(ValueError, match="give k_min >= 2"):
+        erahbo.Optimizer(task.space, stopping="race", k_init=1, budget=100)
     with pytest.raises(ValueError, match="stopping='race' applies to ERAHBO only"):
         erahbo.Optimizer(task.space, method="rahbo", stopping="race", budget=100)
     with pytest.raises(ValueError, match="stopping='lucky' must be one of"):

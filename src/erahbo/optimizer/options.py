@@ -237,6 +237,8 @@ class Options:
         for name, value in base.items():
             if name not in given:
                 set_(self, name, value)
+        if self.stopping == "race" and "k_min" not in given:
+            set_(self, "k_min", max(2, self.k_min))  # racing compares sample variances
         for name in _CHECKED:
             value = getattr(self, name)
             if value is not None:
@@ -419,7 +421,8 @@ def _check_combinations(o: Options) -> None:
     if o.stopping == "race" and o.min_seeds == 1:
         raise ValueError(
             "stopping='race' compares sample variances, which one seed does not have: give "
-            "k_min >= 2 and k_init >= 2 with it, or drop stopping='race'")
+            "k_min >= 2 and k_init >= 2 with it (its default k_min is 2), or drop "
+            "stopping='race'")
 
 
 def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:
