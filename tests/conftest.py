@@ -38,9 +38,11 @@ def spent_budget(result, budget: int, n: int | None = None) -> bool:
     needs one (``k_min`` or ``k_init`` 1), the whole budget. ``n``: the runs to check (default
     ``result.n_evals``)."""
     n = result.n_evals if n is None else n
+    from erahbo.optimizer.options import min_seeds_of  # numpy after the BLAS settings above
+
     st = result.settings
-    first = st.get("k_min") if st.get("method") == "erahbo" else st.get("k")
-    if 1 in (st.get("k_init"), first):  # Options.min_seeds 1: one free run starts a round
+    need = min_seeds_of(st.get("method"), st.get("k_init"), st.get("k_min"), st.get("k"))
+    if need == 1:  # one free run starts a round
         return n == budget
     return _spent(n, budget, result.rounds.stop_reason.iloc[-1])
 

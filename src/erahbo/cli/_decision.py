@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from erahbo.cli._console import compact
+from erahbo.optimizer.options import min_seeds_of
 
 #: Rows of the best-configurations table in the terminal, summary.json and tune.md.
 TOP = 5
@@ -101,9 +102,9 @@ def unspent_note(result: Any) -> str:
     left = int(budget) - spent
     if left <= 0:
         return ""
-    st = result.settings  # the fewest seeds a round starts with: erahbo.Options.min_seeds
-    first = st.get("k_min") if st.get("method") == "erahbo" else st.get("k")
-    if left >= (1 if 1 in (st.get("k_init"), first) else 2):  # a round could have started
+    st = result.settings
+    need = min_seeds_of(st.get("method"), st.get("k_init"), st.get("k_min"), st.get("k"))
+    if left >= need:  # a round could have started
         return (f"{left} run(s) of the budget of {budget} left unspent: no candidate "
                 "configuration could take another seed (each at its seed cap or excluded)")
     return (f"{left} run(s) of the budget of {budget} left unspent: a new configuration needs "

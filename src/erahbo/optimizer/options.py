@@ -51,6 +51,7 @@ __all__ = [
     "check_hyperparameters",
     "design_json",
     "hyper_json",
+    "min_seeds_of",
     "normalize_settings",
     "space_json",
 ]
@@ -307,11 +308,8 @@ class Options:
 
     @property
     def min_seeds(self) -> int:
-        """Fewest seeds a configuration may have: 1 with ``k_init = 1`` or ERAHBO's
-        ``k_min = 1`` (a one-seed configuration tells the variance GP nothing,
-        :mod:`erahbo.gp.one_seed`), else 2 (a sample variance)."""
-        first = self.k_min if self.method == "erahbo" else self.k
-        return 1 if min(self.k_init_value, first) == 1 else 2
+        """Fewest seeds a configuration may have (:func:`min_seeds_of`)."""
+        return min_seeds_of(self.method, self.k_init_value, self.k_min, self.k)
 
     @property
     def recommend_seeds_value(self) -> int:
@@ -423,6 +421,16 @@ def _check_combinations(o: Options) -> None:
             "stopping='race' compares sample variances, which one seed does not have: give "
             "k_min >= 2 and k_init >= 2 with it (its default k_min is 2), or drop "
             "stopping='race'")
+
+
+def min_seeds_of(method: str | None, k_init: int | None, k_min: int | None,
+                 k: int | None) -> int:
+    """Fewest seeds a configuration may have: 1 with ``k_init = 1`` or ERAHBO's ``k_min = 1``
+    (a one-seed configuration tells the variance GP nothing, :mod:`erahbo.gp.one_seed`), else
+    2 (a sample variance). The arguments as resolved (a study's ``settings`` hold them so;
+    None: not known, not 1)."""
+    first = k_min if method == "erahbo" else k
+    return 1 if 1 in (k_init, first) else 2
 
 
 def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:
