@@ -231,7 +231,7 @@ class FastModel:
         bit those of a rebuild from the first row."""
         for i in range(j):
             r = self.Lvi[i, :i]
-            self.dAv[:i] += r * r if i else 0.0
+            self.dAv[:i] += r * r
             self.dAv[i] = 1.0 / (self.lnn[i] * self.lnn[i])
         if self.m:
             self.cv[:], self.k2max[:], self.nn[:] = 0.0, 0.0, 0
