@@ -6,7 +6,6 @@ import math
 from typing import Any
 
 from erahbo.cli._console import compact
-from erahbo.optimizer.options import min_seeds_of
 
 #: Rows of the best-configurations table in the terminal, summary.json and tune.md.
 TOP = 5
@@ -102,6 +101,8 @@ def unspent_note(result: Any) -> str:
     left = int(budget) - spent
     if left <= 0:
         return ""
+    from erahbo.optimizer.options import min_seeds_of  # scipy, pandas: not at start-up
+
     st = result.settings
     need = min_seeds_of(st.get("method"), st.get("k_init"), st.get("k_min"), st.get("k"))
     if left >= need:  # a round could have started
