@@ -26,7 +26,9 @@ METHODS = {"erahbo": {}, "rahbo": {}, "rahbo (k=2)": {"k": 2}, "gpucb": {},
            "erahbo (one seed)": {"k_init": 1, "k_min": 1, "n_init": 10},
            # one seed per BO round after the 5 x 2 initial design (session 18)
            "erahbo (k_min 1)": {"k_min": 1},
-           "erahbo (k_min 1; var_noise_prior -4)": {"k_min": 1, "var_noise_prior": -4.0}}
+           "erahbo (k_min 1; var_noise_prior -4)": {"k_min": 1, "var_noise_prior": -4.0},
+           # no replication of near-duplicates (erahbo.optimizer.replicate; issue 37)
+           "erahbo (replicate_within 0)": {"replicate_within": 0.0}}
 
 
 def which_max(x: float, task: Figure1Task) -> str:

@@ -37,6 +37,12 @@ The checks come from patterns measured on real RL outcomes (``docs/results``):
     policy did. It also names an ``ok`` run that is off the scale of the study's other returns
     but was counted as it is: one from the study's first trial, before the study had a scale
     to judge it by; its configuration's estimates are then distorted.
+``one_seed_incumbent``
+    The recommendation has one seed while the study ran 20 or more runs: its spread was
+    never measured (its variance is the variance GP's extrapolation) and one lucky return can
+    set its MV estimate. erahbo's default (``recommend_min_seeds = 2``) recommends a
+    configuration with two or more seeds whenever one exists; the finding says so, or that
+    no configuration has two seeds.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ def diagnose(
     failure_share: float = 0.2,
     min_rounds: int = 10,
     sporadic_share: float = 0.1,
+    min_runs: int = 20,
 ) -> list[Finding]:
     """Findings about ``result`` that suggest other settings (empty when nothing stands out).
 
@@ -98,6 +105,8 @@ def diagnose(
     sporadic_share : float
         ``sporadic_failures`` is reported when at least this share of the evaluated
         configurations with 2 or more runs had some failed and some successful runs.
+    min_runs : int
+        No ``one_seed_incumbent`` finding from a study of fewer runs than this.
 
     Returns
     -------
@@ -106,7 +115,7 @@ def diagnose(
     findings: list[Finding] = []
     for check in (_k_max_rounds(result, k_max_share, min_rounds), _zero_spread(result),
                   _failures(result, failure_share), _sporadic(result, sporadic_share),
-                  _outlying(result)):
+                  _outlying(result), _one_seed_incumbent(result, min_runs)):
         if check is not None:
             findings.append(check)
     return findings
@@ -278,3 +287,24 @@ def _outlying(result: Result) -> Finding | None:
             "raises or returns NaN."
         )
     return Finding("outlying_returns", " ".join(parts))
+
+
+def _one_seed_incumbent(result: Result, min_runs: int) -> Finding | None:
+    c = result.configs
+    if len(result.history) < min_runs or c.empty or "rank" not in c.columns:
+        return None
+    inc = c[c["rank"] == 1]
+    if inc.empty or int(inc["k"].iloc[0]) >= 2:
+        return None
+    cid = int(inc["config_id"].iloc[0])
+    replicated = int((c["k"] >= 2).sum())
+    why = (f"{replicated} configuration(s) have two or more seeds, but recommend_min_seeds="
+           f"{result.settings.get('recommend_min_seeds', 1)} lets a one-seed configuration be "
+           "the incumbent; erahbo's default, recommend_min_seeds=2, recommends one of them"
+           if replicated else "no configuration has two seeds yet; run more seeds of the "
+           "best ones (a larger budget, or k_min=2)")
+    return Finding(
+        "one_seed_incumbent",
+        f"The recommendation, config {cid}, has one seed: its spread was never measured (its "
+        "variance is the models' extrapolation from other configurations) and one lucky "
+        f"return can set its MV estimate. {why[0].upper()}{why[1:]}.")

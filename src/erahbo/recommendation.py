@@ -27,7 +27,7 @@ import pandas as pd
 from erahbo.gp.bounds import lcb_mv, mean_variance, ucb_mv
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
-           "mv_standard_error", "sample_mv_bound", "top_configs"]
+           "mv_standard_error", "sample_mv_bound", "seeds_note", "top_configs"]
 
 #: Columns of :attr:`erahbo.Result.configs` after ``config_id`` and the hyperparameters.
 CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv", "rank",
@@ -173,6 +173,23 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
     top = top_configs(configs, len(configs))
     if top.empty:
         return ""
+    return _why(top, risk_neutral) + " " + seeds_note(top.iloc[0])
+
+
+def seeds_note(inc: pd.Series) -> str:
+    """How many seeds the recommendation ``inc`` (a row of ``Result.configs``) has; with one,
+    that its spread is not measured (issue 37)."""
+    cid, k = int(inc["config_id"]), int(inc["k"])
+    if k >= 2:
+        return f"Config {cid} has k = {k} seeds."
+    return (f"Config {cid} has one seed: its spread is not measured (its variance is the "
+            "models' extrapolation from other configurations), so its MV is a guess; give it "
+            "more seeds before trusting it (recommend_min_seeds=2, erahbo's default, "
+            "recommends a configuration with two or more).")
+
+
+def _why(top: pd.DataFrame, risk_neutral: bool) -> str:
+    """The rule's sentence of :func:`explain_incumbent` (``top``: configurations by rank)."""
     inc = top.iloc[0]
     cid = int(inc["config_id"])
     bounded = not pd.isna(inc["lcb_mv"])
@@ -193,6 +210,10 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
         bound = "LCB_f (risk-neutral)" if risk_neutral else "LCB_MV"
         text = (f"config {cid} is recommended because it has the highest lower bound {bound} "
                 f"({_g(inc['lcb_mv'])})")
+        others = top.iloc[1:]
+        if (others["lcb_mv"] > inc["lcb_mv"]).any():  # recommend_min_seeds: one seed lost
+            text += (" among the configurations with two or more seeds (a one-seed "
+                     "configuration's spread is not measured: recommend_min_seeds)")
     else:
         text = (f"config {cid} is recommended because it has the highest sample MV "
                 f"({_g(inc['mv'])}; the models are not fit yet)")

@@ -216,6 +216,7 @@ class Options:
     refit_growth: float | None = None
     recommend_beta: float | None = None
     recommend_seeds: int | None = None
+    recommend_min_seeds: int | None = None
     max_seeds: int | None = None
     pool_share: float | None = None
     seed_share: float | None = None
@@ -223,6 +224,7 @@ class Options:
     random_top: float | None = None
     challengers: bool | None = None
     var_noise_prior: float | None = None
+    replicate_within: float | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"

@@ -26,14 +26,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from erahbo.optimizer import challenger, random_design, recommender, seedcap, variance_prior
+from erahbo.optimizer import (
+    challenger,
+    random_design,
+    recommender,
+    replicate,
+    seedcap,
+    variance_prior,
+)
 from erahbo.validation import Param
 
 __all__ = ["PARAMS", "PARTS", "absent_values", "check", "method_variant", "preset_values",
            "settings"]
 
 #: The parts with options, in the order their options are listed (CLI, docs).
-PARTS = (seedcap, recommender, random_design, challenger, variance_prior)
+PARTS = (seedcap, recommender, random_design, challenger, variance_prior, replicate)
 #: Every part's options, in :data:`PARTS` order.
 PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
 _BY_SHORT = {p.short: p for p in PARAMS if p.short}

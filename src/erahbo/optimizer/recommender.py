@@ -8,7 +8,16 @@
   least the sample MV of ``argmax LCB^MV``: with many seeds a configuration's own runs are
   more accurate than the posterior, which pulls it towards its neighbours (the variance GP is
   homoscedastic: it trusts 50 seeds no more than 2);
-* before the first model fit, the best sample MV (eq. 5 on sample means and variances).
+* before the first model fit, the best sample MV (eq. 5 on sample means and variances);
+* ``recommend_min_seeds`` (an erahbo extension, issue 37): the incumbent — the recommendation
+  and the maximizer of ``B_t`` (eq. 10), which the stopping rule (eq. 12) compares with — is
+  a configuration with at least that many seeds whenever one exists (:meth:`Recommender.backed`).
+  A one-seed configuration has no sample variance: its ``LCB^MV`` rests on a variance the
+  variance GP extrapolated from elsewhere, and one lucky return sets it. Measured on the
+  README's example (``benchmarks/readme_truth.py``, default before): ``B_t`` rose above the
+  true optimum in 2 of 5 studies, each time from a one-seed configuration with one lucky
+  return (1.2-1.3 where its true mean is about 0.45), so no new configuration could earn a
+  second seed; in small studies a one-seed configuration was the recommendation in 6 of 24.
 
 A part of a strategy (:mod:`erahbo.optimizer.strategy`); its options are declared in
 :data:`PARAMS` (checks, both presets, CLI flags: :mod:`erahbo.optimizer.parts`).
@@ -56,6 +65,14 @@ PARAMS = (
           help="Confidence of the recommendation's LCB_MV (default: beta, the acquisition's; "
                "0: the configuration with the best posterior mean MV).",
           cli=False),
+    Param("recommend_min_seeds", int,
+          int_at_least(1, " (the incumbent, the recommendation and B_t's configuration, has "
+                          "at least this many seeds when one has; 1: any)"),
+          default=2, paper=1, absent=1,  # erahbo: the incumbent is a replicated configuration
+          help="The incumbent (the recommendation, and the configuration that sets B_t) has at "
+               "least this many seeds whenever one has (default: the preset's, 2 for erahbo; "
+               "1: any configuration).",
+          short="rms", label="incumbents with at least {} seeds", form="rms<N>"),
 )
 
 
@@ -74,15 +91,29 @@ class Recommender:
     seeds : int
         ``recommend_seeds``: configurations with at least this many seeds compete on their
         own runs (0: off).
+    min_seeds : int
+        ``recommend_min_seeds``: the incumbent's fewest seeds when some configuration has them.
     """
 
     beta: float
     seeds: int = 0
+    min_seeds: int = 1
 
     @classmethod
     def from_options(cls, o: Any) -> Recommender:
         """The recommender of validated options."""
-        return cls(o.beta if o.recommend_beta is None else o.recommend_beta, seeds_of(o))
+        return cls(o.beta if o.recommend_beta is None else o.recommend_beta, seeds_of(o),
+                   o.recommend_min_seeds)
+
+    def backed(self, k: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+        """The rows that may be the incumbent: ``mask (n,)`` (None: all) narrowed to those
+        with at least :attr:`min_seeds` seeds (``k (n,)``) when one of them has; None: all."""
+        if self.min_seeds <= 1:
+            return mask
+        backed = np.asarray(k) >= self.min_seeds  # (n,)
+        if mask is not None:
+            backed &= mask
+        return backed if backed.any() else mask
 
     def well_sampled(self, data: Observations, row: int, mask: np.ndarray | None,
                      weight: float) -> int:

@@ -27,6 +27,7 @@ from erahbo.gp import (
 from erahbo.gp.one_seed import variance_observations
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
+from erahbo.optimizer.replicate import nearest_replicate
 from erahbo.optimizer.state import StudyState
 from erahbo.policies import AdaptiveK, Policy
 from erahbo.recommendation import configs_table
@@ -143,7 +144,20 @@ class RoundModels:
         u, acq = continuous_argmax(choose, st.space, o.weight, d.U, seed=round_seed,
                                    raw_samples=o.raw_samples, n_polish=o.n_polish,
                                    forbidden=np.asarray(avoid) if avoid else None)
+        j = nearest_replicate(u, d.U, self.settings.hyper_f.lengthscales,
+                              o.replicate_within or 0.0, self._closed(avoid))
+        if j is not None:  # within the model's resolution: a replicate (optimizer.replicate)
+            u = d.U[j]
         return None, u, st.new_id(u), acq
+
+    def _closed(self, avoid: list[np.ndarray]) -> np.ndarray:
+        """``(n,)`` evaluated rows a proposal may not replicate: those in ``avoid`` (at their
+        seed cap, pending)."""
+        U = self.state.data.U
+        closed = np.zeros(len(U), dtype=bool)
+        for a in avoid:
+            closed |= (U == a).all(1)
+        return closed
 
     def stopping_decision(
         self, policy: Policy, config: Any, returns: Any, beta_stop: float
@@ -175,7 +189,7 @@ class RoundModels:
         if len(pooled) < o.min_seeds:
             return None, math.nan, math.nan
         rm = self.current()
-        B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, st.row_mask())
+        B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask())  # eq. 10
         s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
         ib = rm.inner(row, u, cand, float(np.mean(pooled)), s2, len(pooled), beta_stop,
                       o.weight)
@@ -185,12 +199,19 @@ class RoundModels:
         """:attr:`erahbo.Result.configs`: every configuration with its MV bounds and rank."""
         d, o = self.state.data, self.options
         post = self.current().predict(d.U) if self.settings is not None and d.n else None
-        rec = self._recommendation() if post is not None else None
+        rec = self._recommendation() if d.n else None
         return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
                              posterior=post, alpha=o.alpha, weight=o.weight,
                              beta=self.recommender.beta, eligible=self.state.row_mask(),
                              failures=failures, incumbent=None if rec is None else rec[0],
                              rule=None if rec is None else rec[2])
+
+    def incumbent_mask(self) -> np.ndarray | None:
+        """``(n,)`` bool: the rows that may be the incumbent, the recommendation and ``B_t``'s
+        maximizer (eq. 10): eligible (:meth:`~erahbo.optimizer.state.StudyState.row_mask`) and
+        with at least the recommender's ``min_seeds`` seeds when such a row exists
+        (:meth:`erahbo.optimizer.recommender.Recommender.backed`); None: every row."""
+        return self.recommender.backed(self.state.data.k, self.state.row_mask())
 
     def recommend(self) -> tuple[int, float] | None:
         """Incumbent row and its posterior mean MV (the strategy's recommender,
@@ -207,7 +228,7 @@ class RoundModels:
         st, o = self.state, self.options
         key = (st.data.version, self._fits, len(st.infeasible), sum(st.n_penalized.values()))
         if self._rec is None or self._rec[0] != key:
-            mask = st.row_mask()
+            mask = self.incumbent_mask()
             rm = None
             if self.settings is not None and st.data.n and (mask is None or mask.any()):
                 rm = self.current()

@@ -1,0 +1,129 @@
+"""Learning from one seed (issue 37): replicates within the model's resolution, an incumbent
+backed by replicated runs, and what the user is told about a one-seed recommendation.
+
+Rules checked:
+
+* ``nearest_replicate``: the nearest open evaluated row closer than the radius in the mean
+  GP's lengthscales, never a closed one, none at radius 0;
+* in a study on a continuous space, every new configuration of a model-based round lies at
+  least ``replicate_within`` (in the lengthscales of the round's fit) from every evaluated
+  configuration it could have replicated;
+* ``Recommender.backed`` narrows the incumbent's rows to those with ``recommend_min_seeds``
+  seeds when one exists; erahbo's default recommends a configuration with two or more seeds
+  whenever one exists; the paper preset keeps every row;
+* the explanation says how many seeds the recommendation has, and a one-seed recommendation
+  (user settings) is named by the explanation and by ``diagnose``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import erahbo
+from erahbo.diagnostics import diagnose
+from erahbo.optimizer.options import Options
+from erahbo.optimizer.recommender import Recommender
+from erahbo.optimizer.replicate import nearest_replicate
+
+SPACE = {"lr": ("log", 1e-5, 1e-1), "batch": ("int", 16, 256), "act": ("cat", ["tanh", "relu"])}
+
+
+def _objective(config: dict, seed: int) -> float:
+    """The README's shape: a peak at lr 1e-3, relu better, noise growing with the batch."""
+    rng = np.random.default_rng([seed, int(config["batch"]), int(1e6 * config["lr"])])
+    return (-abs(math.log10(config["lr"]) + 3.0) + 0.5 * (config["act"] == "relu")
+            + rng.normal(0.0, 0.1 + config["batch"] / 512))
+
+
+def test_nearest_replicate_takes_the_nearest_open_row_within_the_radius():
+    U = np.array([[0.0, 0.0], [0.5, 0.5], [0.52, 0.5]])
+    ls = np.array([0.1, 1.0])
+    u = np.array([0.515, 0.5])
+    assert nearest_replicate(u, U, ls, 0.3) == 2  # 0.05 vs 0.15 lengthscales away
+    assert nearest_replicate(u, U, ls, 0.3, np.array([False, False, True])) == 1
+    assert nearest_replicate(u, U, ls, 0.1, np.array([False, False, True])) is None
+    assert nearest_replicate(u, U, ls, 0.0) is None
+    assert nearest_replicate(np.array([0.2, 0.2]), U, ls, 0.3) is None  # 2 lengthscales
+
+
+def test_new_configurations_keep_their_distance_from_replicable_ones():
+    """Without random rounds every new configuration after the initial design is the
+    acquisition's argmax; the rule makes it a replicate when it lands within the radius of an
+    open row (fewer than k_max seeds: never at its seed cap), so a new one never does."""
+    radius = 0.5
+    space = erahbo.SearchSpace(SPACE)
+    opt = erahbo.Optimizer(space, method="erahbo", budget=60, seed=3, replicate_within=radius,
+                           random_interleave=0, k_max=20)
+    checked = replicated = 0
+    while (t := opt.ask()) is not None:
+        d = opt.data
+        if t.phase == "bo":
+            if d.row_of(t.config_id) is None:
+                ls = opt.model_settings.hyper_f.lengthscales
+                open_rows = np.asarray(d.k) < 20
+                dist = np.sqrt((((np.asarray(d.U)[open_rows] - space.encode(t.config)) / ls)
+                                ** 2).sum(1))
+                assert dist.min() >= radius
+                checked += 1
+            else:
+                replicated += 1
+        opt.tell(t, [_objective(t.config, s) for s in t.seeds])
+    assert checked > 0
+
+
+@pytest.mark.parametrize("k, mask, want", [
+    ([1, 2, 1, 3], None, [False, True, False, True]),
+    ([1, 2, 1, 3], [True, False, True, True], [False, False, False, True]),
+    ([1, 1, 1], None, None),  # no row with two seeds: every row
+    ([1, 2, 1], [True, False, True], [True, False, True]),  # none eligible with two: the mask
+])
+def test_backed_rows_have_the_fewest_seeds_when_one_has(k, mask, want):
+    rec = Recommender(beta=2.5, min_seeds=2)
+    got = rec.backed(np.array(k, dtype=float), None if mask is None else np.array(mask))
+    assert (got is None) if want is None else got.tolist() == want
+    assert Recommender(beta=2.5).backed(np.array(k, dtype=float), None) is None  # 1: all
+
+
+def test_defaults_recommend_a_replicated_configuration_and_the_paper_any():
+    assert Options(method="erahbo", budget=50).recommend_min_seeds == 2
+    assert Options(method="erahbo", budget=50, preset="paper").recommend_min_seeds == 1
+    assert Options(method="rahbo", budget=50).recommend_min_seeds == 1
+    for budget in (20, 40):
+        for seed in range(2):
+            r = erahbo.optimize(_objective, SPACE, budget=budget, seed=seed)
+            inc = r.configs[r.configs["rank"] == 1].iloc[0]
+            assert (r.configs["k"] >= 2).any()  # the 5 x 2 initial design
+            assert inc["k"] >= 2, (budget, seed)
+
+
+def _warm(single: float) -> pd.DataFrame:
+    """Runs given as a warm start: config A with one (high) run, B and C with two each."""
+    rows = [{"lr": 1e-3, "batch": 16, "act": "relu", "return": single}]
+    for lr, rets in ((1e-4, (0.1, 0.2)), (1e-2, (0.0, 0.3))):
+        rows += [{"lr": lr, "batch": 64, "act": "tanh", "return": v} for v in rets]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("min_seeds", [1, 2])
+def test_a_one_seed_recommendation_is_named(min_seeds):
+    """Before any model fit the recommendation is the best sample MV; A's one run (variance 0)
+    is the best, so only recommend_min_seeds decides whether it may be the incumbent."""
+    opt = erahbo.Optimizer(erahbo.SearchSpace(SPACE), method="erahbo", budget=10, seed=0,
+                           n_init=0, warm_start=_warm(5.0), recommend_min_seeds=min_seeds)
+    r = opt.result()
+    inc = r.configs[r.configs["rank"] == 1].iloc[0]
+    text = erahbo.recommendation.explain_incumbent(r.configs)
+    codes = {f.code: f.message for f in diagnose(r, min_runs=5)}
+    if min_seeds == 1:
+        assert inc["k"] == 1
+        assert "has one seed" in text
+        assert "one_seed_incumbent" in codes
+        assert "recommend_min_seeds=2" in codes["one_seed_incumbent"]
+    else:
+        assert inc["k"] == 2
+        assert f"has k = {int(inc['k'])} seeds" in text
+        assert "one_seed_incumbent" not in codes
