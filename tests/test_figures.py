@@ -389,3 +389,22 @@ def test_inspect_plot_marks_a_diverged_configuration_at_the_edge(saved, tmp_path
     assert others.min() - 0.1 * np.ptp(others) <= ax.get_ylim()[0] < others.min()
     marks, texts = _edge_marks(ax)
     assert len(marks) == 1 and texts == ["-1e+06"]
+
+
+def test_report_run_axes_tick_whole_runs_on_short_budgets(saved, tmp_path):
+    """Rule: a report figure's training-runs axis is linear below 20 runs, and then ticks whole
+    runs only (a budget of 5 runs has no tick at 1.5 runs)."""
+    from erahbo.analysis.plots import plot_rank_over_time, plot_regret_curves
+    from erahbo.analysis.stats import RankOverTime
+
+    runs = np.arange(1, 4)
+    curves = pd.DataFrame({"group": "all", "method": "erahbo", "run": runs,
+                           "iqm": 1.0 / runs, "lo": 0.5 / runs, "hi": 1.5 / runs})
+    plot_regret_curves(curves, ["erahbo"], 3, tmp_path / "c.png")
+    mean = np.tile(np.array([[1.0], [2.0]]), (1, 3))
+    plot_rank_over_time({"all": RankOverTime(methods=("erahbo", "gpucb-k2"), mean=mean,
+                                             se=np.zeros_like(mean), n_units=4)},
+                        ["erahbo", "gpucb-k2"], 3, tmp_path / "r.png")
+    for fig in saved[-2:]:
+        ticks = np.asarray(fig.axes[0].xaxis.get_ticklocs())
+        assert ticks.size >= 2 and np.array_equal(ticks, np.round(ticks))
