@@ -281,6 +281,21 @@ def test_seed_and_run_axes_have_integer_ticks(saved, tmp_path):
     assert integer(colour_bar.yaxis)
 
 
+def test_a_value_outside_both_axes_is_marked_in_the_corner():
+    """Rule: an edge mark stays on the figure: a value outside the y limits whose position is
+    also outside the x limits is drawn at the corner, not off the axes."""
+    from matplotlib.figure import Figure
+
+    from erahbo.analysis.figure_rules import mark_outside
+
+    ax = Figure().subplots()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    assert mark_outside(ax, [0.5, 7.0], [0.5, -3.0], (0.0, 1.0)) == 1
+    (x, y), = ax.collections[0].get_offsets()
+    assert x == 1.0 and 0.0 <= y < 0.05
+
+
 def test_robust_limits_cut_only_rare_far_values():
     """Rule (erahbo.analysis.figure_rules): a value is cut from an axis only when the axis has
     at least 10 values, it lies more than 3 IQRs outside the quartiles, and it is among the
@@ -321,6 +336,15 @@ def test_an_outlier_gets_an_edge_marker_not_the_scale(saved, tmp_path):
     (x, y), = np.concatenate([m.get_offsets() for m in marks])
     assert x == run_of_40 and lo <= y < lo + 0.05 * (hi - lo)
     assert texts == ["-1.22"]
+    res.rounds.loc[2, "B_t"] = 3.0  # the first B_t far above: a mark where its step starts
+    plot_rounds(res, tmp_path / "r2.png")
+    ax = saved[-1].axes[0]
+    assert ax.get_ylim()[1] < 1.0
+    marks, texts = _edge_marks(ax)
+    tops = np.concatenate([m.get_offsets() for m in marks])
+    start = float(res.rounds["k"].cumsum().iloc[2] - res.rounds["k"].iloc[2])
+    assert any(xx == start and yy > ax.get_ylim()[1] - 0.05 for xx, yy in tops)
+    assert sorted(texts) == ["-1.22", "3"]
 
     means_out = means.copy()
     means_out[7] = -1.22  # a configuration whose one return diverged
@@ -342,22 +366,23 @@ def test_an_outlier_gets_an_edge_marker_not_the_scale(saved, tmp_path):
 
 
 def test_configs_png_groups_near_duplicates_into_one_bar(saved, tmp_path):
-    """Rule: in configs.png's bounds panel, configurations within 1 % of a better-ranked one's
-    value on every hyperparameter (of its range over the evaluated configurations) share its
-    bar, labelled with how many more it stands for; the panel's 12 bars then show 12 distinct
+    """Rule: in configs.png's bounds panel, configurations with the same seeds k and within 1 %
+    of a better-ranked one's value on every hyperparameter (of its range over the evaluated
+    configurations) share its bar, labelled with how many more it stands for; the incumbent
+    and the runner-up join no other bar; the panel's bars then show distinct
     configurations."""
     from erahbo.analysis.run_plots import plot_configs
 
-    xs = [0.15, *np.linspace(0.2020, 0.2028, 11), 0.5, 0.7, 0.9, 0.05]
-    n = len(xs)
-    lcb = np.array([0.52, *np.linspace(0.4885, 0.4877, 11), 0.40, 0.39, 0.38, 0.37])
-    res = _made_result([3] + [1] * (n - 1), xs=xs, lcb=lcb, ucb=lcb + 0.12)
+    xs = [0.15, *np.linspace(0.2020, 0.2028, 12), 0.5, 0.7, 0.9, 0.05]
+    lcb = np.array([0.52, *np.linspace(0.4885, 0.4877, 12), 0.40, 0.39, 0.38, 0.37])
+    ks = [3, *[1] * 10, 4, 1, 1, 1, 1, 1]  # config 11: a near one with 4 seeds, not a duplicate
+    res = _made_result(ks, xs=xs, lcb=lcb, ucb=lcb + 0.12)
     plot_configs(res, tmp_path / "c.png")
     axb = saved[-1].axes[1]
     ticks = [t.get_text() for t in axb.get_yticklabels()]
     assert ticks == ["#1 cfg 0 (k=3)", "#2 cfg 1 (k=1) +10 near-duplicates",
-                     "#13 cfg 12 (k=1)", "#14 cfg 13 (k=1)", "#15 cfg 14 (k=1)",
-                     "#16 cfg 15 (k=1)"]
+                     "#12 cfg 11 (k=4)", "#14 cfg 13 (k=1)", "#15 cfg 14 (k=1)",
+                     "#16 cfg 15 (k=1)", "#17 cfg 16 (k=1)"]
     assert any(t.startswith("+N near-duplicates") for t in _legend(saved[-1]))
 
 
@@ -367,7 +392,8 @@ def test_near_duplicates_compare_log_ranges_and_categories():
     from erahbo.analysis.run_plots import near_duplicate_groups
 
     c = pd.DataFrame({"config_id": range(5), "lr": [1e-5, 1e-5 * 1.01, 5e-5, 1e-1, 1e-5],
-                      "opt": ["adam", "adam", "adam", "sgd", "sgd"], "k": 1, "rank": range(1, 6)})
+                      "opt": ["adam", "adam", "adam", "sgd", "sgd"], "k": 1,
+                      "rank": range(3, 8)})  # ranks 1 and 2 (elsewhere) keep their own bars
     assert near_duplicate_groups(c, c) == [[0, 1], [2], [3], [4]]
 
 

@@ -160,7 +160,7 @@ def mark_outside(ax: Any, pos: Any, values: Any, limits: tuple[float, float] | N
     limits : (float, float) or None
     axis : {"y", "x"}
     color : colour or sequence of colours
-        One per value, or one for all.
+        One per value, or one for all (a name or an RGB(A) tuple).
     label : str, optional
         Legend entry of the triangles (default: ``"outside the axis (value written)"``).
 
@@ -171,14 +171,16 @@ def mark_outside(ax: Any, pos: Any, values: Any, limits: tuple[float, float] | N
         ``gid == "outside"``).
     """
     v = np.asarray(values, dtype=float)
-    p = np.asarray(pos, dtype=float)
+    other = sorted(ax.get_xlim() if axis == "y" else ax.get_ylim())
+    p = np.clip(np.asarray(pos, dtype=float), *other)  # outside on both axes: in the corner
     out = outside(v, limits)
     if not out.any() or limits is None:
         return 0
+    from matplotlib.colors import is_color_like, to_rgba_array
+
     lo, hi = limits
     inset = 0.015 * (hi - lo)
-    colours = np.asarray(color, dtype=object)
-    colours = colours[out] if colours.ndim and colours.size == v.size else colours
+    rgba = to_rgba_array([color] * v.size if is_color_like(color) else list(color))[out]
     edge = np.where(v[out] < lo, lo + inset, hi - inset)
     markers = np.where(v[out] < lo, "v" if axis == "y" else "<", "^" if axis == "y" else ">")
     text = label if label is not None else "outside the axis (value written)"
@@ -188,36 +190,40 @@ def mark_outside(ax: Any, pos: Any, values: Any, limits: tuple[float, float] | N
         if not sel.any():
             continue
         xy = (p[out][sel], edge[sel]) if axis == "y" else (edge[sel], p[out][sel])
-        face = colours[sel].tolist() if colours.ndim else colours.item()
-        sc = ax.scatter(*xy, marker=m, s=60, facecolors=face, edgecolors="black",
+        sc = ax.scatter(*xy, marker=m, s=60, facecolors=rgba[sel], edgecolors="black",
                         linewidths=0.6, zorder=6, clip_on=False,
                         label=text if first else None)
         sc.set_gid("outside")
         first = False
-    _write_values(ax, p[out], v[out], edge, axis)
+    far = (p[out] - other[0]) > 0.8 * (other[1] - other[0])  # near the far end: text inside
+    _write_values(ax, p[out], v[out], edge, axis, far)
     return int(out.sum())
 
 
-def _write_values(ax: Any, pos: np.ndarray, vals: np.ndarray, edge: np.ndarray,
-                  axis: str) -> None:
+def _write_values(ax: Any, pos: np.ndarray, vals: np.ndarray, edge: np.ndarray, axis: str,
+                  far: np.ndarray) -> None:
     """The values of the edge marks: each one (up to three a side), else a count and the most
-    extreme."""
+    extreme; written on the side of the mark towards the middle of the axes."""
     for below in (True, False):
-        lo_side = vals < edge if below else vals > edge
-        if not lo_side.any():
+        side = vals < edge if below else vals > edge
+        if not side.any():
             continue
-        idx = np.flatnonzero(lo_side)
+        idx = np.flatnonzero(side)
         if idx.size <= 3:
-            items = [(pos[i], edge[i], f"{vals[i]:.3g}") for i in idx]
+            items = [(i, f"{vals[i]:.3g}") for i in idx]
         else:
-            j = idx[np.argmin(vals[idx])] if below else idx[np.argmax(vals[idx])]
-            items = [(pos[j], edge[j], f"{idx.size} {'below' if below else 'above'}, "
+            j = int(idx[np.argmin(vals[idx])] if below else idx[np.argmax(vals[idx])])
+            items = [(j, f"{idx.size} {'below' if below else 'above'}, "
                       f"{'min' if below else 'max'} {vals[j]:.3g}")]
-        for p, e, s in items:
-            xy = (p, e) if axis == "y" else (e, p)
-            off = (4, 4 if below else -10) if axis == "y" else (4 if below else -40, 4)
-            ax.annotate(s, xy, xytext=off, textcoords="offset points", fontsize=7,
-                        annotation_clip=False, gid="outside")
+        for i, text in items:
+            if axis == "y":  # beside the mark, inward from the top or bottom edge
+                xy, off = (pos[i], edge[i]), (-5 if far[i] else 5, 3 if below else -3)
+                ha, va = ("right" if far[i] else "left"), ("bottom" if below else "top")
+            else:  # above or below the mark, inward from the left or right edge
+                xy, off = (edge[i], pos[i]), (5 if below else -5, -5 if far[i] else 5)
+                ha, va = ("left" if below else "right"), ("top" if far[i] else "bottom")
+            ax.annotate(text, xy, xytext=off, textcoords="offset points", fontsize=7, ha=ha,
+                        va=va, annotation_clip=False, gid="outside")
 
 
 def robust_axis(ax: Any, values: Any, *, axis: str = "y", keep: Any = ()) -> tuple[float,

@@ -23,6 +23,12 @@ from erahbo.policies import STOP_REASONS
 def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) -> Path:
     """Plot ``f``, ``f +- rho``, ``MV`` and the seeds a run spent per configuration.
 
+    Each evaluated configuration is a dot at its sample mean whose area is proportional to its
+    seeds (:func:`erahbo.analysis.figure_rules.seed_sizes`; the legend shows two or three of
+    the run's seed counts at their dots' sizes). The return axis spans the task's curves and
+    the means but their outliers, drawn as triangles at the edge
+    (:mod:`erahbo.analysis.figure_rules`); the seeds axis ticks whole seeds.
+
     Parameters
     ----------
     task : erahbo.objectives.synthetic.SyntheticTask
@@ -132,7 +138,13 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
     sample std: it is drawn as a grey tick left of ``std = 0`` (with ``k_min = 1``, the
     default, most configurations). Right: the ``top`` best
     configurations by rank with their ``[LCB_MV, UCB_MV]`` and MV estimate: the incumbent's
-    lower bound is the line the others' lower bounds stay below.
+    lower bound is the line the others' lower bounds stay below. Near-duplicates share one bar
+    (:func:`near_duplicate_groups`: the same seeds and every hyperparameter within 1 % of its
+    range of a better-ranked configuration's; the incumbent and the runner-up keep bars of
+    their own), labelled ``+N near-duplicates`` with a thin line over all their bounds, so that
+    the bars show ``top`` distinct configurations. Both panels' value
+    axes are robust (:mod:`erahbo.analysis.figure_rules`: an outlier is a triangle at the edge
+    with its value written, not the scale).
 
     Parameters
     ----------
@@ -160,7 +172,7 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
     fig, (ax, axb) = plt.subplots(1, 2, figsize=(11, 4.8),
                                   gridspec_kw={"width_ratios": [1.35, 1]})
     one = ~np.isfinite(std)  # (n,) one-seed configurations: no sample std
-    xlim = robust_limits(std[~one], keep=[0.0]) or (0.0, 1.0)
+    xlim = (robust_limits(std[~one], keep=[0.0]) if (~one).any() else None) or (0.0, 1.0)
     x_one = -0.04 * xlim[1] or -0.04
     x = np.where(one, x_one, std)  # (n,) where each configuration is drawn
     k = c["k"].to_numpy(dtype=float)
@@ -234,14 +246,17 @@ def _hp_scale(col: Any) -> tuple[np.ndarray, float] | None:
     return v, float(fin.max() - fin.min()) if fin.size else 0.0
 
 
-def near_duplicate_groups(configs: Any, ranked: Any, tol: float = NEAR) -> list[list[int]]:
+def near_duplicate_groups(configs: Any, ranked: Any, tol: float = NEAR,
+                          limit: int | None = None) -> list[list[int]]:
     """Group the ranked configurations that are near-duplicates, best rank first.
 
     Walking ``ranked`` best first, a configuration joins the first earlier group whose first
-    (best-ranked) member it matches on every hyperparameter: a number within ``tol`` of that
-    hyperparameter's range over all evaluated ``configs`` (on a log10 scale when every value is
-    positive and the largest is at least 100 times the smallest; a constant one must be equal),
-    any other value equal (two missing values are equal). Otherwise it starts a group.
+    (best-ranked) member has its seeds ``k`` and matches it on every hyperparameter: a number
+    within ``tol`` of that hyperparameter's range over all evaluated ``configs`` (on a log10
+    scale when every value is positive and the largest is at least 100 times the smallest; a
+    constant one must be equal), any other value equal (two missing values are equal).
+    Otherwise it starts a group; so do the incumbent and the runner-up (ranks 1 and 2, named in
+    every figure of the run) whatever their neighbours.
 
     Parameters
     ----------
@@ -251,6 +266,8 @@ def near_duplicate_groups(configs: Any, ranked: Any, tol: float = NEAR) -> list[
         Rows of ``configs`` in rank order.
     tol : float
         Share of a hyperparameter's range within which two values are the same.
+    limit : int, optional
+        Only the first ``limit`` groups (the same groups as without it).
 
     Returns
     -------
@@ -263,26 +280,34 @@ def near_duplicate_groups(configs: Any, ranked: Any, tol: float = NEAR) -> list[
 
     names = [n for n in configs.columns if n != "config_id" and n not in CONFIG_COLUMNS]
     pos = configs.index.get_indexer(ranked.index)
-    close = np.ones((len(ranked), len(ranked)), dtype=bool)
+    # per hyperparameter (and k): (values of the ranked rows, tolerance or None: equality)
+    cols: list[tuple[np.ndarray, float | None]] = [(ranked["k"].to_numpy(dtype=float), 0.0)]
     for n in names:
         scaled = _hp_scale(configs[n])
         if scaled is None:
-            v = ranked[n].to_numpy(dtype=object)
-            key = np.array(["\0missing" if pd.isna(a) else repr(a) for a in v], dtype=object)
-            same = key[:, None] == key[None, :]
+            cols.append((np.array(["\0missing" if pd.isna(a) else repr(a)
+                                   for a in ranked[n].to_numpy(dtype=object)], dtype=object),
+                         None))
         else:
-            v = scaled[0][pos]
-            nan = ~np.isfinite(v)
-            same = np.abs(v[:, None] - v[None, :]) <= tol * scaled[1]
-            same |= nan[:, None] & nan[None, :]
-        close &= same
+            cols.append((scaled[0][pos], tol * scaled[1]))
+    apart = ranked["rank"].to_numpy(dtype=float) <= 2  # named in every figure: own bars
     groups: list[list[int]] = []
     for i in range(len(ranked)):
-        home = next((g for g in groups if close[g[0], i]), None)
-        if home is None:
+        if apart[i]:
             groups.append([i])
-        else:
-            home.append(i)
+            continue
+        leaders = np.array([g[0] for g in groups], dtype=int)
+        close = np.ones(leaders.size, dtype=bool)
+        for v, t in cols:
+            if t is None:
+                close &= v[leaders] == v[i]
+            else:
+                nan = ~np.isfinite(v[leaders])
+                close &= np.where(nan, not np.isfinite(v[i]), np.abs(v[leaders] - v[i]) <= t)
+        if close.any():
+            groups[int(np.argmax(close))].append(i)
+        elif limit is None or len(groups) < limit:
+            groups.append([i])
     return groups
 
 
@@ -296,7 +321,7 @@ def _bounds_panel(ax: Any, c: Any, top: int) -> None:
                 transform=ax.transAxes)
         ax.set_axis_off()
         return
-    groups = near_duplicate_groups(c, ranked)[: int(top)]
+    groups = near_duplicate_groups(c, ranked, limit=int(top))
     first = ranked.iloc[[g[0] for g in groups]]
     y = np.arange(len(groups))[::-1]
     lo, hi = first["lcb_mv"].to_numpy(float), first["ucb_mv"].to_numpy(float)
@@ -315,17 +340,17 @@ def _bounds_panel(ax: Any, c: Any, top: int) -> None:
     mark_outside(ax, y, mv, xlim, axis="x", color="black")
     labels = []
     for g, (_, row) in zip(groups, first.iterrows(), strict=True):
-        ks = ranked["k"].to_numpy()[g].astype(int)
-        kk = f"k={ks.min()}" if ks.min() == ks.max() else f"k={ks.min()}-{ks.max()}"
         more = f" +{len(g) - 1} near-duplicate{'s' if len(g) > 2 else ''}" if len(g) > 1 else ""
-        labels.append(f"#{int(row['rank'])} cfg {int(row['config_id'])} ({kk}){more}")
+        labels.append(f"#{int(row['rank'])} cfg {int(row['config_id'])} (k={int(row['k'])})"
+                      f"{more}")
     ax.set_yticks(y, labels, fontsize=7)
     ax.set_xlabel("MV: [LCB_MV, UCB_MV] and estimate")
     ax.set_title("best configurations by LCB_MV (the recommendation rule)", fontsize=9)
     if any(len(g) > 1 for g in groups):
         ax.plot([], [], color="tab:gray", lw=0.8,
-                label=f"+N near-duplicates: N more configurations within {NEAR:.0%} of the "
-                      "bar's\non every hyperparameter; thin line: their bounds")
+                label=f"+N near-duplicates: N more configurations of the same k within "
+                      f"{NEAR:.0%} of the\nbar's on every hyperparameter; thin line: their "
+                      "bounds")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, fontsize=7,
               frameon=False)
 
@@ -353,7 +378,9 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     incumbent's pessimistic MV, as a step line) and, per round, ``[LCB_MV, UCB_MV]`` of the
     chosen configuration after its seeds (an ERAHBO round stops early once ``UCB_MV`` falls
     below ``B_t``). Bottom: seeds ``k`` per round, coloured by why the round ended. The
-    x-axis counts training runs.
+    x-axis counts training runs. The bounds axis spans the values but their outliers (a wide
+    early bound, a diverged round), each drawn as a triangle at the edge with its value
+    (:mod:`erahbo.analysis.figure_rules`); the seeds and runs axes tick whole numbers.
 
     Parameters
     ----------
@@ -406,19 +433,24 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
             stars.append((runs[mine[-1]], _num(row["lcb_mv"]), colour,
                           f"{label}: config {int(row['config_id'])} (its LCB_MV now)"))
     star_y = np.array([s[1] for s in stars], dtype=float)
-    ylim = robust_axis(ax, concat(lcb[ok], ucb[ok], b_t[fin], star_y))
+    # one value per thing drawn: a round's point (its LCB_MV too where it is an interval), a
+    # step of B_t, a star
+    step = fin & np.append(True, b_t[1:] != b_t[:-1])  # rounds where B_t takes a new value
+    ylim = robust_axis(ax, concat(ucb[ok], lcb[ok & (lcb != ucb)], b_t[step], star_y))
     for at, y, colour, label in stars:  # an outlying star sits on the edge, marked there
         if ylim is not None and np.isfinite(y):
             y = float(np.clip(y, *ylim))
         ax.scatter([at], [y], marker="*", s=140, color=colour, edgecolors="black",
                    linewidths=0.5, zorder=5, label=label)
-    colours_ok = np.asarray(colours, dtype=object)[ok]
-    n_out = mark_outside(ax, runs[ok], ucb[ok], ylim, color=colours_ok)
-    mark_outside(ax, [s[0] for s in stars], star_y, ylim, color=[s[2] for s in stars],
-                 label="" if n_out else None)
     for reason, colour in colour_of.items():  # one legend for both panels: colours agree
         ax.plot([], [], color=colour, lw=4, label=f"round ended: {reason}")
     ax.set_xlim(0, runs[-1] * 1.01 + 1 if len(runs) else 1)
+    n_out = mark_outside(ax, runs[ok], ucb[ok], ylim,
+                         color=np.asarray(colours, dtype=object)[ok].tolist())
+    n_out += mark_outside(ax, (runs - k)[step], b_t[step], ylim, color="black",
+                          label="" if n_out else None)
+    mark_outside(ax, [s[0] for s in stars], star_y, ylim, color=[s[2] for s in stars],
+                 label="" if n_out else None)
     ax.set_ylabel({"all": "posterior MV of x_t (beta_stop = 0)",
                    "some": "MV bounds of x_t at beta_stop (0: a point)"}.get(
                        points, "MV bounds of x_t (at beta_stop)"))
