@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo._names import PARALLEL_RE
+from erahbo.analysis.figure_rules import integer_ticks
 from erahbo.analysis.traces import domain_label, method_label
 
 _BASE_COLORS = {
@@ -145,8 +146,11 @@ def _adjust(fig: Any, *, left: float = 0.75, right: float = 0.2, top: float = 0.
 
 
 def _log_x(ax: Any, budget: int) -> None:
+    """The training-runs axis: log from 20 runs, else linear on whole runs."""
     if budget >= 20:
         ax.set_xscale("log")
+    else:
+        integer_ticks(ax.xaxis)
     ax.set_xlim(1, budget)
 
 
@@ -254,6 +258,8 @@ def plot_rank_distribution(dists: Mapping[str, Any], methods: Sequence[str], bud
                 ax.step(g, d.mode[mi], where="mid", color=line_color, lw=1.6)
                 if budget >= 20:
                     ax.set_xscale("log")
+                else:
+                    integer_ticks(ax.xaxis)
                 ax.set_xlim(x_edges[0], x_edges[-1])
                 ax.set_ylim(0.5, n_m + 0.5)
                 ax.set_yticks(np.arange(1, n_m + 1))

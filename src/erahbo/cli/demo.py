@@ -29,6 +29,7 @@ def demo(
     """
 
     from erahbo.analysis.run_plots import plot_1d_run, plot_rounds
+    from erahbo.analysis.run_summary import seed_story, seeds_per_round
     from erahbo.cli.benchmark import register as register_benchmark
     from erahbo.datasets.loaders import bundled_tasks
     from erahbo.experiments.study import StudySettingsMismatch
@@ -43,31 +44,16 @@ def demo(
         typer.echo("interrupted; run the same command again to start the demo over (part 1 "
                    "takes seconds; part 2 continues from its finished traces)", err=True)
         raise typer.Exit(130) from None
-    best = task.mv_argmax(1.0)
-    console.rule("[bold]1. ERAHBO on the Figure-1 task (alpha = 1)")
+    alpha = float(result.settings["alpha"])
+    best = task.mv_argmax(alpha)
+    console.rule(f"[bold]1. ERAHBO on the Figure-1 task (alpha = {alpha:g})")
     console.print(f"recommended configuration: {result.incumbent}  "
                   f"(estimated MV {result.incumbent_mv:.3f})")
-    console.print(f"true MV optimum:           {best}  (MV {task.mv_max(1.0):.3f}); "
-                  f"regret of the recommendation {task.regret(result.incumbent, 1.0):.4f}")
-    ks = result.rounds.loc[result.rounds["phase"] != "init", "k"].astype(int).tolist()
-    counts = ", ".join(f"{k} seeds x {ks.count(k)}" for k in sorted(set(ks)))
-    console.print(f"{result.n_evals} training runs in {len(result.rounds)} rounds; "
-                  f"seeds per BO round: {counts}")
-    n_random = int((result.rounds["stop_reason"] == "random").sum())
-    n_challenger = int((result.rounds["phase"] == "challenger").sum())
-    k_min, k_max = int(result.settings["k_min"]), int(result.settings["k_max"])
-    first = f"{k_min} seed{'s' if k_min > 1 else ''}"
-    console.print("ERAHBO gives a configuration more seeds only while it looks better than "
-                  f"every configuration evaluated so far: most rounds stop at k_min = {first}, "
-                  f"the promising ones get more, up to k_max = {k_max}"
-                  + (f" ({n_random} of the rounds in the first 50 runs tried a random "
-                     f"configuration with {first}, drawn from the tenth the acquisition rates "
-                     "best: the random design)" if n_random else "")
-                  + (f"; {n_challenger} later round{'s' if n_challenger > 1 else ''} re-ran a "
-                     "configuration whose own runs beat the recommendation's (challenger "
-                     "rounds)."
-                     if n_challenger else "."))
-    png = plot_1d_run(task, result, out / "figure1.png")
+    console.print(f"true MV optimum:           {best}  (MV {task.mv_max(alpha):.3f}); "
+                  f"regret of the recommendation {task.regret(result.incumbent, alpha):.4f}")
+    console.print(seeds_per_round(result), markup=False, highlight=False)
+    console.print(seed_story(result), markup=False, highlight=False)
+    png = plot_1d_run(task, result, out / "figure1.png", alpha=alpha)
     rounds = plot_rounds(result, out / "figure1_rounds.png",
                          title="ERAHBO on the Figure-1 task: rounds")
     console.print(f"plots: {png} (the task and the seeds spent), {rounds} (round by round)")

@@ -202,6 +202,8 @@ def plot_mean_std(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from erahbo.analysis.figure_rules import mark_outside, robust_axis
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     counts = seeds_per_config(task)
@@ -210,16 +212,25 @@ def plot_mean_std(
     FigureCanvasAgg(fig)  # Agg canvas, no pyplot state
     ax = fig.add_subplot()
     ax.scatter(std, mean, s=8, alpha=0.6, linewidths=0)
+    marked: tuple[list[float], list[float]] = ([], [])  # (std, mean) of the marked optima
     if mean.size and counts is None:  # the benchmark's optima need the same seeds for all
         opt = benchmark_optima(task, alpha=alpha, outcome_processing=outcome_processing)
         if opt is not None:
+            marked = ([opt[0][1], opt[1][1]], [opt[0][0], opt[1][0]])
             scale = "" if outcome_processing == "none" else f", {outcome_processing} scale"
             (by, bx), (my, mx) = opt  # (mean, std) pairs: std on x
             ax.scatter([bx], [by], marker="^", s=70, facecolors="none", edgecolors="tab:orange",
                        linewidths=1.5, label=f"best mean{scale}")
             ax.scatter([mx], [my], marker="*", s=90, color="tab:red", zorder=3,
                        label=f"MV optimum (alpha={alpha:g}{scale})")
-            ax.legend(fontsize=7, loc="best")
+    # robust limits (erahbo.analysis.figure_rules): a diverged configuration is a triangle at
+    # the edge, not the scale; the marked optima stay inside
+    ylim = robust_axis(ax, mean, keep=marked[1])
+    xlim = robust_axis(ax, std, axis="x", keep=[0.0, *marked[0]])
+    n_out = mark_outside(ax, std, mean, ylim, color="tab:blue")
+    mark_outside(ax, mean, std, xlim, axis="x", color="tab:blue", label="" if n_out else None)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best")
     ax.set_xlabel("std of the return across seeds")
     ax.set_ylabel("mean return across seeds")
     tag = " (synthetic)" if task.meta.get("synthetic") else ""
