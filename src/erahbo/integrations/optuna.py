@@ -56,8 +56,10 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   ``erahbo_hyperparameters``), so any process resumes a study. Each process keeps one
   optimizer and tells it its own trials' runs; it rebuilds it from the study only for trials
   it did not propose (:mod:`erahbo.integrations._optuna_engine`).
-* **Failures** follow ``failures`` (``"penalize"``: a failed run counts below the worst return,
-  ``"exclude"``: the configuration becomes infeasible). A trial failed by Optuna's heartbeat
+* **Failures** follow ``failures`` (``"penalize"``: a failed run counts at erahbo's penalty,
+  the returns' lower quartile or its configuration's lowest value if lower, so it never raises
+  a mean: :func:`erahbo.runtime.failures.penalty_value`; ``"exclude"``: the configuration
+  becomes infeasible). A trial failed by Optuna's heartbeat
   or before its first report keeps its reported runs and nothing more: a lost machine is not
   a property of the hyperparameters.
 * Minimizing studies minimize ``mean + alpha * variance`` of the reported values.
