@@ -68,7 +68,7 @@ def refuse(study: Study, trial: FrozenTrial | None, message: str) -> None:
 def check_settings(study: Study, trial: FrozenTrial, settings: dict[str, Any],
                    names: set[str]) -> None:
     """Store the sampler's settings in a study that has none; refuse a sampler whose settings
-    differ from the stored ones (``names``: the options an ERAHBOSampler takes)."""
+    differ from the stored ones (``names``: the options the fix names when they differ)."""
     stored = study.user_attrs.get(SETTINGS)
     if stored is None:
         study.set_user_attr(SETTINGS, settings)
@@ -183,5 +183,5 @@ def _steps_of(t: FrozenTrial) -> str:
     if not steps:
         return "none"
     if steps == list(range(len(steps))):
-        return f"steps 0..{len(steps) - 1}"
+        return f"steps 0..{len(steps) - 1}" if len(steps) > 1 else "step 0"
     return f"steps {steps[:3]}{' ...' if len(steps) > 3 else ''}"

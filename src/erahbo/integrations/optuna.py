@@ -242,7 +242,7 @@ class ERAHBOSampler(BaseSampler):
         self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, probe.k_init
         self.schedule = probe.strategy.schedule  # which proposer each BO round goes to
         self._settings = sampler_settings(probe.study_settings())  # what a study stores
-        self._names = {*inspect.signature(ERAHBOSampler).parameters, *(p.name for p in PARAMS)}
+        self._names = {*inspect.signature(ERAHBOSampler).parameters, *options}  # the fix names
         self._warm_start = warm_start  # how trials of other samplers are read (None: refuse)
         self._most = max(self.k_init, self.k_max, self.k)  # steps a foreign trial's seeds fill
         self._joined: dict[tuple[int, str], Foreign | None] = {}  # study -> its reading
