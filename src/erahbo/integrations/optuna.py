@@ -42,7 +42,11 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   initial design (Sobol points once the search space is known), then during the random
   design's runs every other trial is ``"random"``, after them (with the challenger rounds)
   every other trial is a ``"challenger"`` round, the others ``"bo"`` (acquisition). Enqueued
-  trials are ``"given"``.
+  trials are ``"given"`` (the first trial too): a new round of their configuration, or for a
+  retried trial the rest of the round it retries, within the core's seed cap.
+* **Joining a study.** The study stores the sampler's settings and refuses a sampler with
+  other options; a study holding trials of another sampler is refused until ``warm_start``
+  says how to read them (:mod:`erahbo.integrations._optuna_study`).
 * **The answer.** When a trial finishes it gets erahbo's view of its configuration as user
   attributes (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``, ``erahbo_k``,
   ``erahbo_config_id`` — the number of the configuration's first trial — and
