@@ -91,6 +91,8 @@ class Foreign:
     Parameters
     ----------
     mode : {"reports", "values", "ignore"}
+        (Reports keyed by (seed, training step), the learning-curve issue's, would be one more
+        mode: a trial's steps then say which seed and how far it trained.)
     most : int or None
         ``"reports"``: the most steps a trial may have to be read as seeds (None: no bound).
     """

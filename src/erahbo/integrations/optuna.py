@@ -529,7 +529,7 @@ class ERAHBOSampler(BaseSampler):
             claim["seeds"] = self._claim_seeds(trial.number, key, len(claim["seeds"]), coder)
             self._claims[trial.number] = claim
             write_live_attrs(trial, user={SEEDS: claim["seeds"],
-                                          SEED_OFFSET: claim["seeds"][0]},
+                                          SEED_OFFSET: (claim["seeds"] or [None])[0]},
                              system={CLAIM: claim})
 
     def _params(self, coder: Coder, key: str, config: dict[str, Any]) -> dict[str, Any]:
