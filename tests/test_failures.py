@@ -152,9 +152,34 @@ def test_penalizer_and_apply_penalty_agree():
     assert out[1] == out[3] == pen == Penalizer([1.0, 3.0, 2.0]).penalty()
     assert np.array_equal(out[[0, 2, 4]], ys[[0, 2, 4]])
     pz = Penalizer([5.0])
-    assert pz.penalty([1.0]) == penalty_value([1.0, 5.0]) and pz.worst == 5.0  # extra not stored
+    # extra (the trial's own ok returns) is not stored, and bounds the penalty from above
+    assert pz.penalty([1.0]) == penalty_value([1.0, 5.0], own=[1.0]) == 1.0 and pz.worst == 5.0
     assert pz.n == 1
     assert apply_penalty(np.array([np.nan, np.nan])).tolist() == [-1.0, -1.0]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3), max_size=20), st.lists(st.floats(-1e3, 1e3), max_size=6))
+def test_a_penalty_never_raises_its_configurations_mean(study, own):
+    """The penalty is at or below every value its configuration counts (``own``), so a
+    failed run counted there never raises the configuration's mean."""
+    p = penalty_value([*study, *own], own=own)
+    assert all(p <= v for v in own)
+    if own:
+        assert np.mean([*own, p]) <= np.mean(own) + 1e-9 * (1.0 + abs(np.mean(own)))
+
+
+def test_a_configuration_with_one_low_run_is_penalized_at_that_run():
+    """The issue's case: a study whose Q1 is 1.07, a configuration whose one run returned
+    0.308: its failed seed counts 0.308 (not 1.07, which raised its mean), in a tell with
+    its other seed and in a later tell of the configuration alone."""
+    pz = Penalizer([0.308, 1.07, 1.2, 1.5, 2.0])
+    assert pz.penalty() == pytest.approx(1.07)  # Q1 of the study
+    assert outcomes_from_returns([0, 1], [0.308, None], penalizer=pz).returns == [0.308, 0.308]
+    later = outcomes_from_returns([2], [None], penalizer=pz, own=[0.308, 0.9])
+    assert later.returns == [0.308]
+    assert outcomes_from_returns([2], [None], penalizer=pz, own=[1.3, 1.4]).returns == \
+        [pytest.approx(1.07)]  # a configuration above Q1: Q1
 
 
 def test_penalty_relative_at_extreme_scales():
@@ -185,7 +210,7 @@ def test_raise_and_nan_are_penalized_at_the_quartile_including_own_seeds():
     pz = Penalizer([0.0, 10.0])
     for obj in (raise_on_odd, nan_on_odd):
         out = evaluate(obj, CONFIG, [2, 3, 4, 5], penalizer=pz)
-        pen = penalty_value([0.0, 10.0, 2.0, 4.0])
+        pen = penalty_value([0.0, 10.0, 2.0, 4.0], own=[2.0, 4.0])  # Q1 2.0, at most 2.0
         assert out.returns == [2.0, pen, 4.0, pen]
         statuses = {r.slot: r.status for r in out}
         assert statuses == {0: "ok", 1: "penalized", 2: "ok", 3: "penalized"}
@@ -196,7 +221,7 @@ def test_raise_and_nan_are_penalized_at_the_quartile_including_own_seeds():
     assert evaluate(nan_on_odd, CONFIG, [3]).runs[0].error == "objective returned NaN"
     # with no history the trial's own ok seeds set the scale; all failing -> -1
     own = evaluate(raise_on_odd, CONFIG, [2, 3, 6])
-    assert own.returns[1] == penalty_value([2.0, 6.0])
+    assert own.returns[1] == penalty_value([2.0, 6.0], own=[2.0, 6.0]) == 2.0
     assert evaluate(raise_on_odd, CONFIG, [1, 3]).returns == [-1.0, -1.0]
 
 
@@ -264,7 +289,7 @@ def test_zero_variance_and_duplicates_are_plain_ok_runs():
 def test_batch_objective():
     out = evaluate(batch_obj, CONFIG, [1, 2, 3])
     assert [r.status for r in sorted(out.runs, key=lambda r: r.slot)] == ["ok", "penalized", "ok"]
-    assert out.returns == [1.0, penalty_value([1.0, 3.0]), 3.0]
+    assert out.returns == [1.0, penalty_value([1.0, 3.0], own=[1.0, 3.0]), 3.0]
     bad = evaluate(batch_wrong_len, CONFIG, [1, 2])
     assert [r.status for r in bad] == ["penalized", "penalized"]
     assert "returned 1 values for 2 seeds" in bad.runs[0].error
@@ -294,7 +319,7 @@ def test_prior_runs_resume_reruns_interrupted_once():
 
 def test_outcomes_from_returns_ask_tell_mode():
     out = outcomes_from_returns([1, 2, 3], [1.0, float("nan"), 3.0])
-    assert out.returns == [1.0, penalty_value([1.0, 3.0]), 3.0]
+    assert out.returns == [1.0, penalty_value([1.0, 3.0], own=[1.0, 3.0]), 3.0]
     assert [r.status for r in out] == ["ok", "penalized", "ok"]
     ex = outcomes_from_returns([1, 2], [1.0, None], "exclude")
     assert ex.excluded and ex.runs[1].status == "failed"

@@ -170,7 +170,7 @@ def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
     construction, they do, and each re-runs an evaluated configuration (exactly its
     parameters) on new seeds; with challengers off there are none."""
     added = len(needle_records())
-    study = needle_study(ERAHBOSampler(**OPTS, random_interleave=0), 10)
+    study = needle_study(ERAHBOSampler(**OPTS, random_interleave=0, warm_start="reports"), 10)
     phases = [t.system_attrs.get("erahbo:phase") for t in study.trials[added:]]
     assert "challenger" in phases[0::2] and "challenger" not in phases[1::2]
     rerun = [t for t in study.trials[added:] if t.system_attrs["erahbo:phase"] == "challenger"]
@@ -181,7 +181,8 @@ def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
                    for s in ran_seeds(u)}
         assert t.user_attrs[SEED_OFFSET] > max(earlier)
         assert not earlier & set(trial_seeds(t))
-    off = needle_study(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False), 6)
+    off = needle_study(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False,
+                                      warm_start="reports"), 6)
     assert "challenger" not in {t.system_attrs.get("erahbo:phase") for t in off.trials}
     with pytest.raises(ValueError, match="challengers=2 must be True or False"):
         ERAHBOSampler(challengers=2)

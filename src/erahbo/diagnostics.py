@@ -230,7 +230,8 @@ def _sporadic(result: Result, share: float) -> Finding | None:
         tail = (f" The incumbent (config {inc}) failed on {inc_fail} of its {inc_runs} runs."
                 if inc is not None and inc_fail else "")
         what = ("Each failed seed counted at the penalty (the lower quartile of the feasible "
-                "returns) in its configuration's mean and variance, so their MV carries the "
+                "returns, at most its configuration's lowest value) in its configuration's "
+                "mean and variance, so their MV carries the "
                 "risk; they stayed candidates and possible incumbents (configurations failing "
                 f"on at least half of their runs are never recommended).{tail} If failures "
                 "depend on the seed only, check the training code for numerical instability.")

@@ -29,9 +29,11 @@ from erahbo.optimizer import Optimizer, Trial
 from erahbo.optimizer.options import Options
 from erahbo.recommendation import lcb_mv, ucb_mv
 
-__all__ = ["Engine", "bounds", "hyper_from_json", "hyper_to_json"]
+__all__ = ["HYPER", "Engine", "bounds", "hyper_from_json", "hyper_to_json",
+           "study_hyperparameters"]
 
 MAX_PENDING = 256  # trials in flight per process (the optimizer's n_parallel)
+HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperparameters
 # (coder, records) -> (the GP hyperparameters, None: fit none; whether they are the study's
 # final ones: False while the initial design is not in, so the optimizer is rebuilt later)
 Hyper = Callable[[Coder, list[dict[str, Any]]], "tuple[tuple[GPHyper, GPHyper] | None, bool]"]
@@ -108,7 +110,8 @@ class Engine:
                  extra: Extra | None) -> Optimizer | None:
         trials = [d.trial for d in index.done.values()]
         records, self.first, self.held = study_records(trials, coder, extra, self.sign,
-                                                       min_runs=self.min_runs)
+                                                       min_runs=self.min_runs,
+                                                       foreign=index.foreign)
         params = {t.number: t.params for t in trials}
         params.update({n: t.params for n, (t, _, _) in (extra or {}).items()})
         self.params = {key: params[n] for key, n in self.first.items()}
@@ -171,6 +174,16 @@ class Engine:
                "k": self.k.get(rec_key, 0), **got[1]}
         return user, {k.replace("erahbo_", ""): v for k, v in rec.items()}
 
+    def seeds_left(self, coder: Coder, config: dict[str, Any]) -> float:
+        """Seeds ``config`` may still get under the core's seed caps
+        (:meth:`erahbo.Optimizer.seeds_left`; inf: not in the data, or no optimizer yet)."""
+        opt = self.opt
+        if opt is None or self.key != coder.key or opt.data.n == 0:
+            return math.inf
+        u = np.asarray(coder.space.encode(config), dtype=float)
+        rows = np.flatnonzero(np.all(np.abs(opt.data.U - u) <= 1e-12, axis=1))
+        return opt.seeds_left(opt.data.config_ids[int(rows[0])]) if rows.size else math.inf
+
     def drop(self, number: int) -> None:
         """Trial ``number`` will not run its asked round (its optimizer trial stays pending
         as a configuration in flight until the next rebuild)."""
@@ -228,6 +241,30 @@ def bounds(opt: Optimizer | None, coder: Coder, configs: list[dict[str, Any]],
         out.append({k: float(v) if math.isfinite(v) else None
                     for k, v in zip(names, vals, strict=True)})
     return out
+
+
+def study_hyperparameters(study: Any, options: dict[str, Any], method: str,
+                          n_init: int) -> Hyper:
+    """The study's GP hyperparameters for :meth:`Engine.sync` (``options``: the sampler's)."""
+    def fitted(coder: Coder, records: list[dict[str, Any]]
+               ) -> tuple[tuple[GPHyper, GPHyper] | None, bool]:
+        """Fitted once, as the core fits them: on the data of the initial design (the first
+        ``n_init`` configurations with data), then kept in the study. Before that (the
+        estimates of the first trials' annotations) a provisional fit on the data so far,
+        not kept."""
+        if method == "random":
+            return None, True
+        stored = study.user_attrs.get(HYPER)
+        if stored and stored.get("space") == coder.key:
+            return hyper_from_json(stored["hyper"]), True
+        opt = Optimizer(coder.space, **dict(options, n_init=0, warm_start=records))
+        hyper = opt.fit_hyperparameters()
+        if len(records) < n_init:
+            return hyper, False
+        study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_to_json(hyper)})
+        return hyper, True
+
+    return fitted
 
 
 def hyper_to_json(hyper: tuple[GPHyper, GPHyper]) -> list[dict[str, Any]]:

@@ -17,6 +17,14 @@ that failed before reporting anything keeps only its reported runs: a lost machi
 property of the hyperparameters. A trial whose objective reported steps that are not seed
 indices (``erahbo:misuse``) is left out.
 
+A finished trial that another sampler ran (no ``erahbo:phase``: a study started with TPE and
+continued with ERAHBO) is read as :class:`Foreign` says, the user's explicit choice
+(``ERAHBOSampler(warm_start=...)``): ``"reports"`` its reports at steps ``0 .. n-1`` as the
+returns of seeds ``0 .. n-1`` (as ERAHBO's own trials write them; other steps, a learning
+curve, are not seeds and give nothing), ``"values"`` its final value as one run of an unknown
+seed (a negative placeholder), ``"ignore"`` nothing. :func:`foreign_reading` says why a trial
+gives nothing.
+
 A trial in the sampler's ``after_trial`` is still running in the storage (Optuna stores its
 state after the hook). It marks itself finishing (``erahbo:finishing``, with the state it gets)
 first, so that a worker whose trial finishes at the same time counts its runs
@@ -37,16 +45,22 @@ from optuna.trial import FrozenTrial, TrialState
 from erahbo.integrations._optuna_space import Coder
 
 __all__ = [
+    "AS_REPORTS",
     "CLAIM",
     "FINISHED",
     "FINISHING",
+    "FOREIGN_MODES",
     "MISUSE",
     "OBJECTIVE_FAILED",
+    "PHASE",
     "ROUND_PHASES",
     "SEEDS",
     "SEED_OFFSET",
+    "Foreign",
     "TrialIndex",
     "claim_of",
+    "foreign_reading",
+    "is_own",
     "next_seeds",
     "study_records",
     "trial_key",
@@ -66,6 +80,65 @@ MISUSE = "erahbo:misuse"  # {"trial", "steps"}: steps that are not seed indices
 FINISHING = "erahbo:finishing"  # {"trial", "state"}: in after_trial, its state not stored yet
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 ROUND_PHASES = ("random", "challenger", "bo")  # claim kinds that count as BO rounds
+PHASE = "erahbo:phase"  # init, given, random, challenger, bo; every trial ERAHBO started has one
+FOREIGN_MODES = ("reports", "values", "ignore")  # how trials of other samplers are read
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """How finished trials of other samplers are read (module docstring).
+
+    Parameters
+    ----------
+    mode : {"reports", "values", "ignore"}
+        (Reports keyed by (seed, training step), the learning-curve issue's, would be one more
+        mode: a trial's steps then say which seed and how far it trained.)
+    most : int or None
+        ``"reports"``: the most steps a trial may have to be read as seeds (None: no bound).
+    """
+
+    mode: str = "reports"
+    most: int | None = None
+
+
+AS_REPORTS = Foreign()  # reports at steps 0 .. n-1 as seeds 0 .. n-1, without a bound
+
+
+def is_own(trial: FrozenTrial) -> bool:
+    """Whether an ERAHBO sampler started the trial (or a retry copied such a trial's marks)."""
+    return PHASE in trial.system_attrs or CLAIM in trial.system_attrs
+
+
+def foreign_reading(trial: FrozenTrial, foreign: Foreign
+                    ) -> tuple[list[int], list[float | None], str | None]:
+    """The seeds and runs a finished trial of another sampler gives, and why it gives none
+    (None: it gives some)."""
+    steps = sorted(trial.intermediate_values)
+    if foreign.mode == "ignore":
+        return [], [], "warm_start='ignore'"
+    if foreign.mode == "values":
+        v = trial.values[0] if trial.values else None
+        if trial.state != TrialState.COMPLETE or v is None or not math.isfinite(v):
+            what = {TrialState.PRUNED: "pruned (its value is a partial result)",
+                    TrialState.FAIL: "failed (no value)"}.get(trial.state, "no final value")
+            return [], [], what
+        return [-1 - trial.number], [float(v)], None
+    if not steps:
+        return [], [], "no report"
+    if steps != list(range(len(steps))):
+        return [], [], (f"steps {_steps_text(steps)} are not seed indices 0, 1, ... (a "
+                        "learning curve?)")
+    if foreign.most is not None and len(steps) > foreign.most:
+        return [], [], (f"steps {_steps_text(steps)}: more than the {foreign.most} seeds a "
+                        "trial has (a learning curve?)")
+    vals = [trial.intermediate_values[s] for s in steps]
+    return list(steps), [v if math.isfinite(v) else None for v in vals], None
+
+
+def _steps_text(steps: list[int]) -> str:
+    if len(steps) > 3 and steps == list(range(steps[0], steps[-1] + 1)):
+        return f"{steps[0]}..{steps[-1]}"
+    return f"{steps[:4]}"[:-1] + (", ...]" if len(steps) > 4 else "]")
 
 
 def claim_of(trial: FrozenTrial) -> dict[str, Any] | None:
@@ -80,13 +153,17 @@ def _reported(trial: FrozenTrial, n: int | None) -> list[float]:
 
 
 def trial_runs(trial: FrozenTrial, state: TrialState | None = None,
-               failed_in_objective: bool | None = None) -> tuple[list[int], list[float | None]]:
+               failed_in_objective: bool | None = None,
+               foreign: Foreign = AS_REPORTS) -> tuple[list[int], list[float | None]]:
     """The seeds and the runs (None: a failed run) a finished trial adds to the data.
 
     ``state`` and ``failed_in_objective`` override the stored ones (the sampler's
-    ``after_trial`` runs before Optuna stores them). A trial without a claim (an older study)
-    counts its reported steps as seeds ``0, 1, ...``.
+    ``after_trial`` runs before Optuna stores them). An ERAHBO trial without a claim (an older
+    study) counts its reported steps as seeds ``0, 1, ...``; a trial of another sampler is
+    read as ``foreign`` says (:func:`foreign_reading`).
     """
+    if not is_own(trial):
+        return foreign_reading(trial, foreign)[:2]
     if trial.system_attrs.get(MISUSE, {}).get("trial") == trial.number:
         return [], []
     claim = claim_of(trial)
@@ -120,7 +197,8 @@ def trial_key(trial: FrozenTrial, coder: Coder | None,
 
 
 def used_seeds(trials: Iterable[FrozenTrial], key: str, number: int, coder: Coder | None,
-               cache: dict[tuple[str, int], str | None] | None = None) -> set[int]:
+               cache: dict[tuple[str, int], str | None] | None = None,
+               foreign: Foreign = AS_REPORTS) -> set[int]:
     """Seeds of configuration ``key`` that trials other than ``number`` ran or may run."""
     used: set[int] = set()
     for t in trials:
@@ -129,7 +207,7 @@ def used_seeds(trials: Iterable[FrozenTrial], key: str, number: int, coder: Code
         if t.state == TrialState.RUNNING and claim_of(t) is not None:
             used.update(claim_of(t)["seeds"])
         elif t.state in FINISHED:
-            used.update(_used_by(t, claim_of(t), trial_runs(t)[0]))
+            used.update(_used_by(t, claim_of(t), trial_runs(t, foreign=foreign)[0]))
     return used
 
 
@@ -162,15 +240,22 @@ class TrialIndex:
     and the new finished ones, not the whole study. It starts over for another study.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, foreign: Foreign = AS_REPORTS) -> None:
         self.study: str | None = None
+        self.foreign = foreign  # how trials of other samplers are read
         self.epoch = 0  # counts the starts over (a holder of derived state compares it)
         self._clear()
+
+    def read_foreign(self, foreign: Foreign) -> None:
+        """Read the trials of other samplers as ``foreign`` says (starts over if it changed)."""
+        if foreign != self.foreign:
+            self.foreign, self.study = foreign, None  # the next update starts over
 
     def _clear(self) -> None:
         self.done: dict[int, _Finished] = {}  # finished trial number -> what it adds
         self.order: list[int] = []  # finished trial numbers, in the order read
         self.running: list[FrozenTrial] = []  # as of the last update
+        self.others: list[int] = []  # finished trials of other samplers
         self._rounds: list[int] = []  # sorted numbers of finished trials claimed as BO rounds
         self._reported = 0  # values reported by the finished trials
         self._coders: dict[str, Coder] = {}  # space key -> coder, for ...
@@ -194,10 +279,12 @@ class TrialIndex:
 
     def _add(self, t: FrozenTrial) -> None:
         claim = claim_of(t)
-        seeds, runs = trial_runs(t)
+        seeds, runs = trial_runs(t, foreign=self.foreign)
+        if not is_own(t):
+            self.others.append(t.number)
         d = self.done[t.number] = _Finished(t, claim, seeds, runs, _used_by(t, claim, seeds))
         self.order.append(t.number)
-        self._reported += len(t.intermediate_values)
+        self._reported += len(t.intermediate_values) if is_own(t) else len(runs)
         if claim is not None and claim.get("kind") in ROUND_PHASES:
             bisect.insort(self._rounds, t.number)
         for space, by_config in self._used.items():
@@ -226,7 +313,8 @@ class TrialIndex:
         for t in self.running:
             mark = t.system_attrs.get(FINISHING)
             if isinstance(mark, dict) and mark.get("trial") == t.number:
-                out[t.number] = (t, *trial_runs(t, TrialState[mark["state"]]))
+                out[t.number] = (t, *trial_runs(t, TrialState[mark["state"]],
+                                                 foreign=self.foreign))
         return out
 
     def rivals(self, key: str, number: int, coder: Coder | None
@@ -264,13 +352,15 @@ class TrialIndex:
                     used.update(seeds)
         else:  # no modelled space: configurations known by their claims only
             used = used_seeds((d.trial for d in self.done.values()
-                               if below is None or d.trial.number < below), key, number, None)
+                               if below is None or d.trial.number < below), key, number, None,
+                              foreign=self.foreign)
         return used
 
 
 def next_seeds(used: set[int], n: int) -> list[int]:
-    """``n`` consecutive seeds after every used one (``0 .. n-1`` for a new configuration)."""
-    start = max(used) + 1 if used else 0
+    """``n`` consecutive seeds after every used one (``0 .. n-1`` for a new configuration;
+    negative seeds are placeholders of unknown ones, never handed out)."""
+    start = max((s for s in used if s >= 0), default=-1) + 1
     return list(range(start, start + n))
 
 
@@ -279,6 +369,7 @@ def study_records(
     extra: dict[int, tuple[FrozenTrial, list[int], list[float | None]]] | None = None,
     sign: float = 1.0,
     min_runs: int = 2,
+    foreign: Foreign = AS_REPORTS,
 ) -> tuple[list[dict[str, Any]], dict[str, int], dict[int, tuple[Any, ...]]]:
     """The finished trials' runs as warm-start records, pooled by configuration.
 
@@ -295,6 +386,8 @@ def study_records(
     min_runs : int
         Runs a configuration needs to be a record (2: a sample variance; 1 with one seed
         first, :mod:`erahbo.gp.one_seed`).
+    foreign : Foreign
+        How the trials of other samplers are read.
 
     Returns
     -------
@@ -310,7 +403,7 @@ def study_records(
     rows: dict[int, tuple[FrozenTrial, list[int], list[float | None]]] = {}
     for t in trials:
         if t.state in FINISHED:
-            seeds, runs = trial_runs(t)
+            seeds, runs = trial_runs(t, foreign=foreign)
             if runs:
                 rows[t.number] = (t, seeds, runs)
     rows.update(extra or {})

@@ -42,7 +42,11 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   initial design (Sobol points once the search space is known), then during the random
   design's runs every other trial is ``"random"``, after them (with the challenger rounds)
   every other trial is a ``"challenger"`` round, the others ``"bo"`` (acquisition). Enqueued
-  trials are ``"given"``.
+  trials are ``"given"`` (the first trial too): a new round of their configuration, or for a
+  retried trial the rest of the round it retries, within the core's seed cap.
+* **Joining a study.** The study stores the sampler's settings and refuses a sampler with
+  other options; a study holding trials of another sampler is refused until ``warm_start``
+  says how to read them (:mod:`erahbo.integrations._optuna_study`).
 * **The answer.** When a trial finishes it gets erahbo's view of its configuration as user
   attributes (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``, ``erahbo_k``,
   ``erahbo_config_id`` — the number of the configuration's first trial — and
@@ -56,8 +60,10 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   ``erahbo_hyperparameters``), so any process resumes a study. Each process keeps one
   optimizer and tells it its own trials' runs; it rebuilds it from the study only for trials
   it did not propose (:mod:`erahbo.integrations._optuna_engine`).
-* **Failures** follow ``failures`` (``"penalize"``: a failed run counts below the worst return,
-  ``"exclude"``: the configuration becomes infeasible). A trial failed by Optuna's heartbeat
+* **Failures** follow ``failures`` (``"penalize"``: a failed run counts at erahbo's penalty,
+  the returns' lower quartile or its configuration's lowest value if lower, so it never raises
+  a mean: :func:`erahbo.runtime.failures.penalty_value`; ``"exclude"``: the configuration
+  becomes infeasible). A trial failed by Optuna's heartbeat
   or before its first report keeps its reported runs and nothing more: a lost machine is not
   a property of the hyperparameters.
 * Minimizing studies minimize ``mean + alpha * variance`` of the reported values.
@@ -74,22 +80,33 @@ from typing import Any
 
 import numpy as np
 from optuna.distributions import BaseDistribution
+from optuna.exceptions import TrialPruned
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_claims import read, settle, wait_for_earlier_claims
-from erahbo.integrations._optuna_engine import Engine, hyper_from_json, hyper_to_json
+from erahbo.integrations._optuna_engine import Engine, Hyper, study_hyperparameters
 from erahbo.integrations._optuna_pruner import ADAPTIVE, ERAHBOPruner, sign_of
 from erahbo.integrations._optuna_space import Coder, config_key
+from erahbo.integrations._optuna_study import (
+    check_foreign,
+    check_settings,
+    reading,
+    refuse,
+    sampler_settings,
+    stored_mode,
+)
 from erahbo.integrations._optuna_trials import (
     CLAIM,
     FINISHING,
+    FOREIGN_MODES,
     OBJECTIVE_FAILED,
+    PHASE,
     SEED_OFFSET,
     SEEDS,
+    Foreign,
     TrialIndex,
     claim_of,
     next_seeds,
@@ -106,8 +123,7 @@ __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSamp
            "recommended_trial", "trial_seeds"]
 
 RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
-HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperparameters
-_PHASE = "erahbo:phase"  # trial system attribute: init, given, random, challenger, bo
+_PHASE = PHASE  # trial system attribute: init, given, random, challenger, bo (refused)
 
 
 def trial_seeds(trial: Any) -> list[int]:
@@ -124,6 +140,12 @@ def trial_seeds(trial: Any) -> list[int]:
             f"trial {trial.number} has no {SEEDS!r} user attribute: create the study with "
             "sampler=ERAHBOSampler(...), pruner=sampler.pruner"
         )
+    if not seeds:  # an enqueued or retried trial whose configuration has all its seeds
+        message = (f"ERAHBOSampler: trial {trial.number} trains nothing: its configuration "
+                   f"{dict(trial.params)} has all the seeds it may get (k_max, or the seed cap "
+                   "max_seeds) or its retried trial had run all its seeds; it is pruned")
+        warnings.warn(message, stacklevel=2)
+        raise TrialPruned(message)
     return [int(s) for s in seeds]
 
 
@@ -155,6 +177,13 @@ class ERAHBOSampler(BaseSampler):
     claim_wait : float
         Seconds a starting trial waits for the claims of trials started just before it in
         other workers (they decide first).
+    warm_start : {"reports", "values", "ignore"} or None
+        How to read the finished trials of another sampler in the study (a study started with
+        TPE): ``"reports"``: the reports at steps ``0 .. n-1`` as the returns of seeds
+        ``0 .. n-1`` (trials with other steps, learning curves, give nothing); ``"values"``:
+        each completed trial's value as one run of an unknown seed; ``"ignore"``: nothing.
+        None (default): such a study is refused with these choices. A warning counts what was
+        read and names the trials that gave nothing; the choice is stored in the study.
     **options
         The options of the strategy's parts by name (random design, challenger rounds, seed
         caps, recommender: :data:`erahbo.optimizer.parts.PARAMS`), as :class:`erahbo.Optimizer`
@@ -188,10 +217,14 @@ class ERAHBOSampler(BaseSampler):
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
         claim_wait: float = 5.0,
+        warm_start: str | None = None,
         **options: Any,
     ) -> None:
         if failures not in ("penalize", "exclude"):
             raise ValueError(f"failures={failures!r} must be 'penalize' or 'exclude'")
+        if warm_start is not None and warm_start not in FOREIGN_MODES:
+            raise ValueError(f"warm_start={warm_start!r} must be one of "
+                             f"{', '.join(map(repr, FOREIGN_MODES))} or None")
         unknown = sorted(set(options) - {p.name for p in PARAMS})
         if unknown:
             known = [*inspect.signature(ERAHBOSampler).parameters][:-1] + [p.name for p in PARAMS]
@@ -212,6 +245,11 @@ class ERAHBOSampler(BaseSampler):
         self.method, self.n_init, self.seed = method, int(o.n_init), int(seed)
         self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, probe.k_init
         self.schedule = probe.strategy.schedule  # which proposer each BO round goes to
+        self._settings = sampler_settings(probe.study_settings())  # what a study stores
+        self._names = {*inspect.signature(ERAHBOSampler).parameters, *options}  # the fix names
+        self._warm_start = warm_start  # how trials of other samplers are read (None: refuse)
+        self._most = max(self.k_init, self.k_max, self.k)  # steps a foreign trial's seeds fill
+        self._joined: dict[tuple[int, str], Foreign | None] = {}  # study -> its reading
         self._independent = independent_sampler
         self._warn = bool(warn_independent_sampling)
         self._warned: set[str] = set()
@@ -234,14 +272,18 @@ class ERAHBOSampler(BaseSampler):
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         """Decide the trial (configuration, round kind, seeds) and claim its seeds in the
         storage: the earliest hook, before the objective runs."""
-        self._check_study(study)
+        self._check_study(study, trial)
         if claim_of(trial) is not None:  # decided already (a trial object made again)
             self._claims.setdefault(trial.number, claim_of(trial))
             return
         wait_for_earlier_claims(study, trial, self._claim_wait)
         with self._lock:
+            foreign = self._join(study, trial)
+            self._index.read_foreign(foreign or Foreign("ignore"))
             self._read(study)
             coder = self._space_coder(study)
+            check_foreign(study, trial, self._index, foreign, coder, self._engine.min_runs,
+                          self._warned)
             kind, config, n_seeds = self._decide(study, trial, coder)
             key = None if config is None else config_key(config)
             seeds = self._claim_seeds(trial.number, key, n_seeds, coder)
@@ -249,7 +291,7 @@ class ERAHBOSampler(BaseSampler):
             claim = {"trial": trial.number, "config": key, "kind": kind, "seeds": seeds,
                      "params": params, "space": None if coder is None else coder.key,
                      "settled": key is None}
-            write_attrs(study, trial, user={SEEDS: seeds, SEED_OFFSET: seeds[0]},
+            write_attrs(study, trial, user={SEEDS: seeds, SEED_OFFSET: (seeds or [None])[0]},
                         system={CLAIM: claim, _PHASE: kind})
             if key is not None:  # the claims of trials deciding at the same time
                 settle(study, trial, claim, n_seeds, coder, self._index, self._claim_wait)
@@ -351,13 +393,13 @@ class ERAHBOSampler(BaseSampler):
         return user
 
     # ------------------------------------------------------------------ decisions
-    def _check_study(self, study: Study) -> None:
+    def _check_study(self, study: Study, trial: FrozenTrial) -> None:
         if len(study.directions) > 1:
-            raise ValueError(
+            refuse(study, trial, (
                 f"ERAHBOSampler: the study has {len(study.directions)} objectives; ERAHBO "
                 "optimizes one (the mean-variance of the reported returns): create the study "
                 "with one direction, e.g. optuna.create_study(direction='maximize', ...)"
-            )
+            ))
         if study.pruner is not self.pruner and "pruner" not in self._warned:
             self._warned.add("pruner")
             warnings.warn(
@@ -367,6 +409,23 @@ class ERAHBOSampler(BaseSampler):
                 "pruner=sampler.pruner)",
                 stacklevel=3,
             )
+
+    def _join(self, study: Study, trial: FrozenTrial | None) -> Foreign | None:
+        """The first time this sampler meets ``study``: check the options against the
+        study's (``trial``: the one refused if they differ) and settle how trials of other
+        samplers are read (None: not chosen, which refuses a study holding some)."""
+        at = (id(study._storage), study.study_name)
+        if at not in self._joined:
+            if trial is not None:
+                check_settings(study, trial, self._settings, self._names)
+            mode = self._warm_start or stored_mode(study)
+            self._joined[at] = None if mode is None else Foreign(mode, self._most)
+        return self._joined[at]
+
+    def _reading(self, study: Study, trials: list[FrozenTrial]) -> Foreign:
+        """How :meth:`result` reads ``study``'s trials of other samplers (ValueError with the
+        choices when it holds some and none is chosen)."""
+        return reading(study, trials, self._join(study, None))
 
     def _read(self, study: Study) -> None:
         """Bring the trial index up to date with the storage."""
@@ -387,17 +446,21 @@ class ERAHBOSampler(BaseSampler):
         """The trial's round kind, erahbo configuration (None: sampled independently) and
         how many seeds it may train (the trial index read just before)."""
         adaptive_k = self.k_max if self.method == "erahbo" else self.k
-        if coder is None:  # the search space is not known yet (the first trial)
-            return "init", None, self.k_init
         given = {**trial.params, **trial.system_attrs.get("fixed_params", {})}
+        if coder is None:  # the search space is not known yet (the first trial)
+            if given:  # enqueued: claimed once its parameters are known (trial_seeds)
+                return "given", None, self._given_seeds(study, trial, None, None, adaptive_k)
+            return "init", None, self.k_init
         if (bad := coder.outside(given)) is not None:  # refused by trial_seeds
             self._refused[trial.number] = (
                 f"ERAHBOSampler: trial {trial.number} was enqueued with {bad}, outside the "
                 "search space; enqueue values inside each distribution's range or choices")
             return "given", None, adaptive_k
         if coder.covers(given):  # enqueued (enqueue_trial, RetryFailedTrialCallback)
-            return "given", coder.to_erahbo(given), adaptive_k
-        if trial.number < self.n_init:  # the initial design: Sobol point number i
+            config = coder.to_erahbo(given)
+            return "given", config, self._given_seeds(study, trial, coder, config, adaptive_k)
+        if trial.number < self.n_init:  # the initial design: Sobol point number i (trials of
+            # other samplers and enqueued ones take their places)
             u = coder.space.sobol_unit(self.n_init, self.seed)[trial.number]
             return "init", coder.space.decode(u), self.k_init
         index = self._index
@@ -425,6 +488,22 @@ class ERAHBOSampler(BaseSampler):
             n = int(min(self.k_max, n + left))
         return phase, t.config, max(n, 1)
 
+    def _given_seeds(self, study: Study, trial: FrozenTrial, coder: Coder | None,
+                     config: dict[str, Any] | None, n: int) -> int:
+        """Seeds of an enqueued trial: a retried one (``RetryFailedTrialCallback``) continues
+        the round of the trial it retries, with the seeds that trial had not run; another one
+        is a new round of its configuration (``n``: ``k_max``, or ``k``); both within what
+        the core's seed caps leave the configuration (:meth:`erahbo.Optimizer.seeds_left`,
+        ``max_seeds``; 0: it trains nothing, :func:`trial_seeds` prunes it)."""
+        copied = trial.system_attrs.get(CLAIM)
+        if isinstance(copied, dict) and copied.get("trial") not in (None, trial.number):
+            before = self._index.done.get(int(copied["trial"]))  # the trial it retries
+            n = len(copied.get("seeds") or ()) - (0 if before is None else len(before.used))
+        if coder is not None and config is not None and n > 0:
+            self._engine.sync(self._index, coder, self._hyperparameters(study), sign_of(study))
+            n = int(min(n, self._engine.seeds_left(coder, config)))
+        return max(int(n), 0)
+
     def _claim_seeds(self, number: int, key: str | None, n: int,
                      coder: Coder | None) -> list[int]:
         """``n`` seeds of configuration ``key`` for trial ``number`` (the index read)."""
@@ -450,7 +529,7 @@ class ERAHBOSampler(BaseSampler):
             claim["seeds"] = self._claim_seeds(trial.number, key, len(claim["seeds"]), coder)
             self._claims[trial.number] = claim
             write_live_attrs(trial, user={SEEDS: claim["seeds"],
-                                          SEED_OFFSET: claim["seeds"][0]},
+                                          SEED_OFFSET: (claim["seeds"] or [None])[0]},
                              system={CLAIM: claim})
 
     def _params(self, coder: Coder, key: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -459,26 +538,9 @@ class ERAHBOSampler(BaseSampler):
         return dict(known) if known is not None else coder.to_optuna(config)
 
     # ------------------------------------------------------------------ the answer
-    def _hyperparameters(self, study: Study):  # -> callable for Engine.sync
-        def fitted(coder: Coder, records: list[dict[str, Any]]
-                   ) -> tuple[tuple[GPHyper, GPHyper] | None, bool]:
-            """Fitted once, as the core fits them: on the data of the initial design (the
-            first ``n_init`` configurations with data), then kept in the study. Before that
-            (the estimates of the first trials' annotations) a provisional fit on the data so
-            far, not kept."""
-            if self.method == "random":
-                return None, True
-            stored = study.user_attrs.get(HYPER)
-            if stored and stored.get("space") == coder.key:
-                return hyper_from_json(stored["hyper"]), True
-            opt = Optimizer(coder.space, **dict(self._options, n_init=0, warm_start=records))
-            hyper = opt.fit_hyperparameters()
-            if len(records) < self.n_init:
-                return hyper, False
-            study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_to_json(hyper)})
-            return hyper, True
-
-        return fitted
+    def _hyperparameters(self, study: Study) -> Hyper:
+        """The study's GP hyperparameters (for :meth:`Engine.sync`)."""
+        return study_hyperparameters(study, self._options, self.method, self.n_init)
 
     def optimizer(self, study: Study) -> Optimizer | None:
         """A new :class:`erahbo.Optimizer` holding the study's runs (for its ``result()``);
@@ -486,8 +548,9 @@ class ERAHBOSampler(BaseSampler):
         coder = self._study_coder(study)
         if coder is None:
             return None
-        index = TrialIndex()
-        index.update(study.study_name, study.get_trials(deepcopy=False))
+        trials = study.get_trials(deepcopy=False)
+        index = TrialIndex(self._reading(study, trials))
+        index.update(study.study_name, trials)
         return Engine(self._options).sync(index, coder, self._hyperparameters(study),
                                           sign_of(study))
 
@@ -500,7 +563,7 @@ class ERAHBOSampler(BaseSampler):
         if cfg is None:
             return None
         trials = study.get_trials(deepcopy=False)
-        _, first, _ = study_records(trials, coder)
+        _, first, _ = study_records(trials, coder, foreign=self._reading(study, trials))
         number = first.get(config_key(cfg))
         return next((dict(t.params) for t in trials if t.number == number),
                     coder.to_optuna(cfg))
@@ -514,7 +577,8 @@ class ERAHBOSampler(BaseSampler):
         if opt is None or coder is None:
             return None
         res = opt.result()
-        _, first, _ = study_records(study.get_trials(deepcopy=False), coder)
+        trials = study.get_trials(deepcopy=False)
+        _, first, _ = study_records(trials, coder, foreign=self._reading(study, trials))
         names = list(coder.dists)
         ids = {int(row["config_id"]): first.get(config_key({n: row[n] for n in names}))
                for _, row in res.configs.iterrows()}

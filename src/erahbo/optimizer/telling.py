@@ -89,7 +89,7 @@ class Telling:
             return
         outcome = outcomes_from_returns(
             trial.seeds[: len(vals)], vals, self.failure_policy, penalizer=self.penalizer,
-            infeasible=infeasible, errors=errors,
+            infeasible=infeasible, errors=errors, own=self._own_values(trial),
         )
         self._tell_checked(trial, outcome, record_runs=True)
 
@@ -114,7 +114,14 @@ class Telling:
         """
         return evaluate(objective, trial.config, trial.seeds,
                         self.failure_policy or FailurePolicy(), run_timeout=run_timeout,
-                        executor=executor, penalizer=self.penalizer, batch=batch)
+                        executor=executor, penalizer=self.penalizer, batch=batch,
+                        own=self._own_values(trial))
+
+    def _own_values(self, trial: Trial) -> list[float]:
+        """The values ``trial``'s configuration counts so far (its row of the data): a penalty
+        is at most their lowest, so a failed run never raises its mean."""
+        row = self.data.row_of(trial.config_id)
+        return [] if row is None else list(self.data.returns[row])
 
     def exclude(self, config_id: int) -> None:
         """Remove a finite-table row from the candidates (a round open at it ends at next ask)."""

@@ -26,7 +26,8 @@ rows whose return is not finite. Rows with status ``retried`` (replaced by a ret
 own row), ``running`` or ``interrupted`` are dropped. The optimizer then treats a warm failure
 with its own ``failures`` policy: ``"exclude"`` marks the configuration infeasible (never
 proposed again), otherwise the run counts at the penalty (the lower quartile of the warm
-returns) in its configuration's statistics, as after a failure in the study itself. Rows are
+returns, at most the lowest value of its configuration: :func:`erahbo.runtime.failures.
+penalty_value`) in its configuration's statistics, as after a failure in the study itself. Rows are
 grouped by configuration; a configuration needs at least 2 runs (its sample variance; 1 with
 ``k_init = 1`` or ``k_min = 1``, :mod:`erahbo.gp.one_seed`), otherwise it is left out.
 """
@@ -48,7 +49,7 @@ from erahbo.datasets.run_rows import read_runs
 from erahbo.optimizer.ingest import add_runs
 from erahbo.optimizer.records import HISTORY_COLUMNS, History
 from erahbo.optimizer.state import StudyState
-from erahbo.runtime.failures import FailurePolicy, Penalizer, RunOutcome
+from erahbo.runtime.failures import FailurePolicy, Penalizer, RunOutcome, at_most_own
 from erahbo.space import SearchSpace
 
 __all__ = ["add_warm_start", "read_warm_file", "start_warm", "warm_records"]
@@ -235,8 +236,9 @@ def add_warm_start(
     """Add the warm-start runs to the data, the history and the rounds (not the budget).
 
     A failed warm run (return None) follows the study's failure policy: ``exclude`` marks its
-    configuration infeasible; otherwise it counts at the penalty (the lower quartile of the
-    warm returns) in its configuration's statistics.
+    configuration infeasible; otherwise it counts at the penalty in its configuration's
+    statistics: the lower quartile of the warm returns, at most the configuration's lowest
+    value (so it never raises its mean).
 
     Parameters
     ----------
@@ -259,7 +261,7 @@ def add_warm_start(
         The finite warm returns.
     """
     finite = [v for rec in records for v in rec["returns"] if v is not None]
-    penalty = Penalizer(finite).penalty()
+    penalty = Penalizer(finite).penalty()  # Q1 of the warm returns; at most each record's own
     excluded: dict[bytes, int] = {}  # encodings of warm configurations made infeasible
     d = state.data
     for rec in records:
@@ -284,7 +286,10 @@ def add_warm_start(
                 excluded[key] = cid
             vals = [math.nan if v is None else v for _, v in runs]
         else:
-            vals = [penalty if v is None else v for _, v in runs]
+            row = d.row_of(cid)
+            own = at_most_own(penalty, [*(v for _, v in runs if v is not None),
+                                        *(() if row is None else d.returns[row])])
+            vals = [own if v is None else v for _, v in runs]
             state.warm_seeds[cid] = state.warm_seeds.get(cid, set()) | {sd for sd, _ in runs}
             penalizer.observe(v for _, v in runs if v is not None)
         outcomes = [_warm_run(j, sd, v, y, infeasible, history.t_start)

@@ -110,6 +110,7 @@ def evaluate(
     recorder: RunRecorder | None = None,
     batch: bool | None = None,
     prior: Iterable[Any] = (),
+    own: Sequence[float] = (),
 ) -> TrialOutcome:
     """Run ``objective(config, seed)`` for every seed of one trial, handling failures.
 
@@ -152,6 +153,9 @@ def evaluate(
         :class:`RunOutcome`, e.g. the journal's records). Finished ones are kept, ones with
         status ``interrupted`` or ``running`` are re-run with the same seed (``rerun=True``),
         and the trial continues from there.
+    own : sequence of float
+        The values the configuration counted before this trial (its data): a penalty is at
+        most their lowest (:func:`erahbo.runtime.failures.penalty_value`).
 
     Returns
     -------
@@ -176,7 +180,7 @@ def evaluate(
     finally:
         if executor is None:
             ex.shutdown(wait=False, cancel_futures=True)
-    return run.outcome(pz)
+    return run.outcome(pz, own)
 
 
 class _TrialRun:
@@ -342,13 +346,14 @@ class _TrialRun:
             self.resolve()
             self.submit_ready()
 
-    def outcome(self, penalizer: Penalizer) -> TrialOutcome:
-        """What to tell: penalties set over the whole trial, per-slot returns."""
+    def outcome(self, penalizer: Penalizer, own: Sequence[float] = ()) -> TrialOutcome:
+        """What to tell: penalties set over the whole trial (at most ``own``, the
+        configuration's values before it), per-slot returns."""
         k = len(self.seeds)
         if self.held:  # pragma: no cover - defensive: resolve() decides every held run
             raise RuntimeError(f"internal error: seed slots {sorted(self.held)} undecided")
         done = [r for r in self.done if r is not None]
-        pen = penalizer.penalty(r.raw for r in done if r.status == "ok")
+        pen = penalizer.penalty((r.raw for r in done if r.status == "ok"), own=own)
         runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in done]
         final = {s: (replace(r, value_used=pen) if r.status == "penalized" else r)
                  for s, r in self.final.items()}

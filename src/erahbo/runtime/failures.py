@@ -38,21 +38,21 @@ Statuses of a run as recorded in histories and the journal:
 
 The penalty (raw scale)
 -----------------------
-``penalty = Q1`` of the feasible (finite) returns seen so far: the lower quartile (numpy's
-linear interpolation), i.e. a failed run is worth a bottom-quartile run of the study. It is on
-the returns' own scale and inside their observed range, so a failure shifts the statistics of
-its configuration by an amount of the size of the differences between runs, and the
-models' scale (the mean GP's noise ``Sigma_hat``, the variance GP's targets, ``rho_max^2``) stays
-the data's. It is robust: one catastrophic return (a run at -1e6 among returns of 0..500) does
-not move a quartile (breakdown point 25 %), where the minimum or a gap below it (OSS Vizier's
-``worst - 1.5 R``, erahbo's rule before issue 13) would put every later failure there and swamp
-the variances. When every feasible return seen is the same value ``v`` (no range yet), the
-penalty is ``v - |v|`` (``v - 1`` at 0); with no feasible return at all it is -1, as in Vizier.
-The value is recomputed consistently: for a trial it uses the feasible returns of all earlier
-trials plus those of the trial itself, so it does not depend on the order in which concurrent
-seeds finish, and :func:`apply_penalty` recomputes it over a whole history at once for
-optimizers that refit on the current data. ``docs/robustness.md`` ("Sporadic failures") has
-the measurements behind the choice.
+``penalty = min(Q1, lowest)``: ``Q1`` the lower quartile (numpy's linear interpolation) of the
+feasible (finite) returns seen so far, a bottom-quartile run of the study; ``lowest`` the
+lowest value the failed run's configuration counts so far (its returns, the trial's included,
+and earlier penalties). So a failed run never raises its configuration's mean (one run of 0.308
+in a study whose ``Q1`` is 1.07: the penalty is 0.308), and it stays on the returns' scale,
+inside their range: it shifts its configuration's statistics by the size of the differences
+between runs, and the models' scale (``Sigma_hat``, the variance GP's targets, ``rho_max^2``)
+stays the data's. ``Q1`` is robust: another configuration's catastrophic return (-1e6 among
+returns of 0..500) does not move it (breakdown point 25 %), where the study's minimum or a gap
+below it (OSS Vizier's ``worst - 1.5 R``, erahbo's rule before issue 13) would put every later
+failure there and swamp the variances. All feasible returns equal to ``v``: ``Q1 = v - |v|``
+(``v - 1`` at 0); none: -1, as in Vizier. For a trial it uses the returns of all earlier trials
+plus the trial's own, so it does not depend on the order in which concurrent seeds finish;
+:func:`apply_penalty` recomputes ``Q1`` over a whole history at once (it knows no
+configurations). ``docs/robustness.md`` ("Sporadic failures") has the measurements.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ __all__ = [
     "TrialOutcome",
     "apply_penalty",
     "as_return",
+    "at_most_own",
     "outcomes_from_returns",
     "penalty_value",
     "retry_seed",
@@ -153,31 +154,39 @@ class FailurePolicy:
 PENALTY_QUANTILE = 0.25  # a failed run counts as the lower quartile of the feasible returns
 
 
-def penalty_value(values: Iterable[float]) -> float:
+def penalty_value(values: Iterable[float], own: Iterable[float] = ()) -> float:
     """Return counted for a penalized run, given the feasible returns seen so far.
 
     Parameters
     ----------
     values : iterable of float
-        (n,) feasible returns seen so far; non-finite entries are ignored.
+        (n,) feasible returns seen so far (the trial's own included); non-finite entries are
+        ignored.
+    own : iterable of float
+        The values the failed run's configuration counts so far (its returns, the trial's
+        own included, and earlier penalties); non-finite entries are ignored.
 
     Returns
     -------
     float
-        The lower quartile ``Q1`` of the finite values (``numpy.quantile``, linear); ``v - |v|``
-        (``v - 1`` at 0) when every finite value equals ``v``; -1.0 when there is none. See the
-        module docstring.
+        ``min(Q1, min(own))``: ``Q1`` of the finite ``values`` (module docstring), lowered to
+        the configuration's lowest value (:func:`at_most_own`).
     """
     import numpy as np
 
     v = np.asarray([float(x) for x in values], dtype=float)  # (n,)
     v = v[np.isfinite(v)]
-    if v.size == 0:
-        return -1.0
-    worst, best = float(v.min()), float(v.max())
-    if best > worst:
-        return float(np.quantile(v, PENALTY_QUANTILE))
-    return worst - (abs(worst) if worst != 0 else 1.0)
+    worst, best = (float(v.min()), float(v.max())) if v.size else (0.0, 0.0)
+    q = (-1.0 if v.size == 0 else float(np.quantile(v, PENALTY_QUANTILE)) if best > worst
+         else worst - (abs(worst) if worst != 0 else 1.0))
+    return at_most_own(q, own)
+
+
+def at_most_own(penalty: float, own: Iterable[float]) -> float:
+    """``penalty`` lowered to the lowest finite value of ``own`` (a configuration's counted
+    values): a failed run counted there never raises the configuration's mean."""
+    low = [float(x) for x in own if math.isfinite(float(x))]
+    return min(penalty, *low) if low else float(penalty)
 
 
 class Penalizer:
@@ -237,9 +246,12 @@ class Penalizer:
         self._outlying.extend(float(r.raw) for r in runs
                               if r.status != "ok" and math.isfinite(r.raw))
 
-    def penalty(self, extra: Iterable[float] = ()) -> float:
-        """Penalty over the returns seen so far plus ``extra`` (not stored)."""
-        return penalty_value([*self._values, *(float(v) for v in extra)])
+    def penalty(self, extra: Iterable[float] = (), own: Iterable[float] = ()) -> float:
+        """Penalty over the returns seen so far plus ``extra`` (the failed run's trial's
+        feasible returns; not stored), at most the lowest of ``extra`` and ``own`` (the values
+        its configuration counted before the trial): :func:`penalty_value`."""
+        extra = [float(v) for v in extra]
+        return penalty_value([*self._values, *extra], own=[*extra, *own])
 
     def center(self) -> tuple[float, float] | None:
         """``(median, scale)`` of the returns seen so far (:func:`return_scale`); None while
@@ -503,6 +515,7 @@ def outcomes_from_returns(
     worker: str | None = None,
     infeasible: bool = False,
     errors: Sequence[str | None] | None = None,
+    own: Sequence[float] = (),
 ) -> TrialOutcome:
     """Outcome of a trial whose seeds the user ran (ask/tell mode): non-finite returns fail.
 
@@ -529,6 +542,9 @@ def outcomes_from_returns(
     errors : sequence of str or None, optional
         (k,) why each failed run failed (e.g. the trainer's message), recorded instead of
         "objective returned NaN"; ignored for finite returns.
+    own : sequence of float
+        The values the trial's configuration counted before it (its data): a penalty is at
+        most their lowest (:func:`penalty_value`).
     """
     pol = FailurePolicy.coerce(policy)
     if len(returns) != len(seeds):
@@ -573,7 +589,7 @@ def outcomes_from_returns(
             )
         )
     excluded = infeasible or any(r.status == "failed" for r in runs)
-    pen = base.penalty(r.raw for r in runs if r.status == "ok")
+    pen = base.penalty((r.raw for r in runs if r.status == "ok"), own=own)
     runs = [replace(r, value_used=pen) if r.status == "penalized" else r for r in runs]
     raw_list = [r.raw for r in runs]
     returns_out = raw_list if excluded else [r.value_used for r in runs]

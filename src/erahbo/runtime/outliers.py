@@ -7,7 +7,8 @@ estimate of the study leaves the range of the returns (issue 27: ``incumbent_mv`
 Such a run is treated as a **failed run** instead: its error reads ``outlier: returned ...``,
 and the study's failure policy handles it like an exception or a NaN (``"retry"``: re-run with
 a new seed, and counted at the penalty if the retries are outlying or fail too;
-``"penalize"``: counted at the penalty, the lower quartile of the returns, so it lowers its
+``"penalize"``: counted at the penalty, the lower quartile of the returns (at most its
+configuration's lowest value), so it lowers its
 configuration's mean and raises its variance by an amount on the returns' own scale;
 ``"exclude"``: the configuration is dropped). The raw value stays in the journal.
 

@@ -339,8 +339,10 @@ class JournaledStudy:
         executor: Executor | None = None,
         run_timeout: float | None = None,
         batch: bool | None = None,
+        own: Sequence[float] = (),
     ) -> TrialOutcome:
-        """Run the trial's seeds (:func:`erahbo.runtime.evaluate.evaluate`), journaling each run."""
+        """Run the trial's seeds (:func:`erahbo.runtime.evaluate.evaluate`), journaling each run
+        (``own``: the values its configuration counted before, which bound a penalty)."""
         tid = self._trial_id(trial)
         return evaluate(
             objective,
@@ -353,6 +355,7 @@ class JournaledStudy:
             recorder=self.journal.recorder(tid),
             batch=batch,
             prior=self.journal.runs(tid),
+            own=own,
         )
 
     def tell(

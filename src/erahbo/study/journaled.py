@@ -178,7 +178,8 @@ class JournaledOptimizer(Optimizer):
     ) -> TrialOutcome:
         """As :meth:`erahbo.Optimizer.run_trial`, journaling every run as it ends."""
         return self._study.evaluate(trial, objective, executor=executor,
-                                    run_timeout=run_timeout, batch=batch)
+                                    run_timeout=run_timeout, batch=batch,
+                                    own=self._own_values(trial))
 
     def exclude(self, config_id: int) -> None:
         """Refused: a resumed study could not replay it (see the message)."""
