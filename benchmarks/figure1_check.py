@@ -28,7 +28,9 @@ METHODS = {"erahbo": {}, "rahbo": {}, "rahbo (k=2)": {"k": 2}, "gpucb": {},
            "erahbo (k_min 1)": {"k_min": 1},
            "erahbo (k_min 1; var_noise_prior -4)": {"k_min": 1, "var_noise_prior": -4.0},
            # no replication of near-duplicates (erahbo.optimizer.replicate; issue 37)
-           "erahbo (replicate_within 0)": {"replicate_within": 0.0}}
+           "erahbo (replicate_within 0)": {"replicate_within": 0.0},
+           # the defaults of session 19 (before issue 37's parts)
+           "erahbo (session 19)": {"replicate_within": 0.0, "recommend_min_seeds": 1}}
 
 
 def which_max(x: float, task: Figure1Task) -> str:
