@@ -198,8 +198,9 @@ def _print_curves(console: Any, path: Path, plot_dir: Path | None) -> None:
     curves = read_curves(path)
     summ = curve_summary(curves)
     n, s, c = curves.returns.shape
+    console.print(f"\n{curves.name}: learning curves ({n} configs x {s} seeds x {c} "
+                  "checkpoints)", markup=False, highlight=False)
     table = Table(
-        title=f"{curves.name}: learning curves ({n} configs x {s} seeds x {c} checkpoints)",
         caption="mean return of each configuration over its seeds, quantiles over the "
         "configurations without a failed run at that checkpoint; best: the best configuration's "
         "mean; std: median std across seeds; NaN: failed runs; wall: median time of a run up to "

@@ -161,7 +161,7 @@ def frame_to_curves(df: pd.DataFrame, meta: dict[str, Any], source: str = "<fram
     if ids is None:
         raise ValueError(f"{source}: a learning-curve table needs its {CONFIG_ID!r} column")
     steps = np.unique(df[STEPS].to_numpy(dtype=np.int64))  # (C,)
-    order, uniq = pd.factorize(ids, sort=False)
+    order, uniq = pd.factorize(ids, sort=True)  # configurations in config_id order
     n, c, s = len(uniq), steps.size, len(pairs)
     counts = np.bincount(order, minlength=n)
     key = pd.Series(list(zip(order, df[STEPS], strict=True)))
