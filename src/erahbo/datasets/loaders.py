@@ -132,7 +132,8 @@ def load_task(
     negate : bool
         Multiply the returns by -1 (for files that store costs).
     checkpoint : int, optional
-        Landscape files only: the ``training_steps`` value to use (default: the last).
+        Landscape files and learning-curve tables only: the ``training_steps`` value to use
+        (default: the last).
 
     Returns
     -------
