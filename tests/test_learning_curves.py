@@ -40,13 +40,15 @@ def _table(n: int = 3, seeds: tuple[int, ...] = (1, 2, 3, 4)) -> CurveTable:
     returns = 10.0 * cfg + ck + seed / 10  # (n, S, C)
     returns[1, 1, 2] = np.nan
     wall = 0.5 * (ck + 1) + 0.01 * seed  # (n, S, C), cumulative
+    cpu = 0.4 * (ck + 1) + 0.01 * seed
     configs = pd.DataFrame({"learning_rate": [1e-3 * (i + 1) for i in range(n)],
                             "tau": [0.5 if i != 2 else None for i in range(n)]})
     env = np.tile(STEPS + 16, (n, 1))  # (n, C): rounded up, as ARLBench does
     meta = {"task": "dqn_cc_cartpole", "algorithm": "dqn", "environment": "CartPole-v1",
             "domain": "cc", "training_budget": 30_000}
     return CurveTable(configs=configs, returns=returns, wall_s=wall, steps=STEPS.copy(),
-                      env_steps=env, seeds=list(seeds), config_ids=np.arange(n), meta=meta)
+                      env_steps=env, seeds=list(seeds), config_ids=np.arange(n), meta=meta,
+                      cpu_s=cpu)
 
 
 def test_curve_table_round_trip(tmp_path: Path) -> None:
@@ -58,6 +60,7 @@ def test_curve_table_round_trip(tmp_path: Path) -> None:
     back = read_curves(path)
     np.testing.assert_array_equal(back.returns, t.returns)
     np.testing.assert_array_equal(back.wall_s, t.wall_s)
+    np.testing.assert_array_equal(back.cpu_s, t.cpu_s)
     np.testing.assert_array_equal(back.steps, STEPS)
     np.testing.assert_array_equal(back.env_steps, t.env_steps)
     assert back.seeds == [1, 2, 3, 4] and list(back.config_ids) == [0, 1, 2]
@@ -66,12 +69,15 @@ def test_curve_table_round_trip(tmp_path: Path) -> None:
     assert back.meta["checkpoints"] == [10_000, 20_000, 30_000] and back.meta["n_eval_steps"] == 3
     raw = pd.read_parquet(path)
     assert len(raw) == 9 and raw["training_steps"].tolist()[:3] == [10_000, 20_000, 30_000]
-    assert {"seed_1", "wall_s_1", "env_steps"} <= set(raw.columns)
+    assert {"seed_1", "wall_s_1", "cpu_s_1", "env_steps"} <= set(raw.columns)
     # rows in another order are the same table
     shuffled = raw.sample(frac=1.0, random_state=0)
     from erahbo.datasets.curves import frame_to_curves
     again = frame_to_curves(shuffled, back.meta)
     np.testing.assert_array_equal(again.returns, t.returns)
+    # CPU times are optional: a table without them reads with cpu_s None
+    bare = frame_to_curves(raw.drop(columns=[f"cpu_s_{s}" for s in t.seeds]), back.meta)
+    assert bare.cpu_s is None and np.isnan(curve_summary(bare)["cpu_s_median"]).all()
 
 
 def test_curve_table_read_at_last_or_chosen_checkpoint(tmp_path: Path) -> None:
@@ -125,6 +131,7 @@ def test_curve_summary_per_checkpoint() -> None:
         assert s["q05"][k] == pytest.approx(np.quantile(means[ok, k], 0.05))
         assert s["best"][k] == pytest.approx(means[ok, k].max())
         assert s["wall_s_median"][k] == pytest.approx(np.median(t.wall_s[:, :, k]))
+        assert s["cpu_s_median"][k] == pytest.approx(np.median(t.cpu_s[:, :, k]))
     assert s["n_nan"].tolist() == [0, 0, 1]
     assert s["std_median"][0] == pytest.approx(np.std([0.1, 0.2, 0.3, 0.4], ddof=1))
     assert s["env_steps"].tolist() == [10_016, 20_016, 30_016]
@@ -159,15 +166,18 @@ def test_inspect_shows_the_curves(tmp_path: Path) -> None:
 def _run(seed: int, curve: list[float], *, first: bool = False, status: str = "ok"
          ) -> RunResult:
     times = tuple(0.1 * (k + 1) for k in range(len(curve)))
+    cpu = tuple(0.05 * (k + 1) for k in range(len(curve)))
     return RunResult(curve[-1] if status == "ok" else float("nan"), status, times[-1],
                      None if status == "ok" else "non-finite", seed, first, tuple(curve),
-                     times, tuple(int(s) for s in STEPS + 8), 2.0 if first else 0.0)
+                     times, tuple(int(s) for s in STEPS + 8), 2.0 if first else 0.0, cpu,
+                     1.5 if first else 0.0)
 
 
 def test_curve_shards_store_runs_and_merge(tmp_path: Path) -> None:
     """The generator's curve shard buffer stores each run's curve, times and steps in the
     configuration's row whatever the order results come back, a failed run's error, the
-    compile time and the worker time; merged shards are one table with the runs' statistics."""
+    compile time, the worker time and the CPU time; merged shards are one table with the
+    runs' statistics."""
     meta0 = {"task": "dqn_cc_cartpole", "algorithm": "dqn", "environment": "CartPole-v1",
              "domain": "cc"}
     configs = pd.DataFrame({"learning_rate": [0.1, 0.2, 0.3, 0.4]})
@@ -190,12 +200,16 @@ def test_curve_shards_store_runs_and_merge(tmp_path: Path) -> None:
     np.testing.assert_array_equal(merged.returns[2, 1], [2, 3, 5])
     assert np.isnan(merged.returns[3, 1, 2])
     np.testing.assert_allclose(merged.wall_s[0, 0], [0.1, 0.2, 0.3])
+    np.testing.assert_allclose(merged.cpu_s[3, 1], [0.05, 0.1, 0.15])
     assert merged.env_steps[0].tolist() == (STEPS + 8).tolist()
     m = merged.meta
     assert m["n_configs"] == 4 and m["n_failed_runs"] == 1 and m["partial"] is False
     assert m["compile_s"] == [2.0] * 4
     assert m["wall_time_s"] == pytest.approx(8 * 0.3 + 4 * 2.0)
     assert m["median_checkpoint_wall_s"] == pytest.approx([0.1, 0.2, 0.3])
+    assert m["cpu_time_s"] == pytest.approx(8 * 0.15 + 4 * 1.5)
+    assert m["median_checkpoint_cpu_s"] == pytest.approx([0.05, 0.1, 0.15])
+    assert m["compile_cpu_s"] == [1.5] * 4
     assert m["failure_messages"] == {"non-finite": 1}
     assert merged.configs["learning_rate"].tolist() == [0.1, 0.2, 0.3, 0.4]
 
@@ -251,6 +265,7 @@ def test_real_worker_curve_equals_arlbench_train() -> None:
                 assert m["train_equal"] is True
                 assert len(m["curve"]) == 4 and m["return"] == m["curve"][-1]
                 assert np.all(np.diff(m["curve_s"]) > 0) and np.all(np.diff(m["env_steps"]) > 0)
+                assert len(m["curve_cpu_s"]) == 4 and np.all(np.diff(m["curve_cpu_s"]) >= 0)
                 assert m["env_steps"][-1] >= 4096
             assert msgs[0]["compile_s"] > 0 and msgs[1]["compile_s"] == 0
     finally:
@@ -275,6 +290,7 @@ def test_real_generation_of_a_curve_table_resumes(tmp_path: Path) -> None:
     curves = read_curves(path)
     assert curves.steps.tolist() == [1024, 2048, 3072] and curves.returns.shape == (2, 2, 3)
     assert np.isfinite(curves.returns).all() and np.isfinite(curves.wall_s).all()
+    assert curves.cpu_s is not None and np.isfinite(curves.cpu_s).all()
     m = curves.meta
     assert m["n_eval_steps"] == 3 and m["versions"]["arlbench"] == "0.1.3"
     assert len(m["search_space"]["hyperparameters"]) == 14 and m["training_budget"] == 3072

@@ -24,9 +24,11 @@ Requests
     With ``"n_eval_steps": C`` (C > 1, a learning curve) each line also has ``"curve"`` (the
     mean return at each of the C checkpoints, null where non-finite), ``"curve_s"`` (the
     run's wall time in seconds at each checkpoint, from the start of its ``init``, evaluations
-    included, compilation excluded; rounded to 0.1 ms), ``"env_steps"`` (environment steps
-    trained by each checkpoint) and ``"compile_s"`` (the configuration's compilation time, on
-    its first run).
+    included, compilation excluded; rounded to 0.1 ms), ``"curve_cpu_s"`` (the same in CPU
+    seconds of the worker process, all its threads: the cost, unlike the wall time, does not
+    grow when other processes share the core), ``"env_steps"`` (environment steps trained by
+    each checkpoint) and ``"compile_s"`` / ``"compile_cpu_s"`` (the configuration's compilation,
+    wall and CPU seconds, on its first run).
 ``{"id": ..., "op": "shutdown"}`` -> ``{"id", "status": "ok", "op": "shutdown"}``, then exit.
 
 Semantics (see ``shared/notes/arlbench-env.md``)
@@ -299,7 +301,7 @@ def _curve_runs(req: dict[str, Any], algo: Any, seeds: list[Any], budget: int, n
 
     rid = req.get("id")
     name = str(req.get("algorithm", "")).lower()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:  # compile once per configuration, ahead of time, so that no run pays for it
         init = jax.jit(algo.init).lower(jax.random.key(1)).compile()
         st = init(jax.random.key(1))
@@ -311,7 +313,7 @@ def _curve_runs(req: dict[str, Any], algo: Any, seeds: list[Any], budget: int, n
         for s in seeds:
             _send(_failed(rid, s, msg, time.perf_counter() - t0))
         return
-    compile_s = time.perf_counter() - t0
+    compile_s, compile_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     first = True
     for s in seeds:
         if isinstance(s, bool) or not isinstance(s, int) or s < 1:
@@ -320,8 +322,9 @@ def _curve_runs(req: dict[str, Any], algo: Any, seeds: list[Any], budget: int, n
             continue
         curve: list[float | None] = []
         curve_s: list[float] = []
+        curve_cpu: list[float] = []
         steps: list[int] = []
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         try:
             st = init(jax.random.key(s))
             rs, bs = st.runner_state, getattr(st, "buffer_state", None)
@@ -329,6 +332,7 @@ def _curve_runs(req: dict[str, Any], algo: Any, seeds: list[Any], budget: int, n
                 (rs, bs), ev = seg(rs, bs)
                 r = float(np.mean(np.asarray(jax.block_until_ready(ev))))
                 curve_s.append(round(time.perf_counter() - t1, 4))
+                curve_cpu.append(round(time.process_time() - c1, 4))
                 curve.append(r if math.isfinite(r) else None)
                 steps.append(int(rs.global_step) * int(algo.env.n_envs))
             bad = [i + 1 for i, r in enumerate(curve) if r is None]
@@ -338,8 +342,9 @@ def _curve_runs(req: dict[str, Any], algo: Any, seeds: list[Any], budget: int, n
                 "error": (f"non-finite return (NaN/inf) at checkpoint(s) {bad}: training "
                           "diverged") if bad else None,
                 "first": first, "setup_s": setup_s if first else 0.0, "note": note,
-                "curve": curve, "curve_s": curve_s, "env_steps": steps,
-                "compile_s": compile_s if first else 0.0,
+                "curve": curve, "curve_s": curve_s, "curve_cpu_s": curve_cpu,
+                "env_steps": steps, "compile_s": compile_s if first else 0.0,
+                "compile_cpu_s": compile_cpu_s if first else 0.0,
             }
             if req.get("verify_curve"):  # ARLBench's own train with the same checkpoints
                 st = init(jax.random.key(s))
@@ -352,7 +357,8 @@ def _curve_runs(req: dict[str, Any], algo: Any, seeds: list[Any], budget: int, n
             tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
             fail = _failed(rid, s, f"{type(e).__name__}: {e} [{tb}]"[:2000],
                            time.perf_counter() - t1)
-            _send({**fail, "curve": curve, "curve_s": curve_s, "env_steps": steps})
+            _send({**fail, "curve": curve, "curve_s": curve_s, "curve_cpu_s": curve_cpu,
+                   "env_steps": steps})
         first = False
     jax.clear_caches()
 

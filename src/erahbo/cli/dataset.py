@@ -203,12 +203,13 @@ def _print_curves(console: Any, path: Path, plot_dir: Path | None) -> None:
     table = Table(
         caption="mean return of each configuration over its seeds, quantiles over the "
         "configurations without a failed run at that checkpoint; best: the best configuration's "
-        "mean; std: median std across seeds; NaN: failed runs; wall: median time of a run up to "
-        "the checkpoint (s, compilation excluded).",
+        "mean; std: median std across seeds; NaN: failed runs; wall, cpu: median wall and CPU "
+        "time of a run up to the checkpoint (s, compilation excluded).",
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    heads = ("steps", "q05", "q25", "median", "q75", "q95", "best", "std", "NaN", "wall s")
+    heads = ("steps", "q05", "q25", "median", "q75", "q95", "best", "std", "NaN", "wall s",
+             "cpu s")
     keys = ("training_steps", "q05", "q25", "q50", "q75", "q95", "best", "std_median", "n_nan",
-            "wall_s_median")
+            "wall_s_median", "cpu_s_median")
     for h in heads:
         table.add_column(h, no_wrap=True, justify="right")
     for row in summ.to_dict("records"):

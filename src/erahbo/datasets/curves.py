@@ -3,15 +3,18 @@
 On disk (:mod:`erahbo.datasets.format`, "Learning curves"): erahbo's wide layout plus a step
 column, one row per (configuration, checkpoint)::
 
-    config_id, <hyperparameters>, training_steps, env_steps, seed_1..seed_S, wall_s_1..wall_s_S
+    config_id, <hyperparameters>, training_steps, env_steps, seed_1..seed_S, wall_s_1..wall_s_S,
+    cpu_s_1..cpu_s_S
 
 ``training_steps`` is the checkpoint's nominal step count (``budget * c / C`` for checkpoint
 ``c`` of ``C``: the same for every configuration), ``env_steps`` the environment steps the
 configuration's runs had trained by then (ARLBench rounds each segment up to whole update
 steps, so it depends on the configuration), ``seed_<s>`` the mean evaluation return of seed
-``s``'s run at that checkpoint (NaN: non-finite or not reached) and ``wall_s_<s>`` that run's
+``s``'s run at that checkpoint (NaN: non-finite or not reached), ``wall_s_<s>`` that run's
 wall time in seconds from its start to the end of that checkpoint's evaluation (compilation
-excluded; NaN unknown). Read as a task, the table is its returns at one checkpoint
+excluded; NaN unknown) and ``cpu_s_<s>`` the same in CPU seconds of the process that trained
+it (optional): the cost of the run, which the wall time overstates when other processes
+share the core. Read as a task, the table is its returns at one checkpoint
 (:func:`erahbo.datasets.format.read_task`, the loaders' ``checkpoint``).
 
 :func:`curve_summary` gives the per-checkpoint statistics ``erahbo dataset inspect`` prints;
@@ -29,6 +32,7 @@ import pandas as pd
 
 from erahbo.datasets.format import (
     CONFIG_ID,
+    CPU_PREFIX,
     ENV_STEPS,
     META_KEY,
     SEED_PREFIX,
@@ -78,6 +82,8 @@ class CurveTable:
         ``(N,)`` int64 identifiers.
     meta : dict
         Metadata (as a task's, plus ``n_eval_steps`` and ``checkpoints``).
+    cpu_s : numpy.ndarray, optional
+        ``(N, S, C)`` CPU time of each run up to each checkpoint, seconds (NaN: unknown).
     """
 
     configs: pd.DataFrame
@@ -88,6 +94,7 @@ class CurveTable:
     seeds: list[int]
     config_ids: np.ndarray
     meta: dict[str, Any] = field(default_factory=dict)
+    cpu_s: np.ndarray | None = None
 
     @property
     def name(self) -> str:
@@ -119,6 +126,9 @@ class CurveTable:
         wall = np.asarray(self.wall_s, dtype=float).transpose(0, 2, 1).reshape(n * c, s)
         cols = {f"{SEED_PREFIX}{sd}": ret[:, j] for j, sd in enumerate(self.seeds)}
         cols |= {f"{WALL_PREFIX}{sd}": wall[:, j] for j, sd in enumerate(self.seeds)}
+        if self.cpu_s is not None:
+            cpu = np.asarray(self.cpu_s, dtype=float).transpose(0, 2, 1).reshape(n * c, s)
+            cols |= {f"{CPU_PREFIX}{sd}": cpu[:, j] for j, sd in enumerate(self.seeds)}
         return pd.concat([df, pd.DataFrame(cols)], axis=1)
 
 
@@ -157,6 +167,7 @@ def frame_to_curves(df: pd.DataFrame, meta: dict[str, Any], source: str = "<fram
     if not pairs:
         raise ValueError(f"{source}: no '{SEED_PREFIX}<int>' return columns")
     walls = dict((s, c) for c, s in wall_columns(list(df.columns)))
+    cpus = dict((s, c) for c, s in wall_columns(list(df.columns), cpu=True))
     ids = df[CONFIG_ID].to_numpy(dtype=np.int64) if CONFIG_ID in df.columns else None
     if ids is None:
         raise ValueError(f"{source}: a learning-curve table needs its {CONFIG_ID!r} column")
@@ -174,13 +185,16 @@ def frame_to_curves(df: pd.DataFrame, meta: dict[str, Any], source: str = "<fram
     df = df.sort_values(["_row", "_ck"], kind="stable").reset_index(drop=True)
     ret = df[[col for col, _ in pairs]].to_numpy(dtype=float).reshape(n, c, s)
     wall = np.full((n * c, s), np.nan)
+    cpu = np.full((n * c, s), np.nan)
     for j, (_, sd) in enumerate(pairs):
         if sd in walls:
             wall[:, j] = df[walls[sd]].to_numpy(dtype=float)
+        if sd in cpus:
+            cpu[:, j] = df[cpus[sd]].to_numpy(dtype=float)
     env = (df[ENV_STEPS].to_numpy(dtype=np.int64) if ENV_STEPS in df.columns
            else np.full(n * c, -1, dtype=np.int64)).reshape(n, c)
     drop = {CONFIG_ID, STEPS, ENV_STEPS, "_row", "_ck", *(col for col, _ in pairs),
-            *walls.values()}
+            *walls.values(), *cpus.values()}
     hps = [col for col in df.columns if col not in drop]
     configs = df.loc[np.arange(n) * c, hps].reset_index(drop=True)
     meta = dict(meta)
@@ -188,7 +202,8 @@ def frame_to_curves(df: pd.DataFrame, meta: dict[str, Any], source: str = "<fram
     return CurveTable(configs=configs, returns=ret.transpose(0, 2, 1),
                       wall_s=wall.reshape(n, c, s).transpose(0, 2, 1), steps=steps,
                       env_steps=env, seeds=[sd for _, sd in pairs],
-                      config_ids=np.asarray(uniq, dtype=np.int64), meta=meta)
+                      config_ids=np.asarray(uniq, dtype=np.int64), meta=meta,
+                      cpu_s=cpu.reshape(n, c, s).transpose(0, 2, 1) if cpus else None)
 
 
 def curve_summary(table: CurveTable) -> pd.DataFrame:
@@ -198,8 +213,8 @@ def curve_summary(table: CurveTable) -> pd.DataFrame:
     quantiles :data:`CURVE_QUANTILES` and the mean of the per-configuration mean returns
     (``q05`` ... ``q95``, ``mean``; configurations with a NaN run at that checkpoint left
     out), the best per-configuration mean (``best``), the median per-configuration std across
-    seeds (``std_median``), the failed runs (``n_nan``) and the median wall time of a run up
-    to the checkpoint (``wall_s_median``, seconds).
+    seeds (``std_median``), the failed runs (``n_nan``) and the median wall and CPU time of a
+    run up to the checkpoint (``wall_s_median``, ``cpu_s_median``, seconds; NaN unknown).
 
     Returns
     -------
@@ -215,6 +230,7 @@ def curve_summary(table: CurveTable) -> pd.DataFrame:
         std = rk[ok].std(axis=1, ddof=1) if rk.shape[1] > 1 else np.full(mean.shape, np.nan)
         env = table.env_steps[:, k]
         wall = table.wall_s[:, :, k]
+        cpu = table.cpu_s[:, :, k] if table.cpu_s is not None else np.full(1, np.nan)
         row: dict[str, Any] = {
             "training_steps": int(step),
             "env_steps": float(np.median(env[env >= 0])) if (env >= 0).any() else np.nan,
@@ -228,6 +244,7 @@ def curve_summary(table: CurveTable) -> pd.DataFrame:
             "std_median": float(np.median(std)) if std.size else np.nan,
             "n_nan": int(np.isnan(rk).sum()),
             "wall_s_median": float(np.nanmedian(wall)) if np.isfinite(wall).any() else np.nan,
+            "cpu_s_median": float(np.nanmedian(cpu)) if np.isfinite(cpu).any() else np.nan,
         }
         rows.append(row)
     return pd.DataFrame(rows)

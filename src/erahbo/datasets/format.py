@@ -25,11 +25,11 @@ Learning curves (a step column)
 A table with a ``training_steps`` column holds learning curves (:mod:`erahbo.datasets.curves`):
 one row per (configuration, checkpoint), ``training_steps`` the checkpoint's nominal training
 steps (the same values for every configuration), ``env_steps`` the environment steps the run
-had trained by then, ``seed_<int>`` the return evaluated at that checkpoint and ``wall_s_<int>``
-the run's wall time in seconds up to it. Read as a task (:func:`read_task`), such a table is
-the returns at one checkpoint: the last one by default, or ``checkpoint=N`` (a
-``training_steps`` value); the task is then named ``<task>@<N>``, as ARLBench landscape data
-are.
+had trained by then, ``seed_<int>`` the return evaluated at that checkpoint, ``wall_s_<int>``
+the run's wall time in seconds up to it and ``cpu_s_<int>`` its CPU time. Read as a task
+(:func:`read_task`), such a table is the returns at one checkpoint: the last one by default,
+or ``checkpoint=N`` (a ``training_steps`` value); the task is then named ``<task>@<N>``, as
+ARLBench landscape data are.
 
 Adaptive seed counts
 --------------------
@@ -65,7 +65,9 @@ _SEED_RE = re.compile(r"^seed_(\d+)$")
 STEPS = "training_steps"  # the checkpoint column of a learning-curve table
 ENV_STEPS = "env_steps"
 WALL_PREFIX = "wall_s_"
+CPU_PREFIX = "cpu_s_"
 _WALL_RE = re.compile(r"^wall_s_(\d+)$")
+_CPU_RE = re.compile(r"^cpu_s_(\d+)$")
 
 REQUIRED_META = ("task", "algorithm", "environment", "domain")
 SEEDS_PER_CONFIG = "seeds_per_config"
@@ -172,9 +174,11 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     return json.loads(raw) if raw else {}
 
 
-def wall_columns(columns: list[str]) -> list[tuple[str, int]]:
-    """The ``(column, seed)`` pairs among ``columns`` that hold per-seed wall times."""
-    return [(str(c), int(m.group(1))) for c in columns if (m := _WALL_RE.match(str(c)))]
+def wall_columns(columns: list[str], cpu: bool = False) -> list[tuple[str, int]]:
+    """The ``(column, seed)`` pairs among ``columns`` that hold per-seed wall times (``cpu``:
+    CPU times)."""
+    rx = _CPU_RE if cpu else _WALL_RE
+    return [(str(c), int(m.group(1))) for c in columns if (m := rx.match(str(c)))]
 
 
 def read_frame(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -251,7 +255,8 @@ def _at_checkpoint(df: pd.DataFrame, meta: dict[str, Any], source: str,
             f"checkpoints {shown}: pass one of them (--checkpoint N), or none for the last."
         )
     drop = [STEPS, *([ENV_STEPS] if ENV_STEPS in df.columns else []),
-            *(c for c, _ in wall_columns(list(df.columns)))]
+            *(c for c, _ in wall_columns(list(df.columns))),
+            *(c for c, _ in wall_columns(list(df.columns), cpu=True))]
     rows = df[steps == chosen].drop(columns=drop).reset_index(drop=True)
     at = int(chosen) if chosen.is_integer() else chosen
     meta = {**meta, "checkpoint": at, "checkpoints": [int(v) if v.is_integer() else v
