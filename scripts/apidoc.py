@@ -50,6 +50,7 @@ MODULES = (
     "erahbo.datasets",
     "erahbo.datasets.loaders",
     "erahbo.datasets.long_format",
+    "erahbo.datasets.curves",
     "erahbo.datasets.run_rows",
     "erahbo.datasets.synth",
     "erahbo.datasets.groundtruth",

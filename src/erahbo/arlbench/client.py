@@ -32,7 +32,12 @@ __all__ = ["ArlClient", "RunResult", "WorkerError", "WorkerProcess"]
 class RunResult(NamedTuple):
     """Outcome of one training run (one configuration, one seed).
 
-    ``return_`` is the mean return over the evaluation episodes (NaN when failed).
+    ``return_`` is the mean return over the evaluation episodes (NaN when failed). A run with
+    ``n_eval_steps`` C > 1 (a learning curve) also has ``curve`` (the C returns, NaN where
+    non-finite), ``curve_s`` and ``curve_cpu_s`` (its wall and CPU time at each checkpoint,
+    compilation excluded), ``env_steps`` (environment steps by each checkpoint) and, on the
+    configuration's first run, ``compile_s`` and ``compile_cpu_s`` (its compilation's wall
+    and CPU time); None (0.0) otherwise.
     """
 
     return_: float
@@ -41,6 +46,12 @@ class RunResult(NamedTuple):
     error: str | None
     seed: int = 0
     first: bool = False  # this run paid for the JIT compilation of its configuration
+    curve: tuple[float, ...] | None = None
+    curve_s: tuple[float, ...] | None = None
+    env_steps: tuple[int, ...] | None = None
+    compile_s: float = 0.0
+    curve_cpu_s: tuple[float, ...] | None = None
+    compile_cpu_s: float = 0.0
 
 
 class WorkerError(RuntimeError):
@@ -156,6 +167,21 @@ def _json_default(o: Any) -> Any:
     if hasattr(o, "item") and callable(o.item):
         return o.item()
     raise TypeError(f"hyperparameter value of type {type(o).__name__} is not JSON serializable")
+
+
+def _curve_fields(msg: dict[str, Any]) -> tuple[Any, Any, Any, float, Any, float]:
+    """``(curve, curve_s, env_steps, compile_s, curve_cpu_s, compile_cpu_s)`` of a worker's
+    answer (None and 0.0 without a curve)."""
+    curve = msg.get("curve")
+    if not isinstance(curve, list):
+        return None, None, None, 0.0, None, 0.0
+    nan = float("nan")
+    return (tuple(nan if v is None else float(v) for v in curve),
+            tuple(float(v) for v in msg.get("curve_s") or ()),
+            tuple(int(v) for v in msg.get("env_steps") or ()),
+            float(msg.get("compile_s") or 0.0),
+            tuple(float(v) for v in msg.get("curve_cpu_s") or ()),
+            float(msg.get("compile_cpu_s") or 0.0))
 
 
 def _stderr_tail(path: Path | None, n: int = 3) -> str:
@@ -379,6 +405,7 @@ class ArlClient:
                     None if ok else str(msg.get("error") or "failed"),
                     int(seed),
                     bool(msg.get("first", False)),
+                    *_curve_fields(msg),
                 )
         self._served[i] += 1
         return [results[s] for s in seeds]

@@ -8,6 +8,11 @@ Layout under ``out`` (e.g. ``data/arlbench``)::
     shards/<task>/generate.lock      only while a generation runs (one process per folder)
     <task>.parquet                   merged table (:func:`merge_shards`)
 
+With ``n_eval_steps`` C > 1 every run is evaluated at C checkpoints and the shards and the
+merged table are learning-curve tables (:mod:`erahbo.arlbench.curve_shards`,
+:mod:`erahbo.datasets.curves`); ARLBench trains differently with other C (the update steps
+are rounded per segment), so such a table is a new table, not an extension of a C = 1 one.
+
 Each shard is a complete :class:`erahbo.datasets.format.TaskData` written atomically
 (temporary file + rename), so a killed run loses at most the shard in progress and a
 restart skips every shard already on disk: nothing is lost or duplicated.
@@ -34,7 +39,14 @@ import numpy as np
 import pandas as pd
 
 from erahbo._lockfile import acquire, release
+from erahbo.arlbench.curve_shards import (
+    WALL_NOTE,
+    CurveShardBuffer,
+    checkpoint_steps,
+    merge_curve_shards,
+)
 from erahbo.arlbench.registry import ArlTask, get_task
+from erahbo.datasets.curves import write_curves
 from erahbo.datasets.format import TaskData, read_task, write_task
 
 __all__ = [
@@ -119,9 +131,10 @@ class GenerationPlan:
     shard_size: int = 4
     n_total_timesteps: int | None = None  # None: the task's default budget
     n_eval_episodes: int = 128
+    n_eval_steps: int = 1  # evaluations during training (C > 1: learning curves)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "task": self.task,
             "n_configs": self.n_configs,
             "seeds": list(self.seeds),
@@ -130,6 +143,9 @@ class GenerationPlan:
             "n_total_timesteps": self.n_total_timesteps,
             "n_eval_episodes": self.n_eval_episodes,
         }
+        if self.n_eval_steps != 1:  # plans of one evaluation stay as they were written
+            out["n_eval_steps"] = self.n_eval_steps
+        return out
 
     @property
     def n_shards(self) -> int:
@@ -140,7 +156,8 @@ class GenerationPlan:
 
         ``n_configs`` may grow (the Sobol sequence is extended); all else must match.
         """
-        mine = self.to_json()
+        mine = {"n_eval_steps": 1, **self.to_json()}
+        other = {"n_eval_steps": 1, **other}  # a plan without the key evaluated once
         for k in (
             "task",
             "seeds",
@@ -148,6 +165,7 @@ class GenerationPlan:
             "shard_size",
             "n_total_timesteps",
             "n_eval_episodes",
+            "n_eval_steps",
         ):
             if other.get(k) != mine[k]:
                 return f"{k}: stored {other.get(k)!r}, requested {mine[k]!r}"
@@ -176,6 +194,18 @@ def shard_status(out: str | Path, task: str) -> dict[str, Any]:
 
 def _base_meta(task: ArlTask, plan: GenerationPlan, versions: dict[str, Any]) -> dict[str, Any]:
     budget = plan.n_total_timesteps or task.n_total_timesteps
+    c = plan.n_eval_steps
+    evals = (f"one deterministic evaluation of {plan.n_eval_episodes} episodes at the end"
+             if c == 1 else f"{c} deterministic evaluations of {plan.n_eval_episodes} episodes "
+             f"during training (ARLBench n_eval_steps={c}: {c} equal segments, each followed "
+             "by an evaluation), one timed call per checkpoint")
+    curve = {} if c == 1 else {
+        "checkpoints": checkpoint_steps(int(budget), c).tolist(),
+        "wall_time_columns": WALL_NOTE,
+        "step_columns": "training_steps: nominal steps of the checkpoint (budget * c / C); "
+        "env_steps: environment steps the runs had trained by then (ARLBench rounds each "
+        "segment up to whole update steps)",
+    }
     return {
         "task": task.name,
         "algorithm": task.algorithm,
@@ -187,9 +217,12 @@ def _base_meta(task: ArlTask, plan: GenerationPlan, versions: dict[str, Any]) ->
         "training_budget": int(budget),
         "n_envs": task.n_envs,
         "n_eval_episodes": plan.n_eval_episodes,
-        "n_eval_steps": 1,
+        "n_eval_steps": c,
+        **curve,
         "deterministic_eval": True,
-        "objective": "reward_mean (mean return over the evaluation episodes after training)",
+        "objective": "reward_mean (mean return over the evaluation episodes after training)"
+        if c == 1 else "reward_mean at each checkpoint (mean return over its evaluation "
+        "episodes); the table's return is the last checkpoint's",
         "seeds": list(plan.seeds),
         "sobol_seed": plan.sobol_seed,
         "n_configs_planned": plan.n_configs,
@@ -200,7 +233,7 @@ def _base_meta(task: ArlTask, plan: GenerationPlan, versions: dict[str, Any]) ->
         "provenance": (
             f"ARLBench {versions.get('arlbench', '?')} (jax {versions.get('jax', '?')}) on "
             f"{platform.machine()} CPU, compiled once per configuration, fresh init per seed, "
-            f"one deterministic evaluation of {plan.n_eval_episodes} episodes at the end; "
+            f"{evals}; "
             "non-searched hyperparameters at ARLBench 0.1.3 algorithm defaults; "
             "generated by `erahbo dataset generate`."
         ),
@@ -261,6 +294,7 @@ def generate(
     shard_size: int = 4,
     n_total_timesteps: int | None = None,
     n_eval_episodes: int = 128,
+    n_eval_steps: int = 1,
     versions: dict[str, Any] | None = None,
     progress: Callable[[int, int, dict[str, Any]], None] | None = None,
     max_shards: int | None = None,
@@ -284,6 +318,11 @@ def generate(
         Configurations per shard file.
     n_total_timesteps : int, optional
         Training budget override (default: the task's ARLBench default).
+    n_eval_episodes : int
+        Deterministic evaluation episodes per evaluation.
+    n_eval_steps : int
+        Evaluations during training (ARLBench's ``n_eval_steps``); above 1 the shards are
+        learning-curve tables (:mod:`erahbo.datasets.curves`).
     versions : dict, optional
         Package versions of the worker (recorded in the metadata).
     progress : callable, optional
@@ -300,7 +339,7 @@ def generate(
     """
     t = get_task(task) if isinstance(task, str) else task
     for name, value in (("n_configs", n_configs), ("n_seeds", n_seeds),
-                        ("shard_size", shard_size)):
+                        ("shard_size", shard_size), ("n_eval_steps", n_eval_steps)):
         if value < 1:
             raise ValueError(f"generate: {name}={value} must be >= 1")
     plan = GenerationPlan(
@@ -311,6 +350,7 @@ def generate(
         int(shard_size),
         n_total_timesteps,
         int(n_eval_episodes),
+        int(n_eval_steps),
     )
     d = shard_dir(out, t.name)
     d.mkdir(parents=True, exist_ok=True)
@@ -356,7 +396,10 @@ def _generate(
     request["n_eval_episodes"] = plan.n_eval_episodes
     if plan.n_total_timesteps:
         request["n_total_timesteps"] = int(plan.n_total_timesteps)
+    if plan.n_eval_steps > 1:
+        request["n_eval_steps"] = plan.n_eval_steps
     meta0 = _base_meta(t, plan, versions or {})
+    steps = checkpoint_steps(int(request["n_total_timesteps"]), plan.n_eval_steps)
 
     # Every missing shard's configurations go to the workers as one stream (in order, a
     # sliding window of n_workers): a slow configuration never idles the other workers, and
@@ -376,8 +419,13 @@ def _generate(
                                         "cost_total": cost_total})
     jobs = [(k, i) for k in missing for i in range(k * plan.shard_size,
                                                    k * plan.shard_size + sizes[k])]
-    open_shards = {k: _ShardBuffer(k, k * plan.shard_size, sizes[k], len(plan.seeds))
-                   for k in missing}
+    def buffer(k: int) -> Any:
+        if plan.n_eval_steps > 1:
+            return CurveShardBuffer(k, k * plan.shard_size, sizes[k], len(plan.seeds),
+                                    plan.n_eval_steps)
+        return _ShardBuffer(k, k * plan.shard_size, sizes[k], len(plan.seeds))
+
+    open_shards = {k: buffer(k) for k in missing}
     written: list[int] = []
     runs = 0
     t_all = time.perf_counter()
@@ -394,7 +442,10 @@ def _generate(
         if buf.left == 0:
             df = pd.DataFrame([{n: c.get(n) for n in names}
                                for c in configs[buf.lo : buf.lo + buf.size]], columns=names)
-            write_task(buf.task_data(df, list(plan.seeds), meta0), shard_path(d, k))
+            if plan.n_eval_steps > 1:
+                write_curves(buf.table(df, list(plan.seeds), steps, meta0), shard_path(d, k))
+            else:
+                write_task(buf.task_data(df, list(plan.seeds), meta0), shard_path(d, k))
             written.append(k)
             del open_shards[k]
     return {
@@ -431,6 +482,10 @@ def merge_shards(
     if prefix == 0:
         raise ValueError(f"{task}: shard 0 missing; nothing to merge")
     d = shard_dir(out, task)
+    target = Path(path) if path else Path(out) / f"{task}.parquet"
+    if int(st["plan"].get("n_eval_steps", 1)) > 1:
+        return merge_curve_shards([shard_path(d, k) for k in range(prefix)], target,
+                                  partial=prefix < n)
     parts = [read_task(shard_path(d, k)) for k in range(prefix)]
     configs = pd.concat([p.configs for p in parts], ignore_index=True)
     returns = np.vstack([p.returns for p in parts])  # (N, S)
@@ -468,7 +523,6 @@ def merge_shards(
             "failure_messages": msgs,
         }
     )
-    target = Path(path) if path else Path(out) / f"{task}.parquet"
     write_task(
         TaskData(configs=configs, returns=returns, seeds=parts[0].seeds, config_ids=ids, meta=meta),
         target,

@@ -21,6 +21,14 @@ Requests
     "error": str|null, "first": bool}``
     where ``first`` marks the run that paid for compilation.  A request-level problem
     (unknown algorithm, bad field) yields one ``failed`` line per seed with the message.
+    With ``"n_eval_steps": C`` (C > 1, a learning curve) each line also has ``"curve"`` (the
+    mean return at each of the C checkpoints, null where non-finite), ``"curve_s"`` (the
+    run's wall time in seconds at each checkpoint, from the start of its ``init``, evaluations
+    included, compilation excluded; rounded to 0.1 ms), ``"curve_cpu_s"`` (the same in CPU
+    seconds of the worker process, all its threads: the cost, unlike the wall time, does not
+    grow when other processes share the core), ``"env_steps"`` (environment steps trained by
+    each checkpoint) and ``"compile_s"`` / ``"compile_cpu_s"`` (the configuration's compilation,
+    wall and CPU seconds, on its first run).
 ``{"id": ..., "op": "shutdown"}`` -> ``{"id", "status": "ok", "op": "shutdown"}``, then exit.
 
 Semantics (see ``shared/notes/arlbench-env.md``)
@@ -31,6 +39,12 @@ Semantics (see ``shared/notes/arlbench-env.md``)
   Seeds must be >= 1 (ARLBench's ``AutoRLEnv`` silently maps seed 0 to its config seed).
 * One evaluation at the end of training (``n_eval_steps = 1``) with ``n_eval_episodes``
   deterministic episodes; the return is the mean over those episodes (``reward_mean``).
+* ``n_eval_steps = C > 1``: ARLBench's training with C evaluations (``train(..., C, ...)``:
+  C segments of ``ceil(budget / n_envs / train_freq (or n_steps) / C)`` update steps, each
+  followed by an evaluation). The worker runs the segments one call each (the body of
+  ARLBench's ``train_eval_step``, compiled ahead of time once per configuration) to time
+  every checkpoint; the returns are bit-identical to one ``train(..., C, ...)`` call
+  (checked on DQN and PPO, CartPole and Acrobot). The return of the run is the last one.
 * Hyperparameters not given take the algorithm's package default; inactive conditional
   hyperparameters must simply be left out.  Values are coerced to the package's types
   (ints, bools); a value that cannot be coerced fails the run with a message naming it.
@@ -250,6 +264,105 @@ def _train_vectorized(algo: Any, seeds: list[int], budget: int, n_eval: int) -> 
     return [float(x) for x in np.asarray(jax.block_until_ready(out))]
 
 
+def _segment(algo: Any, name: str, budget: int, n_eval_steps: int, n_eval: int) -> Any:
+    """One checkpoint of ARLBench's ``train(..., n_eval_steps, ...)`` as its own function.
+
+    The body of ARLBench 0.1.3's ``train_eval_step`` (DQN, PPO, SAC): ``ceil(budget / n_envs /
+    train_freq (PPO: n_steps) / n_eval_steps)`` update steps, then an evaluation. DQN's update
+    step reads the whole budget (its exploration schedule), as in ``train``.
+    Returns ``seg(runner_state, buffer_state) -> ((runner_state, buffer_state), returns)``.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    per = algo.hpo_config["n_steps" if name == "ppo" else "train_freq"]
+    n_up = int(np.ceil(budget / algo.env.n_envs / per / n_eval_steps))
+    if name == "ppo":
+        def seg_ppo(rs: Any, bs: Any) -> Any:
+            rs, _ = jax.lax.scan(algo._update_step, rs, None, n_up)
+            return (rs, bs), algo.eval(rs, n_eval)
+
+        return jax.jit(seg_ppo)
+
+    def seg(rs: Any, bs: Any) -> Any:
+        xs = jnp.array([budget] * n_up) if name == "dqn" else None
+        (rs, bs), _ = jax.lax.scan(algo._update_step, (rs, bs), xs, n_up)
+        return (rs, bs), algo.eval(rs, n_eval)
+
+    return jax.jit(seg, donate_argnums=(1,))
+
+
+def _curve_runs(req: dict[str, Any], algo: Any, seeds: list[Any], budget: int, n_eval: int,
+                n_eval_steps: int, setup_s: float, note: str | None) -> None:
+    """Train every seed with ``n_eval_steps`` checkpoints; one protocol line per seed."""
+    import jax
+    import numpy as np
+
+    rid = req.get("id")
+    name = str(req.get("algorithm", "")).lower()
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:  # compile once per configuration, ahead of time, so that no run pays for it
+        init = jax.jit(algo.init).lower(jax.random.key(1)).compile()
+        st = init(jax.random.key(1))
+        seg = _segment(algo, name, budget, n_eval_steps, n_eval).lower(
+            st.runner_state, getattr(st, "buffer_state", None)).compile()
+        del st
+    except Exception as e:
+        msg = f"configuration rejected: {type(e).__name__}: {e}"[:2000]
+        for s in seeds:
+            _send(_failed(rid, s, msg, time.perf_counter() - t0))
+        return
+    compile_s, compile_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    first = True
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+            _send(_failed(rid, s, f"seed {s!r} invalid: seeds must be integers >= 1 "
+                          "(ARLBench maps seed 0 to its default seed)"))
+            continue
+        curve: list[float | None] = []
+        curve_s: list[float] = []
+        curve_cpu: list[float] = []
+        steps: list[int] = []
+        t1, c1 = time.perf_counter(), time.process_time()
+        try:
+            st = init(jax.random.key(s))
+            rs, bs = st.runner_state, getattr(st, "buffer_state", None)
+            for _ in range(n_eval_steps):
+                (rs, bs), ev = seg(rs, bs)
+                r = float(np.mean(np.asarray(jax.block_until_ready(ev))))
+                curve_s.append(round(time.perf_counter() - t1, 4))
+                curve_cpu.append(round(time.process_time() - c1, 4))
+                curve.append(r if math.isfinite(r) else None)
+                steps.append(int(rs.global_step) * int(algo.env.n_envs))
+            bad = [i + 1 for i, r in enumerate(curve) if r is None]
+            out = {
+                "id": rid, "seed": s, "status": "failed" if bad else "ok",
+                "return": curve[-1], "runtime_s": curve_s[-1],
+                "error": (f"non-finite return (NaN/inf) at checkpoint(s) {bad}: training "
+                          "diverged") if bad else None,
+                "first": first, "setup_s": setup_s if first else 0.0, "note": note,
+                "curve": curve, "curve_s": curve_s, "curve_cpu_s": curve_cpu,
+                "env_steps": steps, "compile_s": compile_s if first else 0.0,
+                "compile_cpu_s": compile_cpu_s if first else 0.0,
+            }
+            if req.get("verify_curve"):  # ARLBench's own train with the same checkpoints
+                st = init(jax.random.key(s))
+                _, res = algo.train(*st, budget, n_eval_steps, n_eval)
+                ref = np.asarray(jax.block_until_ready(res.eval_rewards)).mean(axis=1)
+                got = np.array([np.nan if r is None else r for r in curve])
+                out["train_equal"] = bool(np.array_equal(ref, got, equal_nan=True))
+            _send(out)
+        except Exception as e:
+            tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
+            fail = _failed(rid, s, f"{type(e).__name__}: {e} [{tb}]"[:2000],
+                           time.perf_counter() - t1)
+            _send({**fail, "curve": curve, "curve_s": curve_s, "curve_cpu_s": curve_cpu,
+                   "env_steps": steps})
+        first = False
+    jax.clear_caches()
+
+
 def _failed(rid: Any, seed: Any, msg: str, runtime: float = 0.0) -> dict[str, Any]:
     return {
         "id": rid,
@@ -290,6 +403,15 @@ def _handle_train(req: dict[str, Any]) -> None:
         return
     setup_s = time.perf_counter() - t0
     note = f"ignored by arlbench: {','.join(sorted(unknown))}" if unknown else None
+    n_eval_steps = req.get("n_eval_steps", 1)
+    if isinstance(n_eval_steps, bool) or not isinstance(n_eval_steps, int) or n_eval_steps < 1:
+        for s in seeds:
+            _send(_failed(rid, s, f"field 'n_eval_steps' must be an integer >= 1, got "
+                          f"{n_eval_steps!r}"))
+        return
+    if n_eval_steps > 1:  # a learning curve: one segment per checkpoint, timed
+        _curve_runs(req, algo, seeds, budget, n_eval, n_eval_steps, setup_s, note)
+        return
     if (
         req.get("vectorize_seeds")
         and len(seeds) > 1

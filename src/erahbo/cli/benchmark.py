@@ -99,8 +99,9 @@ def benchmark(
                                        "columns (or the one value column of a long CSV)."),
     fmt: str = typer.Option(None, "--format", help="parquet, csv, runhistory, landscape or "
                             "runs (default: guessed from each file)."),
-    checkpoint: int = typer.Option(None, help="ARLBench landscape files: the training_steps "
-                                   "checkpoint to use (default: the last)."),
+    checkpoint: int = typer.Option(None, help="Learning-curve tables and ARLBench landscape "
+                                   "files: the training_steps checkpoint to use (default: the "
+                                   "last)."),
     report: bool = typer.Option(True, help="Write the report when the study is done."),
 ) -> None:
     """Run tasks x methods x repetitions and write one Parquet trace each (resumable)."""

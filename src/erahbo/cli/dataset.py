@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -60,12 +60,13 @@ def inspect(
     ] = None,
     checkpoint: Annotated[
         int | None,
-        typer.Option("--checkpoint", help="ARLBench landscape files: the training_steps "
-                     "checkpoint to use (default: the last)."),
+        typer.Option("--checkpoint", help="Learning-curve tables and ARLBench landscape files: "
+                     "the training_steps checkpoint to use (default: the last)."),
     ] = None,
     plot_dir: Annotated[
         Path | None,
-        typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here.",
+        typer.Option("--plot-dir", help="Write <task>_mean_std.png scatter plots here (and "
+                     "<task>_curves.png for learning-curve tables).",
                      parser=folder, metavar="<path>"),
     ] = None,
     alpha: Annotated[
@@ -82,7 +83,9 @@ def inspect(
 
     The trade-off column is the MV rank of the configuration with the best mean return and
     its normalized MV regret, on the benchmark's scale (``--outcome-processing``, ``--alpha``):
-    ``1 (0.00)`` means a risk-neutral choice is also MV-optimal on this task.
+    ``1 (0.00)`` means a risk-neutral choice is also MV-optimal on this task. A learning-curve
+    table is described at one checkpoint (the last, or ``--checkpoint``), followed by its
+    curves: the per-configuration mean return per checkpoint, with its quantiles.
     """
     from erahbo._files import check_out_dir
     from erahbo.datasets.inspect import plot_mean_std, summarize_task
@@ -180,8 +183,41 @@ def inspect(
             f"MV optimum at alpha {compact(alpha)} ({outcome_processing}): most tie at it (e.g. "
             "they never learn and have no spread), so normalized regret (1 = the average "
             "configuration) is ill-conditioned here; compare raw MV, or use a smaller alpha.")
+    for p in paths:
+        _print_curves(console, p, plot_dir)
     if plot_dir is not None:
-        console.print(f"scatter plots written to {plot_dir}")
+        console.print(f"plots written to {plot_dir}")
+
+
+def _print_curves(console: Any, path: Path, plot_dir: Path | None) -> None:
+    """The per-checkpoint table of a learning-curve file (nothing for other files)."""
+    from erahbo.datasets.curves import curve_summary, is_curve_file, plot_curves, read_curves
+
+    if not is_curve_file(path):
+        return
+    curves = read_curves(path)
+    summ = curve_summary(curves)
+    n, s, c = curves.returns.shape
+    console.print(f"\n{curves.name}: learning curves ({n} configs x {s} seeds x {c} "
+                  "checkpoints)", markup=False, highlight=False)
+    table = Table(
+        caption="mean return of each configuration over its seeds, quantiles over the "
+        "configurations without a failed run at that checkpoint; best: the best configuration's "
+        "mean; std: median std across seeds; NaN: failed runs; wall, cpu: median wall and CPU "
+        "time of a run up to the checkpoint (s, compilation excluded).",
+        caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    heads = ("steps", "q05", "q25", "median", "q75", "q95", "best", "std", "NaN", "wall s",
+             "cpu s")
+    keys = ("training_steps", "q05", "q25", "q50", "q75", "q95", "best", "std_median", "n_nan",
+            "wall_s_median", "cpu_s_median")
+    for h in heads:
+        table.add_column(h, no_wrap=True, justify="right")
+    for row in summ.to_dict("records"):
+        table.add_row(*(str(int(row[k])) if k in ("training_steps", "n_nan")
+                        else compact(row[k]) for k in keys))
+    console.print(table)
+    if plot_dir is not None:
+        plot_curves(curves, Path(plot_dir) / f"{curves.name}_curves.png")
 
 
 def synth(

@@ -80,6 +80,12 @@ def generate(
         int | None,
         typer.Option("--budget", help="Training timesteps (default: ARLBench's for the env)."),
     ] = None,
+    eval_steps: Annotated[
+        int,
+        typer.Option("--eval-steps", help="Evaluations during training (ARLBench n_eval_steps). "
+                     "Above 1 every run records its learning curve (return and wall time at each "
+                     "checkpoint); ARLBench then trains differently, so it is a new table."),
+    ] = 1,
     vectorize_seeds: Annotated[
         bool, typer.Option("--vectorize-seeds", help="One jax.vmap call over seeds (accelerators).")
     ] = False,
@@ -133,7 +139,8 @@ def generate(
     if address is not None and executor != "ray":
         console.print("[red]error:[/red] --address needs --executor ray")
         raise typer.Exit(code=2)
-    bad = _bad_generate_option(out, budget, workers, run_timeout)
+    bad = _bad_generate_option(out, budget, workers, run_timeout) or _bad_eval_steps(
+        eval_steps, vectorize_seeds)
     if bad:
         console.print(f"[red]error:[/red] {bad}")
         raise typer.Exit(code=2)
@@ -197,6 +204,7 @@ def generate(
                 sobol_seed=sobol_seed,
                 shard_size=shard_size,
                 n_total_timesteps=budget,
+                n_eval_steps=eval_steps,
                 versions=versions,
                 progress=progress,
             )
@@ -233,6 +241,17 @@ def _bad_generate_option(out: Path, budget: int | None, workers: int | None,
         return f"--workers {workers}: use 1 or more (one per core), or leave it out"
     if not run_timeout > 0:
         return f"--run-timeout {run_timeout:g}: seconds one run may take, > 0 (default 900)"
+    return None
+
+
+def _bad_eval_steps(eval_steps: int, vectorize_seeds: bool) -> str | None:
+    """What is wrong with ``--eval-steps`` (None: nothing)."""
+    if eval_steps < 1:
+        return (f"--eval-steps {eval_steps}: evaluations during training, 1 or more (1: the "
+                "return at the end only; 10: a learning curve of 10 checkpoints)")
+    if eval_steps > 1 and vectorize_seeds:
+        return ("--eval-steps above 1 times every checkpoint of a run, one run at a time: "
+                "drop --vectorize-seeds")
     return None
 
 

@@ -20,6 +20,17 @@ Parquet layout (format version 1)
   (free text: how the data was produced). Further keys are kept as they are;
   ``seeds_per_config`` (a list of ``N`` ints) marks a table with adaptive seed counts.
 
+Learning curves (a step column)
+-------------------------------
+A table with a ``training_steps`` column holds learning curves (:mod:`erahbo.datasets.curves`):
+one row per (configuration, checkpoint), ``training_steps`` the checkpoint's nominal training
+steps (the same values for every configuration), ``env_steps`` the environment steps the run
+had trained by then, ``seed_<int>`` the return evaluated at that checkpoint, ``wall_s_<int>``
+the run's wall time in seconds up to it and ``cpu_s_<int>`` its CPU time. Read as a task
+(:func:`read_task`), such a table is the returns at one checkpoint: the last one by default,
+or ``checkpoint=N`` (a ``training_steps`` value); the task is then named ``<task>@<N>``, as
+ARLBench landscape data are.
+
 Adaptive seed counts
 --------------------
 A table in which configurations were trained on different numbers of seeds (an erahbo
@@ -50,6 +61,13 @@ META_KEY = b"erahbo"
 SEED_PREFIX = "seed_"
 CONFIG_ID = "config_id"
 _SEED_RE = re.compile(r"^seed_(\d+)$")
+
+STEPS = "training_steps"  # the checkpoint column of a learning-curve table
+ENV_STEPS = "env_steps"
+WALL_PREFIX = "wall_s_"
+CPU_PREFIX = "cpu_s_"
+_WALL_RE = re.compile(r"^wall_s_(\d+)$")
+_CPU_RE = re.compile(r"^cpu_s_(\d+)$")
 
 REQUIRED_META = ("task", "algorithm", "environment", "domain")
 SEEDS_PER_CONFIG = "seeds_per_config"
@@ -122,19 +140,27 @@ def write_task(task: TaskData, path: str | Path) -> Path:
     The file is written to a temporary name first and renamed, so a crash never
     leaves a half-written file under ``path``.
     """
+    return write_frame(task.to_frame(), task.meta, path)
+
+
+def write_frame(df: pd.DataFrame, meta: dict[str, Any], path: str | Path,
+                compression: str = "snappy", statistics: bool = True) -> Path:
+    """Write a table in erahbo's layout with its metadata, atomically (temporary file and
+    rename); returns the path written. ``statistics=False`` leaves out the per-column
+    statistics (smaller files with many columns and few rows)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"format_version": FORMAT_VERSION, **task.meta}
-    table = pa.Table.from_pandas(task.to_frame(), preserve_index=False)
+    meta = {"format_version": FORMAT_VERSION, **meta}
+    table = pa.Table.from_pandas(df, preserve_index=False)
     existing = table.schema.metadata or {}
     table = table.replace_schema_metadata(
         {**existing, META_KEY: json.dumps(meta, default=_json_default).encode()}
     )
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
+    pq.write_table(table, tmp, compression=compression, write_statistics=statistics)
     tmp.replace(path)
     return path
 
@@ -148,20 +174,44 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     return json.loads(raw) if raw else {}
 
 
-def read_task(path: str | Path) -> TaskData:
-    """Read an erahbo Parquet task file written by :func:`write_task`."""
+def wall_columns(columns: list[str], cpu: bool = False) -> list[tuple[str, int]]:
+    """The ``(column, seed)`` pairs among ``columns`` that hold per-seed wall times (``cpu``:
+    CPU times)."""
+    rx = _CPU_RE if cpu else _WALL_RE
+    return [(str(c), int(m.group(1))) for c in columns if (m := rx.match(str(c)))]
+
+
+def read_frame(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """An erahbo Parquet file as it is stored: its table and its metadata."""
     import pyarrow.parquet as pq
 
-    path = Path(path)
-    table = pq.read_table(path)
+    table = pq.read_table(Path(path))
     raw = (table.schema.metadata or {}).get(META_KEY)
-    meta = json.loads(raw) if raw else {}
-    df = table.to_pandas()
-    return frame_to_task(df, meta, source=str(path))
+    return table.to_pandas(), (json.loads(raw) if raw else {})
 
 
-def frame_to_task(df: pd.DataFrame, meta: dict[str, Any], source: str = "<frame>") -> TaskData:
-    """Split a wide table (hyperparameters + ``seed_<i>`` columns) into a :class:`TaskData`."""
+def read_task(path: str | Path, checkpoint: int | None = None) -> TaskData:
+    """Read an erahbo Parquet task file written by :func:`write_task` (or a learning-curve
+    table: its returns at ``checkpoint`` training steps, by default the last checkpoint)."""
+    df, meta = read_frame(path)
+    return frame_to_task(df, meta, source=str(path), checkpoint=checkpoint)
+
+
+def frame_to_task(df: pd.DataFrame, meta: dict[str, Any], source: str = "<frame>",
+                  checkpoint: int | None = None) -> TaskData:
+    """Split a wide table (hyperparameters + ``seed_<i>`` columns) into a :class:`TaskData`.
+
+    A table with a ``training_steps`` column (learning curves) gives its returns at
+    ``checkpoint`` (a ``training_steps`` value; None: the last checkpoint).
+    """
+    if STEPS in df.columns:
+        df, meta = _at_checkpoint(df, meta, source, checkpoint)
+    elif checkpoint is not None:
+        raise ValueError(
+            f"{source}: checkpoint={checkpoint} (--checkpoint) applies to tables with a "
+            f"{STEPS!r} column (learning curves, ARLBench landscape data); this table has one "
+            "return per run: drop it."
+        )
     pairs = seed_columns(list(df.columns))
     if not pairs:
         raise ValueError(
@@ -185,6 +235,34 @@ def frame_to_task(df: pd.DataFrame, meta: dict[str, Any], source: str = "<frame>
         config_ids=ids,
         meta=meta,
     )
+
+
+def _at_checkpoint(df: pd.DataFrame, meta: dict[str, Any], source: str,
+                   checkpoint: int | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The rows of one checkpoint of a learning-curve table, its step and time columns
+    dropped; the metadata names the checkpoint."""
+    steps = pd.to_numeric(df[STEPS], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(steps).any():
+        i = int(np.flatnonzero(np.isnan(steps))[0])
+        raise ValueError(f"{source}: row {i}, column {STEPS!r}: {df[STEPS].iloc[i]!r} is not a "
+                         "number of training steps; every row is one checkpoint.")
+    values = np.unique(steps)
+    chosen = float(values[-1]) if checkpoint is None else float(checkpoint)
+    if chosen not in values:
+        shown = ", ".join(f"{v:g}" for v in values[:20]) + (" ..." if len(values) > 20 else "")
+        raise ValueError(
+            f"{source}: checkpoint {checkpoint} is not in column {STEPS!r}; the table has "
+            f"checkpoints {shown}: pass one of them (--checkpoint N), or none for the last."
+        )
+    drop = [STEPS, *([ENV_STEPS] if ENV_STEPS in df.columns else []),
+            *(c for c, _ in wall_columns(list(df.columns))),
+            *(c for c, _ in wall_columns(list(df.columns), cpu=True))]
+    rows = df[steps == chosen].drop(columns=drop).reset_index(drop=True)
+    at = int(chosen) if chosen.is_integer() else chosen
+    meta = {**meta, "checkpoint": at, "checkpoints": [int(v) if v.is_integer() else v
+                                                      for v in values]}
+    meta["task"] = f"{meta.get('task', Path(source).stem)}@{at}"
+    return rows, meta
 
 
 def _json_default(o: Any) -> Any:

@@ -17,7 +17,8 @@ Formats (``fmt``; guessed from the file when None)
     hyperparameters are one configuration) and ``status`` (:mod:`.long_format`).
 ``"landscape"``
     ARLBench's landscape data (:mod:`.long_format`): the last checkpoint, or ``checkpoint=N``
-    (CLI ``--checkpoint N``); the task is named ``<file stem>@<checkpoint>``.
+    (CLI ``--checkpoint N``); the task is named ``<file stem>@<checkpoint>``. A Parquet
+    learning-curve table (:mod:`.curves`: a ``training_steps`` column) is read the same way.
 ``"runhistory"``
     The ARLBench/Hydra (Hypersweeper) ``runhistory.csv``: bookkeeping columns such as
     ``config_id``/``run_id``, ``budget``, hyperparameter columns (a ``hp_config.`` prefix is
@@ -131,7 +132,8 @@ def load_task(
     negate : bool
         Multiply the returns by -1 (for files that store costs).
     checkpoint : int, optional
-        Landscape files only: the ``training_steps`` value to use (default: the last).
+        Landscape files and learning-curve tables only: the ``training_steps`` value to use
+        (default: the last).
 
     Returns
     -------
@@ -148,13 +150,14 @@ def load_task(
         raise ValueError(f"format {fmt!r} is unknown; use one of {list(FORMATS)}.")
     with reading_table(path, "task file", TASK_FILE):  # an empty or binary file: named
         fmt = fmt or detect_format(path)
-        if checkpoint is not None and fmt != "landscape":
+        if checkpoint is not None and fmt not in ("landscape", "parquet"):
             raise ValueError(
                 f"{path}: checkpoint={checkpoint} (--checkpoint) applies to ARLBench landscape "
-                f"files (a 'training_steps' column); this file is read as {fmt!r}: drop it."
+                f"files and learning-curve tables (a 'training_steps' column); this file is "
+                f"read as {fmt!r}: drop it."
             )
         if fmt == "parquet":
-            task = _load_parquet(path, hp_columns)
+            task = _load_parquet(path, hp_columns, checkpoint)
         else:
             df = read_table(path)
             if fmt == "runhistory":
@@ -274,8 +277,9 @@ def infer_space_json(configs: pd.DataFrame) -> dict[str, Any] | None:
 # -- format readers -----------------------------------------------------------------
 
 
-def _load_parquet(path: Path, hp_columns: Sequence[str] | None) -> TaskData:
-    task = read_task(path)
+def _load_parquet(path: Path, hp_columns: Sequence[str] | None,
+                  checkpoint: int | None = None) -> TaskData:
+    task = read_task(path, checkpoint)
     if hp_columns:
         require_columns(task.configs.columns, hp_columns, str(path), "hyperparameter")
         task.configs = task.configs[list(hp_columns)]
