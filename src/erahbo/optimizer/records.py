@@ -51,6 +51,9 @@ class Trial:
     ----------
     config : dict
         Hyperparameter values (inactive conditionals left out); on a finite table, the row.
+        The trial's own copy: changing it changes nothing in the study (the history records
+        the configuration the study asked for), and :func:`erahbo.optimize` hands every call
+        of the objective a copy of its own.
     seeds : list of int
         Distinct positive seeds, one training run each.
     config_id : int
