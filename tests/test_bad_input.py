@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -276,125 +277,6 @@ def test_benchmark_into_a_folder_of_other_defaults_says_how_to_go_on(tmp_path, m
     assert "1 trace(s) written, 0 already done" in " ".join(res.output.split())
 
 
-# --- issue 27: list-form specs read as the JSON form is ----------------------------------------
-
-
-def test_a_python_list_spec_that_starts_with_a_type_is_that_type():
-    space = SearchSpace({"lr": ["log", 1e-4, 0.1], "act": ["cat", ["tanh", "relu"]],
-                         "flag": ["bool"], "gamma": ["const", 0.99], "batch": [32, 64]})
-    assert space.to_json() == SearchSpace({
-        "lr": ("log", 1e-4, 0.1), "act": ("cat", ["tanh", "relu"]), "flag": ("bool",),
-        "gamma": ("const", 0.99), "batch": ("cat", [32, 64])}).to_json()
-
-
-@pytest.mark.parametrize("entry,msg", [
-    (["float", 1], r"\['float', 1\] gives 1 bound\(s\); \('float', lower, upper\) takes two"),
-    (["log", 1e-4, 0.1, 1.0], r"gives 3 bound\(s\)"),
-    (["int", "a", "b"], "lower bound must be a number, got 'a'"),
-    (["cat", "dog"], r"takes a list of choices, got 'dog'.*write \(\"cat\", \['cat', 'dog'\]\)"),
-])
-def test_a_list_spec_with_a_type_and_a_wrong_shape_is_refused_with_the_tuple_form(entry, msg):
-    with pytest.raises((ValueError, TypeError), match=r"hyperparameter 'lr': .*" + msg):
-        SearchSpace({"lr": entry})
-
-
-def test_a_space_file_with_a_missing_bound_names_the_file_and_the_form(tmp_path, monkeypatch):
-    """The CLI's JSON space and the Python spec share one parser: no silent categorical."""
-    (tmp_path / "space.json").write_text('{"lr": ["float", 1]}')
-    res = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space",
-                "space.json", "--budget", "20", "--no-progress"], tmp_path, monkeypatch)
-    text = " ".join(res.output.split())
-    assert res.exit_code != 0 and "Traceback" not in res.output
-    assert "space file space.json: hyperparameter 'lr': ['float', 1] gives 1 bound(s)" in text
-    assert '["float", 0.0, 1.0]' in text
-
-
-def test_the_hydra_sweeper_reads_lists_with_the_same_parser():
-    from hydra_plugins.erahbo_sweeper._space import load_search_space
-
-    assert load_search_space({"lr": ["log", 1e-5, 0.1]}).to_json() == SearchSpace(
-        {"lr": ("log", 1e-5, 0.1)}).to_json()
-    with pytest.raises(ValueError, match=r"hyperparameter 'lr': lower bound must be a number, "
-                       r"got '1e-5' .*YAML"):
-        load_search_space({"lr": ["log", "1e-5", 0.1]})  # YAML reads 1e-5 as a string
-
-
-# --- issue 27: hyperparameters named like result columns ----------------------------------------
-
-
-def test_reserved_names_are_exactly_the_result_columns():
-    """The space's list (spelled out below the table modules) is the tables' columns."""
-    from erahbo.optimizer.records import HISTORY_COLUMNS, ROUND_COLUMNS
-    from erahbo.recommendation import CONFIG_COLUMNS
-    from erahbo.space.reserved import RESERVED_NAMES
-
-    assert set(RESERVED_NAMES) == {*HISTORY_COLUMNS, "config_id", *CONFIG_COLUMNS,
-                                   *ROUND_COLUMNS}
-
-
-def test_result_columns_match_the_reserved_names_on_a_real_study():
-    from erahbo.space.reserved import RESERVED_NAMES
-
-    res = erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=12, k_init=2,
-                          n_init=5, k_max=2, seed=0)
-    for table in (res.history, res.configs, res.rounds):
-        assert set(table.columns) - {"x"} <= set(RESERVED_NAMES)
-
-
-@pytest.mark.parametrize("name", ["mean", "k", "return", "seed", "std", "config_id", "rank"])
-def test_a_hyperparameter_named_like_a_result_column_is_refused(name):
-    with pytest.raises(ValueError, match=rf"name\(s\) \['{name}'\] are reserved.*Reserved: "
-                       rf"\[.*'wall_time'.*\]; rename them, e.g. '{name}_hp'"):
-        SearchSpace({name: ("float", 0.0, 1.0), "x": ("float", 0.0, 1.0)})
-
-
-def test_a_candidate_table_column_named_like_a_result_column_is_refused():
-    df = pd.DataFrame({"lr": [0.1, 0.2, 0.3], "mean": [1, 2, 3], "seed": [4, 5, 6]})
-    with pytest.raises(ValueError, match=r"\['mean', 'seed'\] are reserved.*rename those "
-                       r"columns of the candidate table, e.g. df.rename"):
-        SearchSpace(df)
-    # with a spec, only the spec's columns are hyperparameters: other columns are ignored
-    space = SearchSpace(df, {"lr": ("float", 0.1, 0.3)})
-    assert space.names == ["lr"]
-
-
-# --- issue 27: one-row and repeated-row candidate tables ----------------------------------------
-
-
-@pytest.mark.parametrize("space", [pd.DataFrame({"x": [0.4], "act": ["relu"]}),
-                                   {"x": ("const", 0.4)}],
-                         ids=["one-row table", "constants only"])
-def test_a_space_of_one_configuration_is_run_with_its_seeds(space):
-    """Nothing to choose: the study spends its seeds on the one configuration (as Optuna or
-    SMAC would run it) instead of failing inside the GP fit (no input column)."""
-    res = erahbo.optimize(ok_objective, space, budget=12, k_init=2, n_init=5, k_max=6,
-                          seed=0)
-    assert res.incumbent_id == 0 and res.incumbent["x"] == 0.4
-    assert set(res.history["config_id"]) == {0} and res.n_evals >= 6
-    assert np.isfinite(res.incumbent_mv)
-
-
-def test_the_map_fit_of_a_gp_without_inputs_is_the_noise_or_nothing():
-    from erahbo.gp.fit import fit_map
-
-    y = np.array([0.5, -0.5, 0.2])
-    learned = fit_map(np.zeros((3, 0)), y)  # learned noise: one parameter
-    assert learned.lengthscales.shape == (0,) and learned.noise > 0
-    fixed = fit_map(np.zeros((3, 0)), y, fixed_noise=np.full(3, 0.1))  # nothing to fit
-    assert fixed.lengthscales.shape == (0,) and np.isfinite(fixed.log_posterior)
-
-
-def test_repeated_rows_of_a_candidate_table_are_named_in_one_warning():
-    df = pd.DataFrame({"lr": [0.1, 0.2, 0.1, 0.3, 0.2], "act": ["a", "b", "a", "b", "b"],
-                       "note": ["p", "q", "r", "s", "t"]})
-    with pytest.warns(UserWarning, match=r"2 row\(s\) repeat an earlier row .*: 2 = 0, 4 = 1\. "
-                      r"Each row is a configuration of its own.*drop_duplicates") as got:
-        SearchSpace(df, {"lr": ("float", 0.1, 0.3), "act": ("cat", ["a", "b"])})
-    assert len(got) == 1
-    space = SearchSpace(df[["lr", "act"]].drop_duplicates())  # the fix: no warning
-    assert space.n_candidates == 3
-
-
 # --- issue 27: worker processes and a script without a __main__ guard --------------------------
 
 _UNGUARDED = '''import erahbo
@@ -623,3 +505,139 @@ def test_the_cli_starts_without_the_heavy_libraries(args, allowed):
     assert f"HEAVY {allowed}" in out.stdout
     if args == ["--version"]:
         assert out.stdout.startswith(f"erahbo {erahbo.__version__}\n")
+
+
+# --- issue 38: tells, status, resume, budgets, the rounds table ---------------------------------
+
+
+def test_one_number_told_for_a_trial_of_several_seeds_is_refused_with_its_seeds():
+    """Rule: tell(trial, 1.0) on a trial of 2 seeds names the seeds and the fix and records
+    nothing (the trial stays pending); one number is a whole tell for a 1-seed trial only."""
+    opt = erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, budget=10, seed=0)
+    t = opt.ask()
+    assert len(t.seeds) == 2
+    for value in (1.0, np.float64(1.0), np.array(1.0)):
+        with pytest.raises(ValueError, match=rf"trial 1 has 2 seeds \[{t.seeds[0]}, "
+                           rf"{t.seeds[1]}\] and got one number .*one return per seed"):
+            opt.tell(t, value)
+    assert opt.result().history.empty and opt.n_pending == 1
+    opt.tell(t, [1.0, 2.0])
+    one = erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, budget=10, seed=0, k_init=1, k_min=1)
+    t = one.ask()
+    assert len(t.seeds) == 1
+    one.tell(t, 0.5)
+    assert one.result().history["return"].tolist() == [0.5]
+
+
+def test_status_of_a_folder_says_it_wants_a_journal_and_lists_those_inside(tmp_path,
+                                                                          monkeypatch):
+    """Rule: `erahbo status DIR` on an existing folder says what it expected (a journal file)
+    and lists the journals in the folder and its subfolders, or says there are none."""
+    study = tmp_path / "runs" / "a"
+    study.mkdir(parents=True)
+    erahbo.optimize(ok_objective, {"x": ("float", 0.0, 1.0)}, budget=10, seed=0,
+                    journal=study / "study.db")
+    (tmp_path / "runs" / "other.db").write_bytes(b"not a journal")
+    res = _cli(["status", "runs"], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and "does not exist" not in text
+    assert "runs is a folder; erahbo status expects a study journal" in text
+    assert f"the journals in it: {Path('runs') / 'a' / 'study.db'}" in text
+    assert "other.db" not in text
+    (tmp_path / "empty").mkdir()
+    res = _cli(["status", "empty"], tmp_path, monkeypatch)
+    assert "holds no erahbo journal" in " ".join(res.output.split())
+
+
+class _Interrupting:
+    """An objective whose 7th call is cut by Ctrl-C (the study stops; resume re-runs it)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, config, seed):
+        self.calls += 1
+        if self.calls == 7:
+            raise KeyboardInterrupt
+        return ok_objective(config, seed)
+
+
+def test_status_counts_add_up_and_name_the_runs_not_counted(tmp_path, monkeypatch):
+    """Rule: the counted runs' statuses add up to the counted number; runs not counted (a run
+    cut by Ctrl-C, run again on resume) are listed apart, with what they are."""
+    path = tmp_path / "j.db"
+    objective = _Interrupting()
+    with pytest.raises(KeyboardInterrupt):
+        erahbo.optimize(objective, {"x": ("float", 0.0, 1.0)}, budget=16, seed=0,
+                        journal=path)
+    res = erahbo.resume(path, objective)
+    assert (res.history["status"] == "ok").sum() == res.n_evals == 16
+    out = " ".join(_cli(["status", str(path)], tmp_path, monkeypatch).output.split())
+    assert "training runs: 16 of 16 counted (16 ok)" in out
+    assert ("runs not counted: 1 interrupted (cut by a crash, run again with the same seed)"
+            in out)
+
+
+def test_the_cli_refuses_to_resume_a_journal_with_another_objective(tmp_path, monkeypatch):
+    """Rule: `erahbo resume PATH --objective OTHER` is refused by the check erahbo.optimize
+    makes (nothing is run or written); the journal's own objective resumes."""
+    from erahbo.runtime.journal import Journal
+
+    space = tmp_path / "space.json"
+    space.write_text('{"x": ["float", 0, 1]}')
+    first = _cli(["optimize", "--objective", "test_bad_input:ok_objective", "--space",
+                  "space.json", "--budget", "12", "--journal", "j.db", "--no-progress"],
+                 tmp_path, monkeypatch)
+    assert first.exit_code == 0, first.output
+    res = _cli(["resume", "j.db", "--objective", "test_bad_input:other_objective", "--budget",
+                "16", "--no-progress"], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and "resuming" not in text
+    assert ("holds a study of objective 'test_bad_input:ok_objective', but this call "
+            "optimizes 'test_bad_input:other_objective'") in text
+    with Journal.open(tmp_path / "j.db") as j:
+        assert j.n_counted() <= 12 and j.budget() == 12
+    same = _cli(["resume", "j.db", "--objective", "test_bad_input:ok_objective", "--budget",
+                 "14", "--no-progress"], tmp_path, monkeypatch)
+    assert same.exit_code == 0, same.output
+
+
+def test_an_absurd_budget_is_refused_naming_the_limit(tmp_path, monkeypatch):
+    """Rule: a budget above erahbo.validation.MAX_BUDGET is refused at once, by every entry
+    point (they share the one rule), naming the limit; the limit itself is accepted."""
+    from erahbo.validation import MAX_BUDGET
+
+    space = {"x": ("float", 0.0, 1.0)}
+    match = r"is more than erahbo's limit of 1,000,000 training runs .*MAX_BUDGET"
+    with pytest.raises(ValueError, match=match):
+        erahbo.Optimizer(space, budget=MAX_BUDGET + 1)
+    with pytest.raises(ValueError, match=match):
+        erahbo.optimize(ok_objective, space, budget=10**20)
+    erahbo.Optimizer(space, budget=MAX_BUDGET)
+    res = _cli(["optimize", "--objective", "figure1", "--budget", "99999999999999999999",
+                "--no-progress"], tmp_path, monkeypatch)
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and "budget=99999999999999999999 is more than erahbo's limit " \
+        "of 1,000,000 training runs" in text
+
+
+def test_rounds_csv_columns_are_documented_and_equal_bounds_explained():
+    """Rule: every column of rounds.csv is in docs/robustness.md and in Result's docstring;
+    under beta_stop = 0 (erahbo's default) ucb_mv equals lcb_mv in every round, and both say
+    why; with beta_stop > 0 the bounds differ."""
+    from erahbo.optimizer.records import Result
+
+    docs = " ".join((Path(__file__).resolve().parents[1] / "docs" / "robustness.md")
+                    .read_text().split())
+    space = {"x": ("float", 0.0, 1.0)}
+    res = erahbo.optimize(ok_objective, space, budget=24, seed=0)
+    bo = res.rounds[res.rounds["phase"] != "init"].dropna(subset=["ucb_mv"])
+    assert len(bo) and (bo["ucb_mv"] == bo["lcb_mv"]).all() and (bo["beta_stop"] == 0).all()
+    for column in res.rounds.columns:
+        assert f"`{column}" in docs or f" {column}," in docs or f"{column}`" in docs, column
+    assert "Under `beta_stop = 0`, erahbo's default, the bounds have no width" in docs
+    assert "under ``beta_stop = 0``, erahbo's default, the interval has no width" in " ".join(
+        Result.__doc__.split())
+    wide = erahbo.optimize(ok_objective, space, budget=24, seed=0, beta_stop=1.0)
+    bo = wide.rounds[wide.rounds["phase"] != "init"].dropna(subset=["ucb_mv"])
+    assert (bo["ucb_mv"] > bo["lcb_mv"]).all()
