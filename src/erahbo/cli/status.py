@@ -34,7 +34,7 @@ def status(
     budget = "?" if s.budget is None else s.budget
     state = f"running (pid {s.pid})" if s.state == "running" and s.pid else s.state
     p(f"{s.path}: {s.method} study, {state}")
-    p(f"  objective: {s.info.get('objective', '?')}")
+    p(f"  objective: {s.info.get('objective') or '? (not recorded: not importable by name)'}")
     counted = ", ".join(f"{s.run_status[k]} {k}" for k in _COUNTED if s.run_status.get(k))
     p(f"  training runs: {s.n_counted} of {budget} counted ({counted or 'none yet'})")
     if others := [k for k in sorted(s.run_status) if k not in _COUNTED and s.run_status[k]]:
