@@ -126,7 +126,7 @@ def part2(n_list, rounds):
         y5 = [f[i] + np.sqrt(rho2[i]) * rng.standard_normal(10) for i in design[:5]]
         st = fit_hyperparameters(C[design[:5]], np.mean(y5, 1), np.var(y5, 1, ddof=1),
                                  np.full(5, 10.0), seed=0)  # the fit, excluded
-        opt = Optimizer(table, "erahbo", budget=10**7, seed=0, alpha=ALPHA, k_min=K_MIN,
+        opt = Optimizer(table, "erahbo", budget=10**6, seed=0, alpha=ALPHA, k_min=K_MIN,
                         initial_design=design, k_init=10, initial_in_budget=False,
                         hyperparameters=(st.hyper_f, st.hyper_v))
         for _ in range(n):  # the n evaluated configurations (excluded)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -293,3 +294,67 @@ def test_a_seed_keyword_the_task_config_lacks_is_warned_about(tmp_path):
     proc = _run(folder, "hydra.sweeper.budget=4")  # train.seed: a key of the config
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "is not a key of the task config" not in proc.stdout + proc.stderr
+
+
+def test_a_hypersweeper_sweep_is_extended_by_raising_n_trials(tmp_path):
+    """Rule: in a Hypersweeper-style config n_parallel is derived from max_parallelization x
+    n_trials; raising n_trials extends the budget of the journaled sweep (n_parallel stays
+    the journal's, a note says so), while a changed max_parallelization or an explicit
+    n_parallel is still refused as a changed option."""
+    folder = _app(tmp_path, 1.0, """sweeper_kwargs:
+  maximize: true
+  max_parallelization: 0.5
+  seeds: [1, 2]
+search_space: {hp_config.x: [float, 0.0, 1.0]}
+""")
+    config = folder / "config.yaml"
+    config.write_text(config.read_text().replace("    budget: 14\n", ""))
+    proc = _run(folder, "hydra.sweeper.n_trials=4")  # 8 runs, n_parallel 2
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "n_parallel: 2 configurations at once" in proc.stdout + proc.stderr
+    first = _calls(folder)
+    assert 7 <= len(first) <= 8
+    proc = _run(folder, "hydra.sweeper.n_trials=6")  # 12 runs: 3 from n_trials now
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "n_parallel: 2 as in the journal" in out and "extends the sweep" in out
+    more = _calls(folder)[len(first):]
+    assert 3 <= len(more) <= 5 and not set(more) & set(first)
+    hist = pd.read_csv(folder / "sweep" / "history.csv")
+    assert 11 <= (hist["status"] == "ok").sum() <= 12
+    with Journal.open(folder / "sweep" / "erahbo_journal.db") as j:
+        assert j.settings["n_parallel"] == 2
+    for changed in ("hydra.sweeper.sweeper_kwargs.max_parallelization=1.0",
+                    "hydra.sweeper.n_parallel=3"):
+        proc = _run(folder, "hydra.sweeper.n_trials=8", changed)
+        assert proc.returncode != 0, changed
+        assert "n_parallel" in proc.stderr and "in the journal" in proc.stderr
+
+
+def test_the_docs_preset_defaults_are_the_presets():
+    """Rule: every preset value docs/integrations/hydra.md's key table names ("the preset's
+    (DEFAULT; paper PAPER)", and the examples of the parts' options) is the value erahbo's
+    ERAHBO runs with under that preset (k_max: k_init resolved to k_max)."""
+    from erahbo.optimizer.options import Options
+
+    text = (SRC.parent / "docs" / "integrations" / "hydra.md").read_text()
+    claims = []  # (name, preset, value as written)
+    for names, mine, paper in re.findall(
+            r"^\| ((?:`\w+`(?:, )?)+) \| the preset's \(([^;)]+); paper ([^)]+)\)", text, re.M):
+        keys = re.findall(r"`(\w+)`", names)
+        for preset, values in (("default", mine), ("paper", paper)):
+            claims += [(k, preset, v) for k, v in zip(keys, values.split(", "), strict=False)]
+    row = next(line for line in text.splitlines() if "every option of the strategy's" in line)
+    for name, mine, paper in re.findall(r"`(\w+)`: [^(]*\(([^;)]+); paper ([^)]+)\)", row):
+        claims += [(name, "default", mine), (name, "paper", paper)]
+    assert {n for n, _, _ in claims} >= {"beta", "beta_stop", "k_min", "n_init", "k_init",
+                                         "random_interleave", "random_top", "challengers"}
+    for name, preset, written in claims:
+        o = Options(method="erahbo", preset=preset)
+        value = getattr(o, name)
+        if written == "k_max":
+            assert value is None or value == o.k_max, (name, preset)
+        elif written in ("true", "false"):
+            assert value is (written == "true"), (name, preset)
+        else:
+            assert float(value) == float(written), (name, preset, value, written)

@@ -24,6 +24,8 @@ import pytest
 
 pytest.importorskip("hydra")
 
+import erahbo
+from erahbo.cli import app
 from erahbo.datasets.loaders import load_task
 from erahbo.optimizer.options import Options
 from hydra_plugins.erahbo_sweeper._hypersweeper import SWEEPER_KWARGS, TOP_LEVEL, translate
@@ -32,6 +34,9 @@ from hydra_plugins.erahbo_sweeper.config import ErahboSweeperConf
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# written by the real hypersweeper 0.2.3 with ARLBench's seed_keyword: autorl.seed
+# (tests/fixtures/hypersweeper_runs/make_runhistory.py)
+AUTORL_SEED = FIXTURES / "hypersweeper_runs" / "autorl_seed" / "runhistory.csv"
 _HS = os.environ.get("ERAHBO_HYPERSWEEPER_PYTHON") or str(ROOT / ".venv-hypersweeper" / "bin"
                                                           / "python")
 HS_PYTHON = _HS if Path(_HS).is_file() else None
@@ -331,3 +336,84 @@ def test_the_real_hypersweeper_reads_erahbos_runhistory_back(tmp_path):
                 f"+hydra.sweeper.sweeper_kwargs.warmstart_file={path}", python=HS_PYTHON,
                 erahbo=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# --- a runhistory of the real hypersweeper with seed_keyword: autorl.seed ----------------------
+_SEED_COLS = [f"performance_autorl.seed_{s}" for s in (42, 43, 44)]
+_DQN_SPACE = {"learning_rate": ("log", 1e-6, 0.1), "gamma": ("float", 0.8, 0.9999),
+              "buffer_batch_size": ("cat", [16, 32, 64]),
+              "use_target_network": ("cat", [True, False]),
+              "target_update_interval": {"type": "int", "lower": 1, "upper": 1000,
+                                         "condition": {"parent": "use_target_network",
+                                                       "op": "in", "values": [True]}}}
+
+
+def test_a_runhistory_with_any_seed_keyword_loads():
+    """Rule: Hypersweeper's per-seed columns are performance_<seed_keyword>_<seed> for any
+    seed keyword: the committed runhistory of the real hypersweeper 0.2.3 with ARLBench's
+    ``seed_keyword: autorl.seed`` loads with its seeds 42, 43, 44 and every return."""
+    rh = pd.read_csv(AUTORL_SEED)
+    assert [c for c in rh.columns if c.startswith("performance_")] == _SEED_COLS
+    task = load_task(AUTORL_SEED)
+    assert (task.n_configs, list(task.seeds)) == (4, [42, 43, 44])
+    np.testing.assert_array_equal(task.returns, rh[_SEED_COLS].to_numpy())
+
+
+def test_two_seed_keywords_in_one_runhistory_are_refused(tmp_path):
+    """Rule: a runhistory has one seed keyword; columns of two are refused, naming both."""
+    rh = pd.read_csv(AUTORL_SEED)
+    rh["performance_seed_45"] = 1.0
+    path = tmp_path / "runhistory.csv"
+    rh.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"2 different keys \['autorl.seed', 'seed'\]"):
+        load_task(path)
+
+
+def test_warm_start_from_an_autorl_seed_runhistory():
+    """Rule: the real autorl.seed runhistory warm-starts a study: its 12 runs (4
+    configurations x seeds 42, 43, 44) join the data with their returns and seeds."""
+    opt = erahbo.Optimizer(_DQN_SPACE, budget=10, seed=0, n_init=0, warm_start=AUTORL_SEED)
+    warm = opt.result().history
+    rh = pd.read_csv(AUTORL_SEED)
+    assert len(warm) == 12 and set(warm["phase"]) == {"warm"}
+    assert set(warm["seed"]) == {42, 43, 44} and opt.data.n == 4
+    np.testing.assert_allclose(sorted(warm["return"]), sorted(rh[_SEED_COLS].to_numpy().ravel()))
+
+
+def test_dataset_inspect_reads_an_autorl_seed_runhistory():
+    """Rule: ``erahbo dataset inspect`` reads the real autorl.seed runhistory (4 x 3 returns)."""
+    from typer.testing import CliRunner
+
+    res = CliRunner().invoke(app, ["dataset", "inspect", str(AUTORL_SEED)])
+    assert res.exit_code == 0, res.output
+    assert "4x3" in res.output and "no 'seed'" not in res.output
+
+
+def test_the_switched_sweep_warm_starts_from_an_autorl_seed_runhistory(tmp_path):
+    """Rule: the switched ARLBench sweep warm-starts from the real autorl.seed runhistory:
+    its 12 runs are the sweep's warm rows, with their seeds."""
+    ours = _layout(tmp_path, "arlbench", "random_search.yaml")
+    proc = _run(ours, "run_arlbench.py", "--config-name=random_search",
+                "hydra.sweeper.n_trials=2", "hydra.sweeper.n_init=0",
+                f"hydra.sweeper.warm_start={AUTORL_SEED}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "neither hyperparameters" not in proc.stderr
+    hist = pd.read_csv(ours / "results" / "sobol" / "dqn_CartPole-v1" / "42" / "history.csv")
+    warm = hist[hist["phase"] == "warm"]
+    assert len(warm) == 12 and set(warm["seed"]) == {42, 43, 44}
+    np.testing.assert_allclose(sorted(warm["return"]),
+                               sorted(pd.read_csv(AUTORL_SEED)[_SEED_COLS].to_numpy().ravel()))
+
+
+@real
+def test_the_autorl_seed_fixture_is_what_the_real_hypersweeper_writes(tmp_path):
+    """Rule: the committed fixture is the real hypersweeper's output: its generator, run again
+    with the real package, writes the same columns and configurations."""
+    script = FIXTURES / "hypersweeper_runs" / "make_runhistory.py"
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path), "--python", HS_PYTHON],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    new, old = pd.read_csv(tmp_path / "runhistory.csv"), pd.read_csv(AUTORL_SEED)
+    assert list(new.columns) == list(old.columns)
+    hps = [c for c in old.columns if c.startswith("hp_config.")]
+    pd.testing.assert_frame_equal(new[hps], old[hps])

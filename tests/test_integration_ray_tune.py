@@ -195,6 +195,16 @@ def test_a_real_tuner_run(tmp_path):
         restored = ERAHBOSearch()
         restored.restore_from_dir(results.experiment_path)
         assert restored.recommend() == searcher.recommend()
+        # the ResultGrid warm-starts a new study (Tune's add_evaluated_trials): every run
+        # with its seed, none run again
+        again = ERAHBOSearch(metric="ret", mode="max", budget=4, seed=1, n_init=0)
+        again.set_search_properties(None, None, {"x": tune.uniform(0.0, 1.0)})
+        again.add_evaluated_trials(results, "ret")
+        again.suggest("t0")
+        warm = again.result().history
+        assert sorted(zip(warm["x"], warm["seed"], warm["return"], strict=True)) == sorted(
+            (r.config["x"], r.config["seed"], r.metrics["ret"]) for r in results)
+        assert set(warm["phase"]) == {"warm"} and again.optimizer.n_evals == 0
     finally:
         ray.shutdown()
 
@@ -369,3 +379,58 @@ def test_recommendation_gives_the_mv_estimate_in_the_metric_units():
         np.testing.assert_allclose([rec.mv, rec.mean], [sign * row["mv"], sign * row["mean"]])
         assert rec.mv_low <= rec.mv <= rec.mv_high
     assert ERAHBOSearch().recommendation() is None
+
+
+def test_tables_show_the_choices_not_their_indices():
+    """Rule: the study's tables show each tune.choice's values: erahbo's own tables where its
+    categorical holds them (strings), ``searcher.result()`` for every choice (lists, None);
+    the history's runs are the configs Tune trained, the incumbent is recommend()'s."""
+    space = {"x": tune.uniform(0.0, 1.0), "opt": tune.choice(["adam", "sgd", "rmsprop"]),
+             "net": {"arch": tune.choice([[64, 64], [128], None])}}
+    s = make(space=space, budget=30, n_init=3, k_init=2, k_max=4)
+    log = []
+    drive(s, log=log, value=lambda c: c["x"] + (c["opt"] == "sgd")
+          + random.Random(c["seed"]).gauss(0.0, 0.1))
+    assert set(s.optimizer.result().configs["opt"]) <= {"adam", "sgd", "rmsprop"}
+    res = s.result()
+    for table in (res.history, res.configs):
+        assert set(table["opt"]) <= {"adam", "sgd", "rmsprop"}
+        assert all(a in ([64, 64], [128], None) for a in table["net/arch"])
+    ran = [(c["opt"], c["net"]["arch"], c["seed"]) for c in log]
+    assert list(zip(res.history["opt"], res.history["net/arch"], res.history["seed"],
+                    strict=True)) == ran
+    rec = s.recommend()
+    assert res.incumbent == {"x": rec["x"], "opt": rec["opt"], "net/arch": rec["net"]["arch"]}
+    assert make(space=space).result() is None  # before the study
+
+
+def test_choices_held_by_value_or_by_index_make_the_same_decisions():
+    """Rule: a choice held by value (strings) or by index (lists) has the same encoding, so
+    the same study asks for the same configurations and seeds."""
+    logs = []
+    for choices in (["a", "b", "c"], [["a"], ["b"], ["c"]]):
+        s = make(space={"x": tune.uniform(0.0, 1.0), "opt": tune.choice(choices)}, budget=30,
+                 n_init=3, k_init=2, k_max=4)
+        log = []
+        drive(s, log=log, value=lambda c: two_peaks(c["x"], c["seed"])
+              + 0.5 * ("b" in c["opt"]))
+        logs.append([(c["x"], "".join(c["opt"]), c["seed"]) for c in log])
+    assert logs[0] == logs[1] and len(logs[0]) == 30
+
+
+def test_repeater_around_the_searcher_is_refused_with_the_fix():
+    """Rule: Tune's Repeater around ERAHBOSearch (alone or in a ConcurrencyLimiter) is refused
+    when Tune sets it up or asks it, naming the repeat count and the fix."""
+    from ray.tune.search import Repeater
+
+    match = (r"Repeater\(searcher, 3\).*each seed would be trained 3 times.*pass it as "
+             r"search_alg directly.*k_min / k_max")
+    s = ERAHBOSearch(metric="ret", mode="max", **OPTS)
+    with pytest.raises(ValueError, match=match):
+        Repeater(s, 3).set_search_properties(None, None, {"x": tune.uniform(0.0, 1.0)})
+    with pytest.raises(ValueError, match=match):
+        ConcurrencyLimiter(Repeater(make(), 3), 2).set_search_properties(
+            None, None, {"x": tune.uniform(0.0, 1.0)})
+    with pytest.raises(ValueError, match=r"Repeater\(searcher, 2\)"):
+        Repeater(make(), 2).suggest("t0")  # set up by hand, then wrapped
+    assert ConcurrencyLimiter(make(), 2).suggest("t0") is not None  # the limiter alone is fine

@@ -459,3 +459,63 @@ def test_ask_and_tell_run_on_one_blas_thread(monkeypatch):
     assert len(seen) > n_direct
     assert seen and set(seen) == {1}
     assert after == {2}  # the caller's own limit is restored
+
+
+def _lr_return(config, seed):
+    z = np.random.default_rng(seed).standard_normal()
+    return float(-(np.log10(config["lr"]) + 3) ** 2 + 0.1 * z)
+
+
+def _lr_return_mutating(config, seed):
+    value = _lr_return(config, seed)
+    config["lr"] = 999.0  # the objective changes the dict it was handed
+    return value
+
+
+@erahbo.batch_objective
+def _lr_batch_mutating(config, seeds):
+    values = [_lr_return(config, s) for s in seeds]
+    config["lr"] = 999.0
+    return values
+
+
+_DECISION_COLS = ["iteration", "phase", "config_id", "lr", "seed", "return", "k", "k_round",
+                  "status"]
+
+
+@pytest.mark.parametrize(("objective", "executor"), [
+    (_lr_return_mutating, "serial"), (_lr_batch_mutating, "serial"),
+    (_lr_return_mutating, "process")])
+def test_an_objective_that_changes_its_config_changes_nothing(objective, executor):
+    """Each call of an objective gets its own copy of the configuration: one that writes into
+    it (``config["lr"] = 999``) reaches neither the next seed's call nor the study's records,
+    so the study equals the one of an objective that leaves its dict alone (inline and on a
+    process pool)."""
+    space = {"lr": ("log", 1e-5, 1e-1)}
+    workers = 2 if executor == "process" else None
+    plain = optimize(_lr_return, space, budget=24, seed=0)
+    changed = optimize(objective, space, budget=24, seed=0, executor=executor,
+                       workers=workers)
+    assert (changed.history["lr"] < 1).all()
+    pd.testing.assert_frame_equal(changed.history[_DECISION_COLS], plain.history[_DECISION_COLS])
+    pd.testing.assert_frame_equal(changed.configs, plain.configs)
+    assert changed.incumbent == plain.incumbent
+
+
+def test_ask_tell_records_the_asked_config_not_the_users_changed_dict():
+    """With ask/tell the history records the configuration the study asked for, whatever the
+    user did to ``trial.config`` before telling."""
+    space = {"lr": ("log", 1e-5, 1e-1)}
+    ref, opt = Optimizer(space, budget=12, seed=0), Optimizer(space, budget=12, seed=0)
+    while (t := opt.ask()) is not None:
+        r = ref.ask()
+        assert t.config == r.config
+        returns = [_lr_return(t.config, s) for s in t.seeds]
+        t.config["lr"] = 999.0
+        t.config["extra"] = "x"
+        opt.tell(t, returns)
+        ref.tell(r, returns)
+    h, g = opt.result().history, ref.result().history
+    assert "extra" not in h.columns and (h["lr"] < 1).all()
+    pd.testing.assert_frame_equal(h[_DECISION_COLS], g[_DECISION_COLS])
+    assert opt.result().incumbent == ref.result().incumbent

@@ -10,8 +10,14 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_readme_python_examples_run(capsys, tmp_path, monkeypatch):
-    """Each example runs alone, in a fresh namespace, as a reader pastes it."""
-    monkeypatch.chdir(tmp_path)  # the examples write a journal to the working directory
+    """Each example runs alone, in a fresh namespace, as a reader pastes it, and leaves
+    nothing in the working folder (the journal example writes to the temporary folder)."""
+    import tempfile
+
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir(), tmp.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert len(blocks) >= 2
     spaces = []
@@ -27,7 +33,7 @@ def test_readme_python_examples_run(capsys, tmp_path, monkeypatch):
     assert results and all(spent_budget(r, 200) for r in results)
     opts = [ns["opt"] for ns in spaces if "opt" in ns]
     assert len(opts) >= 2 and all(o.recommend() is not None for o in opts)
-    assert (tmp_path / "study.db").exists()
+    assert (tmp / "erahbo_readme.db").exists() and list(work.iterdir()) == []
     assert all(set(r.history["status"]) <= {"ok", "penalized"} for r in results)
 
 

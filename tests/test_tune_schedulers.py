@@ -15,7 +15,7 @@ pytest.importorskip("ray.tune")
 import ray
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler
-from ray.tune.search import ConcurrencyLimiter
+from ray.tune.search import ConcurrencyLimiter, Repeater
 
 import erahbo.integrations.ray_tune as rt
 from erahbo.integrations.ray_tune import ERAHBOSearch
@@ -48,6 +48,22 @@ def test_asha_is_refused_when_fit_starts_before_any_trial(local_ray, tmp_path):
     searcher = ERAHBOSearch(budget=4, seed=0, n_init=2, k_init=2)
     tuner = _tuner(searcher, tmp_path, 4)  # building the Tuner asks the searcher nothing
     with pytest.raises(ValueError, match=r"AsyncHyperBandScheduler.*Remove scheduler="):
+        tuner.fit()
+    assert searcher.optimizer is None  # no trial was asked for
+
+
+def test_repeater_is_refused_when_fit_starts_before_any_trial(local_ray, tmp_path):
+    """Rule: Repeater(ERAHBOSearch, 3) is refused by fit() before the first trial (each seed
+    would be trained 3 times), naming the fix."""
+    def curve(config):
+        tune.report({"ret": config["x"]})
+
+    searcher = ERAHBOSearch(budget=6, seed=0, n_init=2, k_init=2)
+    tuner = tune.Tuner(curve, param_space={"x": tune.uniform(0.0, 1.0)},
+                       tune_config=tune.TuneConfig(metric="ret", mode="max", num_samples=6,
+                                                   search_alg=Repeater(searcher, 3)),
+                       run_config=tune.RunConfig(verbose=0, storage_path=str(tmp_path)))
+    with pytest.raises(ValueError, match=r"Repeater\(searcher, 3\).*search_alg directly"):
         tuner.fit()
     assert searcher.optimizer is None  # no trial was asked for
 

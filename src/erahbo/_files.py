@@ -17,7 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["check_out_dir", "read_json_file", "read_table_file", "reading_table"]
+__all__ = ["DuplicateKeyError", "check_out_dir", "loads_json", "other_separator",
+           "read_json_file", "read_table_file", "reading_table"]
+
+# field separators a CSV read with commas may really use, and their names in messages
+_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "'|'"}
 
 
 def _check_exists(p: Path, what: str, expect: str) -> None:
@@ -44,7 +48,27 @@ def read_table_file(path: str | os.PathLike[str], what: str, expect: str) -> pd.
         df = pd.read_parquet(p) if _is_parquet(p) else pd.read_csv(p)
     if df.shape[1] == 0 or len(df) == 0:
         raise ValueError(f"{what} {p} has no rows; give {expect}")
+    if not _is_parquet(p) and (sep := other_separator(df)) is not None:
+        raise ValueError(
+            f"{what} {p} has one column, {str(df.columns[0])!r}: the file separates its fields "
+            f"with {_SEPARATORS[sep]} ({sep!r}), not commas; save it comma-separated "
+            f"(pandas: pd.read_csv(path, sep={sep!r}).to_csv(path, index=False)) and give "
+            f"{expect}"
+        )
     return df
+
+
+def other_separator(df: pd.DataFrame) -> str | None:
+    """The separator (``;``, a tab or ``|``) of a table read as CSV with commas but whose
+    fields are separated by it: one column, its name and every value holding it (None: the
+    table is not one such)."""
+    if df.shape[1] != 1:
+        return None
+    name = str(df.columns[0])
+    for sep in _SEPARATORS:
+        if sep in name and all(sep in str(v) for v in df.iloc[:, 0] if not pd.isna(v)):
+            return sep
+    return None
 
 
 @contextlib.contextmanager
@@ -97,13 +121,39 @@ def _translated(p: Path, what: str, expect: str,
         raise ValueError(f"{what} {p} is not {kind} ({first}); give {expect}") from None
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object gives one key twice (the decoder would keep the last value silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} appears twice in one JSON object (a JSON reader keeps "
+                         "the last value and drops the first silently); give each key once")
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that refuses an object with a key given twice (DuplicateKeyError)."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
 def read_json_file(path: str | os.PathLike[str], what: str, expect: str) -> Any:
-    """Read a JSON file, or raise ValueError naming the file (binary, empty, not JSON)."""
+    """Read a JSON file, or raise ValueError naming the file (binary, empty, not JSON, a key
+    given twice in one object)."""
     p = Path(path)
     _check_exists(p, what, expect)
     try:
         with open(p, encoding="utf-8") as fh:
-            return json.load(fh)
+            return loads_json(fh.read())
+    except DuplicateKeyError as exc:
+        raise ValueError(f"{what} {p}: {exc}") from None
     except UnicodeDecodeError:
         raise ValueError(
             f"{what} {p} is not a text JSON file (it holds binary data); give {expect}"

@@ -14,6 +14,7 @@ re-decides only the events after it.
 
 from __future__ import annotations
 
+import glob
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -116,12 +117,19 @@ def study_status(path: str | os.PathLike[str]) -> StudyStatus:
     Raises
     ------
     FileNotFoundError
-        No such file.
+        No such file, or a folder (the message lists the journals in it).
     erahbo.runtime.journal.JournalCorruptError
         Not an erahbo journal.
     """
 
     p = os.fspath(path)
+    if os.path.isdir(p):
+        found = journals_in(p)
+        listed = (f"; the journals in it: {', '.join(found)}" if found else
+                  "; it holds no erahbo journal (nor do its subfolders)")
+        raise FileNotFoundError(
+            f"{p} is a folder; erahbo status expects a study journal, an SQLite file "
+            f"(erahbo optimize --journal PATH, or OUT/study.db of erahbo tune){listed}")
     if not os.path.isfile(p):
         raise FileNotFoundError(f"journal {p} does not exist; give the path of a study journal "
                                 "(erahbo optimize --journal PATH, or OUT/study.db of erahbo tune)")
@@ -131,6 +139,25 @@ def study_status(path: str | os.PathLike[str]) -> StudyStatus:
         conn.row_factory = sqlite3.Row
         j = Journal(p, conn, None, False)  # read-only, unlocked: only its readers are used
         return _summary(j, running, pid)
+
+
+def journals_in(folder: str, limit: int = 10) -> list[str]:
+    """The erahbo journals in ``folder`` and its subfolders (one level), at most ``limit``:
+    ``.db`` / ``.sqlite`` files that open as a journal."""
+    names = []
+    for pattern in ("*", os.path.join("*", "*")):
+        for ext in (".db", ".sqlite", ".sqlite3"):
+            names += sorted(glob.glob(os.path.join(folder, pattern + ext)))
+    found = []
+    for name in names:
+        try:
+            validate_existing(name)
+        except Exception:  # not a journal (another SQLite file), unreadable
+            continue
+        found.append(name)
+        if len(found) == limit:
+            break
+    return found
 
 
 def _summary(j: Journal, running: bool, pid: int | None) -> StudyStatus:

@@ -28,6 +28,7 @@ from typing import Any
 from erahbo.objectives import is_batch_objective
 
 __all__ = [
+    "MAX_BUDGET",
     "Param",
     "check_initial_budget",
     "check_int",
@@ -138,6 +139,27 @@ def flag(what: str) -> Rule:
     return rule
 
 
+#: The largest budget a study takes, in training runs. Far beyond any study that can run to
+#: its end: the optimizer's models cost more as configurations accumulate (a finished study
+#: of 5000 runs spent 427 s in the optimizer, docs/architecture.md), and RL training runs are
+#: what the budget counts. A larger budget is a typo or a stand-in for "no limit"
+#: (``budget=None``), and would run until stopped.
+MAX_BUDGET = 1_000_000
+
+
+def _budget(name: str, value: Any) -> int:
+    v = int_at_least(1, " (training runs in all)")(name, value)
+    if v > MAX_BUDGET:
+        raise ValueError(
+            f"{name}={value!r} is more than erahbo's limit of {MAX_BUDGET:,} training runs "
+            "(erahbo.validation.MAX_BUDGET): a study that size would not end (the models' cost "
+            "grows with the configurations evaluated). Give the runs you mean to spend (a study "
+            "can be given more later: erahbo resume PATH --budget N), or budget=None for no "
+            "limit in Python (stop it yourself)"
+        )
+    return v
+
+
 def _alpha(name: str, value: Any) -> float:
     if check_real(name, value) < 0:
         raise ValueError(
@@ -164,7 +186,7 @@ RULES: dict[str, Rule] = {
     "k_init": int_at_least(1, " (1: one seed per initial configuration; "
                               "erahbo.gp.one_seed)"),
     "n_init": int_at_least(0, " (0 only with a warm start)"),
-    "budget": int_at_least(1, " (training runs in all)"),
+    "budget": _budget,
     "seed": int_at_least(0),
     "seed_batch": int_at_least(1, " (seeds asked at once after k_min; the number of parallel "
                                    "workers, or 1 for the paper's rule)"),

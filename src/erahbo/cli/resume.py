@@ -24,8 +24,10 @@ from erahbo.cli.optimize_cmd import (
 
 def resume(
     path: Path = typer.Argument(..., help="The study's journal (SQLite file)."),
-    objective: str = typer.Option(None, help="Override the objective recorded in the journal: "
-                                  "'module:function' or figure1 | branin."),
+    objective: str = typer.Option(None, help="The objective, 'module:function' or figure1 | "
+                                  "branin, where the journal records none (or its own cannot "
+                                  "be imported as recorded); another objective than the "
+                                  "journal's is refused."),
     executor: str = typer.Option(None, help="serial | process | ray (default: as journaled)."),
     workers: int = typer.Option(None, help="Concurrent training runs (default: as journaled)."),
     address: str = typer.Option(None, help="Ray: 'auto' joins the running cluster."),
@@ -40,7 +42,8 @@ def resume(
 ) -> None:
     """Reopen a journal and continue its study to the budget; print the incumbent."""
     from erahbo.runtime.journal import Journal
-    from erahbo.study.rebuild import load_objective
+    from erahbo.study.rebuild import load_objective, objective_spec
+    from erahbo.study.run import check_same_objective
     from erahbo.study.run import resume as resume_study
 
     errors = library_errors()
@@ -63,6 +66,7 @@ def resume(
         space = None
         if objective is not None:
             fn, space = load_objective(objective)
+            check_same_objective(path, info, {"objective": objective_spec(fn)})
         more = f", budget raised from {now} to {budget}" if budget and budget > now else ""
         typer.echo(f"resuming {path}: {n_before} of {now} training runs done{more} "
                    f"(objective {objective or info.get('objective')})")

@@ -10,6 +10,13 @@ import typer
 
 from erahbo.cli._console import make_console
 
+# run statuses the budget counts (their numbers add up to the counted runs), and what the
+# others are
+_COUNTED = ("ok", "penalized")
+_NOT_COUNTED = {"interrupted": "cut by a crash, run again with the same seed",
+                "retried": "failed, replaced by a retry with a new seed",
+                "failed": "failed, configuration excluded"}
+
 
 def status(
     path: Path = typer.Argument(..., help="The study's journal (SQLite file)."),
@@ -27,9 +34,12 @@ def status(
     budget = "?" if s.budget is None else s.budget
     state = f"running (pid {s.pid})" if s.state == "running" and s.pid else s.state
     p(f"{s.path}: {s.method} study, {state}")
-    p(f"  objective: {s.info.get('objective', '?')}")
-    runs = ", ".join(f"{n} {k}" for k, n in sorted(s.run_status.items()))
-    p(f"  training runs: {s.n_counted} of {budget} counted ({runs or 'none yet'})")
+    p(f"  objective: {s.info.get('objective') or '? (not recorded: not importable by name)'}")
+    counted = ", ".join(f"{s.run_status[k]} {k}" for k in _COUNTED if s.run_status.get(k))
+    p(f"  training runs: {s.n_counted} of {budget} counted ({counted or 'none yet'})")
+    if others := [k for k in sorted(s.run_status) if k not in _COUNTED and s.run_status[k]]:
+        p("  runs not counted: " + ", ".join(f"{s.run_status[k]} {k} ({_NOT_COUNTED.get(k, k)})"
+                                        for k in others))
     p(f"  rounds: {s.n_rounds}; trials: {s.n_trials} asked, {s.n_pending} not told")
     if s.pending_runs:
         runs = ", ".join(f"{n} {k}" for k, n in sorted(s.pending_runs.items()))

@@ -25,8 +25,10 @@ Formats (``fmt``; guessed from the file when None)
     dropped, ``None`` marks an inactive value) and the per-seed returns given by either
     - a ``performance`` column holding the list of per-seed returns as text
       (``"[12.5, 9.0, nan, ...]"``; seeds labelled by position 0, 1, ...),
-    - ``performance_seed_<int>`` columns (the mean stays in ``performance`` and is unused;
-      an empty cell is a seed the configuration was not run on) or erahbo's sweeper's
+    - ``performance_<key>_<int>`` columns, ``<key>`` Hypersweeper's ``seed_keyword``
+      (``performance_seed_42``; ARLBench's ``performance_autorl.seed_42``; the mean stays in
+      ``performance`` and is unused; an empty cell is a seed the configuration was not run
+      on) or erahbo's sweeper's
       ``performance_run_<j>`` (run positions; the ``seeds`` list gives each row's runs, an
       empty cell among them is a failed run), or
     - a scalar ``performance`` and a ``seed`` column, one row per run (rows with equal
@@ -82,7 +84,9 @@ BOOKKEEPING = frozenset(
 )
 _BOOKKEEPING_RE = re.compile(r"^(unnamed:.*|performance_.*|seed_\d+)$", re.IGNORECASE)
 _TASK_RE = re.compile(r"^(dqn|ppo|sac)_(cc|brax|xland|minigrid|box2d|atari)_(.+)$")
-_PERF_SEED_RE = re.compile(r"^performance_[A-Za-z]+_(\d+)$")
+# Hypersweeper's per-seed columns, performance_<seed_keyword>_<seed>: the keyword is any
+# config key (its default "seed", ARLBench's "autorl.seed"); erahbo's sweeper: "run"
+_PERF_SEED_RE = re.compile(r"^performance_(.+)_(\d+)$")
 _NUM_RE = re.compile(r"(\d+)$")
 
 
@@ -323,7 +327,14 @@ def _from_csv(
 def _from_runhistory(df: pd.DataFrame, path: Path, hp_columns: Sequence[str] | None) -> TaskData:
     df, hp_columns = _strip_prefix(df, hp_columns)
     cols = list(df.columns)
-    per_seed = [(c, int(m.group(1))) for c in cols if (m := _PERF_SEED_RE.match(c))]
+    matched = [(c, m.group(1), int(m.group(2))) for c in cols if (m := _PERF_SEED_RE.match(c))]
+    keys = sorted({k for _, k, _ in matched})
+    if len(keys) > 1:
+        raise ValueError(
+            f"{path}: per-seed columns 'performance_<key>_<seed>' with {len(keys)} different "
+            f"keys {keys}; a runhistory has one seed keyword: keep the columns of one of them"
+        )
+    per_seed = [(c, sd) for c, _, sd in matched]
     if per_seed:
         ret_cols = [c for c, _ in per_seed]
         hps = _hp_columns(cols, hp_columns, exclude=ret_cols, source=path)

@@ -3,8 +3,13 @@
 * :func:`host_scheduler` finds the trial scheduler of the running experiment, so that a
   scheduler that stops or changes trials early is refused before the first trial runs;
 * :func:`ran_to_end` tells a run that ended on its own from one cut by a scheduler;
-* :func:`tune_points` turns Tune's ``points_to_evaluate`` / ``evaluated_rewards`` into erahbo's
-  initial design and warm-start records.
+* :func:`refuse_repeater` refuses Tune's ``Repeater`` around the searcher (it would train
+  every seed the searcher asks for several times and tell it only their mean);
+* :func:`category_choices` keeps a ``tune.choice``'s values in erahbo's space where erahbo's
+  categorical can hold them (the study's tables then show them), else its indices;
+* :func:`erahbo_point` and :func:`warm_runs` turn Tune's ``points_to_evaluate`` /
+  ``evaluated_rewards`` into erahbo's initial design and warm-start records, and
+  :func:`grid_points` a ``ResultGrid`` into evaluated points.
 
 Tune gives a searcher no reference to its scheduler: ``set_search_properties`` receives the
 metric, the mode, the ``param_space`` and the experiment's public spec (``stop``,
@@ -65,6 +70,67 @@ def refuse_scheduler(scheduler: Any) -> None:
     )
 
 
+def refuse_repeater(searcher: Any) -> None:
+    """Raise ValueError when Tune's ``Repeater`` wraps ``searcher`` (found, as the scheduler
+    is, among the locals of Tune's frames on the call stack)."""
+    from ray.tune.search import Repeater
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("ray.tune."):
+            for value in frame.f_locals.values():
+                if isinstance(value, Repeater) and _wraps(value, searcher):
+                    raise ValueError(
+                        f"ERAHBOSearch cannot run inside Repeater(searcher, {value.repeat}): "
+                        f"Repeater trains every seed ERAHBOSearch asks for {value.repeat} "
+                        "times and tells it only their mean, so each seed would be trained "
+                        f"{value.repeat} times and the variance between seeds, which ERAHBO "
+                        "models, would be lost. ERAHBOSearch chooses the seeds itself (one "
+                        "Tune trial = one seed): pass it as search_alg directly (in "
+                        "ConcurrencyLimiter if you like) and set k_min / k_max (or k) for the "
+                        "seeds per configuration."
+                    )
+        frame = frame.f_back
+
+
+def _wraps(wrapper: Any, searcher: Any) -> bool:
+    """Whether ``searcher`` is inside ``wrapper`` (Tune's wrappers keep it as ``.searcher``)."""
+    inner, depth = getattr(wrapper, "searcher", None), 0
+    while inner is not None and depth < 16:
+        if inner is searcher:
+            return True
+        inner, depth = getattr(inner, "searcher", None), depth + 1
+    return False
+
+
+def category_choices(name: str, categories: list[Any]) -> list[Any] | None:
+    """The choices of a ``tune.choice`` as erahbo's categorical holds them, or None where it
+    cannot (None, a list, a dict, ... among them: the space then holds their indices).
+
+    The encoding is the same either way (one-hot in the order of the choices)."""
+    from erahbo.space.kinds import make_hp
+
+    try:
+        hp = make_hp(name, "cat", choices=list(categories))
+    except (TypeError, ValueError):
+        return None
+    return list(hp.choices)
+
+
+def grid_points(results: Any, metric: str) -> list[dict[str, Any]]:
+    """``add_evaluated_point`` keywords of each Tune result of a ``ResultGrid`` (or of a list
+    of ``ray.tune.Result``): its config, its last ``metric`` (None when missing), whether it
+    errored, and whether it was stopped before its end (``done`` False: pruned)."""
+    points = []
+    for r in results:
+        metrics = dict(getattr(r, "metrics", None) or {})
+        error = getattr(r, "error", None) is not None
+        points.append({"parameters": dict(r.config or {}), "value": metrics.get(metric),
+                       "error": error or metric not in metrics,
+                       "pruned": not error and metrics.get("done") is False})
+    return points
+
+
 def ran_to_end(result: dict[str, Any], seen: Any, stop: Any, scheduler_known: bool) -> bool:
     """True when ``result`` (a trial's last, ``done``) is the final result of its run.
 
@@ -118,7 +184,8 @@ def _flat(config: dict[str, Any], prefix: tuple[str, ...] = ()) -> dict[tuple, A
     return out
 
 
-def _category(d: Categorical, v: Any, name: str) -> int:
+def category_index(d: Categorical, v: Any, name: str) -> int:
+    """Position of ``v`` among the choices of ``d`` (type and value first, then value)."""
     same = [i for i, c in enumerate(d.categories) if c == v and type(c) is type(v)]
     same = same or [i for i, c in enumerate(d.categories) if c == v]
     if not same:
@@ -127,11 +194,13 @@ def _category(d: Categorical, v: Any, name: str) -> int:
 
 
 def erahbo_point(point: dict[str, Any], domains: dict[tuple, Domain] | None,
-                 constants: set[tuple], seed_key: str, where: str) -> tuple[dict, int | None]:
+                 constants: set[tuple], seed_key: str, where: str,
+                 by_index: set[tuple] | None = None) -> tuple[dict, int | None]:
     """A Tune config (nested, real values) as an erahbo config, and its seed (or None).
 
     ``domains`` None: the searcher was given an erahbo space; the point is erahbo's flat
-    config already (its seed key taken out).
+    config already (its seed key taken out). ``by_index``: the categorical parameters the
+    space holds by index (None: every categorical; the others hold their values).
     """
     if not isinstance(point, dict):
         raise ValueError(f"{where} must be a dict of parameter values, got {point!r}")
@@ -151,7 +220,10 @@ def erahbo_point(point: dict[str, Any], domains: dict[tuple, Domain] | None,
             raise ValueError(f"{where}: {name!r} is not a parameter of the param_space "
                              f"(its parameters: {sorted('/'.join(p) for p in domains)})")
         try:
-            cfg[name] = _category(d, v, name) if isinstance(d, Categorical) else v
+            if isinstance(d, Categorical):
+                i = category_index(d, v, name)
+                v = i if by_index is None or path in by_index else d.categories[i]
+            cfg[name] = v
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
     missing = sorted("/".join(p) for p in domains if "/".join(p) not in cfg)

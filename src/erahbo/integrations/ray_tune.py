@@ -26,6 +26,7 @@ between seeds and recommends ``argmax LCB_MV`` (:meth:`ERAHBOSearch.recommend`;
                        tune_config=tune.TuneConfig(search_alg=searcher, num_samples=200))
     results = tuner.fit()
     print(searcher.recommendation(results))     # config, MV estimate, its runs' results
+    print(searcher.result().configs)            # every configuration, Tune's values
 
 The search space is the Tune ``param_space`` (``tune.uniform``, ``loguniform``, ``randint``,
 ``lograndint``, ``choice``; nested dicts allowed; other values are constants), or an erahbo
@@ -33,13 +34,17 @@ space given as ``space=``. Under ``ConcurrencyLimiter`` (or with many workers) p
 ``n_parallel`` (configurations trained at once) and ``seed_batch`` (seeds asked at once after
 ``k_min``) to keep the workers busy. A failed or errored run, or one without the metric, is a
 failed run of erahbo's ``failures`` policy. ``save``/``restore`` pickle the whole state
-(Tune calls them to checkpoint the experiment).
+(Tune calls them to checkpoint the experiment). :meth:`ERAHBOSearch.result` gives the study's
+tables in Tune's values (a ``tune.choice``'s choices, not their positions). Wrapped in Tune's
+``Repeater`` it is refused when ``Tuner.fit()`` starts: each seed would be trained ``repeat``
+times.
 
 A trial scheduler that stops, pauses or mutates trials (ASHA, HyperBand, MedianStoppingRule,
 PBT: anything but Tune's default ``FIFOScheduler``) is refused when ``Tuner.fit()`` starts,
 before the first trial (Tune builds the ``Tuner`` without asking the searcher anything).
-``points_to_evaluate`` (and ``evaluated_rewards``, ``add_evaluated_point``) work as in Tune's
-other searchers: points to run first, or runs done before (a warm start).
+``points_to_evaluate`` (and ``evaluated_rewards``, ``add_evaluated_point``,
+``add_evaluated_trials`` of a ``ResultGrid``) work as in Tune's other searchers: points to run
+first, or runs done before (a warm start).
 """
 
 from __future__ import annotations
@@ -53,19 +58,24 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Categorical, Domain, Float, Integer, LogUniform, Uniform
 
 from erahbo.integrations._tune_host import (
     NOT_SEEN,
+    category_choices,
+    category_index,
     erahbo_point,
+    grid_points,
     host_scheduler,
     ran_to_end,
+    refuse_repeater,
     refuse_scheduler,
     stop_message,
     warm_runs,
 )
-from erahbo.optimizer import Optimizer
+from erahbo.optimizer import Optimizer, Result
 from erahbo.optimizer.options import Options
 from erahbo.space import SearchSpace
 
@@ -127,18 +137,21 @@ class TuneRecommendation:
     results: list[Any] = field(default_factory=list)
 
 
-def _tune_spec(path: tuple, d: Domain) -> tuple:
-    """An erahbo hyperparameter entry of a Tune domain (categoricals: by index)."""
+def _tune_spec(path: tuple, d: Domain) -> tuple[tuple, bool]:
+    """An erahbo hyperparameter entry of a Tune domain, and whether it holds a categorical's
+    indices (its values where erahbo's categorical holds them; the encoding is the same)."""
     s = d.get_sampler()
     name = "/".join(path)
     if isinstance(d, Categorical) and isinstance(s, Uniform):
-        return ("cat", list(range(len(d.categories))))
+        values = category_choices(name, d.categories)
+        return ("cat", list(range(len(d.categories))) if values is None else values), (
+            values is None)
     if isinstance(d, Float) and isinstance(s, LogUniform):
-        return ("log", d.lower, d.upper)
+        return ("log", d.lower, d.upper), False
     if isinstance(d, Float) and isinstance(s, Uniform):
-        return ("float", d.lower, d.upper)
+        return ("float", d.lower, d.upper), False
     if isinstance(d, Integer) and isinstance(s, (Uniform, LogUniform)):  # upper exclusive
-        return ("logint" if isinstance(s, LogUniform) else "int", d.lower, d.upper - 1)
+        return ("logint" if isinstance(s, LogUniform) else "int", d.lower, d.upper - 1), False
     raise ValueError(
         f"ERAHBOSearch: parameter {name!r}: {type(d).__name__} with a {type(s).__name__} "
         "sampler is not supported; use tune.uniform, loguniform, randint, lograndint or "
@@ -228,6 +241,7 @@ class ERAHBOSearch(Searcher):
         self._paths: list[tuple] | None = None  # Tune domains: paths of the parameters
         self._domains: dict[tuple, Domain] = {}
         self._constants: set[tuple] = set()
+        self._by_index: set[tuple] = set()  # tune.choice parameters held by index
         self._space: SearchSpace | None = None
         if space is not None:
             self._space = space if isinstance(space, SearchSpace) else SearchSpace(space)
@@ -255,8 +269,9 @@ class ERAHBOSearch(Searcher):
         if self._space is None and domains:
             self._domains, self._constants = domains, constants
             self._paths = sorted(domains)
-            self._space = SearchSpace({"/".join(p): _tune_spec(p, domains[p])
-                                       for p in self._paths})
+            specs = {p: _tune_spec(p, domains[p]) for p in self._paths}
+            self._by_index = {p for p, (_, by_index) in specs.items() if by_index}
+            self._space = SearchSpace({"/".join(p): spec for p, (spec, _) in specs.items()})
         if metric:
             self._metric = metric
         if mode:
@@ -284,6 +299,22 @@ class ERAHBOSearch(Searcher):
         if pruned:
             return  # a partial return, never a final one
         self._evaluated.append((parameters, None if error else value))
+
+    def add_evaluated_trials(self, trials_or_analysis: Any, metric: str) -> None:
+        """Runs made before the study (Tune's API): a ``ResultGrid`` (``tuner.fit()``'s
+        results) or a list of its ``ray.tune.Result``, or what Tune's own method takes
+        (``Trial``, a list of them, ``ExperimentAnalysis``). Each finished run warm-starts
+        the study (:meth:`add_evaluated_point`); give them before ``Tuner.fit()``."""
+        from ray.tune import Result as TuneResult
+        from ray.tune import ResultGrid
+
+        if isinstance(trials_or_analysis, ResultGrid) or (
+                isinstance(trials_or_analysis, list | tuple) and trials_or_analysis
+                and all(isinstance(r, TuneResult) for r in trials_or_analysis)):
+            for point in grid_points(trials_or_analysis, metric):
+                self.add_evaluated_point(**point)
+            return
+        super().add_evaluated_trials(trials_or_analysis, metric)
 
     def suggest(self, trial_id: str) -> dict | str | None:
         self._check_host()
@@ -364,6 +395,24 @@ class ERAHBOSearch(Searcher):
             self.set_state(pickle.load(f))
 
     # ------------------------------------------------------------------ results
+    def result(self) -> Result | None:
+        """The study's :class:`erahbo.Result` (history, rounds, configs, incumbent) in Tune's
+        values: a ``tune.choice`` parameter shows its choice, never its index (None before
+        the study starts). Columns of nested parameters are named by their path
+        (``"opt/lr"``); the incumbent is flat alike (:meth:`recommend`: the nested config)."""
+        if self._opt is None:
+            return None
+        res = self._opt.result()
+        for path in self._index_paths():
+            col, cats = "/".join(path), list(self._domains[path].categories)
+            for table in (res.history, res.configs):
+                if col in table.columns:
+                    table[col] = pd.Series([cats[int(v)] for v in table[col]],
+                                           index=table.index, dtype=object)
+        if res.incumbent is not None:
+            res.incumbent = self._tune_values(res.incumbent)
+        return res
+
     def recommend(self) -> dict[str, Any] | None:
         """Recommended configuration, ``argmax LCB_MV`` (None before any data)."""
         if self._opt is None:
@@ -431,7 +480,7 @@ class ERAHBOSearch(Searcher):
             design = []
             for i, p in enumerate(self._points):
                 cfg, seed = erahbo_point(p, domains, self._constants, self.seed_key,
-                                         f"points_to_evaluate[{i}]")
+                                         f"points_to_evaluate[{i}]", self._index_paths())
                 if seed is not None:
                     raise ValueError(
                         f"points_to_evaluate[{i}] gives {self.seed_key!r}: ERAHBO chooses the "
@@ -447,7 +496,7 @@ class ERAHBOSearch(Searcher):
             out["initial_design"] = [*design, *self._space.sobol_unit(n_sobol, self._seed)]
         if self._evaluated:
             points = [erahbo_point(p, domains, self._constants, self.seed_key,
-                                   f"evaluated point {i}")
+                                   f"evaluated point {i}", self._index_paths())
                       for i, (p, _) in enumerate(self._evaluated)]
             sign = -1.0 if self._mode == "min" else 1.0
             out["warm_start"] = warm_runs(points, [v for _, v in self._evaluated], sign,
@@ -455,7 +504,9 @@ class ERAHBOSearch(Searcher):
         return out
 
     def _check_host(self) -> None:
-        """Refuse a scheduler that stops or changes trials, once per process."""
+        """Refuse a scheduler that stops or changes trials (once per process) and Tune's
+        Repeater around the searcher."""
+        refuse_repeater(self)
         if self._host is None:
             scheduler = host_scheduler()
             refuse_scheduler(scheduler)
@@ -472,16 +523,35 @@ class ERAHBOSearch(Searcher):
                           "the failures policy (searcher.stopped_runs lists them)",
                           UserWarning, stacklevel=3)
 
+    def _index_paths(self) -> set[tuple]:
+        """The ``tune.choice`` parameters the space holds by index (a searcher saved before
+        the space held values: every one)."""
+        if "_by_index" in self.__dict__:
+            return self._by_index
+        return {p for p, d in self._domains.items() if isinstance(d, Categorical)}
+
+    def _tune_values(self, config: dict[str, Any]) -> dict[str, Any]:
+        """An erahbo config (flat) with Tune's values: a category held by index is its choice,
+        one held by value the choice itself (the very object of ``tune.choice``)."""
+        if self._paths is None:
+            return dict(config)
+        out, by_index = dict(config), self._index_paths()
+        for path in self._paths:
+            d, name = self._domains[path], "/".join(path)
+            if isinstance(d, Categorical) and name in out:
+                i = (int(out[name]) if path in by_index
+                     else category_index(d, out[name], name))
+                out[name] = d.categories[i]
+        return out
+
     def _to_tune(self, config: dict[str, Any]) -> dict[str, Any]:
         """An erahbo config as a (nested) Tune config."""
         if self._paths is None:
             return dict(config)
+        flat = self._tune_values(config)
         out: dict[str, Any] = {}
         for path in self._paths:
-            v = config["/".join(path)]
-            d = self._domains[path]
-            if isinstance(d, Categorical):
-                v = d.categories[int(v)]
+            v = flat["/".join(path)]
             node = out
             for key in path[:-1]:
                 node = node.setdefault(key, {})

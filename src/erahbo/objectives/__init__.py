@@ -13,11 +13,12 @@ is declared with :func:`batch_objective`:
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["batch_objective", "call_objective", "is_batch_objective"]
+__all__ = ["batch_objective", "call_objective", "config_copy", "is_batch_objective"]
 
 _BATCH_ATTR = "__erahbo_batch__"
 
@@ -43,6 +44,15 @@ def batch_objective(func: Callable[[dict, list[int]], Sequence[float]]) -> Calla
             raise err
         return wrapper
     return func
+
+
+def config_copy(config: Any) -> Any:
+    """A copy of ``config`` to hand to one call of an objective.
+
+    An objective may change the dict it receives (``config["lr"] = 999``); each call gets its
+    own copy, so that the change reaches neither the next seed's call nor the study's records.
+    """
+    return copy.deepcopy(config)
 
 
 def is_batch_objective(func: Any) -> bool:
@@ -71,7 +81,7 @@ def call_objective(
     """
     seeds = [int(s) for s in seeds]
     if is_batch_objective(objective):
-        out = objective(config, list(seeds))
+        out = objective(config_copy(config), list(seeds))
         try:
             returns = [float(v) for v in out]
         except TypeError as err:
@@ -87,7 +97,7 @@ def call_objective(
     else:
         returns = []
         for s in seeds:
-            v = objective(config, s)
+            v = objective(config_copy(config), s)
             try:
                 returns.append(float(v))
             except (TypeError, ValueError) as err:

@@ -251,9 +251,11 @@ class Optimizer(Telling, Inspection):
         self._check_pending(trial)
         d, cid, is_init = self.data, trial.config_id, trial.phase == "init"
         r = None if is_init else self._open[trial.round]
+        # the history records the configuration the study asked for, not trial.config (the
+        # user's dict: an objective may have changed it)
         row, kept = add_runs(self.state, self.history, (trial.round, trial.phase, cid,
-                                                        trial.config), trial.u, returns,
-                             trial.seeds, runs, infeasible=infeasible,
+                                                        self.state.trial_config(cid, trial.u)),
+                             trial.u, returns, trial.seeds, runs, infeasible=infeasible,
                              k_round0=0 if r is None else r.k)
         del self._pending[trial.trial_id]
         if not is_init or self.initial_in_budget:

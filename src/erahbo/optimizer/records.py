@@ -51,6 +51,9 @@ class Trial:
     ----------
     config : dict
         Hyperparameter values (inactive conditionals left out); on a finite table, the row.
+        The trial's own copy: changing it changes nothing in the study (the history records
+        the configuration the study asked for), and :func:`erahbo.optimize` hands every call
+        of the objective a copy of its own.
     seeds : list of int
         Distinct positive seeds, one training run each.
     config_id : int
@@ -98,10 +101,13 @@ class Result:
     rounds : pandas.DataFrame
         One row per round: ``iteration, phase`` (``"init"``, ``"bo"``, or ``"challenger"``
         for a challenger round: :mod:`erahbo.optimizer.challenger`), ``config_id, k`` (seeds
-        used in the round),
-        ``k_total, ucb_mv, lcb_mv`` (at ``x_t`` after the round, ``beta_stop``), ``B_t,
-        beta_stop, acquisition, stop_reason, mean, var`` (of its ``k_total`` seeds; ``var``
-        NaN with one seed).
+        used in the round), ``k_total`` (the configuration's seeds after it), ``ucb_mv,
+        lcb_mv`` (the MV bounds at ``x_t`` after the round, at the stopping confidence
+        ``beta_stop``: what the stopping rule compares with ``B_t``; under ``beta_stop = 0``,
+        erahbo's default, the interval has no width and both are the posterior MV estimate),
+        ``B_t`` (the best ``LCB_MV`` at ``beta_stop`` when the round started), ``beta_stop,
+        acquisition, stop_reason, mean, var`` (of its ``k_total`` seeds; ``var`` NaN with one
+        seed).
     configs : pandas.DataFrame
         One row per evaluated configuration, the everyday view of a study (as Optuna's
         ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
@@ -293,7 +299,16 @@ class History:
 
 def told_returns(trial: Trial, returns: Any, infeasible: bool) -> list[float]:
     """The returns of a tell as floats (None: a failed run, NaN): one per seed of ``trial``,
-    fewer if cut short; at least one, except for an infeasible configuration."""
+    fewer if cut short; at least one, except for an infeasible configuration. One number
+    (not in a list) is taken for a trial of one seed only."""
+    if len(trial.seeds) > 1 and not isinstance(returns, list | tuple | str | bytes) \
+            and np.ndim(returns) == 0:
+        raise ValueError(
+            f"tell: trial {trial.trial_id} has {len(trial.seeds)} seeds {list(trial.seeds)} "
+            f"and got one number ({returns!r:.40}); give a list with one return per seed, in "
+            "the order of trial.seeds: [objective(trial.config, s) for s in trial.seeds] (a "
+            "shorter list if the last runs were cut short)"
+        )
     vals = tell_values(returns, trial.trial_id)
     if not (1 if not infeasible else 0) <= len(vals) <= len(trial.seeds):
         raise ValueError(

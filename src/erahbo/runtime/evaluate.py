@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from erahbo.objectives import is_batch_objective
+from erahbo.objectives import config_copy, is_batch_objective
 from erahbo.runtime.executors import (
     AUTO,
     Executor,
@@ -59,7 +59,7 @@ _Report = tuple[float, "str | None", float, float, str]
 def _call_objective(objective: Callable[[Any, int], Any], config: Any, seed: int) -> _Report:
     start = time.time()
     try:
-        raw, error = as_return(objective(config, seed))
+        raw, error = as_return(objective(config_copy(config), seed))
     except (Exception, SystemExit) as exc:
         raw, error = math.nan, _error_text(exc)
     return raw, error, start, time.time(), worker_name()
@@ -70,7 +70,7 @@ def _call_batch(
 ) -> list[_Report]:
     start = time.time()
     try:
-        values = list(objective(config, list(seeds)))
+        values = list(objective(config_copy(config), list(seeds)))
         if len(values) != len(seeds):
             raise ValueError(
                 f"batch objective returned {len(values)} values for {len(seeds)} seeds"

@@ -114,6 +114,20 @@ def _missing_message(df: pd.DataFrame, i: int, name: str, n: int) -> str:
     )
 
 
+def _refuse_other_separator(table: pd.DataFrame) -> None:
+    """A one-column table whose column name and values hold ``;`` (a tab, ``|``): a CSV read
+    with commas that separates its fields otherwise (its configurations would be strings)."""
+    from erahbo._files import other_separator
+
+    sep = other_separator(table)
+    if sep is not None:
+        raise ValueError(
+            f"SearchSpace: the candidate table has one column, {str(table.columns[0])!r}, whose "
+            f"values hold {sep!r}: it was read from a file that separates its fields with "
+            f"{sep!r}, not commas; read it with pd.read_csv(path, sep={sep!r})"
+        )
+
+
 def _check_no_missing(df: pd.DataFrame) -> None:
     """Refuse an inferred candidate table with empty cells (no condition can explain them)."""
     for name in df.columns:
@@ -211,6 +225,7 @@ class SearchSpace:
         if table is not None and spec is None:
             if len(table.columns) == 0:
                 raise ValueError("SearchSpace: the DataFrame has no columns; add hyperparameters")
+            _refuse_other_separator(table)
             if not allow_missing:
                 _check_no_missing(table)
             hps = [_infer_column(str(c), table[c]) for c in table.columns]

@@ -212,7 +212,7 @@ def optimize(
         journal_info = _default_info(objective, kind, workers, address, run_timeout)
     stored = None if journal is None else _stored_study(journal)  # (settings, info) or None
     if stored is not None:
-        _check_same_objective(journal, stored[1], journal_info)
+        check_same_objective(journal, stored[1], journal_info)
     if failures is None:
         failures, retries = _journaled_failures(stored, retries)
     named = {n: v for n, v in (("beta", beta), ("k_min", k_min), ("k_max", k_max), ("k", k))
@@ -297,7 +297,7 @@ def _journaled_failures(stored: tuple[dict[str, Any], dict[str, Any]] | None,
     return stored[0].get("failures") or DEFAULT_FAILURES, retries if kept is None else int(kept)
 
 
-def _check_same_objective(journal: Any, stored_info: dict[str, Any],
+def check_same_objective(journal: Any, stored_info: dict[str, Any],
                           info: dict[str, Any] | None) -> None:
     """Refuse to resume a journal that holds a study of another objective.
 
@@ -406,6 +406,8 @@ def resume(
             raise ValueError(f"budget={budget!r} must be an int >= the study's budget ({now}) "
                              f"in journal {path}; a study can be given more budget, not less")
         settings["budget"] = int(budget)
+    if objective is not None:  # the check of optimize(), which a resume's info would skip
+        check_same_objective(path, info, {"objective": objective_spec(objective)})
     if objective is None:
         spec = info.get("objective")
         if not spec:

@@ -23,7 +23,8 @@ each key is translated, or refused with the erahbo key to use. The differences t
     has no use (erahbo compares full training runs).
 ``max_parallelization``
     ``n_parallel = max(1, int(max_parallelization x n_trials))`` (at most
-    ``job_array_size_limit``) configurations trained at once.
+    ``job_array_size_limit``) configurations trained at once. A journaled sweep extended by
+    raising ``n_trials`` keeps the ``n_parallel`` it started with (:func:`kept_parallel`).
 ``warmstart_file``
     erahbo's ``warm_start``.
 ``optimizer_kwargs``, ``wandb_*``, ``deterministic``, ``checkpoint_path_typing``, ``slurm_timeout``
@@ -74,6 +75,9 @@ class Translation:
         Keys given that erahbo does not use, one warning each.
     budget_from : str or None
         Where the budget came from when Hypersweeper's keys set it (for error messages).
+    parallel_from : tuple or None
+        ``(max_parallelization, job_array_size_limit, seeds per trial)`` when ``n_parallel``
+        was derived from ``n_trials`` (:func:`kept_parallel`), else None.
     """
 
     options: dict[str, Any]
@@ -82,6 +86,7 @@ class Translation:
     notes: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
     budget_from: str | None = None
+    parallel_from: tuple[float, int, int] | None = None
 
 
 def translate(options: dict[str, Any]) -> Translation:
@@ -111,6 +116,8 @@ def translate(options: dict[str, Any]) -> Translation:
     if o.get("k") is None:
         o["k"] = len(seeds) if seeds and o["method"] in FIXED_K else DEFAULTS["k"]
     o["n_parallel"] = _parallel(o.get("n_parallel"), hs["n_trials"], kw, t)
+    if t.parallel_from is not None:
+        t.parallel_from = (*t.parallel_from[:2], max(len(seeds), 1))
     if seeds:
         t.notes.append(f"seeds {seeds}: erahbo gives each configuration its own distinct "
                        f"seeds (as many as its stopping rule asks for) under {o['seed_keyword']}")
@@ -205,10 +212,38 @@ def _parallel(n_parallel: Any, n_trials: Any, kw: dict[str, Any], t: Translation
                        "hydra.sweeper.n_parallel)")
         return 1
     limit = int(kw.get("job_array_size_limit") or 100)
-    n = min(limit, max(1, int(float(share) * int(n_trials))))
+    n = _derived_parallel(float(share), int(n_trials), limit)
+    t.parallel_from = (float(share), limit, 1)
     t.notes.append(f"n_parallel: {n} configurations at once (max_parallelization {share} x "
                    f"n_trials {n_trials})")
     return n
+
+
+def _derived_parallel(share: float, n_trials: int, limit: int) -> int:
+    return min(limit, max(1, int(share * n_trials)))
+
+
+def kept_parallel(t: Translation, stored: dict[str, Any] | None) -> tuple[int, str] | None:
+    """The journal's ``n_parallel`` when a sweep is extended through ``n_trials``, with a note.
+
+    ``n_parallel`` derived from ``max_parallelization x n_trials`` changes when ``n_trials`` is
+    raised to extend a sweep: a budget extension, not a changed option. ``stored``: the
+    settings of the sweep's journal (None: a new sweep). The journal's ``n_parallel`` is kept
+    when the same ``max_parallelization`` (and ``job_array_size_limit``) on the journal's own
+    ``n_trials`` (its starting budget / seeds per trial) gives it; otherwise None (the
+    derived value stands, and the journal refuses a genuine change)."""
+    if t.parallel_from is None or not stored or stored.get("budget") is None:
+        return None
+    share, limit, per = t.parallel_from
+    have, now = stored.get("n_parallel"), t.options["n_parallel"]
+    if have is None or int(have) == now or int(stored["budget"]) % per:
+        return None
+    started = int(stored["budget"]) // per
+    if _derived_parallel(share, started, limit) != int(have):
+        return None
+    return int(have), (f"n_parallel: {have} as in the journal (max_parallelization {share} x "
+                       f"n_trials {started} when the sweep started; {now} for the n_trials "
+                       "now): raising n_trials extends the sweep's budget")
 
 
 def _fidelity(variable: Any, kw: dict[str, Any], t: Translation) -> None:

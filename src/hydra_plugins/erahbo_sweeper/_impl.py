@@ -28,9 +28,9 @@ from omegaconf import DictConfig, OmegaConf
 
 import erahbo
 from erahbo.optimizer.parts import PARAMS
-from erahbo.runtime.journal import SettingsMismatchError
+from erahbo.runtime.journal import Journal, JournalError, SettingsMismatchError
 
-from ._hypersweeper import translate
+from ._hypersweeper import kept_parallel, translate
 from ._outputs import Outputs, warm_runs
 from ._space import load_search_space
 
@@ -77,6 +77,9 @@ class ErahboSweeperImpl(Sweeper):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         journal = Path(o["journal"]) if o["journal"] else sweep_dir / JOURNAL_NAME
+        if (kept := kept_parallel(tr, _journal_settings(journal))) is not None:
+            o["n_parallel"] = kept[0]  # a sweep extended through n_trials
+            log.info(f"erahbo: {kept[1]}")
         self.sign = 1.0 if o["maximize"] else -1.0
         self.seed_key = str(o["seed_keyword"])
         if OmegaConf.select(self.config, self.seed_key, default=_ABSENT) is _ABSENT:
@@ -223,6 +226,18 @@ def _value(v: Any) -> str:
 
 def _container(v: Any) -> Any:
     return OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v
+
+
+def _journal_settings(path: Path) -> dict[str, Any] | None:
+    """The study settings in the sweep's journal (None: no journal yet, or one the optimizer
+    will report on)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        with Journal.open(path) as j:
+            return dict(j.settings)
+    except JournalError:
+        return None
 
 
 def _next_job_idx(sweep_dir: Path, n_runs: int) -> int:

@@ -16,11 +16,11 @@ Hyperparameter names are the task config keys the jobs override (``hp_config.lea
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from erahbo import SearchSpace
+from erahbo._files import loads_json
 
 CONFIGSPACE_TYPES = frozenset(
     "uniform_float uniform_int normal_float normal_int beta_float beta_int categorical ordinal "
@@ -52,7 +52,7 @@ def _from_file(path: Path) -> SearchSpace:
     text = path.read_text()
     try:
         if path.suffix.lower() == ".json":
-            d = json.loads(text)
+            d = loads_json(text)  # a key given twice is refused, not dropped
         elif path.suffix.lower() in (".yaml", ".yml"):
             import yaml
 
