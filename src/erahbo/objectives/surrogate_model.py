@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import logsumexp
 
 __all__ = ["MixtureModel", "fit_lengthscales", "mixture_moments", "mode_moments",
            "otsu_threshold"]
@@ -109,7 +108,9 @@ def _forward(L: np.ndarray, C: np.ndarray, Q0: np.ndarray, Q1: np.ndarray
 
 
 def _softmax(L: np.ndarray) -> np.ndarray:
-    return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+    """Row-wise softmax (every row has a finite entry)."""
+    E = np.exp(L - L.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
 
 
 def mixture_moments(P: np.ndarray, q0: np.ndarray, q1: np.ndarray, lo: float, hi: float
