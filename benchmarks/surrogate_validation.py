@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from erahbo.datasets.loaders import load_task  # noqa: E402
+from erahbo.datasets.tradeoff import near_optimal_share  # noqa: E402
 from erahbo.experiments.replay import prepare_task  # noqa: E402
 from erahbo.objectives.known_truth import SURROGATE_TABLES  # noqa: E402
 from erahbo.objectives.surrogate import FITS_FILE, TableSurrogate  # noqa: E402
@@ -100,8 +101,6 @@ def truth(rt, sur: TableSurrogate) -> dict[str, float]:
         star = sur.mv_max(a)
         uni = sur.uniform_mv(a)
         at_table = sur.mv(U_table, a)
-        from erahbo.datasets.tradeoff import near_optimal_share
-
         out.update({f"mv_star_{a:g}": star, f"table_mv_star_{a:g}": float((m - a * v).max()),
                     f"uniform_{a:g}": sur.mv_uniform_mean(a),
                     f"table_mean_{a:g}": float((m - a * v).mean()),
