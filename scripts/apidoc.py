@@ -27,6 +27,8 @@ MODULES = (
     "erahbo.space",
     "erahbo.objectives",
     "erahbo.objectives.synthetic",
+    "erahbo.objectives.surrogate",
+    "erahbo.objectives.known_truth",
     "erahbo.optimizer",
     "erahbo.study",
     "erahbo.gp.bounds",
@@ -55,6 +57,7 @@ MODULES = (
     "erahbo.datasets.synth",
     "erahbo.datasets.groundtruth",
     "erahbo.experiments",
+    "erahbo.experiments.continuous",
     "erahbo.analysis",
     "erahbo.arlbench",
 )

@@ -36,11 +36,18 @@ from scipy.special import expit
 from erahbo.space import SearchSpace
 
 __all__ = [
+    "UNIFORM_DRAWS",
+    "UNIFORM_SEED",
     "Figure1Task",
     "HeteroscedasticBranin",
     "RandomHeteroscedasticTask",
     "SyntheticTask",
 ]
+
+
+#: Monte Carlo draws and generator seed of :meth:`SyntheticTask.mv_uniform_mean`.
+UNIFORM_DRAWS = 2**16
+UNIFORM_SEED = 20_240_611
 
 
 class SyntheticTask:
@@ -106,7 +113,10 @@ class SyntheticTask:
     def mv(self, x: Any, alpha: float = 1.0) -> float | np.ndarray:
         """True ``MV(x) = f(x) - alpha * rho2(x)`` at a config dict or unit points ``(n, d)``."""
         U, scalar = self._unit(x)
-        return self._out(self._f(U) - float(alpha) * self._rho2(U), scalar)
+        return self._out(self._mv(U, float(alpha)), scalar)
+
+    def _mv(self, U: np.ndarray, alpha: float) -> np.ndarray:  # (n, d) -> (n,)
+        return self._f(U) - alpha * self._rho2(U)
 
     def mv_argmax(self, alpha: float = 1.0) -> dict[str, Any]:
         """The configuration maximizing ``MV`` (see :meth:`_search` for the accuracy)."""
@@ -115,11 +125,43 @@ class SyntheticTask:
     def mv_max(self, alpha: float = 1.0) -> float:
         """``max_x MV(x)``."""
         u = self._argmax_unit(alpha)
-        return float((self._f(u[None]) - float(alpha) * self._rho2(u[None]))[0])
+        return float(self._mv(u[None], float(alpha))[0])
 
     def regret(self, x: Any, alpha: float = 1.0) -> float | np.ndarray:
         """MV regret ``max MV - MV(x)`` (>= 0 up to the accuracy of :meth:`mv_argmax`)."""
         return self.mv_max(alpha) - self.mv(x, alpha)
+
+    def mv_uniform_mean(self, alpha: float = 1.0) -> float:
+        """Mean ``MV`` of a configuration drawn uniformly from the space (the space's own
+        sampling: log-uniform for log hyperparameters): a Monte Carlo estimate on
+        :data:`UNIFORM_DRAWS` points of a fixed generator (``UNIFORM_SEED``), the same on every
+        call; its standard error is :meth:`mv_uniform_se`."""
+        f, r = self._uniform_moments()
+        return float(f.mean() - float(alpha) * r.mean())
+
+    def mv_uniform_se(self, alpha: float = 1.0) -> float:
+        """Standard error of :meth:`mv_uniform_mean` (the Monte Carlo error)."""
+        f, r = self._uniform_moments()
+        return float((f - float(alpha) * r).std(ddof=1) / math.sqrt(len(f)))
+
+    def uniform_mv(self, alpha: float = 1.0) -> np.ndarray:
+        """``MV`` at the :data:`UNIFORM_DRAWS` uniform points of :meth:`mv_uniform_mean`."""
+        f, r = self._uniform_moments()
+        return f - float(alpha) * r
+
+    def regret_norm(self, x: Any, alpha: float = 1.0) -> float | np.ndarray:
+        """Normalized MV regret ``(MV* - MV(x)) / (MV* - mean uniform MV)``: 0 at the optimum,
+        1 for the average configuration of a uniform draw."""
+        star = self.mv_max(alpha)
+        return (star - self.mv(x, alpha)) / (star - self.mv_uniform_mean(alpha))
+
+    def _uniform_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        cached = getattr(self, "_uniform_cache", None)
+        if cached is None:
+            U = self.space.sample_unit(UNIFORM_DRAWS, np.random.default_rng(UNIFORM_SEED))
+            cached = (np.asarray(self._f(U), dtype=float), np.asarray(self._rho2(U), dtype=float))
+            self._uniform_cache = cached
+        return cached
 
     def _argmax_unit(self, alpha: float) -> np.ndarray:
         alpha = float(alpha)
@@ -140,11 +182,11 @@ class SyntheticTask:
         return self._polish(U, alpha, n_starts=16, d=d)
 
     def _polish(self, U: np.ndarray, alpha: float, n_starts: int, d: int) -> np.ndarray:
-        vals = self._f(U) - alpha * self._rho2(U)  # (n,)
+        vals = self._mv(U, alpha)  # (n,)
         best_u, best_v = U[int(np.argmax(vals))], float(np.max(vals))
 
         def neg(u: np.ndarray) -> float:
-            return -float((self._f(u[None]) - alpha * self._rho2(u[None]))[0])
+            return -float(self._mv(u[None], alpha)[0])
 
         for i in np.argsort(-vals)[:n_starts]:
             r = minimize(neg, U[i], method="L-BFGS-B", bounds=[(0.0, 1.0)] * d,

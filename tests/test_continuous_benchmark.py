@@ -1,0 +1,128 @@
+"""The continuous benchmark in the user's protocol (:mod:`erahbo.experiments.continuous`)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import LAST_RUN_UNSPENT_AFTER
+from erahbo.analysis.traces import load_traces
+from erahbo.experiments.continuous import (
+    ContinuousSettings,
+    SeedStream,
+    repetition_seed,
+    run_continuous_repetition,
+    run_continuous_study,
+)
+from erahbo.experiments.continuous_peers import configspace_of, suggest_config
+from erahbo.experiments.methods import parse_method, parse_methods
+from erahbo.experiments.traces import find_trace_files, read_trace
+from erahbo.objectives.known_truth import ReadmeTask, make_task
+from erahbo.space import SearchSpace
+
+
+def test_tiny_study_writes_readable_traces(tmp_path):
+    """Two methods, budget 15, one repetition: every run from the first is a trace row with
+    the true MV of the recommendation; the metadata's normalizer is MV* minus the uniform
+    mean; the analysis reads the traces (IQM normalized regret = simple regret / normalizer);
+    a rerun skips the finished traces."""
+    task = make_task("figure1")
+    settings = ContinuousSettings(budget=15, alpha=1.0, seed=0)
+    res = run_continuous_study([task], parse_methods("erahbo,rahbo-k2"), 1, settings, tmp_path)
+    assert res == {"jobs_run": 2, "jobs_skipped": 0}
+    files = find_trace_files(tmp_path)
+    assert len(files) == 2
+    star, mean = task.mv_max(1.0), task.mv_uniform_mean(1.0)
+    for f in files:
+        frame, meta = read_trace(f)
+        n = len(frame)
+        assert n == 15 or (n == 14 and frame["stop_reason"].iloc[-1] in LAST_RUN_UNSPENT_AFTER)
+        assert frame["run"].tolist() == list(range(1, n + 1))
+        assert meta["protocol"] == "user" and meta["mv_star"] == pytest.approx(star)
+        assert meta["init_regret"] == pytest.approx(star - mean)
+        assert (frame["simple_regret"] >= -1e-9).all()
+        np.testing.assert_allclose(frame["simple_regret"], star - frame["incumbent_mv"])
+    ts = load_traces(tmp_path)
+    norm = ts.metric("normalized")["figure1"]  # (methods, reps, budget)
+    simple = ts.metric("simple")["figure1"]
+    np.testing.assert_allclose(norm, simple / (star - mean))
+    study = json.loads((tmp_path / "study.json").read_text())
+    assert study["tasks"][0]["uniform_mv_mean"] == pytest.approx(mean)
+    again = run_continuous_study([task], parse_methods("erahbo,rahbo-k2"), 1, settings,
+                                 tmp_path)
+    assert again == {"jobs_run": 0, "jobs_skipped": 2}
+    with pytest.raises(ValueError, match="other settings"):
+        run_continuous_study([task], parse_methods("erahbo"), 1,
+                             ContinuousSettings(budget=15, alpha=3.0), tmp_path)
+
+
+def test_repetition_seeds_are_keyed_by_set_and_repetition():
+    """Repetition r of set s uses seeds derived from (s, r): the same pair gives the same
+    optimizer seed and objective stream, another set or repetition other ones."""
+    a, b = SeedStream(0, 1), SeedStream(0, 1)
+    assert [a(s) for s in range(5)] == [b(s) for s in range(5)]
+    assert [SeedStream(1, 1)(s) for s in range(5)] != [a(s) for s in range(5)]
+    assert [SeedStream(0, 2)(s) for s in range(5)] != [a(s) for s in range(5)]
+    assert all(0 <= a(s) < 2**62 for s in (0, 2**40, 7))
+    assert repetition_seed("readme", 0, 1) == repetition_seed("readme", 0, 1)
+    assert repetition_seed("readme", 1, 1) != repetition_seed("readme", 0, 1)
+
+
+def test_a_repetition_is_reproducible_and_sets_are_independent():
+    """The same (set, repetition) replays the same trace; another set draws other
+    configurations and, through its stream, other returns for the same seed label."""
+    task = ReadmeTask()
+    m = parse_method("random-k2")
+    t0, m0 = run_continuous_repetition(task, m, 0, ContinuousSettings(budget=12, seed=0))
+    again, _ = run_continuous_repetition(task, m, 0, ContinuousSettings(budget=12, seed=0))
+    t1, m1 = run_continuous_repetition(task, m, 0, ContinuousSettings(budget=12, seed=1))
+    assert t0.equals(again)
+    assert m0["seed"] != m1["seed"] and not np.allclose(t0["config_mv"], t1["config_mv"])
+    c = task.space.decode(task.space.sobol_unit(1, 0)[0])
+    assert task.sample(c, [SeedStream(0, 0)(3)]) != task.sample(c, [SeedStream(1, 0)(3)])
+
+
+COND = SearchSpace({"lr": ("log", 1e-4, 1e-1), "n": ("int", 1, 9),
+                    "target": ("cat", [True, False]),
+                    "tau": {"type": "float", "lower": 0.01, "upper": 1.0,
+                            "condition": {"parent": "target", "op": "in", "values": [True]}}})
+
+
+def test_peer_spaces_follow_the_search_space():
+    """Optuna's suggestions and SMAC's ConfigurationSpace have the space's hyperparameters,
+    types and conditions: an inactive child is never suggested, and every configuration is
+    valid in the space."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    seen = set()
+    for _ in range(20):
+        c = suggest_config(study.ask(), COND)
+        assert ("tau" in c) == (c["target"] is True)
+        COND.encode(c)
+        seen.add(c["target"])
+    assert seen == {True, False}
+    cs = configspace_of(COND, seed=0)
+    assert sorted(cs.keys()) == ["lr", "n", "target", "tau"]
+    assert len(cs.conditions) == 1
+    for cfg in cs.sample_configuration(10):
+        d = {k: (v.item() if hasattr(v, "item") else v) for k, v in dict(cfg).items()}
+        COND.encode(d)
+
+
+@pytest.mark.parametrize("method", ["optuna-tpe-k2", "smac"])
+def test_peers_run_on_a_continuous_task(method):
+    """Optuna TPE (k seeds per trial, sample MV) and SMAC3 (one seed per trial) run on the
+    README task and record one row per training run with the true MV of their
+    recommendation."""
+    task = ReadmeTask()
+    trace, meta = run_continuous_repetition(task, parse_method(method), 0,
+                                            ContinuousSettings(budget=12, seed=0))
+    assert len(trace) == 12
+    star = task.mv_max(1.0)
+    np.testing.assert_allclose(trace["simple_regret"], star - trace["incumbent_mv"])
+    assert (trace["simple_regret"] >= -1e-12).all()
+    assert meta["method"] == method and meta["budget"] == 12
