@@ -1,5 +1,6 @@
-"""Learning from one seed (issue 37): replicates within the model's resolution, an incumbent
-backed by replicated runs, and what the user is told about a one-seed recommendation.
+"""Learning from one seed (issue 37): replicates within the model's resolution, a
+recommendation and a ``B_t`` backed by replicated runs, and what the user is told about a
+one-seed recommendation.
 
 Rules checked:
 
@@ -8,9 +9,10 @@ Rules checked:
 * in a study on a continuous space, every new configuration of a model-based round lies at
   least ``replicate_within`` (in the lengthscales of the round's fit) from every evaluated
   configuration it could have replicated;
-* ``Recommender.backed`` narrows the incumbent's rows to those with ``recommend_min_seeds``
-  seeds when one exists; erahbo's default recommends a configuration with two or more seeds
-  whenever one exists; the paper preset keeps every row;
+* ``Recommender.backed`` narrows the rows to those with ``min_seeds`` seeds when one exists;
+  erahbo's default recommends a configuration with two or more seeds whenever one exists; the
+  paper preset keeps every row; ``B_t`` is the best posterior MV over the rows
+  ``bound_min_seeds`` allows;
 * the explanation says how many seeds the recommendation has, and a one-seed recommendation
   (user settings) is named by the explanation and by ``diagnose``.
 """
@@ -82,10 +84,10 @@ def test_new_configurations_keep_their_distance_from_replicable_ones():
     ([1, 2, 1], [True, False, True], [True, False, True]),  # none eligible with two: the mask
 ])
 def test_backed_rows_have_the_fewest_seeds_when_one_has(k, mask, want):
-    rec = Recommender(beta=2.5, min_seeds=2)
-    got = rec.backed(np.array(k, dtype=float), None if mask is None else np.array(mask))
+    got = Recommender.backed(np.array(k, dtype=float), None if mask is None else np.array(mask),
+                             2)
     assert (got is None) if want is None else got.tolist() == want
-    assert Recommender(beta=2.5).backed(np.array(k, dtype=float), None) is None  # 1: all
+    assert Recommender.backed(np.array(k, dtype=float), None, 1) is None  # 1: all
 
 
 def test_defaults_recommend_a_replicated_configuration_and_the_paper_any():
@@ -127,3 +129,19 @@ def test_a_one_seed_recommendation_is_named(min_seeds):
         assert inc["k"] == 2
         assert f"has k = {int(inc['k'])} seeds" in text
         assert "one_seed_incumbent" not in codes
+
+
+@pytest.mark.parametrize("bound", [1, 2])
+def test_b_t_is_the_best_posterior_mv_over_the_rows_bound_min_seeds_allows(bound):
+    """Under beta_stop = 0 (the default) B_t (eq. 10) is the highest posterior mean MV over the
+    evaluated configurations: all of them (bound_min_seeds 1, the paper's), or those with two or
+    more seeds (2)."""
+    space = erahbo.SearchSpace(SPACE)
+    opt = erahbo.Optimizer(space, method="erahbo", budget=40, seed=1, bound_min_seeds=bound)
+    while (t := opt.ask()) is not None:
+        opt.tell(t, [_objective(t.config, s) for s in t.seeds])
+    c = opt.result().configs
+    assert (c["k"] == 1).any() and (c["k"] >= 2).any()
+    _, _, B_t = opt.stopping_decision({n: c[n].iloc[0] for n in SPACE}, [0.0])
+    rows = c if bound == 1 else c[c["k"] >= 2]
+    assert B_t == pytest.approx(rows["mv"].max(), rel=1e-9, abs=1e-12)

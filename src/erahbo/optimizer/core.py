@@ -232,7 +232,8 @@ class Optimizer(Telling, Inspection):
         if kind == "random":
             rm = None  # a random round has no models: it ends after its first seeds
         else:
-            B_t, _ = rm.best_lcb_mv(self.weight, bs, self.models.incumbent_mask())  # eq. 10
+            B_t, _ = rm.best_lcb_mv(self.weight, bs,
+                                    self.models.incumbent_mask(bound=True))  # eq. 10
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
         self._open[r.t] = r

@@ -217,6 +217,7 @@ class Options:
     recommend_beta: float | None = None
     recommend_seeds: int | None = None
     recommend_min_seeds: int | None = None
+    bound_min_seeds: int | None = None
     max_seeds: int | None = None
     pool_share: float | None = None
     seed_share: float | None = None

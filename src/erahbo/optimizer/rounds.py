@@ -189,7 +189,7 @@ class RoundModels:
         if len(pooled) < o.min_seeds:
             return None, math.nan, math.nan
         rm = self.current()
-        B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask())  # eq. 10
+        B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # eq. 10
         s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
         ib = rm.inner(row, u, cand, float(np.mean(pooled)), s2, len(pooled), beta_stop,
                       o.weight)
@@ -206,12 +206,14 @@ class RoundModels:
                              failures=failures, incumbent=None if rec is None else rec[0],
                              rule=None if rec is None else rec[2])
 
-    def incumbent_mask(self) -> np.ndarray | None:
-        """``(n,)`` bool: the rows that may be the incumbent, the recommendation and ``B_t``'s
-        maximizer (eq. 10): eligible (:meth:`~erahbo.optimizer.state.StudyState.row_mask`) and
-        with at least the recommender's ``min_seeds`` seeds when such a row exists
-        (:meth:`erahbo.optimizer.recommender.Recommender.backed`); None: every row."""
-        return self.recommender.backed(self.state.data.k, self.state.row_mask())
+    def incumbent_mask(self, bound: bool = False) -> np.ndarray | None:
+        """``(n,)`` bool: the rows that may be the recommendation (``bound``: ``B_t``'s
+        maximizer, eq. 10): eligible (:meth:`~erahbo.optimizer.state.StudyState.row_mask`) and
+        with at least the recommender's ``min_seeds`` (``bound_seeds``) seeds when such a row
+        exists (:meth:`erahbo.optimizer.recommender.Recommender.backed`); None: every row."""
+        r = self.recommender
+        return r.backed(self.state.data.k, self.state.row_mask(),
+                        r.bound_seeds if bound else r.min_seeds)
 
     def recommend(self) -> tuple[int, float] | None:
         """Incumbent row and its posterior mean MV (the strategy's recommender,
