@@ -78,11 +78,13 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "bs0-rb0": {"beta_stop": 0.0, "recommend_beta": 0.0},
     "default": None,  # the package's current default (no option set)
     "default-nocap": ("default", {"max_seeds": 0}),  # on top of the package's defaults
-    # issue 37 (session 20): the incumbent from replicated configurations, replicates within
-    # the model's resolution; written out so that they do not depend on the package's defaults
+    # issue 37 (session 20), written out so that they do not depend on the package's defaults:
+    # the session-19 defaults, the recommendation from 2+ seeds (the new default), also B_t
     "default-rms1-rw0": ("default", {"recommend_min_seeds": 1, "replicate_within": 0.0}),
-    "default-rms2-rw0": ("default", {"recommend_min_seeds": 2, "replicate_within": 0.0}),
-    "default-rms2-rw0.3": ("default", {"recommend_min_seeds": 2, "replicate_within": 0.3}),
+    "default-rms2": ("default", {"recommend_min_seeds": 2, "bound_min_seeds": 1}),
+    "default-rms2-bms2": ("default", {"recommend_min_seeds": 2, "bound_min_seeds": 2}),
+    "default-rms2-bms2-rw0.3": ("default", {"recommend_min_seeds": 2, "bound_min_seeds": 2,
+                                            "replicate_within": 0.3}),
     "default-bs0.25": ("default", {"beta_stop": 0.25}),
     "default-rb0": ("default", {"recommend_beta": 0.0}),
     "default-rb1": ("default", {"recommend_beta": 1.0}),
