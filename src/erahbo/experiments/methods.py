@@ -106,7 +106,7 @@ def parse_method(name: str) -> MethodSpec:
             raise ValueError(str(e).replace(repr(m.group(1)), repr(name), 1)) from None
         if base.method in ("optuna-tpe", "smac", "bts-red"):
             raise ValueError(f"method {name!r}: -p<Q> is for erahbo's methods; a peer "
-                             f"(Optuna TPE, SMAC3, BTS-RED) runs its own way (use "
+                             f"(Optuna TPE, SMAC3, BTS-RED) runs sequentially (use "
                              f"{m.group(1)!r})")
         return MethodSpec(name=key, label=parallel_label(base.label, q), method=base.method,
                           options={**base.options, "n_parallel": q})
