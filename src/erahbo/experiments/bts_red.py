@@ -8,11 +8,10 @@ objective. Written from the paper, not from its code; erahbo's GP parts (:mod:`e
 :class:`~erahbo.gp.exact.ExactGP`, :func:`~erahbo.gp.fit.fit_map`, the kernels) are reused.
 
 **Source note.** From this project's machines only the paper's abstract and introduction were
-readable; the algorithm below is the paper's Algorithm for Mean-Var-BTS-RED (built on
-BTS-RED-Known and BTS-RED-Unknown, its Algorithms 1 and 2) as its authors describe it, and the
-two items marked *(check against the paper)* are where that description was recalled rather
-than reread: the value of ``R^2`` and what happens to the input whose replications overflow a
-batch.
+readable; the algorithm below is the paper's Mean-Var-BTS-RED (built on its BTS-RED-Known and
+BTS-RED-Unknown) as its authors describe it, and the two items marked *(check against the
+paper)* are where that description was recalled rather than reread: the value of ``R^2`` and
+what happens to the input whose replications overflow a batch.
 
 The paper's setting: ``y = f(x) + eps``, ``eps ~ N(0, sigma^2(x))``; every iteration ``t`` runs
 a batch of inputs ``x_t^(b)``, each replicated ``n_t^(b)`` times, with ``sum_b n_t^(b) <= N``
