@@ -15,8 +15,8 @@ its command line.
 
 ``--tasks``: names (``surr-<table>``, ``readme``, ``figure1``, ``branin``) or the groups
 ``all``, ``surrogates``, ``known``. ``--methods``: benchmark method names (``erahbo``,
-``rahbo-k2``, ``random-k2``, ``optuna-tpe-k10``, ``smac``, erahbo's variants). ``--seed``: the
-repetition set (repetition ``r`` of set ``s`` derives every seed from ``(s, r)``).
+``rahbo-k2``, ``random-k2``, ``optuna-tpe-k10``, ``smac``, ``bts-red``, erahbo's variants).
+``--seed``: the repetition set (repetition ``r`` of set ``s`` derives every seed from ``(s, r)``).
 A rerun with the same ``--out`` resumes (finished traces are kept).
 """
 

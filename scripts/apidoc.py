@@ -58,6 +58,7 @@ MODULES = (
     "erahbo.datasets.groundtruth",
     "erahbo.experiments",
     "erahbo.experiments.continuous",
+    "erahbo.experiments.bts_red",
     "erahbo.analysis",
     "erahbo.arlbench",
 )

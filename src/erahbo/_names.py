@@ -2,8 +2,9 @@
 
 ``erahbo-<variant><value>`` (``exp``, ``sig``, ``bs``, ``b`` and the codes of the strategy parts'
 options; the parser decides which variants exist), ``<base>-k<K>`` (fixed seeds per
-configuration), the peers named without a k (``smac``) and a ``-p<Q>`` suffix (Q
-configurations in flight). The parser
+configuration), the peers named without a k (``smac``, ``bts-red``), ``bts-red-n<N>``
+(BTS-RED with a batch budget of N runs) and a ``-p<Q>`` suffix (Q configurations in flight).
+The parser
 (:mod:`erahbo.experiments.methods`) and the labels and ordering of reports
 (:mod:`erahbo.analysis.traces`) read names with these patterns only; :func:`parallel_label`
 is the label of a method run ``q`` configurations at a time.
@@ -18,8 +19,15 @@ FIXED_K_RE = re.compile(r"^(rahbo|gpucb|random|optuna-tpe)-k(\d+)$")
 PARALLEL_RE = re.compile(r"^(.+)-p(\d+)$")
 FIXED_K_LABELS = {"rahbo": "RAHBO", "gpucb": "GP-UCB", "random": "Random",
                   "optuna-tpe": "Optuna TPE"}
-PEER_LABELS = {"smac": "SMAC3"}  # peers named without a k
+BTS_RED_RE = re.compile(r"^bts-red-n(\d+)$")
+BTS_RED_BATCH = 10  # N, the batch budget of ``bts-red``
+PEER_LABELS = {"smac": "SMAC3", "bts-red": f"Mean-Var-BTS-RED (N={BTS_RED_BATCH})"}
 RISK_NEUTRAL_PEERS = ("smac",)  # peers that optimize the mean return whatever alpha is
+
+
+def bts_red_label(n: int) -> str:
+    """Label of Mean-Var-BTS-RED with a batch budget of ``n`` runs."""
+    return f"Mean-Var-BTS-RED (N={int(n)})"
 
 
 def parallel_label(label: str, q: int) -> str:

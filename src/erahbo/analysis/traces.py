@@ -34,11 +34,13 @@ import numpy as np
 import pandas as pd
 
 from erahbo._names import (
+    BTS_RED_RE,
     ERAHBO_VARIANT_RE,
     FIXED_K_LABELS,
     FIXED_K_RE,
     PARALLEL_RE,
     PEER_LABELS,
+    bts_red_label,
     parallel_label,
 )
 from erahbo.datasets.tradeoff import ILL_CONDITIONED
@@ -74,6 +76,9 @@ def method_label(method: str) -> str:
         return "ERAHBO"
     if method in PEER_LABELS:
         return PEER_LABELS[method]
+    m = BTS_RED_RE.match(method)
+    if m:
+        return bts_red_label(int(m.group(1)))
     if method.startswith("erahbo-"):
         return f"ERAHBO ({method[len('erahbo-'):]})"
     m = FIXED_K_RE.match(method)
@@ -110,6 +115,9 @@ def _base_sort_key(method: str) -> tuple[float, float, str]:
         return (_FIXED_K_GROUP[m.group(1)], -float(m.group(2)), method)
     if method in PEER_LABELS:  # after the Optuna peer
         return (4.6, 0.0, method)
+    m = BTS_RED_RE.match(method)
+    if m:  # after bts-red, by batch budget
+        return (4.6, float(m.group(1)), method)
     return (5, 0.0, method)
 
 

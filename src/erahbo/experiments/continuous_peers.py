@@ -18,9 +18,15 @@ table, but on the continuous space directly, as their users run them:
     **risk-neutral**, as in the table benchmark. The recommendation is the intensifier's
     incumbent. Its random forest runs on one thread and without the leaf cap, as in
     :mod:`erahbo.experiments.smac_peer` (same model, reproducible per seed on one machine).
+``bts-red``, ``bts-red-n<N>``
+    Mean-Var-BTS-RED (:mod:`erahbo.experiments.bts_red`): Thompson sampling over fresh Sobol
+    points and the evaluated inputs, replications from the noise variance's upper bound,
+    batches of N runs; a configuration's replications take its next seed labels
+    (:func:`erahbo.experiments.bts_red_peer.run_bts_red_continuous`). The recommendation is
+    the evaluated input with the best posterior mean MV.
 
-Seeds: every seed a peer names (K per trial, or SMAC's intensifier seeds) goes through the
-repetition's seed stream before it reaches the objective, as erahbo's do.
+Seeds: every seed a peer names (K per trial, SMAC's intensifier seeds, BTS-RED's labels) goes
+through the repetition's seed stream before it reaches the objective, as erahbo's do.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erahbo.experiments.bts_red_peer import run_bts_red_continuous
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.peers import _optuna, sample_mv
 from erahbo.experiments.smac_peer import MAX_CONFIG_CALLS, _finish_rounds, _forest, _smac
@@ -170,7 +177,10 @@ def run_continuous_peer(
                     progress)
     if method.method == "smac":
         return _smac_run(task, budget, rep_seed, stream, rec, progress)
-    raise ValueError(f"unknown peer {method.method!r}; peers: optuna-tpe-k<K>, smac")
+    if method.method == "bts-red":
+        return run_bts_red_continuous(task, dict(method.options), budget, alpha, rep_seed,
+                                      stream, rec, progress)
+    raise ValueError(f"unknown peer {method.method!r}; peers: optuna-tpe-k<K>, smac, bts-red")
 
 
 def _tpe(task: Any, k: int, budget: int, alpha: float, rep_seed: int,

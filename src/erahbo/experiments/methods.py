@@ -31,6 +31,11 @@ Grammar of a method name::
     smac                   SMAC3's hyperparameter-optimization facade, one seed per trial,
                            cost = minus the return, racing on up to 3 seeds; risk-neutral
                            (a peer; :mod:`erahbo.experiments.smac_peer`; the ``smac`` extra)
+    bts-red                Mean-Var-BTS-RED (Dai et al., NeurIPS 2023): Thompson sampling of
+                           the input, replications from the noise variance's upper bound,
+                           batches of N = 10 runs; risk-aware (a peer;
+                           :mod:`erahbo.experiments.bts_red`)
+    bts-red-n<N>           the same with a batch budget of N runs (N >= 2)
     <method>-p<Q>          any of the above with Q configurations in flight (``n_parallel``:
                            each new one is chosen while Q - 1 others still train; in the
                            replay they finish in the order they were asked)
@@ -42,11 +47,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erahbo._names import (
+    BTS_RED_BATCH,
+    BTS_RED_RE,
     ERAHBO_VARIANT_RE,
     FIXED_K_LABELS,
     FIXED_K_RE,
     PARALLEL_RE,
     PEER_LABELS,
+    bts_red_label,
     parallel_label,
 )
 from erahbo.optimizer.parts import PARAMS, method_variant
@@ -96,9 +104,10 @@ def parse_method(name: str) -> MethodSpec:
             base = parse_method(m.group(1))
         except ValueError as e:
             raise ValueError(str(e).replace(repr(m.group(1)), repr(name), 1)) from None
-        if base.method in ("optuna-tpe", "smac"):
+        if base.method in ("optuna-tpe", "smac", "bts-red"):
             raise ValueError(f"method {name!r}: -p<Q> is for erahbo's methods; a peer "
-                             f"(Optuna TPE, SMAC3) runs sequentially (use {m.group(1)!r})")
+                             f"(Optuna TPE, SMAC3, BTS-RED) runs sequentially (use "
+                             f"{m.group(1)!r})")
         return MethodSpec(name=key, label=parallel_label(base.label, q), method=base.method,
                           options={**base.options, "n_parallel": q})
     if key == "erahbo":
@@ -106,6 +115,14 @@ def parse_method(name: str) -> MethodSpec:
     if key == "smac":
         return MethodSpec(name=key, label=PEER_LABELS[key], method="smac",
                           options={"seeds_per_trial": 1, "max_config_calls": 3})
+    if key == "bts-red" or BTS_RED_RE.match(key):
+        m = BTS_RED_RE.match(key)
+        n = int(m.group(1)) if m else BTS_RED_BATCH
+        if n < 2:
+            raise ValueError(f"method {name!r}: the batch budget N must be >= 2 (two "
+                             "replications give a sample variance); use e.g. 'bts-red-n10'")
+        return MethodSpec(name=key, label=PEER_LABELS[key] if key in PEER_LABELS else
+                          bts_red_label(n), method="bts-red", options={"batch_budget": n})
     if key == "erahbo-paper":
         return MethodSpec(name=key, label="ERAHBO (paper)", method="erahbo",
                           options={"preset": "paper"})
@@ -132,7 +149,7 @@ def parse_method(name: str) -> MethodSpec:
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
         f"erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, {parts}erahbo-race, rahbo-k<K>, "
         "gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in flight), "
-        "and the peers optuna-tpe-k<K> and smac (e.g. "
+        "and the peers optuna-tpe-k<K>, smac, bts-red and bts-red-n<N> (e.g. "
         "'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 

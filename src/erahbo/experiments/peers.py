@@ -17,6 +17,10 @@ Optuna is an optional extra: ``pip install erahbo[optuna]``.
 
 ``smac``: SMAC3's hyperparameter-optimization facade, one seed per trial, risk-neutral
 (:mod:`erahbo.experiments.smac_peer`; the ``smac`` extra).
+
+``bts-red``, ``bts-red-n<N>``: Mean-Var-BTS-RED (Dai et al., NeurIPS 2023), Thompson sampling
+over the table's rows and replications from the noise variance
+(:mod:`erahbo.experiments.bts_red`, :mod:`erahbo.experiments.bts_red_peer`; numpy only).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo._names import RISK_NEUTRAL_PEERS
+from erahbo.experiments.bts_red_peer import run_bts_red_table
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
 from erahbo.experiments.smac_peer import run_smac_repetition
@@ -36,7 +41,7 @@ from erahbo.gp.bounds import mean_variance
 
 __all__ = ["PEER_METHODS", "RISK_NEUTRAL_PEERS", "run_peer_repetition"]
 
-PEER_METHODS = ("optuna-tpe", "smac")
+PEER_METHODS = ("optuna-tpe", "smac", "bts-red")
 
 
 def _optuna() -> Any:
@@ -63,7 +68,8 @@ def run_peer_repetition(
     rep_seed: int,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any], list[int]]:
-    """Replay one repetition of a peer method (``optuna-tpe``, ``smac``) on ``task``.
+    """Replay one repetition of a peer method (``optuna-tpe``, ``smac``, ``bts-red``) on
+    ``task``.
 
     Returns
     -------
@@ -74,6 +80,8 @@ def run_peer_repetition(
     """
     if method.method == "smac":
         return run_smac_repetition(task, repetition, settings, rep_seed, progress)
+    if method.method == "bts-red":
+        return run_bts_red_table(task, method, repetition, settings, rep_seed, progress)
     if method.method != "optuna-tpe":
         raise ValueError(f"unknown peer method {method.method!r}; peers: {PEER_METHODS}")
     optuna = _optuna()
