@@ -27,12 +27,12 @@ Binois et al. 2019 ("Replication or exploration? Sequential design for stochasti
 experiments") decide the same question by an integrated-MSE lookahead; this is its cheap
 geometric form, at the resolution where the lookahead always replicates.
 
-Measured (session 20, ``docs/results/one_seed_models/README.md``), with the recommendation
-and ``B_t`` from configurations with 2+ seeds: at ``replicate_within = 0.3`` the README
-example's runs on near-duplicates fall from 44 % to 6 %, the Spearman correlation of
-posterior and true MV rises from 0.77 to 0.84, the largest overestimate falls from 3.4 to 1.3
-and ``B_t`` rises above the true optimum in 4 of 20 studies instead of 8; Figure 1's mean regret halves (0.026 -> 0.013,
-10 of 10 quiet either way). But the README example's regret is worse in 15 of 20 paired
+Measured (session 20, ``docs/results/one_seed_models/README.md``), with the recommendation and
+``B_t`` from configurations with 2+ seeds: at ``replicate_within = 0.3`` the README example's
+runs on near-duplicates fall from 44 % to 6 %, the Spearman correlation of posterior and true
+MV rises from 0.77 to 0.84, the largest overestimate falls from 3.4 to 1.3 and ``B_t`` rises
+above the true optimum in 4 of 20 studies instead of 8; Figure 1's mean regret halves (0.026 ->
+0.013, 10 of 10 quiet either way). But the README example's regret is worse in 15 of 20 paired
 studies (mean 0.085 -> 0.106; its peak in ``lr`` is sharper than the mean GP's lengthscale, so
 the resolution the rule replicates at is too coarse there), and 0.1 is no better. It meets
 issue 37's robustness targets (outliers near the optimum in 26 of 30 studies, every estimate
