@@ -95,9 +95,9 @@ def test_the_gp_hyperparameters_are_fitted_on_the_initial_design():
     whatever the first finished trial left (a fit on one configuration is the prior's mode).
     Rule: they equal the fit of an Optimizer warm-started with those trials' records."""
     from erahbo import Optimizer
-    from erahbo.integrations._optuna_engine import hyper_to_json
     from erahbo.integrations._optuna_space import Coder
     from erahbo.integrations._optuna_trials import study_records
+    from erahbo.optimizer.options import hyper_json
 
     sampler = ERAHBOSampler(**OPTS)
     study = run(sampler, OPTS["n_init"] + 2)
@@ -106,7 +106,7 @@ def test_the_gp_hyperparameters_are_fitted_on_the_initial_design():
     assert len(records) == OPTS["n_init"]
     fit = Optimizer(coder.space, **dict(sampler._options, n_init=0, warm_start=records))
     stored = study.user_attrs["erahbo_hyperparameters"]
-    assert stored["hyper"] == hyper_to_json(fit.fit_hyperparameters())
+    assert stored["hyper"] == hyper_json(fit.fit_hyperparameters())
 
 
 def test_random_rounds_alternate_early_as_in_the_optimizer():

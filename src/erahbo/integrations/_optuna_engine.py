@@ -26,11 +26,10 @@ from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import TrialIndex, study_records
 from erahbo.optimizer import Optimizer, Trial
-from erahbo.optimizer.options import Options
+from erahbo.optimizer.options import Options, hyper_json, hyper_of_json
 from erahbo.recommendation import lcb_mv, ucb_mv
 
-__all__ = ["HYPER", "Engine", "bounds", "hyper_from_json", "hyper_to_json",
-           "study_hyperparameters"]
+__all__ = ["HYPER", "Engine", "bounds", "study_hyperparameters"]
 
 MAX_PENDING = 256  # trials in flight per process (the optimizer's n_parallel)
 HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperparameters
@@ -256,23 +255,14 @@ def study_hyperparameters(study: Any, options: dict[str, Any], method: str,
             return None, True
         stored = study.user_attrs.get(HYPER)
         if stored and stored.get("space") == coder.key:
-            return hyper_from_json(stored["hyper"]), True
+            return hyper_of_json(stored["hyper"]), True
         opt = Optimizer(coder.space, **dict(options, n_init=0, warm_start=records))
         hyper = opt.fit_hyperparameters()
         if len(records) < n_init:
             return hyper, False
-        study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_to_json(hyper)})
+        study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_json(hyper)})
         return hyper, True
 
     return fitted
 
 
-def hyper_to_json(hyper: tuple[GPHyper, GPHyper]) -> list[dict[str, Any]]:
-    return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
-             "noise": None if h.noise is None else float(h.noise)} for h in hyper]
-
-
-def hyper_from_json(items: list[dict[str, Any]]) -> tuple[GPHyper, GPHyper]:
-    hf, hv = (GPHyper(d["kind"], np.asarray(d["lengthscales"], dtype=float), d["noise"])
-              for d in items)
-    return hf, hv

@@ -51,6 +51,7 @@ __all__ = [
     "check_hyperparameters",
     "design_json",
     "hyper_json",
+    "hyper_of_json",
     "min_seeds_of",
     "normalize_settings",
     "space_json",
@@ -474,11 +475,20 @@ def design_json(design: Any) -> Any:
 
 
 def hyper_json(hyper: Any) -> Any:
-    """Fixed GP hyperparameters ``(hf, hv)`` as plain JSON."""
+    """Fixed GP hyperparameters ``(hf, hv)`` as plain JSON (:func:`hyper_of_json` reads it)."""
     if hyper is None:
         return None
     return [{"kind": h.kind, "lengthscales": np.asarray(h.lengthscales, dtype=float).tolist(),
              "noise": None if h.noise is None else float(h.noise)} for h in hyper]
+
+
+def hyper_of_json(items: Any) -> tuple[GPHyper, GPHyper] | None:
+    """The ``(hf, hv)`` of :func:`hyper_json`'s JSON (None: none)."""
+    if items is None:
+        return None
+    hf, hv = (GPHyper(d["kind"], np.asarray(d["lengthscales"], dtype=float), d["noise"])
+              for d in items)
+    return hf, hv
 
 
 def check_hyperparameters(hyperparameters: Any, refit_every: int,

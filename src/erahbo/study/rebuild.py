@@ -13,12 +13,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from erahbo._files import read_json_file, read_table_file
-from erahbo.gp import GPHyper
 from erahbo.objectives import synthetic
-from erahbo.optimizer.options import normalize_settings
+from erahbo.optimizer.options import hyper_of_json, normalize_settings
 from erahbo.space import SearchSpace
 
 __all__ = [
@@ -54,10 +51,7 @@ def study_options(settings: dict[str, Any]) -> dict[str, Any]:
         out.pop("failures", None)
     hyper = settings.get("hyperparameters")
     if hyper is not None:
-        out["hyperparameters"] = tuple(
-            GPHyper(h["kind"], np.asarray(h["lengthscales"], dtype=float), h["noise"])
-            for h in hyper
-        )
+        out["hyperparameters"] = hyper_of_json(hyper)
     return out
 
 
