@@ -42,7 +42,7 @@ from erahbo.optimizer.seedcap import cap_of
 from erahbo.runtime.failures import FailurePolicy
 from erahbo.runtime.journal import canonical_json
 from erahbo.space import SearchSpace
-from erahbo.validation import check_initial_budget, check_option, check_real
+from erahbo.validation import check_initial_budget, check_option
 
 __all__ = [
     "METHODS",
@@ -62,9 +62,8 @@ PRESETS = ("default", "paper")
 # configurations with k_init = k_max seeds (k for the fixed-k methods; None below), GP
 # hyperparameters fitted once, after the initial design; the strategy's parts off (their
 # ``Param.paper``).
-PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "n_init": 5, "k_init": None,
-                                  "refit_every": 0, "refit_growth": None,
-                                  **parts.preset_values("paper")}
+PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "n_init": 5, "k_init": None, "refit_every": 0,
+                                  "refit_growth": None, **parts.preset_values("paper")}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md; the parts' values:
 # ``Param.default``). The fixed-k methods (RAHBO, GP-UCB, random search) keep the paper's
@@ -72,9 +71,10 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "n_init": 5, "k
 ERAHBO_DEFAULTS: dict[str, Any] = {
     **PAPER_SETTINGS,
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
-    "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
-    **parts.preset_values("default"),  # k_min 1: one seed per new configuration, more while
-}  # eq. 12 says so (session 18)
+    # k_min 1: one seed per new configuration, more while eq. 12 says so (session 18);
+    # beta_stop 0: B_t and the stopping UCB on posterior means, a tie stops at k_min
+    **parts.preset_values("default"),
+}
 #: Version of the study settings a journal stores (:meth:`Options.settings_json`).
 SETTINGS_SCHEMA = 2
 #: Schema 1 (journals without ``"schema"``, erahbo before the strategy redesign) stored these
@@ -86,8 +86,8 @@ SCHEMA_1_ABSENT: dict[str, Any] = {
 }
 # the core options with a rule in erahbo.validation.RULES (None: not given, where allowed);
 # the parts' options are checked by their Param
-_CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "n_init", "k_init", "n_parallel",
-            "rho_max2", "refit_every", "refit_growth", "raw_samples", "n_polish", "retries")
+_CHECKED = ("budget", "seed", "alpha", "beta", "n_init", "k_init", "n_parallel", "rho_max2",
+            "refit_every", "refit_growth", "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -102,12 +102,13 @@ class Options:
 
     :class:`erahbo.Optimizer` and :func:`erahbo.optimize` take these as keyword arguments of
     the same names. Each is checked by its rule in :data:`erahbo.validation.RULES` (integers
-    as integers: ``k=2.0`` is refused with the fix; reals as finite numbers), plus the rules
-    that tie options together (a schedule needs a budget). The options of the strategy's
-    parts are listed last, the replication rule's first (``k``, ``k_min``, ``k_max``,
-    ``seed_batch``, ``stopping``); each part declares, checks and documents its own
+    as integers: ``k=2.0`` is refused with the fix; reals as finite numbers). The options of
+    the strategy's parts are listed last, the replication rule's first (``k``, ``k_min``,
+    ``k_max``, ``seed_batch``, ``stopping``), then the ``beta_stop`` schedule's
+    (``beta_stop``, ``schedule``, ``gamma``, ``slope``); each part declares, checks and
+    documents its own, and refuses the options that would do nothing together
     (:mod:`erahbo.optimizer.parts`: ``k_min <= k_max``, ``seed_batch`` and ``stopping`` for
-    ERAHBO only, ...).
+    ERAHBO only, a schedule needs a budget, ...).
 
     Attributes
     ----------
@@ -126,13 +127,6 @@ class Options:
         Risk aversion in ``MV = f - alpha rho^2`` (GP-UCB ignores it when choosing).
     beta : float
         Acquisition confidence: bounds are ``mu +- sqrt(beta) sigma`` (paper: 2.5).
-    beta_stop : float
-        Confidence of ``B_t`` and of the stopping UCB; maximum of a schedule. Default 0 for
-        ERAHBO (``B_t`` and the stopping rule compare posterior means; the paper: 1.0).
-    schedule : {"constant", "exponential", "sigmoid"}
-        ``beta_stop`` schedule over the progress ``t / T`` (seeds used over ``budget``).
-    gamma, slope : float
-        Parameters of the exponential and sigmoid schedules.
     n_parallel : int
         Trials that may be pending at once: :meth:`ask` may be called again before the
         earlier trials are told, up to ``n_parallel`` of them, each at a different
@@ -183,9 +177,9 @@ class Options:
     alpha: float = 1.0
     beta: float | None = None  # None: from the preset (as every option typed "| None" here
     beta_stop: float | None = None  # whose docstring names a preset default)
-    schedule: str = "constant"
-    gamma: float = 10.0
-    slope: float = 10.0
+    schedule: str | None = None
+    gamma: float | None = None
+    slope: float | None = None
     k_min: int | None = None
     k_max: int | None = None
     seed_batch: int | None = None
@@ -234,13 +228,6 @@ class Options:
                 set_(self, name, check_option(name, value))
         for p in parts.PARAMS:
             set_(self, p.name, p.check(getattr(self, p.name)))
-        for name in ("gamma", "slope"):  # the schedule using one checks its sign
-            set_(self, name, check_real(name, getattr(self, name)))
-        if self.schedule != "constant" and self.budget is None:
-            raise ValueError(f"schedule={self.schedule!r} needs a budget (progress is "
-                             "t / budget)")
-        self.beta_stop_schedule()  # the schedule's kind, gamma and slope
-        _check_combinations(self)
         parts.check(self, given)  # each part refuses what would do nothing
         set_(self, "initial_in_budget", bool(self.initial_in_budget))
         _choice("kernel", self.kernel, KERNELS)
@@ -325,8 +312,9 @@ class Options:
         return replication.rule_of(self)
 
     def beta_stop_schedule(self) -> BetaStopSchedule:
-        """``beta_stop_t`` over the progress ``t / budget``."""
-        return BetaStopSchedule(self.schedule, self.beta_stop, self.gamma, self.slope)
+        """``beta_stop_t`` over the progress ``t / budget``
+        (:mod:`erahbo.optimizer.beta_stop`)."""
+        return BetaStopSchedule.from_options(self)
 
     def check_budget(self, n_design: int) -> None:
         """The budget must cover an initial design of ``n_design`` configurations (when the
@@ -345,9 +333,7 @@ class Options:
         """
         out = {
             "method": self.method, "budget": self.budget, "seed": self.seed,
-            "alpha": self.alpha, "beta": self.beta, "beta_stop": self.beta_stop,
-            "schedule": self.schedule, "gamma": self.gamma, "slope": self.slope,
-            "n_init": self.n_init,
+            "alpha": self.alpha, "beta": self.beta, "n_init": self.n_init,
             "k_init": self.k_init_value, "kernel": self.kernel,
             "refit_every": self.refit_every, "raw_samples": self.raw_samples,
             "n_polish": self.n_polish, "rho_max2": self.rho_max2,
@@ -380,16 +366,6 @@ def _document_parts(doc: str) -> str:
 
 
 Options.__doc__ = _document_parts(Options.__doc__ or "")
-
-
-def _check_combinations(o: Options) -> None:
-    """Refuse core options that would silently do nothing together (the error names the fix;
-    the parts refuse theirs: :func:`erahbo.optimizer.parts.check`)."""
-    if o.schedule != "constant" and not o.beta_stop:
-        raise ValueError(
-            f"schedule={o.schedule!r} scales beta_stop over the budget, but beta_stop="
-            f"{o.beta_stop} (the default for ERAHBO) makes every value 0: give beta_stop > 0 "
-            "(the paper: 1.0), or drop schedule")
 
 
 def min_seeds_of(method: str | None, k_init: int | None, k_min: int | None,
