@@ -396,13 +396,13 @@ RULES: dict[str, type[AdaptiveK]] = {
     "ucb": AdaptiveK,  # the paper's stopping rule, eq. 12
     "race": Race,  # an ablation after SMAC's intensifier
 }
-STOPPING_RULES = tuple(RULES)  # the values of ``stopping``
+STOPPING_RULES = tuple(RULES)  # the values of ``stopping`` (of the rules listed at import)
 
 
 def _stopping(name: str, value: Any) -> str:
     """Rule of ``stopping``: the name of a rule of :data:`RULES`."""
-    if value not in STOPPING_RULES:
-        raise ValueError(f"{name}={value!r} must be one of {STOPPING_RULES}")
+    if value not in tuple(RULES):
+        raise ValueError(f"{name}={value!r} must be one of {tuple(RULES)}")
     return str(value)
 
 
