@@ -32,6 +32,8 @@ MODULES = (
     "erahbo.optimizer",
     "erahbo.study",
     "erahbo.gp.bounds",
+    "erahbo.optimizer.replication",
+    "erahbo.optimizer.beta_stop",
     "erahbo.policies",
     "erahbo.gp",
     "erahbo.gp.round",

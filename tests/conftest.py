@@ -18,7 +18,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # Why a study may end with one run of its budget unspent. Where a new round needs 2 seeds
 # (Options.min_seeds: 2 unless k_min or k_init is 1; Optimizer.ask returns None when fewer runs
 # are free), when the last round closes with exactly one run left, that run is never spent.
-# That happens after a round closed for any reason but the budget (erahbo.policies.STOP_REASONS):
+# That happens after a round closed for any reason but the budget
+# (erahbo.optimizer.replication.STOP_REASONS):
 LAST_RUN_UNSPENT_AFTER = (
     "dominated", "k_max",  # ERAHBO's stopping rule (eq. 12) or k_max
     "fixed_k",  # a fixed-k round (RAHBO, GP-UCB, random search) completed its k seeds

@@ -18,9 +18,10 @@ from erahbo.optimizer.options import (
     Options,
     normalize_settings,
 )
-from erahbo.optimizer.parts import PARAMS, PARTS
+from erahbo.optimizer.parts import HOST_PARAMS, PARAMS, PARTS
 
 IDS = [p.name for p in PARAMS]
+HOSTED = [p.name for p in HOST_PARAMS]
 
 
 def test_every_part_declares_and_checks_its_own_options():
@@ -60,7 +61,7 @@ def test_a_bad_value_is_refused_by_the_parts_rule(p):
         Options(**{p.name: bad})
 
 
-@pytest.mark.parametrize("p", PARAMS, ids=IDS)
+@pytest.mark.parametrize("p", HOST_PARAMS, ids=HOSTED)
 def test_each_option_is_a_cli_flag_a_hydra_key_and_an_optuna_keyword(p):
     pytest.importorskip("hydra")
     pytest.importorskip("optuna")
@@ -78,6 +79,40 @@ def test_each_option_is_a_cli_flag_a_hydra_key_and_an_optuna_keyword(p):
     assert conf[p.name] is None  # None: the preset's
     value = 0 if p.paper is None else p.paper  # a valid value, given by name
     assert ERAHBOSampler(**{p.name: value})._options[p.name] == value
+
+
+def test_the_replication_rules_core_options_are_listed_by_each_host_itself():
+    """Rule: an option with ``hosts=False`` (the replication rule's k, k_min, k_max,
+    seed_batch, stopping; the beta_stop schedule's) derives no flag, key or keyword: each host
+    lists it with its own default (erahbo tune and the Hydra sweeper: k_max 10), and the Optuna
+    sampler, whose trial runs a whole round, refuses seed_batch and stopping as unknown."""
+    pytest.importorskip("hydra")
+    pytest.importorskip("optuna")
+    from erahbo.cli.optimize_cmd import optimize
+    from erahbo.cli.tune import tune
+    from erahbo.integrations.optuna import ERAHBOSampler
+    from hydra_plugins.erahbo_sweeper.config import ErahboSweeperConf
+
+    own = {p.name for p in PARAMS if not p.hosts}
+    assert own == {"k", "k_min", "k_max", "seed_batch", "stopping",
+                   "beta_stop", "schedule", "gamma", "slope"}
+    assert not own & set(HOSTED)
+    for name in ("beta_stop", "schedule", "gamma", "slope"):
+        assert name in inspect.signature(optimize).parameters
+        assert name in inspect.signature(tune).parameters
+    tune_flags = inspect.signature(tune).parameters
+    assert tune_flags["k_max"].default.default == 10 and tune_flags["k"].default.default == 5
+    conf = {f.name: f.default for f in dataclasses.fields(ErahboSweeperConf)}
+    assert conf["k_max"] == 10 and conf["seed_batch"] == 1
+    for name in ("k", "k_min", "k_max", "seed_batch"):
+        assert name in inspect.signature(optimize).parameters and name in conf
+    assert "beta_stop" in conf
+    sampler = ERAHBOSampler(k_min=2, k_max=6, k=3, beta_stop=0.5)
+    assert (sampler.k_min, sampler.k_max, sampler.k) == (2, 6, 3)
+    assert sampler._options["beta_stop"] == 0.5
+    for name, value in (("seed_batch", 2), ("stopping", "race")):
+        with pytest.raises(TypeError, match=f"unknown option.*'{name}'"):
+            ERAHBOSampler(**{name: value})
 
 
 def test_the_optuna_sampler_refuses_a_name_that_is_no_parts_option():

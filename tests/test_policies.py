@@ -1,15 +1,24 @@
-"""Replication policies: fixed k, ERAHBO's stopping rule, beta_stop schedules."""
+"""Replication rules (fixed k, ERAHBO's stopping rule, racing), the part's interface for every
+host (seed counts, which seeds, whether a round ends), its JSON, and beta_stop schedules."""
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import erahbo
+from erahbo.objectives.synthetic import Figure1Task
+from erahbo.optimizer.options import Options
+from erahbo.optimizer.replication import RULES, Race, rule_from_json, rule_of
 from erahbo.policies import AdaptiveK, BetaStopSchedule, FixedK, adaptive_rule, make_policy
+from erahbo.study.rebuild import study_options
 
 
 def test_adaptive_rule_is_ucb_below_incumbent_bound():
@@ -141,3 +150,122 @@ def test_racing_ablation_doubles_seeds_and_rejects_on_sample_mv(tmp_path):
         erahbo.Optimizer(task.space, method="rahbo", stopping="race", budget=100)
     with pytest.raises(ValueError, match="stopping='lucky' must be one of"):
         erahbo.Optimizer(task.space, stopping="lucky", budget=100)
+
+
+# --- the replication part: one interface for every host ----------------------------------
+
+
+@pytest.mark.parametrize("options", [
+    dict(method="erahbo", k_min=1, k_max=6, seed_batch=2, max_seeds=4, pool_share=0.0),
+    dict(method="erahbo", stopping="race", k_min=2, k_max=8, max_seeds=0),
+    dict(method="rahbo", k=3, max_seeds=0),
+], ids=["adaptive", "race", "fixed"])
+def test_every_trial_takes_its_seeds_from_the_replication_interface(options):
+    """Rule: each trial the core hands out has the seeds the interface gives just before the
+    ask: a round's first trial ``rule.opening_seeds(free_seeds, seeds_left)``, an open round's
+    next ``rule.next_trial_seeds(k, free_seeds, seeds_left)`` (the budget ends a round mid-way,
+    the seed cap of 4 another), and they are ``next_seeds(config_id, n)``."""
+    task = Figure1Task()
+    opt = erahbo.Optimizer(task.space, budget=53, seed=3, **options)
+    rule, seen, asked = opt.replication, {"open": 0, "next": 0}, set()
+    while True:
+        free = opt.free_seeds
+        rounds = {t: opt.open_round(t) for t in asked}
+        k_before = {t: r.k for t, r in rounds.items() if r is not None}
+        left_before = {r.config_id: opt.seeds_left(r.config_id)
+                       for r in rounds.values() if r is not None}
+        trial = opt.ask()
+        if trial is None:
+            break
+        n = len(trial.seeds)
+        asked.add(trial.round)
+        assert trial.seeds == opt.next_seeds(trial.config_id, n)
+        if trial.phase != "init":
+            left = left_before.get(trial.config_id, opt.seeds_left(trial.config_id) + n)
+            if trial.round in k_before:  # an open round goes on
+                assert n == rule.next_trial_seeds(k_before[trial.round], free, left)
+                seen["next"] += 1
+            else:
+                assert n == rule.opening_seeds(free, left)
+                seen["open"] += 1
+        opt.tell(trial, [task(trial.config, s) for s in trial.seeds])
+    assert seen["open"] >= 5 and (seen["next"] >= 3) == rule.adaptive
+    assert opt.remaining == 0 or opt.remaining < opt.options.min_seeds
+
+
+def test_a_host_whose_trial_runs_a_whole_round_asks_round_seeds_and_decides():
+    """Rule: a trial that trains a whole round (the Optuna sampler's, which its pruner stops)
+    takes ``min(k_max, opened + left)`` seeds under an adaptive rule and its ``opened`` first
+    seeds under a fixed-k rule or in a random round; the bounds may end an adaptive round from
+    its ``k_min`` seeds on, never a fixed-k one; a fixed-k round ends once its ``k`` ran."""
+    ucb, race, fixed = AdaptiveK(k_min=2, k_max=10), Race(k_min=2, k_max=8), FixedK(k=3)
+    assert [ucb.round_seeds(2, left) for left in (0, 3, math.inf)] == [2, 5, 10]
+    assert race.round_seeds(2, math.inf) == race.most == 8
+    assert ucb.round_seeds(2, math.inf, random_round=True) == 2
+    assert fixed.round_seeds(3, math.inf) == fixed.most == 3
+    assert [ucb.decides(n) for n in (1, 2, 9)] == [False, True, True]
+    assert not any(fixed.decides(n) for n in (1, 3, 20))
+    assert fixed.verdict(2, None)[0] is None and fixed.verdict(3, None)[0] == "fixed_k"
+    assert ucb.verdict(1, lambda: pytest.fail("no bound before k_min"))[0] is None
+    assert ucb.verdict(10, None)[0] == "k_max"  # no models: k_max ends it
+    reason, u, b = ucb.verdict(3, lambda: (0.2, 0.5))
+    assert (reason, u, b) == ("dominated", 0.2, 0.5)
+    reason, u, b = ucb.verdict(3, lambda: None)  # too few seeds for a bound yet
+    assert reason is None and math.isnan(u) and math.isnan(b)
+    # what a host fits within: the budget and the caps, at least one seed to open a round
+    assert ucb.opening_seeds(free=1, left=math.inf) == 1
+    assert ucb.opening_seeds(free=5, left=0) == 1
+    assert AdaptiveK(1, 6, seed_batch=4).next_trial_seeds(3, free=9, left=2) == 2
+
+
+def test_a_rule_is_plain_json_and_a_journals_settings_rebuild_it(tmp_path):
+    """Rule: ``rule_from_json(rule.to_json())`` is the rule, and the JSON is plain; the study
+    settings a journal stores rebuild the optimizer's rule (as a resume does); an unknown
+    rule's JSON is refused with the rules this erahbo knows."""
+    for rule in (FixedK(3), AdaptiveK(1, 20, 2), Race(2, 8)):
+        spec = json.loads(json.dumps(rule.to_json()))
+        assert rule_from_json(spec) == rule and spec["rule"] == rule.name
+    task = Figure1Task()
+    for opts in (dict(method="erahbo"), dict(method="erahbo", stopping="race", k_max=8),
+                 dict(method="gpucb", k=4), dict(method="erahbo", preset="paper",
+                                                 seed_batch=3)):
+        opt = erahbo.Optimizer(task.space, budget=200, **opts)
+        kept = {k: v for k, v in study_options(opt.study_settings()).items()
+                if k in Options.names()}
+        assert rule_of(Options(**kept)) == opt.replication
+    with pytest.raises(ValueError, match=r"replication rule 'imse'.*'fixed', 'ucb', 'race'"):
+        rule_from_json({"rule": "imse"})
+
+
+@dataclass(frozen=True)
+class _Short(AdaptiveK):
+    """Two seeds a round, whatever the bounds say (a rule written for this test)."""
+
+    name = "short"
+
+    @classmethod
+    def check(cls, o: Any) -> None:
+        if o.k_min > 2:
+            raise ValueError(f"stopping='short' runs 2 seeds a round at most: k_min={o.k_min}")
+
+    def decide(self, k: int, ucb_mv: float, B_t: float) -> str | None:
+        return "k_max" if k >= 2 else None
+
+
+def test_a_new_rule_is_its_class_and_one_line_in_rules(monkeypatch):
+    """Rule: a rule listed in RULES is a value of ``stopping`` everywhere (Options, the
+    optimizer's rounds, the study settings), refuses what its ``check`` refuses, and is
+    ERAHBO's only."""
+    monkeypatch.setitem(RULES, "short", _Short)
+    task = Figure1Task()
+    res = erahbo.optimize(task, task.space, budget=60, seed=0, stopping="short")
+    bo = res.rounds[(res.rounds.phase == "bo") & (res.rounds.stop_reason != "random")]
+    assert len(bo) >= 10 and (bo.k[bo.stop_reason != "budget"] == 2).all()
+    assert res.settings["stopping"] == "short"
+    with pytest.raises(ValueError, match="stopping='short' runs 2 seeds a round at most"):
+        Options(stopping="short", k_min=3)
+    with pytest.raises(ValueError, match="stopping='short' applies to ERAHBO only"):
+        Options(method="rahbo", stopping="short")
+    monkeypatch.delitem(RULES, "short")
+    with pytest.raises(ValueError, match=r"stopping='short' must be one of \('ucb', 'race'\)"):
+        Options(stopping="short")

@@ -4,9 +4,10 @@ Every check raises ``ValueError`` (a bad value) or ``TypeError`` (a bad type) wh
 the option, the value given and the fix. Each option has one rule: the core options' in
 :data:`RULES`, used by :class:`erahbo.optimizer.options.Options` (the optimizer,
 :func:`erahbo.optimize`, the benchmark's settings and the CLI build one), the replication
-policies and the failure policy; the options of a strategy's parts in the part's declaration
+rules and the failure policy; the options of a strategy's parts in the part's declaration
 (:class:`Param`, :data:`erahbo.optimizer.parts.PARAMS`), built with the rule constructors
-below (:func:`int_at_least`, :func:`real_above`, :func:`share`, :func:`flag`).
+below (:func:`int_at_least`, :func:`real_above`, :func:`share`, :func:`flag`) or taken from
+:data:`RULES` (the replication rule's ``k``, ``k_min``, ``k_max``, ``seed_batch``).
 
 >>> check_options(alpha=1.0, k_min=2, k_max=20, budget=400, n_init=5, k_init=20)
 >>> check_options(k_max=1)
@@ -170,7 +171,7 @@ def _alpha(name: str, value: Any) -> float:
 
 
 #: One rule per core option, shared by erahbo.Optimizer (through
-#: erahbo.optimizer.options.Options), the replication policies, the failure policy,
+#: erahbo.optimizer.options.Options), the replication rules, the failure policy,
 #: erahbo.optimize, the benchmark and the CLI. The options of a strategy's parts carry their
 #: rule in their :class:`Param`.
 RULES: dict[str, Rule] = {
@@ -221,7 +222,8 @@ class Param:
     name : str
         The option's name.
     type : type
-        ``int``, ``float`` or ``bool``: how the CLI and a method name read a value.
+        ``int``, ``float`` or ``bool``: how the CLI and a method name read a value (``str``
+        for an option that no host derives, ``hosts=False``).
     rule : Rule
         Its check (a rule constructor of this module); a value not given (None) is not
         checked.
@@ -248,6 +250,12 @@ class Param:
     cli : bool
         Whether ``erahbo optimize`` and ``erahbo tune`` have a flag for it (``--<name>``;
         ``--<name>/--no-<name>`` for a bool).
+    hosts : bool
+        Whether the hosts derive their flag, key and keyword from this declaration (the CLI's
+        ``erahbo optimize`` and ``erahbo tune``, the Hydra sweeper, the Optuna sampler:
+        :data:`erahbo.optimizer.parts.HOST_PARAMS`). False: a core option that each host
+        lists itself, with its own default (``k_max`` is 10 in ``erahbo tune`` and the Hydra
+        sweeper) or not at all where it means nothing there.
     """
 
     name: str
@@ -262,6 +270,7 @@ class Param:
     label: str = ""
     form: str = ""
     cli: bool = True
+    hosts: bool = True
 
     def check(self, value: Any) -> Any:
         """``value`` checked by :attr:`rule` (None passes: not given)."""

@@ -17,7 +17,7 @@ from erahbo.analysis.figure_rules import (
     seed_size_legend,
     seed_sizes,
 )
-from erahbo.policies import STOP_REASONS
+from erahbo.optimizer.replication import STOP_REASONS
 
 
 def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) -> Path:
@@ -364,8 +364,8 @@ def _bounds_are_points(rounds: Any, bo: np.ndarray) -> str:
     return "all" if zero.all() else "some" if zero.any() else ""
 
 
-# one colour per stop reason, in the order of erahbo.policies.STOP_REASONS (the same in both
-# panels); a reason without one is brown
+# one colour per stop reason, in the order of erahbo.optimizer.replication.STOP_REASONS (the
+# same in both panels); a reason without one is brown
 _COLOURS = ("tab:blue", "tab:red", "tab:purple", "tab:olive", "black", "tab:brown", "tab:gray",
             "tab:cyan", "tab:pink", "tab:green")
 _REASON_COLOURS = dict(zip(STOP_REASONS, _COLOURS, strict=False))

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-#: What each stop reason of a round means, in a few words (``erahbo.policies.STOP_REASONS``).
+#: What each stop reason of a round means, in a few words
+#: (``erahbo.optimizer.replication.STOP_REASONS``).
 _REASON_WORDS = {
     "dominated": "its UCB_MV fell below B_t, the incumbent's bound",
     "k_max": "it reached k_max",

@@ -1,8 +1,9 @@
 """The flags of the strategy's parts, shared by ``erahbo optimize`` and ``erahbo tune``.
 
-One flag per option a part declares (:data:`erahbo.optimizer.parts.PARAMS`, those with
-``cli``): ``--<name>`` (``--<name>/--no-<name>`` for a bool) with the declaration's help, default
-None (the preset's value). The values are checked by the library (the part's rule), so the CLI
+One flag per option a part declares for the hosts
+(:data:`erahbo.optimizer.parts.HOST_PARAMS`, those with ``cli``): ``--<name>``
+(``--<name>/--no-<name>`` for a bool) with the declaration's help, default None (the preset's
+value). The values are checked by the library (the part's rule), so the CLI
 refuses what the library refuses, with the same message.
 """
 
@@ -14,7 +15,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from erahbo.optimizer.parts import PARAMS
+from erahbo.optimizer.parts import HOST_PARAMS
 from erahbo.validation import Param
 
 __all__ = ["part_options"]
@@ -42,7 +43,7 @@ def part_options(after: str) -> Callable[[F], F]:
         at = [q.name for q in own].index(after) + 1
         flags = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                    default=_flag(p), annotation=p.type)
-                 for p in PARAMS if p.cli]
+                 for p in HOST_PARAMS if p.cli]
         command.__signature__ = sig.replace(  # type: ignore[attr-defined]
             parameters=[*own[:at], *flags, *own[at:]])
         return command

@@ -24,8 +24,8 @@ same order, so a value does not depend on which engine or path asked for it.  Th
 these functions for every bound they report; the fast engine prunes candidates with the same
 functions evaluated at upper bounds of a standard deviation (each bound is monotone in it).
 The argmax of eq. 11 is the engines' ``select`` (finite tables) and
-:func:`erahbo.gp.argmax.continuous_argmax`; the schedules of ``beta_stop`` (eqs. 35-36) live
-with the replication policies (:mod:`erahbo.policies`).
+:func:`erahbo.gp.argmax.continuous_argmax`; the schedules of ``beta_stop`` (eqs. 35-36) are a
+strategy part (:mod:`erahbo.optimizer.beta_stop`).
 
 Convention for ``beta`` (as in BoTorch and the RAHBO reference code): a confidence bound is
 

@@ -117,7 +117,7 @@ from erahbo.integrations._optuna_trials import (
     write_live_attrs,
 )
 from erahbo.optimizer import Optimizer, Result
-from erahbo.optimizer.parts import PARAMS
+from erahbo.optimizer.parts import HOST_PARAMS
 
 __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",
            "recommended_trial", "trial_seeds"]
@@ -186,8 +186,8 @@ class ERAHBOSampler(BaseSampler):
         read and names the trials that gave nothing; the choice is stored in the study.
     **options
         The options of the strategy's parts by name (random design, challenger rounds, seed
-        caps, recommender: :data:`erahbo.optimizer.parts.PARAMS`), as :class:`erahbo.Optimizer`
-        takes them; None or not given: the preset's.
+        caps, recommender: :data:`erahbo.optimizer.parts.HOST_PARAMS`), as
+        :class:`erahbo.Optimizer` takes them; None or not given: the preset's.
 
     Attributes
     ----------
@@ -225,9 +225,10 @@ class ERAHBOSampler(BaseSampler):
         if warm_start is not None and warm_start not in FOREIGN_MODES:
             raise ValueError(f"warm_start={warm_start!r} must be one of "
                              f"{', '.join(map(repr, FOREIGN_MODES))} or None")
-        unknown = sorted(set(options) - {p.name for p in PARAMS})
+        unknown = sorted(set(options) - {p.name for p in HOST_PARAMS})
         if unknown:
-            known = [*inspect.signature(ERAHBOSampler).parameters][:-1] + [p.name for p in PARAMS]
+            known = [*inspect.signature(ERAHBOSampler).parameters][:-1] + [
+                p.name for p in HOST_PARAMS]
             near = [m for u in unknown for m in difflib.get_close_matches(u, known, n=1)]
             hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
             raise TypeError(f"ERAHBOSampler: unknown option(s) {', '.join(map(repr, unknown))}"

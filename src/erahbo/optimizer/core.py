@@ -12,7 +12,7 @@ True
 A BO round: fit both GPs on ``D_{t-1}`` (:mod:`~.rounds`), let the strategy
 (:mod:`~.strategy`) pick the proposer of ``x_t`` (eq. 8, a random draw or the challenger),
 compute ``B_t`` (eq. 10), then spend seeds on ``x_t`` until the replication rule
-(:mod:`erahbo.policies`; ERAHBO: eq. 12 or ``k_max``) ends the round. The budget counts seeds.
+(:mod:`~.replication`; ERAHBO: eq. 12 or ``k_max``) ends the round. The budget counts seeds.
 No storage here: ``journal=`` builds a :class:`erahbo.study.journaled.JournaledOptimizer`.
 """
 
@@ -30,12 +30,12 @@ from erahbo.optimizer.ingest import add_runs
 from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.records import History, Round, Trial
+from erahbo.optimizer.replication import CAPPED
 from erahbo.optimizer.rounds import RoundModels
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
 from erahbo.optimizer.warm import start_warm
-from erahbo.policies import CAPPED
 from erahbo.runtime.failures import FailurePolicy, Penalizer, spent_runs
 from erahbo.space import SearchSpace
 
@@ -112,7 +112,7 @@ class Optimizer(Telling, Inspection):
             setattr(self, name, getattr(opts, name))
         self.weight, self.k_init = opts.weight, opts.k_init_value
         self.strategy = Strategy.from_options(opts)
-        self.policy, self.schedule = self.strategy.replication, self.strategy.beta_stop
+        self.schedule = self.strategy.beta_stop
         self.failure_policy: FailurePolicy | None = opts.failure_policy
         self.state = StudyState(self.space, self.seed, opts.min_seeds)
         self.history = History()
@@ -179,8 +179,7 @@ class Optimizer(Telling, Inspection):
             cid = self.state.new_id(u) if cid is None else cid
             self._n_rounds += 1
             return self._trial(cid, u, self.k_init, "init", self._n_rounds)
-        free = self.remaining - sum(len(t.seeds) for t in self._pending.values()  # counted
-                                    if t.phase != "init" or self.initial_in_budget)
+        free = self.free_seeds
         busy = {t.round for t in self._pending.values()}
         allowed = self.state.allowed
         for r in list(self._open.values()):  # open rounds first, oldest first
@@ -194,7 +193,7 @@ class Optimizer(Telling, Inspection):
             elif left < 1:
                 self._close(r, CAPPED)
             else:  # the inner loop: one more seed, or a batch of them
-                n = int(min(self.policy.next_seeds(r.k, free), left))
+                n = self.replication.next_trial_seeds(r.k, free, left)
                 return self._trial(r.config_id, r.u, n, "bo", r.t)
         if any(t.phase == "init" for t in self._pending.values()):
             return None  # the first model fit waits for the whole initial design
@@ -205,16 +204,16 @@ class Optimizer(Telling, Inspection):
             allowed[[self.data.config_ids[i] for i in full]] = False
         if free < self.options.min_seeds or (allowed is not None and not allowed.any()):
             return None
-        return self._start_round(int(min(self.policy.first, free)), allowed, full, kind)
+        return self._start_round(free, allowed, full, kind)
 
     def _trial(self, cid: int, u: np.ndarray, n: int, phase: str, t: int) -> Trial:
-        seeds = self.state.next_seeds(cid, n)
+        seeds = self.next_seeds(cid, n)
         self._n_trials += 1
         trial = Trial(self.state.trial_config(cid, u), seeds, cid, t, phase, self._n_trials, u)
         self._pending[trial.trial_id] = trial
         return trial
 
-    def _start_round(self, n: int, allowed: np.ndarray | None, full: list[int],
+    def _start_round(self, free: float, allowed: np.ndarray | None, full: list[int],
                      kind: str | None) -> Trial:
         no_data = self.data.n == 0  # every initial configuration was infeasible
         if not no_data:
@@ -237,7 +236,8 @@ class Optimizer(Telling, Inspection):
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
         self._open[r.t] = r
-        return self._trial(cid, r.u, int(max(min(n, self.seeds_left(cid)), 1)), "bo", r.t)
+        return self._trial(cid, r.u, self.replication.opening_seeds(free, self.seeds_left(cid)),
+                           "bo", r.t)
 
     @single_blas_thread  # every path in: tell, optimize's evaluated tells, replay
     def _ingest(
@@ -272,7 +272,7 @@ class Optimizer(Telling, Inspection):
             return
         if r.rm is not None:  # UCB^MV(x_t; k) with the round's B_t, and the row of the round
             r.ib = r.rm.inner(r.row0, r.u, r.cand, *d.stats(row), r.beta_stop, self.weight)
-        pol = self.policy  # its final stop reason (or None: more seeds)
+        pol = self.replication  # its final stop reason (or None: more seeds)
         reason = pol.after_tell(
             r.k, len(trial.seeds), self.remaining, self.seeds_left(r.config_id),
             random_round=r.rm is None and self.method != "random",

@@ -19,6 +19,7 @@ from erahbo._threads import single_blas_thread
 from erahbo.gp import GPHyper, RoundModel, RoundSettings
 from erahbo.optimizer.options import space_json
 from erahbo.optimizer.records import Result, Round
+from erahbo.optimizer.replication import Rule
 
 __all__ = ["Inspection"]
 
@@ -32,6 +33,7 @@ class Inspection:
     history: Any
     budget: int | None
     method: str
+    initial_in_budget: bool
     failure_policy: Any
     strategy: Any
     _used: int
@@ -65,11 +67,33 @@ class Inspection:
         ``phase`` (``"bo"``, or ``"challenger"`` when a challenger was re-run)."""
         return self._open.get(t)
 
+    # ------------------------------------------------------------------ seeds (any host)
+    @property
+    def replication(self) -> Rule:
+        """The replication rule (:mod:`erahbo.optimizer.replication`): the seeds of every
+        trial of a round, and when the round ends."""
+        return self.strategy.replication
+
+    @property
+    def free_seeds(self) -> float:
+        """Seeds of the budget neither spent nor asked for: :attr:`remaining` less the
+        pending trials' seeds (the initial design's only when it counts in the budget); inf
+        without a budget."""
+        return self.remaining - sum(len(t.seeds) for t in self._pending.values()
+                                    if t.phase != "init" or self.initial_in_budget)
+
     def seeds_left(self, config_id: int) -> float:
         """Seeds configuration ``config_id`` may still get under the strategy's seed caps
         (pending trials counted; inf: no cap)."""
         return self.strategy.caps.seeds_left(self.data, self._pending.values(), config_id,
                                              self.state.allowed)
+
+    def next_seeds(self, config_id: int, n: int) -> list[int]:
+        """The ``n`` seeds configuration ``config_id``'s next trial runs: the next of its seed
+        stream, keyed by the study's seed and the configuration
+        (:meth:`erahbo.optimizer.state.StudyState.next_seeds`; warm-start seeds skipped).
+        Every trial :meth:`ask` hands out takes its seeds here."""
+        return self.state.next_seeds(config_id, n)
 
     @property
     def model_settings(self) -> RoundSettings | None:
@@ -113,7 +137,8 @@ class Inspection:
     def stopping_decision(
         self, config: dict[str, Any] | int, returns: Sequence[float]
     ) -> tuple[str | None, float, float]:
-        """ERAHBO's stopping rule for a round at ``config`` that has run ``returns`` so far.
+        """Whether a round at ``config`` that has run ``returns`` so far ends: the replication
+        rule's verdict (:meth:`erahbo.optimizer.replication.Rule.verdict`; ERAHBO: eq. 12).
 
         ``B_t`` on the current data with ``beta_stop`` (as at a round start), ``UCB_MV(x; k)``
         with ``returns`` pooled with ``config``'s data (a finite table: ``config`` is the row);
@@ -121,7 +146,8 @@ class Inspection:
         ``"k_max"``, ``"fixed_k"`` (fixed-k methods once ``k`` seeds ran) or None (one more
         seed, also before ``k_min``); the bounds are NaN without a model.
         """
-        return self.models.stopping_decision(self.policy, config, returns, self._beta_stop())
+        return self.models.stopping_decision(self.replication, config, returns,
+                                             self._beta_stop())
 
     def _beta_stop(self) -> float:
         """``beta_stop_t`` at the progress of the budget."""

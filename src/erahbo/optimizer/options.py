@@ -35,14 +35,14 @@ from typing import Any
 import numpy as np
 
 from erahbo.gp import ENGINES, KERNELS, GPHyper
-from erahbo.optimizer import parts
+from erahbo.optimizer import parts, replication
+from erahbo.optimizer.beta_stop import BetaStopSchedule
 from erahbo.optimizer.recommender import seeds_of
 from erahbo.optimizer.seedcap import cap_of
-from erahbo.policies import STOPPING_RULES, BetaStopSchedule, Policy, make_policy
 from erahbo.runtime.failures import FailurePolicy
 from erahbo.runtime.journal import canonical_json
 from erahbo.space import SearchSpace
-from erahbo.validation import check_initial_budget, check_k_range, check_option, check_real
+from erahbo.validation import check_initial_budget, check_option
 
 __all__ = [
     "METHODS",
@@ -63,8 +63,7 @@ PRESETS = ("default", "paper")
 # configurations with k_init = k_max seeds (k for the fixed-k methods; None below), GP
 # hyperparameters fitted once, after the initial design; the strategy's parts off (their
 # ``Param.paper``).
-PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_max": 20,
-                                  "n_init": 5, "k_init": None, "refit_every": 0,
+PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "n_init": 5, "k_init": None, "refit_every": 0,
                                   "refit_growth": None, **parts.preset_values("paper")}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md; the parts' values:
@@ -73,8 +72,8 @@ PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "beta_stop": 1.0, "k_min": 2, "k_
 ERAHBO_DEFAULTS: dict[str, Any] = {
     **PAPER_SETTINGS,
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
-    "k_min": 1,  # one seed per new configuration; more while eq. 12 says so (session 18)
-    "beta_stop": 0.0,  # B_t and the stopping UCB on posterior means: a tie stops at k_min
+    # k_min 1: one seed per new configuration, more while eq. 12 says so (session 18);
+    # beta_stop 0: B_t and the stopping UCB on posterior means, a tie stops at k_min
     **parts.preset_values("default"),
 }
 #: Version of the study settings a journal stores (:meth:`Options.settings_json`).
@@ -83,14 +82,13 @@ SETTINGS_SCHEMA = 2
 #: settings only away from these values (and not at all before they existed): the one table
 #: that reads them back (:func:`normalize_settings`; the parts' values: ``Param.absent``).
 SCHEMA_1_ABSENT: dict[str, Any] = {
-    "seed_batch": 1, "n_parallel": 1, "stopping": "ucb", "refit_growth": None,
-    **parts.absent_values(),
+    "n_parallel": 1, "refit_growth": None,
+    **parts.absent_values(),  # seed_batch 1, stopping "ucb", ...
 }
 # the core options with a rule in erahbo.validation.RULES (None: not given, where allowed);
 # the parts' options are checked by their Param
-_CHECKED = ("budget", "seed", "alpha", "beta", "beta_stop", "k_min", "k_max", "k", "n_init",
-            "k_init", "seed_batch", "n_parallel", "rho_max2", "refit_every", "refit_growth",
-            "raw_samples", "n_polish", "retries")
+_CHECKED = ("budget", "seed", "alpha", "beta", "n_init", "k_init", "n_parallel", "rho_max2",
+            "refit_every", "refit_growth", "raw_samples", "n_polish", "retries")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -105,10 +103,13 @@ class Options:
 
     :class:`erahbo.Optimizer` and :func:`erahbo.optimize` take these as keyword arguments of
     the same names. Each is checked by its rule in :data:`erahbo.validation.RULES` (integers
-    as integers: ``k=2.0`` is refused with the fix; reals as finite numbers), plus the rules
-    that tie options together (``k_min <= k_max``, ``seed_batch`` and ``stopping`` for ERAHBO
-    only, a schedule needs a budget). The options of the strategy's parts are listed last;
-    each part declares, checks and documents its own (:mod:`erahbo.optimizer.parts`).
+    as integers: ``k=2.0`` is refused with the fix; reals as finite numbers). The options of
+    the strategy's parts are listed last, the replication rule's first (``k``, ``k_min``,
+    ``k_max``, ``seed_batch``, ``stopping``), then the ``beta_stop`` schedule's
+    (``beta_stop``, ``schedule``, ``gamma``, ``slope``); each part declares, checks and
+    documents its own, and refuses the options that would do nothing together
+    (:mod:`erahbo.optimizer.parts`: ``k_min <= k_max``, ``seed_batch`` and ``stopping`` for
+    ERAHBO only, a schedule needs a budget, ...).
 
     Attributes
     ----------
@@ -127,26 +128,6 @@ class Options:
         Risk aversion in ``MV = f - alpha rho^2`` (GP-UCB ignores it when choosing).
     beta : float
         Acquisition confidence: bounds are ``mu +- sqrt(beta) sigma`` (paper: 2.5).
-    beta_stop : float
-        Confidence of ``B_t`` and of the stopping UCB; maximum of a schedule. Default 0 for
-        ERAHBO (``B_t`` and the stopping rule compare posterior means; the paper: 1.0).
-    schedule : {"constant", "exponential", "sigmoid"}
-        ``beta_stop`` schedule over the progress ``t / T`` (seeds used over ``budget``).
-    gamma, slope : float
-        Parameters of the exponential and sigmoid schedules.
-    k_min, k_max : int
-        ERAHBO's seeds per round range.
-    stopping : {"ucb", "race"}
-        ERAHBO's rule for more seeds: ``"ucb"`` (the paper: continue while
-        ``UCB_MV(x_t; k) > B_t``); ``"race"`` (an ablation after SMAC's intensifier, with
-        sample statistics instead of the GPs): double the seeds, ``k_min, 2 k_min, 4 k_min,
-        ... <= k_max``, while the sample MV of ``x_t`` is at least the best sample MV of the
-        other evaluated configurations; reject it as soon as it is below.
-    seed_batch : int
-        Seeds ERAHBO asks for at once after the first ``k_min`` (default 1, the paper's
-        rule: one seed, then the stopping rule). With ``n`` parallel workers, ``seed_batch=n``
-        keeps them all busy: the rule is checked after each batch of up to ``n`` seeds, so a
-        round may overshoot its stopping point by up to ``n - 1`` seeds (pooled, counted).
     n_parallel : int
         Trials that may be pending at once: :meth:`ask` may be called again before the
         earlier trials are told, up to ``n_parallel`` of them, each at a different
@@ -156,8 +137,6 @@ class Options:
         recommendation use the real data only. :meth:`ask` returns None while the next
         decision needs the pending results (the initial design must be told before the first
         model fit); :attr:`n_pending` tells this apart from the end of the budget.
-    k : int
-        Seeds per round of the fixed-k methods (paper: 20; RAHBO also 2).
     n_init : int
         Size of the initial Sobol design.
     k_init : int or None
@@ -199,15 +178,15 @@ class Options:
     alpha: float = 1.0
     beta: float | None = None  # None: from the preset (as every option typed "| None" here
     beta_stop: float | None = None  # whose docstring names a preset default)
-    schedule: str = "constant"
-    gamma: float = 10.0
-    slope: float = 10.0
+    schedule: str | None = None
+    gamma: float | None = None
+    slope: float | None = None
     k_min: int | None = None
     k_max: int | None = None
-    seed_batch: int = 1
+    seed_batch: int | None = None
     n_parallel: int = 1
-    stopping: str = "ucb"
-    k: int = 20
+    stopping: str | None = None
+    k: int | None = None
     n_init: int | None = None
     k_init: int | None = None
     initial_in_budget: bool = True
@@ -242,31 +221,14 @@ class Options:
         for name, value in base.items():
             if name not in given:
                 set_(self, name, value)
-        if self.stopping == "race" and "k_min" not in given:
-            set_(self, "k_min", max(2, self.k_min))  # racing compares sample variances
+        for name, value in replication.defaults(self, given).items():
+            set_(self, name, value)  # the rule's own (racing: k_min 2, a sample variance)
         for name in _CHECKED:
             value = getattr(self, name)
             if value is not None:
                 set_(self, name, check_option(name, value))
         for p in parts.PARAMS:
             set_(self, p.name, p.check(getattr(self, p.name)))
-        for name in ("gamma", "slope"):  # the schedule using one checks its sign
-            set_(self, name, check_real(name, getattr(self, name)))
-        check_k_range(self.k_min, self.k_max)
-        if self.seed_batch != 1 and method != "erahbo":
-            raise ValueError(
-                f"seed_batch={self.seed_batch} applies to ERAHBO's inner loop only; method "
-                f"{method!r} asks its k={self.k} seeds at once already (drop seed_batch)"
-            )
-        _choice("stopping", self.stopping, STOPPING_RULES)
-        if self.stopping != "ucb" and method != "erahbo":
-            raise ValueError(f"stopping={self.stopping!r} applies to ERAHBO only "
-                             f"(method={method!r})")
-        if self.schedule != "constant" and self.budget is None:
-            raise ValueError(f"schedule={self.schedule!r} needs a budget (progress is "
-                             "t / budget)")
-        self.beta_stop_schedule()  # the schedule's kind, gamma and slope
-        _check_combinations(self)
         parts.check(self, given)  # each part refuses what would do nothing
         set_(self, "initial_in_budget", bool(self.initial_in_budget))
         _choice("kernel", self.kernel, KERNELS)
@@ -345,14 +307,15 @@ class Options:
             return None
         return FailurePolicy.coerce(self.failures, self.retries)
 
-    def policy(self) -> Policy:
-        """The replication policy: how many seeds each round spends (:mod:`erahbo.policies`)."""
-        return make_policy(self.method, k=self.k, k_min=self.k_min, k_max=self.k_max,
-                           stopping=self.stopping, seed_batch=self.seed_batch)
+    def policy(self) -> replication.Rule:
+        """The replication rule: how many seeds each round spends
+        (:func:`erahbo.optimizer.replication.rule_of`)."""
+        return replication.rule_of(self)
 
     def beta_stop_schedule(self) -> BetaStopSchedule:
-        """``beta_stop_t`` over the progress ``t / budget``."""
-        return BetaStopSchedule(self.schedule, self.beta_stop, self.gamma, self.slope)
+        """``beta_stop_t`` over the progress ``t / budget``
+        (:mod:`erahbo.optimizer.beta_stop`)."""
+        return BetaStopSchedule.from_options(self)
 
     def check_budget(self, n_design: int) -> None:
         """The budget must cover an initial design of ``n_design`` configurations (when the
@@ -371,9 +334,7 @@ class Options:
         """
         out = {
             "method": self.method, "budget": self.budget, "seed": self.seed,
-            "alpha": self.alpha, "beta": self.beta, "beta_stop": self.beta_stop,
-            "schedule": self.schedule, "gamma": self.gamma, "slope": self.slope,
-            "k_min": self.k_min, "k_max": self.k_max, "k": self.k, "n_init": self.n_init,
+            "alpha": self.alpha, "beta": self.beta, "n_init": self.n_init,
             "k_init": self.k_init_value, "kernel": self.kernel,
             "refit_every": self.refit_every, "raw_samples": self.raw_samples,
             "n_polish": self.n_polish, "rho_max2": self.rho_max2,
@@ -381,9 +342,9 @@ class Options:
             "initial_in_budget": self.initial_in_budget, "engine": self.engine,
             "hyperparameters": hyper_json(hyperparameters),
         }
-        for name in ("seed_batch", "n_parallel", "stopping", "refit_growth"):
+        for name in ("n_parallel", "refit_growth"):
             out[name] = getattr(self, name)
-        out.update(parts.settings(self))
+        out.update(parts.settings(self))  # the replication rule's k, k_min, ... among them
         out["schema"] = SETTINGS_SCHEMA
         return out
 
@@ -406,25 +367,6 @@ def _document_parts(doc: str) -> str:
 
 
 Options.__doc__ = _document_parts(Options.__doc__ or "")
-
-
-def _check_combinations(o: Options) -> None:
-    """Refuse core options that would silently do nothing together (the error names the fix;
-    the parts refuse theirs: :func:`erahbo.optimizer.parts.check`)."""
-    if o.schedule != "constant" and not o.beta_stop:
-        raise ValueError(
-            f"schedule={o.schedule!r} scales beta_stop over the budget, but beta_stop="
-            f"{o.beta_stop} (the default for ERAHBO) makes every value 0: give beta_stop > 0 "
-            "(the paper: 1.0), or drop schedule")
-    if o.stopping == "race" and o.seed_batch != 1:
-        raise ValueError(
-            f"seed_batch={o.seed_batch} with stopping='race': racing doubles the seeds of a "
-            "round itself (k_min, 2 k_min, ...); drop seed_batch")
-    if o.stopping == "race" and o.min_seeds == 1:
-        raise ValueError(
-            "stopping='race' compares sample variances, which one seed does not have: give "
-            "k_min >= 2 and k_init >= 2 with it (its default k_min is 2), or drop "
-            "stopping='race'")
 
 
 def min_seeds_of(method: str | None, k_init: int | None, k_min: int | None,

@@ -10,7 +10,9 @@ places that list options:
   settings of old journals: :func:`preset_values`, :func:`absent_values`, :func:`settings`);
 * ``erahbo optimize`` and ``erahbo tune`` (a flag per option, :mod:`erahbo.cli._seed_options`);
 * the Hydra sweeper (a key per option), the Optuna sampler and the Ray Tune searcher (keyword
-  arguments);
+  arguments): the options of :data:`HOST_PARAMS` (the replication rule's core options, ``k``,
+  ``k_min``, ``k_max``, ``seed_batch`` and ``stopping``, and the ``beta_stop`` schedule's,
+  each host lists itself);
 * the benchmark's method names ``erahbo-<short><value>`` (:func:`method_variant`);
 * the API reference (``scripts/apidoc.py``: a table of :data:`PARAMS`).
 
@@ -27,22 +29,31 @@ from __future__ import annotations
 from typing import Any
 
 from erahbo.optimizer import (
+    beta_stop,
     challenger,
     random_design,
     recommender,
     replicate,
+    replication,
     seedcap,
     variance_prior,
 )
 from erahbo.validation import Param
 
-__all__ = ["PARAMS", "PARTS", "absent_values", "check", "method_variant", "preset_values",
-           "settings"]
+__all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "absent_values", "check", "method_variant",
+           "preset_values", "settings"]
 
-#: The parts with options, in the order their options are listed (CLI, docs).
-PARTS = (seedcap, recommender, random_design, challenger, variance_prior, replicate)
+#: The parts with options, in the order their options are listed (CLI, docs) and checked
+#: (the replication rule first: its seed range before the caps that read it).
+PARTS = (replication, beta_stop, seedcap, recommender, random_design, challenger,
+         variance_prior, replicate)
 #: Every part's options, in :data:`PARTS` order.
 PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
+#: The options the hosts derive from their declarations (``Param.hosts``): the CLI's flags,
+#: the Hydra sweeper's keys, the Optuna sampler's keywords. The others (the replication
+#: rule's ``k``, ``k_min``, ..., the ``beta_stop`` schedule's) each host lists itself, with its
+#: own defaults.
+HOST_PARAMS: tuple[Param, ...] = tuple(p for p in PARAMS if p.hosts)
 _BY_SHORT = {p.short: p for p in PARAMS if p.short}
 
 

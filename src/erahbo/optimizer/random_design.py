@@ -6,9 +6,9 @@ A part of a strategy (:mod:`erahbo.optimizer.strategy`); its options are declare
 
 While fewer than ``random_interleave`` runs of the budget are spent, every other BO round
 (the first, third, ... after the initial design) evaluates a random configuration instead of
-the acquisition's argmax. Such a round spends the policy's first seeds (``k_min`` for ERAHBO,
-``k`` for the fixed-k methods) and no more: ERAHBO's stopping rule does not extend it. After
-that many runs every round is the acquisition's again.
+the acquisition's argmax. Such a round spends the replication rule's first seeds (``k_min``
+for ERAHBO, ``k`` for the fixed-k methods) and no more: ERAHBO's stopping rule does not
+extend it. After that many runs every round is the acquisition's again.
 
 The configuration is drawn uniformly from the ``random_top`` share of the candidates with
 the highest acquisition (eq. 8): the unevaluated rows of a finite table, or ``raw_samples``

@@ -28,8 +28,8 @@ from erahbo.gp.one_seed import variance_observations
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.replicate import nearest_replicate
+from erahbo.optimizer.replication import Rule
 from erahbo.optimizer.state import StudyState
-from erahbo.policies import AdaptiveK, Policy
 from erahbo.recommendation import configs_table
 
 __all__ = ["RoundModels"]
@@ -160,40 +160,42 @@ class RoundModels:
         return closed
 
     def stopping_decision(
-        self, policy: Policy, config: Any, returns: Any, beta_stop: float
+        self, rule: Rule, config: Any, returns: Any, beta_stop: float
     ) -> tuple[str | None, float, float]:
-        """The stopping rule (eq. 12) for a round at ``config`` that ran ``returns`` so far.
+        """The replication rule's verdict (:meth:`~erahbo.optimizer.replication.Rule.verdict`;
+        ERAHBO: eq. 12) for a round at ``config`` that ran ``returns`` so far.
 
         ``B_t`` (eq. 10) on the current data, ``UCB^MV(x; k)`` with ``returns`` pooled with
-        ``config``'s data; nothing is told. Returns ``(reason, UCB^MV, B_t)`` (see
-        :meth:`erahbo.Optimizer.stopping_decision`).
+        ``config``'s data, computed when the rule asks; nothing is told. Returns ``(reason,
+        UCB^MV, B_t)`` (see :meth:`erahbo.Optimizer.stopping_decision`).
         """
         vals = [float(v) for v in returns]
         if not all(math.isfinite(v) for v in vals):
             raise ValueError(f"stopping_decision: returns {vals} must be finite")
-        st, o, n = self.state, self.options, len(vals)
-        if not isinstance(policy, AdaptiveK):
-            return ("fixed_k" if n >= policy.first else None), math.nan, math.nan
-        if n < policy.first or o.method == "random" or st.data.n == 0:
-            return ("k_max" if n >= policy.k_max else None), math.nan, math.nan
-        if self.settings is None:
-            self.fit()
-        if st.space.is_finite:
-            cand, u = int(config), st.candidates[int(config)]
-        else:
-            cand, u = None, st.space.encode(config)
-        d = st.data
-        same = np.flatnonzero((d.U == u).all(1))
-        row = int(same[0]) if same.size else None
-        pooled = ([] if row is None else list(d.returns[row])) + vals
-        if len(pooled) < o.min_seeds:
-            return None, math.nan, math.nan
-        rm = self.current()
-        B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # eq. 10
-        s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
-        ib = rm.inner(row, u, cand, float(np.mean(pooled)), s2, len(pooled), beta_stop,
-                      o.weight)
-        return policy.decide(len(vals), ib.ucb_mv, B_t), float(ib.ucb_mv), float(B_t)
+        st, o = self.state, self.options
+
+        def bounds() -> tuple[float, float] | None:
+            if self.settings is None:
+                self.fit()
+            if st.space.is_finite:
+                cand, u = int(config), st.candidates[int(config)]
+            else:
+                cand, u = None, st.space.encode(config)
+            d = st.data
+            same = np.flatnonzero((d.U == u).all(1))
+            row = int(same[0]) if same.size else None
+            pooled = ([] if row is None else list(d.returns[row])) + vals
+            if len(pooled) < o.min_seeds:
+                return None
+            rm = self.current()
+            B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # (10)
+            s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
+            ib = rm.inner(row, u, cand, float(np.mean(pooled)), s2, len(pooled), beta_stop,
+                          o.weight)
+            return ib.ucb_mv, B_t
+
+        plain = o.method == "random" or st.data.n == 0  # no models
+        return rule.verdict(len(vals), None if plain else bounds)
 
     def configs_table(self, cfgs: list[dict[str, Any]], failures: dict[int, int]) -> Any:
         """:attr:`erahbo.Result.configs`: every configuration with its MV bounds and rank."""

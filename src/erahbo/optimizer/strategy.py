@@ -8,9 +8,10 @@ rather than bookkeeping; each part is a small object with its own parameters:
 * **round schedule** — :class:`RoundSchedule`: which proposer a BO round goes to: the
   acquisition (eq. 8), a random draw from the acquisition's best share
   (:mod:`erahbo.optimizer.random_design`), or the challenger (:mod:`erahbo.optimizer.challenger`);
-* **replication rule** — :mod:`erahbo.policies`: fixed ``k`` (RAHBO, GP-UCB, random search),
-  adaptive ``k`` (ERAHBO, eq. 12) or racing; it returns each round's final stop reason;
-* **beta_stop schedule** — :class:`erahbo.policies.BetaStopSchedule` (eqs. 35-36);
+* **replication rule** — :mod:`erahbo.optimizer.replication`: fixed ``k`` (RAHBO, GP-UCB,
+  random search), adaptive ``k`` (ERAHBO, eq. 12) or racing: the seeds of every trial, and
+  each round's final stop reason;
+* **beta_stop schedule** — :class:`erahbo.optimizer.beta_stop.BetaStopSchedule` (eqs. 35-36);
 * **seed caps** — :class:`erahbo.optimizer.seedcap.SeedCaps`;
 * **recommender** — :class:`erahbo.optimizer.recommender.Recommender` (``argmax LCB^MV``,
   well-sampled configurations).
@@ -38,12 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from erahbo.optimizer.beta_stop import BetaStopSchedule
 from erahbo.optimizer.challenger import ChallengerRounds, pick_challenger
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.random_design import RandomRounds, random_configuration
 from erahbo.optimizer.recommender import Recommender
+from erahbo.optimizer.replication import Rule, rule_of
 from erahbo.optimizer.seedcap import SeedCaps
-from erahbo.policies import BetaStopSchedule, Policy
 
 if TYPE_CHECKING:
     from erahbo.gp import RoundModel
@@ -97,7 +99,7 @@ class Strategy:
     options : Options
         The validated options the parts were built from (the random draw and the
         acquisition read theirs, ``weight`` and ``raw_samples`` from them).
-    replication : Policy
+    replication : Rule
     beta_stop : BetaStopSchedule
     schedule : RoundSchedule
     caps : SeedCaps
@@ -107,7 +109,7 @@ class Strategy:
     """
 
     options: Options
-    replication: Policy
+    replication: Rule
     beta_stop: BetaStopSchedule
     schedule: RoundSchedule
     caps: SeedCaps
@@ -119,7 +121,7 @@ class Strategy:
         """The strategy of validated :class:`Options` (their presets included)."""
         return cls(
             options=o,
-            replication=o.policy(),
+            replication=rule_of(o),
             beta_stop=o.beta_stop_schedule(),
             schedule=RoundSchedule.from_options(o),
             caps=SeedCaps.from_options(o),

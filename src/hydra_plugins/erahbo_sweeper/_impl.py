@@ -27,7 +27,7 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 import erahbo
-from erahbo.optimizer.parts import PARAMS
+from erahbo.optimizer.parts import HOST_PARAMS
 from erahbo.runtime.journal import Journal, JournalError, SettingsMismatchError
 
 from ._hypersweeper import kept_parallel, translate
@@ -152,7 +152,7 @@ class ErahboSweeperImpl(Sweeper):
     def _optimizer(self, space: Any, o: dict[str, Any], journal: Path,
                    sweep_dir: Path, fixed: list[str]) -> Any:
         given = {n: o[n] for n in ("beta", "beta_stop", "k_min", "n_init", "k_init",
-                                   *(p.name for p in PARAMS))  # the strategy parts' options
+                                   *(p.name for p in HOST_PARAMS))  # the parts' options
                  if o.get(n) is not None}
         return erahbo.Optimizer(
             space, method=o["method"], budget=int(o["budget"]), seed=int(o["seed"]),

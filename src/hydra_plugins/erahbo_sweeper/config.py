@@ -9,7 +9,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
-from erahbo.optimizer.parts import PARAMS
+from erahbo.optimizer.parts import HOST_PARAMS
 
 
 @dataclass
@@ -56,11 +56,11 @@ class _SweeperKeys:
 
 # and a key per option of the strategy's parts, from their declarations (None: the preset's)
 ErahboSweeperConf = make_dataclass(
-    "ErahboSweeperConf", [(p.name, Any, field(default=None)) for p in PARAMS],
+    "ErahboSweeperConf", [(p.name, Any, field(default=None)) for p in HOST_PARAMS],
     bases=(_SweeperKeys,),
     namespace={"__module__": __name__,
                "__doc__": "Keys of ``hydra.sweeper``: the sweeper's own, then one per option "
-                          "of the strategy's parts (erahbo.optimizer.parts.PARAMS)."})
+                          "of the strategy's parts (erahbo.optimizer.parts.HOST_PARAMS)."})
 
 ConfigStore.instance().store(
     group="hydra/sweeper", name="erahbo", node=ErahboSweeperConf, provider="erahbo"

@@ -1,0 +1,498 @@
+"""The replication rule: how many seeds a configuration's trial gets, and when its round ends.
+
+A part of a strategy (:mod:`erahbo.optimizer.strategy`). A BO round runs one configuration
+``x_t``; the rule decides how many seeds open the round, how many each further trial asks for,
+and whether the round ends after a tell:
+
+* :class:`FixedK` — RAHBO, GP-UCB and random search: ``k`` seeds per round, one trial;
+* :class:`AdaptiveK` — ERAHBO (Sec. 3.2.1): ``k_min`` seeds first, then one more at a time
+  (``seed_batch`` at a time with parallel workers) until the stopping rule (eq. 12,
+  :func:`erahbo.gp.bounds.adaptive_rule`), ``UCB_t^MV(x_t; k) <= B_t``, holds, ``k = k_max``
+  or the budget is spent;
+* :class:`Race` — an ablation after SMAC's intensifier: double the seeds while ``x_t``'s sample
+  MV is at least the best other one.
+
+ERAHBO's rules are listed in :data:`RULES` by the value of the option ``stopping`` that names
+them; the fixed-k methods use :class:`FixedK`. **A new rule** is its class (a frozen dataclass
+subclass of :class:`Rule` whose fields are the options it reads, with its own ``PARAMS``
+and ``check`` when it has options or refusals of its own) plus one line in :data:`RULES`, and
+its tests: the ``stopping`` choices, the refusals, the study settings, the API reference and
+every host follow from there.
+
+**Options.** The rule's options are declared once, in :data:`PARAMS` (collected by
+:mod:`erahbo.optimizer.parts`; checks, both presets, the study settings, the settings of old
+journals). ``k``, ``k_min``, ``k_max``, ``seed_batch`` and ``stopping`` are core options that
+each host lists itself with its own default (``k_max = 10`` in ``erahbo tune`` and the Hydra
+sweeper: ``Param.hosts`` is False); a rule's own new options reach every host from their
+declaration. :func:`check` refuses the combinations that would do nothing.
+
+**JSON and state.** A journal stores the rule's options among the study settings
+(:meth:`erahbo.optimizer.options.Options.settings_json`); :meth:`Rule.to_json` and
+:func:`rule_from_json` give the rule alone as plain JSON and back (equal rules, equal JSON).
+A rule holds no state: a round's progress (its seeds so far, ``B_t``, the bounds after the
+last tell) lives in the optimizer's open :class:`~erahbo.optimizer.records.Round`, which a
+snapshot stores with the optimizer.
+
+**One interface for every host.** The core's own study and the hosts that run trials
+themselves (the Optuna sampler, the Ray Tune searcher) ask the same questions; the answers are
+here, on the rule, and on :class:`erahbo.Optimizer` where they need the data:
+
+=========================================  ==================================================
+question                                   answer
+=========================================  ==================================================
+seeds of a round's first trial             :meth:`Rule.opening_seeds` (``free``, ``left``)
+seeds of an open round's next trial        :meth:`Rule.next_trial_seeds` (``k``, ...)
+seeds of one trial that runs a whole       :meth:`Rule.round_seeds` (a pruner ends it early)
+round
+the most seeds of one round                :attr:`Rule.most`
+whether the bounds may end a round now     :meth:`Rule.decides` (``n`` seeds run)
+whether a round ends, with its returns     :meth:`Rule.verdict`; with the study's data:
+                                           :meth:`erahbo.Optimizer.stopping_decision`
+whether a round ends after a tell          :meth:`Rule.after_tell` (the core's rounds)
+seeds left in the budget, under the caps   :attr:`erahbo.Optimizer.free_seeds`,
+                                           :meth:`erahbo.Optimizer.seeds_left`
+which seeds                                :meth:`erahbo.Optimizer.next_seeds`
+=========================================  ==================================================
+
+>>> rule = AdaptiveK(k_min=2, k_max=20)
+>>> rule.decide(k=2, ucb_mv=0.3, B_t=0.5)
+'dominated'
+>>> rule.decide(k=2, ucb_mv=0.7, B_t=0.5) is None
+True
+>>> rule.opening_seeds(free=100, left=float("inf")), rule.round_seeds(2, left=8)
+(2, 10)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
+
+from erahbo.validation import RULES as CHECKS
+from erahbo.validation import Param, check_k_range, check_option
+
+__all__ = [
+    "CAPPED",
+    "PARAMS",
+    "RULES",
+    "STOPPING_RULES",
+    "STOP_REASONS",
+    "AdaptiveK",
+    "FixedK",
+    "Race",
+    "Rule",
+    "check",
+    "make_rule",
+    "rule_from_json",
+    "rule_of",
+]
+
+#: Why a round ended (a rounds table's ``stop_reason``), each with what it means. The order
+#: is the order of the legend of :func:`erahbo.analysis.run_plots.plot_rounds`.
+STOP_REASONS = {
+    "dominated": "the stopping rule: UCB_MV below B_t",
+    "k_max": "k_max seeds reached",
+    "fixed_k": "a fixed-k round completed",
+    "budget": "the budget ran out",
+    "excluded": "the configuration was excluded (finite table)",
+    "infeasible": "the configuration failed (infeasible)",
+    "initial": "the initial design",
+    "warm": "runs given as a warm start",
+    "max_seeds": "the configuration reached its seed cap",
+    "random": "chosen at random (the random design's rounds: their first seeds only)",
+}
+#: The stop reason of a round that the seed cap (:mod:`erahbo.optimizer.seedcap`) ends.
+CAPPED = "max_seeds"
+NAN = math.nan
+
+#: A rule's bounds on demand: ``(UCB_MV(x; k), B_t)``, or None when there are none yet.
+Bounds = Callable[[], "tuple[float, float] | None"]
+
+
+class Rule:
+    """A replication rule (see the module docstring): its fields are the options it reads.
+
+    Subclasses set :attr:`name`, define :attr:`first`, :attr:`most`, :meth:`decide` and
+    :meth:`after_tell`, and may declare options of their own (``PARAMS``) and refusals
+    (:meth:`check`).
+    """
+
+    #: The value of ``stopping`` that names the rule (``"fixed"``: the fixed-k methods').
+    name: ClassVar[str] = ""
+    #: The rule's own options (beyond :data:`PARAMS`' shared ones).
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    #: Whether :meth:`after_tell` reads the round's bounds (``UCB^MV(x_t; k)``, ``B_t``).
+    needs_models: ClassVar[bool] = False
+    #: Whether :meth:`after_tell` reads ``x_t``'s sample MV against the others'.
+    uses_sample_gap: ClassVar[bool] = False
+    #: Whether a round may run more trials than its first (seeds decided after each tell).
+    adaptive: ClassVar[bool] = False
+    #: The fewest first seeds the rule works with when ``k_min`` is not given.
+    fewest_first: ClassVar[int] = 1
+
+    @classmethod
+    def from_options(cls, o: Any) -> Rule:
+        """The rule of validated options: its fields from the options of the same names."""
+        return cls(**{f.name: getattr(o, f.name) for f in fields(cls)})
+
+    @classmethod
+    def check(cls, o: Any) -> None:
+        """Refuse the options that would do nothing under this rule (none by default)."""
+
+    @property
+    def first(self) -> int:
+        """Seeds asked for at the start of a round."""
+        raise NotImplementedError
+
+    @property
+    def most(self) -> int:
+        """The most seeds one round spends (before the seed caps and the budget)."""
+        raise NotImplementedError
+
+    def decide(self, k: int, ucb_mv: float, B_t: float) -> str | None:
+        """Stop reason of a round at ``k`` seeds with these bounds, or None to go on."""
+        raise NotImplementedError
+
+    def next_seeds(self, k: int, free: float) -> int:
+        """Seeds of the next trial of a round at ``k`` seeds, ``free`` left in the budget."""
+        return 1
+
+    def after_tell(self, k: int, asked: int, remaining: float, seeds_left: float = math.inf,
+                   **bounds: Any) -> str | None:
+        """The round's final stop reason after a tell (a key of :data:`STOP_REASONS`), or
+        None for more seeds (:meth:`AdaptiveK.after_tell` documents the arguments)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ any host
+    def opening_seeds(self, free: float, left: float) -> int:
+        """Seeds of a round's first trial: :attr:`first`, within ``free`` seeds of the budget
+        (not spent nor pending) and the ``left`` the seed caps leave the configuration; at
+        least one."""
+        return int(max(min(int(min(self.first, free)), left), 1))
+
+    def next_trial_seeds(self, k: int, free: float, left: float) -> int:
+        """Seeds of the next trial of an open round at ``k`` seeds (:meth:`next_seeds`),
+        within ``left`` (the seed caps)."""
+        return int(min(self.next_seeds(k, free), left))
+
+    def round_seeds(self, opened: int, left: float, *, random_round: bool = False) -> int:
+        """Seeds of one trial that runs a whole round (a host whose trial trains until a
+        pruner stops it): an adaptive rule's round may grow from its ``opened`` first seeds
+        by the ``left`` the seed caps leave, up to :attr:`most`; a fixed-k or random round
+        is its first trial."""
+        if not self.adaptive or random_round:
+            return int(opened)
+        return int(min(self.most, opened + left))
+
+    def decides(self, n: int) -> bool:
+        """Whether the bounds may end a round that has run ``n`` seeds (an adaptive rule,
+        after its first seeds): when a host's pruner asks :meth:`verdict`."""
+        return self.adaptive and n >= self.first
+
+    def verdict(self, n: int, bounds: Bounds | None) -> tuple[str | None, float, float]:
+        """``(reason, UCB_MV, B_t)`` for a round that has run ``n`` seeds: the reason a key of
+        :data:`STOP_REASONS` or None (go on). ``bounds`` computes ``(UCB_MV(x; n), B_t)`` on
+        demand (None: no models; it may return None: too few seeds for a bound); the bounds
+        are NaN where none was computed."""
+        return ("fixed_k" if n >= self.first else None), NAN, NAN
+
+    def to_json(self) -> dict[str, Any]:
+        """The rule as plain JSON: ``{"rule": name, <option>: value, ...}``."""
+        return {"rule": self.name, **asdict(self)}  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class FixedK(Rule):
+    """``k`` seeds per round (RAHBO, GP-UCB, random search)."""
+
+    k: int = 20
+    name = "fixed"
+
+    def __post_init__(self) -> None:
+        check_option("k", self.k)
+
+    @property
+    def first(self) -> int:
+        """Seeds asked for at the start of a round: ``k``."""
+        return int(self.k)
+
+    @property
+    def most(self) -> int:
+        """The most seeds of a round: ``k``."""
+        return int(self.k)
+
+    def decide(self, k: int, ucb_mv: float, B_t: float) -> str | None:
+        """Always ends the round after its ``k`` seeds: returns ``"fixed_k"``."""
+        return "fixed_k"
+
+    def after_tell(self, k: int, asked: int, remaining: float, seeds_left: float = math.inf,
+                   *, random_round: bool = False, **_: object) -> str:
+        """End of the round: ``"fixed_k"`` (``"random"`` for a round chosen at random), or
+        ``"budget"`` when fewer seeds than ``k`` ran (:data:`CAPPED`: the cap cut it)."""
+        return _final(_first_trial(self.first, asked, random_round), remaining, seeds_left)
+
+
+@dataclass(frozen=True)
+class AdaptiveK(Rule):
+    """ERAHBO's confidence-based replication with ``k in [k_min, k_max]`` (eq. 12)."""
+
+    k_min: int = 2
+    k_max: int = 20
+    seed_batch: int = 1
+    name = "ucb"
+    needs_models = True  # the stopping rule reads UCB^MV(x_t; k) and B_t
+    adaptive = True
+
+    def __post_init__(self) -> None:
+        check_k_range(self.k_min, self.k_max)
+        check_option("seed_batch", self.seed_batch)
+
+    @property
+    def first(self) -> int:
+        """Seeds asked for at the start of a round: ``k_min``."""
+        return int(self.k_min)
+
+    @property
+    def most(self) -> int:
+        """The most seeds of a round: ``k_max``."""
+        return int(self.k_max)
+
+    def decide(self, k: int, ucb_mv: float, B_t: float) -> str | None:
+        """Stop reason after ``k`` seeds of this round, or None to ask for one more seed.
+
+        Parameters
+        ----------
+        k : int
+            Seeds spent at ``x_t`` in this round so far.
+        ucb_mv : float
+            ``UCB_t^MV(x_t; k)`` with the models updated by those seeds.
+        B_t : float
+            Incumbent lower bound of the round.
+
+        Returns
+        -------
+        str or None
+            ``"dominated"`` (eq. 12 holds), ``"k_max"``, or None (continue).
+        """
+        from erahbo.gp.bounds import adaptive_rule  # scipy: not at start-up (the CLI)
+
+        if adaptive_rule(ucb_mv, B_t):
+            return "dominated"
+        if k >= self.k_max:
+            return "k_max"
+        return None
+
+    def _step(self, k: int) -> int:
+        return self.seed_batch
+
+    def next_seeds(self, k: int, free: float) -> int:
+        """Seeds of the next trial of a round at ``k`` seeds, with ``free`` left in the budget.
+
+        ``seed_batch`` (one: the paper's rule), never past ``k_max`` nor the budget.
+        """
+        return int(min(self._step(k), free, max(self.k_max - k, 1)))
+
+    def verdict(self, n: int, bounds: Bounds | None) -> tuple[str | None, float, float]:
+        """Before its first seeds or without models: ``"k_max"`` once ``n`` reaches it, else
+        None; then :meth:`decide` on the bounds (see :meth:`Rule.verdict`)."""
+        if n < self.first or bounds is None:
+            return ("k_max" if n >= self.k_max else None), NAN, NAN
+        got = bounds()
+        if got is None:
+            return None, NAN, NAN
+        ucb_mv, B_t = got
+        return self.decide(n, ucb_mv, B_t), float(ucb_mv), float(B_t)
+
+    def after_tell(
+        self,
+        k: int,
+        asked: int,
+        remaining: float,
+        seeds_left: float = math.inf,
+        *,
+        random_round: bool = False,
+        ucb_mv: float | None = None,
+        B_t: float = math.nan,
+        sample_gap: float | None = None,
+    ) -> str | None:
+        """The round's final stop reason after a tell (a key of :data:`STOP_REASONS`), or
+        None for more seeds.
+
+        Parameters
+        ----------
+        k : int
+            Seeds of the round so far.
+        asked : int
+            Seeds of the trial just told.
+        remaining : float
+            Seeds left in the budget.
+        seeds_left : float
+            Seeds the configuration may still get under the seed caps
+            (:mod:`erahbo.optimizer.seedcap`): a round the cap ends is :data:`CAPPED`.
+        random_round : bool
+            The round's configuration was drawn at random (``"random"`` when it ends).
+        ucb_mv : float or None
+            ``UCB_t^MV(x_t; k)``; None for a round without models (a random round, no data
+            yet): it ends after its first trial like a fixed-k round.
+        B_t : float
+            The round's incumbent bound.
+        sample_gap : float or None
+            ``x_t``'s sample MV minus the best other one (:class:`Race` only).
+        """
+        if ucb_mv is None and self.needs_models:  # a round without models
+            return _final(_first_trial(self.first, asked, random_round), remaining, seeds_left)
+        reason = self._stop(k, ucb_mv, B_t, sample_gap)
+        return _final("budget" if reason is None and remaining < 1 else reason, remaining,
+                      seeds_left)
+
+    def _stop(self, k: int, ucb_mv: float | None, B_t: float,
+              sample_gap: float | None) -> str | None:
+        return self.decide(k, ucb_mv, B_t)
+
+
+@dataclass(frozen=True)
+class Race(AdaptiveK):
+    """Racing ablation of ERAHBO (``stopping="race"``, after SMAC's intensifier).
+
+    Sample statistics instead of the GPs: double the seeds, ``k_min, 2 k_min, 4 k_min, ...
+    <= k_max``, while ``x_t``'s sample MV is at least the best sample MV of the other evaluated
+    configurations (``sample_gap >= 0`` in :meth:`after_tell`); reject it as soon as it is
+    below. Its ``k_min`` is 2 unless given (it compares sample variances).
+    """
+
+    name = "race"
+    needs_models = False
+    uses_sample_gap = True  # the decision reads x_t's sample MV against the others'
+    fewest_first = 2
+
+    @classmethod
+    def check(cls, o: Any) -> None:
+        """Refuse ``seed_batch`` (racing doubles the seeds itself) and one-seed starts."""
+        if o.seed_batch != 1:
+            raise ValueError(
+                f"seed_batch={o.seed_batch} with stopping='race': racing doubles the seeds of "
+                "a round itself (k_min, 2 k_min, ...); drop seed_batch")
+        if o.min_seeds == 1:
+            raise ValueError(
+                "stopping='race' compares sample variances, which one seed does not have: give "
+                "k_min >= 2 and k_init >= 2 with it (its default k_min is 2), or drop "
+                "stopping='race'")
+
+    def _step(self, k: int) -> int:
+        return k  # double
+
+    def _stop(self, k: int, ucb_mv: float | None, B_t: float,
+              sample_gap: float | None) -> str | None:
+        if sample_gap is not None and sample_gap < 0:
+            return "dominated"
+        return "k_max" if k >= self.k_max else None
+
+
+#: ERAHBO's replication rules by the value of ``stopping`` that names them (the fixed-k
+#: methods: :class:`FixedK`). A new rule is one line here.
+RULES: dict[str, type[AdaptiveK]] = {
+    "ucb": AdaptiveK,  # the paper's stopping rule, eq. 12
+    "race": Race,  # an ablation after SMAC's intensifier
+}
+STOPPING_RULES = tuple(RULES)  # the values of ``stopping`` (of the rules listed at import)
+
+
+def _stopping(name: str, value: Any) -> str:
+    """Rule of ``stopping``: the name of a rule of :data:`RULES`."""
+    if value not in tuple(RULES):
+        raise ValueError(f"{name}={value!r} must be one of {tuple(RULES)}")
+    return str(value)
+
+
+#: The replication rule's options (:class:`erahbo.validation.Param`): the core options every
+#: host lists itself (``hosts=False``), then the rules' own.
+PARAMS: tuple[Param, ...] = (
+    Param("k", int, CHECKS["k"], default=20, paper=20, absent=20,
+          help="Seeds per round of the fixed-k methods (RAHBO, GP-UCB, random search; the "
+               "paper: 20, RAHBO also 2).", hosts=False),
+    Param("k_min", int, CHECKS["k_min"], default=1, paper=2, absent=2,
+          help="ERAHBO: seeds that open a round, before the stopping rule decides (default: "
+               "the preset's, 1; the paper's 2; racing's 2).", hosts=False),
+    Param("k_max", int, CHECKS["k_max"], default=20, paper=20, absent=20,
+          help="ERAHBO: the most seeds of one round.", hosts=False),
+    Param("seed_batch", int, CHECKS["seed_batch"], default=1, paper=1, absent=1,
+          help="ERAHBO: seeds asked at once after k_min (1: the paper's rule, one seed, then "
+               "the stopping rule; n parallel workers: n, and a round may overshoot its stop "
+               "by up to n - 1 seeds).", hosts=False),
+    Param("stopping", str, _stopping, default="ucb", paper="ucb", absent="ucb",
+          help="ERAHBO's rule for more seeds: 'ucb' (the paper: go on while UCB_MV(x_t; k) > "
+               "B_t) or 'race' (an ablation after SMAC's intensifier: double the seeds while "
+               "x_t's sample MV is at least the best other one).", hosts=False),
+    *(p for rule in RULES.values() for p in rule.PARAMS),
+)
+
+
+def rule_of(o: Any) -> Rule:
+    """The replication rule of validated options: ERAHBO's rule named by ``stopping``, the
+    fixed-k methods' :class:`FixedK`."""
+    if o.method == "erahbo":
+        return RULES[o.stopping].from_options(o)
+    return FixedK.from_options(o)
+
+
+def defaults(o: Any, given: set[str]) -> dict[str, Any]:
+    """The rule's own values of options not given, over the preset's (racing: ``k_min``
+    at least 2)."""
+    rule = RULES.get(o.stopping) if isinstance(o.stopping, str) else None
+    if rule is None or "k_min" in given or o.k_min is None or o.k_min >= rule.fewest_first:
+        return {}
+    return {"k_min": rule.fewest_first}
+
+
+def check(o: Any, given: set[str]) -> None:
+    """Refuse a seed range upside down, ERAHBO's options under another method, and what the
+    rule in force refuses (:meth:`Rule.check`)."""
+    check_k_range(o.k_min, o.k_max)
+    if o.seed_batch != 1 and o.method != "erahbo":
+        raise ValueError(
+            f"seed_batch={o.seed_batch} applies to ERAHBO's inner loop only; method "
+            f"{o.method!r} asks its k={o.k} seeds at once already (drop seed_batch)")
+    if o.stopping != "ucb" and o.method != "erahbo":
+        raise ValueError(f"stopping={o.stopping!r} applies to ERAHBO only "
+                         f"(method={o.method!r})")
+    if o.method == "erahbo":
+        RULES[o.stopping].check(o)
+
+
+def rule_from_json(spec: dict[str, Any]) -> Rule:
+    """The rule of :meth:`Rule.to_json`'s JSON."""
+    spec = dict(spec)
+    name = spec.pop("rule", None)
+    rules: dict[str, type[Rule]] = {FixedK.name: FixedK, **RULES}
+    if name not in rules:
+        raise ValueError(f"replication rule {name!r}: this erahbo knows "
+                         f"{', '.join(map(repr, rules))}")
+    return rules[name](**spec)
+
+
+def make_rule(method: str, *, k: int = 20, k_min: int = 2, k_max: int = 20,
+              stopping: str = "ucb", seed_batch: int = 1) -> Rule:
+    """Replication rule of a method: ERAHBO's rule named by ``stopping``, the others fixed
+    ``k`` (the options unchecked for combinations: :class:`erahbo.Options` checks them)."""
+    if method == "erahbo":
+        return RULES[_stopping("stopping", stopping)](k_min=k_min, k_max=k_max,
+                                                      seed_batch=seed_batch)
+    return FixedK(k=k)
+
+
+def _first_trial(first: int, asked: int, random_round: bool) -> str:
+    """A round that ends after its first trial: ``"budget"`` when fewer than ``first`` seeds
+    ran, else ``"random"`` (chosen at random) or ``"fixed_k"``."""
+    if asked < first:
+        return "budget"
+    return "random" if random_round else "fixed_k"
+
+
+def _final(reason: str | None, remaining: float, seeds_left: float) -> str | None:
+    """A round that the seed cap cuts (no seeds left for the configuration, budget left) ends
+    with :data:`CAPPED`, not with its rule's reason."""
+    if seeds_left < 1 and reason in (None, "budget") and remaining >= 1:
+        return CAPPED
+    return reason
