@@ -45,7 +45,8 @@ def _stored(path: Path) -> dict:
 CHANGED_SINCE = {
     # var_noise_prior: -1 for ERAHBO's defaults in session 18, the journals' -4 again since 19
     "k_min": 2,  # session 19: ERAHBO's new configurations start with one seed
-    "recommend_min_seeds": 1,  # session 20: the incumbent is a replicated configuration
+    "recommend_min_seeds": 1,  # session 20: the recommendation is a replicated configuration
+    "replicate_within": 0.0,  # session 20: a proposal within the resolution replicates
 }
 
 
