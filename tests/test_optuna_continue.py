@@ -16,7 +16,10 @@ from conftest import two_peaks_run as train  # noqa: E402
 from erahbo.integrations.optuna import RECOMMENDATION, ERAHBOSampler, trial_seeds  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-OPTS = dict(seed=0, n_init=4, k_init=3, k_min=2, k_max=6, raw_samples=128, n_polish=2)
+# replicate_within 0: these tests count the runs read from another sampler's trials by their
+# configurations; a replicate (erahbo.optimizer.replicate) would add ERAHBO's own runs to them
+OPTS = dict(seed=0, n_init=4, k_init=3, k_min=2, k_max=6, raw_samples=128, n_polish=2,
+            replicate_within=0.0)
 PER_SEED = range(10)  # trials 0-9 report steps 0, 1, 2
 CURVE = range(10, 14)  # trials 10-13 report a learning curve at steps 1000, 2000, 3000
 SILENT, PRUNED, FAILED = 14, 15, 16  # no report; pruned after step 0; raises before a report
