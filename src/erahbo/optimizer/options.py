@@ -34,13 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from erahbo._json import canonical_json
 from erahbo.gp import ENGINES, KERNELS, GPHyper
 from erahbo.optimizer import parts, replication
 from erahbo.optimizer.beta_stop import BetaStopSchedule
 from erahbo.optimizer.recommender import seeds_of
 from erahbo.optimizer.seedcap import cap_of
 from erahbo.runtime.failures import FailurePolicy
-from erahbo.runtime.journal import canonical_json
 from erahbo.space import SearchSpace
 from erahbo.validation import check_initial_budget, check_option
 
