@@ -42,6 +42,8 @@ MODULES = (
     "erahbo.gp.prior",
     "erahbo.gp.fit",
     "erahbo.validation",
+    "erahbo.optimizer.failure",
+    "erahbo.optimizer.outcomes",
     "erahbo.runtime.failures",
     "erahbo.runtime.failure_limit",
     "erahbo.runtime.evaluate",

@@ -123,7 +123,7 @@ def tune(
     journal : path, optional
         SQLite journal; an existing one with the same settings is resumed.
     failures : {"penalize", "retry", "exclude"}
-        Policy for failed runs (see :mod:`erahbo.runtime.failures`).
+        Policy for failed runs (see :mod:`erahbo.optimizer.failure`).
     extra : dict, optional
         Overrides of the worker request, e.g. ``{"n_total_timesteps": 4096}`` for smoke runs.
     on_trial : callable, optional

@@ -38,9 +38,9 @@ from erahbo._json import canonical_json
 from erahbo.gp import ENGINES, KERNELS, GPHyper
 from erahbo.optimizer import parts, replication
 from erahbo.optimizer.beta_stop import BetaStopSchedule
+from erahbo.optimizer.failure import FailurePolicy
 from erahbo.optimizer.recommender import seeds_of
 from erahbo.optimizer.seedcap import cap_of
-from erahbo.runtime.failures import FailurePolicy
 from erahbo.space import SearchSpace
 from erahbo.validation import check_initial_budget, check_option
 
@@ -162,7 +162,7 @@ class Options:
         Fast cached implementation or the plain reference (same decisions).
     failures : {"penalize", "retry", "exclude"} or None
         What :meth:`tell` does with non-finite returns (failed runs; see
-        :mod:`erahbo.runtime.failures`): ``"penalize"`` counts them with a return below the worst
+        :mod:`erahbo.optimizer.failure`): ``"penalize"`` counts them with a return below the worst
         feasible one, ``"exclude"`` marks the configuration infeasible; ``"retry"`` is for
         :func:`optimize` (in ask/tell mode the user ran the seeds: failures are penalized).
         Default None: a non-finite return raises ValueError, unless a journal is given (then

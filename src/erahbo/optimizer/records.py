@@ -19,8 +19,9 @@ import pandas as pd
 from erahbo._data import Observations
 from erahbo.datasets.long_format import HISTORY_BOOKKEEPING
 from erahbo.gp import InnerBounds, RoundModel
+from erahbo.optimizer.failure import COUNTED
+from erahbo.optimizer.outcomes import tell_values
 from erahbo.optimizer.state import StudyState
-from erahbo.runtime.failures import COUNTED, tell_values
 
 __all__ = [
     "FINAL",

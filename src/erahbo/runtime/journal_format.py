@@ -24,7 +24,7 @@ from typing import IO, Any
 from erahbo import __version__
 from erahbo._json import canonical_json, plain_json
 from erahbo._lockfile import lock_file, lock_inode, unlock_inode
-from erahbo.runtime.failures import COUNTED
+from erahbo.optimizer.failure import COUNTED
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -183,7 +183,8 @@ def settings_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One row of the ``runs`` table (fields as in :class:`erahbo.runtime.failures.RunOutcome`)."""
+    """One row of the ``runs`` table (fields as in
+    :class:`erahbo.optimizer.outcomes.RunOutcome`)."""
 
     run_id: int
     trial_id: int
