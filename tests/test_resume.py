@@ -23,14 +23,8 @@ from erahbo.objectives.synthetic import Figure1Task
 from erahbo.runtime.failures import penalty_value
 from erahbo.runtime.journal import Journal, SettingsMismatchError, canonical_json
 from erahbo.study import Optimizer, load_objective, objective_spec, optimize, study_options
-from fault_injection import (
-    FAIL_ENV,
-    check_no_loss_no_duplicates,
-    progress,
-    snapshot,
-    table,
-    table_objective,
-)
+from fault_injection import FAIL_ENV, table, table_objective
+from fault_kill import check_no_loss_no_duplicates, progress, snapshot
 from resume_helpers import KW, SCRIPT, SRC, Counting, Crash, same_history
 
 # --- settings ------------------------------------------------------------------------------

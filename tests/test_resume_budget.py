@@ -14,7 +14,8 @@ from erahbo.cli import app
 from erahbo.objectives.synthetic import Figure1Task
 from erahbo.runtime.journal import Journal, SettingsMismatchError
 from erahbo.study import Optimizer, optimize
-from fault_injection import snapshot, table, table_objective
+from fault_injection import table, table_objective
+from fault_kill import snapshot
 from resume_helpers import KW, Counting, Crash, same_history
 
 # --- more budget for a finished or running study ---------------------------------------------
