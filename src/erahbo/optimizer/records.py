@@ -20,6 +20,7 @@ from erahbo._data import Observations
 from erahbo.datasets.long_format import HISTORY_BOOKKEEPING
 from erahbo.gp import InnerBounds, RoundModel
 from erahbo.optimizer.state import StudyState
+from erahbo.risk import RiskMeasure, measure_from_json
 from erahbo.runtime.failures import COUNTED, tell_values
 
 __all__ = [
@@ -149,6 +150,24 @@ class Result:
     failures: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
+
+    @property
+    def measure(self) -> RiskMeasure:
+        """The study's risk measure (:mod:`erahbo.risk`, from :attr:`settings`; MV for
+        settings without ``risk``): ``incumbent_mv`` and the ``mv``, ``lcb_mv``, ``ucb_mv``
+        columns are its estimate and bounds, in return units."""
+        return measure_from_json({k: v for k, v in self.settings.items()
+                                  if k in ("risk", "alpha", "c", "q") and v is not None})
+
+    def explain(self) -> str:
+        """One sentence on why the incumbent is recommended, naming the risk measure
+        (:func:`erahbo.recommendation.explain_incumbent`; "" without one)."""
+        from erahbo.recommendation import explain_incumbent
+
+        if self.incumbent is None or not len(self.configs):
+            return ""
+        return explain_incumbent(self.configs, risk_neutral=self.method == "gpucb",
+                                 measure=self.measure)
 
 
 @dataclass
