@@ -143,6 +143,14 @@ class MeanVariance(RiskMeasure):
                                                        "weighs the variance penalty of MV = "
                                                        "f - alpha * rho^2"))
 
+    @classmethod
+    def of_weight(cls, alpha: float) -> MeanVariance:
+        """MV of a float weight as the engines took it, unchecked (a negative weight is not
+        a user's option but exercises the bounds: :func:`as_risk`)."""
+        m = object.__new__(cls)
+        object.__setattr__(m, "alpha", float(alpha))
+        return m
+
     def value(self, f: ArrayLike, var: ArrayLike) -> ArrayLike:
         return f - self.alpha * var
 
@@ -342,7 +350,7 @@ RiskLike = RiskMeasure | float
 
 def as_risk(risk: RiskLike) -> RiskMeasure:
     """``risk`` as a measure: a float is MV's ``alpha``."""
-    return risk if isinstance(risk, RiskMeasure) else MeanVariance(float(risk))
+    return risk if isinstance(risk, RiskMeasure) else MeanVariance.of_weight(risk)
 
 
 def _reads(name: str) -> tuple[str, ...]:

@@ -22,7 +22,9 @@ The bounds (standardized scale of each GP):
   data, the variance given the single most correlated point bounds it too.  The variance GP's
   variance at the evaluated configurations is known exactly (``var_vX``).
 * eq. 8 is increasing in both standard deviations (every measure of :mod:`erahbo.risk` is
-  increasing in ``f`` and non-increasing in ``rho^2``; MV's ``alpha >= 0``), so
+  increasing in ``f`` and non-increasing in ``rho^2``; for a float weight ``w < 0``, MV with a
+  negative ``alpha``, the bound takes the larger of the values at the variance GP's bound and
+  at 0), so
   :func:`erahbo.gp.bounds.rahbo_acquisition` at the bounds bounds it from above.  A rounding
   slack is added: ``VAR_SLACK`` to each standardized variance and a bound on the rounding of
   the two ways the means are computed.
@@ -46,7 +48,7 @@ from scipy.linalg import blas
 
 from erahbo.gp.bounds import rahbo_acquisition
 from erahbo.gp.kernels import kernel
-from erahbo.risk import RiskLike, as_risk
+from erahbo.risk import MeanVariance, RiskLike, as_risk
 
 __all__ = ["VAR_SLACK", "top_points"]
 
@@ -253,6 +255,8 @@ class _Bounds:
         mu_f = rm.mf + rm.sf * self.mu_f[idx]
         mu_v = rm.mv + rm.sv * self.mu_v[idx]
         ub = rahbo_acquisition(mu_f, sd_f, mu_v, sd_v, w, rm.beta)
+        if isinstance(w, MeanVariance) and w.alpha < 0:  # eq. 8 then decreases in sd_var
+            ub = np.maximum(ub, rahbo_acquisition(mu_f, sd_f, mu_v, 0.0, w, rm.beta))
         # the means' rounding moves f by sf * slack_f and rho^2 by sv * slack_v
         slack = rm.sf * self.slack_f + w.var_slack(rm.sv, self.slack_v)
         return ub + slack + 1e-9 * (np.abs(ub) + rm.sf + w.var_slack(rm.sv, 1.0))
