@@ -56,7 +56,6 @@ from erahbo.validation import Param, check_real
 __all__ = [
     "MEASURES",
     "OPTIONS",
-    "PARAMS",
     "CVaR",
     "MeanStd",
     "MeanVariance",

@@ -88,7 +88,8 @@ class Result:
     incumbent_id : int or None
         Its configuration id.
     incumbent_mv : float
-        Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var``.
+        Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var`` (another risk
+        measure, ``risk``: its value of the posterior means, :attr:`measure`).
     history : pandas.DataFrame
         One row per training run: ``iteration, phase, config_id, <hyperparameters>, seed,
         return, k`` (counted seeds of the configuration so far), ``k_round, wall_time`` (s from
@@ -113,7 +114,8 @@ class Result:
         One row per evaluated configuration, the everyday view of a study (as Optuna's
         ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
         std, var`` (sample statistics of its returns; ``std, var`` NaN with one seed),
-        ``n_failed`` (failed runs), ``mv`` (posterior MV estimate ``mu_f - alpha * mu_var``),
+        ``n_failed`` (failed runs), ``mv`` (posterior MV estimate ``mu_f - alpha * mu_var``;
+        the study's risk measure's, :attr:`measure`),
         ``lcb_mv, ucb_mv`` (its bounds at the recommender's confidence,
         :mod:`erahbo.optimizer.recommender`; GP-UCB: of ``f``),
         ``rank`` (1: the incumbent; ``<NA>``: may not be recommended), ``rule`` (on the
