@@ -312,3 +312,40 @@ def test_optimize_with_cvar_names_the_measure():
     truth = CVaR(0.25).value(task.f(x), task.rho2(x))
     assert truth > 0.2
     assert math.isfinite(res.incumbent_mv)
+
+
+def test_a_new_measure_is_its_class_and_one_line_in_measures(monkeypatch):
+    """Rule: adding a measure is its class plus one entry of MEASURES (erahbo.risk, one source
+    file when it reads the existing options): the option ``risk``, its refusals, the settings
+    and a study follow."""
+    from dataclasses import dataclass
+
+    from erahbo.risk import _LocationScale
+
+    @dataclass(frozen=True)
+    class WorstCase(_LocationScale):  # mean less three standard deviations, no option
+        name = "worst3"
+
+        @property
+        def kappa(self) -> float:
+            return -3.0
+
+        def truth(self, returns):
+            r = np.asarray(returns, dtype=float)
+            return r.mean(axis=-1) - 3.0 * r.std(axis=-1, ddof=1)
+
+        def describe(self) -> str:
+            return "mean - 3 standard deviations (return units)"
+
+        @property
+        def label(self) -> str:
+            return "mean-3std"
+
+    monkeypatch.setitem(MEASURES, "worst3", WorstCase)
+    assert Options(risk="worst3").measure == WorstCase()
+    with pytest.raises(ValueError, match=r"q=0\.2 does nothing with risk='worst3'"):
+        Options(risk="worst3", q=0.2)
+    task = Figure1Task()
+    res = erahbo.optimize(task, task.space, budget=24, seed=0, risk="worst3")
+    assert res.settings["risk"] == "worst3" and res.measure == WorstCase()
+    assert "mean-3std" in res.explain()
