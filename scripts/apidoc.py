@@ -32,6 +32,7 @@ MODULES = (
     "erahbo.optimizer",
     "erahbo.study",
     "erahbo.gp.bounds",
+    "erahbo.risk",
     "erahbo.optimizer.replication",
     "erahbo.optimizer.beta_stop",
     "erahbo.policies",
