@@ -76,6 +76,7 @@ import inspect
 import threading
 import warnings
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from erahbo.integrations._optuna_claims import read, settle, wait_for_earlier_claims
 from erahbo.integrations._optuna_engine import Engine, Hyper, study_hyperparameters
-from erahbo.integrations._optuna_pruner import ADAPTIVE, ERAHBOPruner, sign_of
+from erahbo.integrations._optuna_pruner import ERAHBOPruner, sign_of
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_study import (
     check_foreign,
@@ -109,7 +110,6 @@ from erahbo.integrations._optuna_trials import (
     Foreign,
     TrialIndex,
     claim_of,
-    next_seeds,
     study_records,
     trial_key,
     trial_runs,
@@ -117,11 +117,14 @@ from erahbo.integrations._optuna_trials import (
     write_live_attrs,
 )
 from erahbo.optimizer import Optimizer, Result
+from erahbo.optimizer.host import check_options, initial_config, seeds_for, settings_of_options
 from erahbo.optimizer.parts import HOST_PARAMS
+from erahbo.optimizer.strategy import Strategy
 
 __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",
            "recommended_trial", "trial_seeds"]
 
+Source = tuple[Optimizer, int] | None  # where a trial's seeds come from (see _decide)
 RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
 _PHASE = PHASE  # trial system attribute: init, given, random, challenger, bo (refused)
 
@@ -241,12 +244,13 @@ class ERAHBOSampler(BaseSampler):
             **{name: v for name, v in given.items() if v is not None},
         )
         init = {} if n_init is None else {"n_init": n_init}
-        probe = Optimizer({"x": ("float", 0.0, 1.0)}, **init, **self._options)  # checks
-        o = probe.options  # the values in force (given, or the preset's defaults)
+        o = check_options(**init, **self._options)  # the values in force (given, or preset's)
+        strategy = Strategy.from_options(o)  # the core's parts of these options
         self.method, self.n_init, self.seed = method, int(o.n_init), int(seed)
-        self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, probe.k_init
-        self.schedule = probe.strategy.schedule  # which proposer each BO round goes to
-        self._settings = sampler_settings(probe.study_settings())  # what a study stores
+        self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, o.k_init_value
+        self.schedule = strategy.schedule  # which proposer each BO round goes to
+        self.rule = strategy.replication  # seeds per trial, whether the bounds decide
+        self._settings = sampler_settings(settings_of_options(o))  # what a study stores
         self._names = {*inspect.signature(ERAHBOSampler).parameters, *options}  # the fix names
         self._warm_start = warm_start  # how trials of other samplers are read (None: refuse)
         self._most = max(self.k_init, self.k_max, self.k)  # steps a foreign trial's seeds fill
@@ -256,7 +260,7 @@ class ERAHBOSampler(BaseSampler):
         self._warned: set[str] = set()
         self._claim_wait = float(claim_wait)
         self._intersection = IntersectionSearchSpace(include_pruned=True)
-        self._engine = Engine(self._options)
+        self._engine = Engine(self._options, o.min_seeds)
         self._index = TrialIndex()  # the study's trials, read incrementally
         self._lock = threading.RLock()
         self._claims: dict[int, dict[str, Any]] = {}  # running trial number -> its claim
@@ -285,9 +289,9 @@ class ERAHBOSampler(BaseSampler):
             coder = self._space_coder(study)
             check_foreign(study, trial, self._index, foreign, coder, self._engine.min_runs,
                           self._warned)
-            kind, config, n_seeds = self._decide(study, trial, coder)
+            kind, config, n_seeds, source = self._decide(study, trial, coder)
             key = None if config is None else config_key(config)
-            seeds = self._claim_seeds(trial.number, key, n_seeds, coder)
+            seeds = self._claim_seeds(trial.number, key, n_seeds, coder, source)
             params = None if config is None else self._params(coder, key, config)
             claim = {"trial": trial.number, "config": key, "kind": kind, "seeds": seeds,
                      "params": params, "space": None if coder is None else coder.key,
@@ -295,7 +299,8 @@ class ERAHBOSampler(BaseSampler):
             write_attrs(study, trial, user={SEEDS: seeds, SEED_OFFSET: (seeds or [None])[0]},
                         system={CLAIM: claim, _PHASE: kind})
             if key is not None:  # the claims of trials deciding at the same time
-                settle(study, trial, claim, n_seeds, coder, self._index, self._claim_wait)
+                settle(study, trial, claim, self._pick(source, n_seeds), coder, self._index,
+                       self._claim_wait)
             self._claims[trial.number] = claim
             self._coders[trial.number] = coder
 
@@ -443,27 +448,30 @@ class ERAHBOSampler(BaseSampler):
         return self._coder
 
     def _decide(self, study: Study, trial: FrozenTrial,
-                coder: Coder | None) -> tuple[str, dict[str, Any] | None, int]:
-        """The trial's round kind, erahbo configuration (None: sampled independently) and
-        how many seeds it may train (the trial index read just before)."""
-        adaptive_k = self.k_max if self.method == "erahbo" else self.k
+                coder: Coder | None) -> tuple[str, dict[str, Any] | None, int, Source]:
+        """The trial's round kind, erahbo configuration (None: sampled independently), how
+        many seeds it may train and where its seeds come from (the optimizer whose seed
+        stream, and the configuration's id there; None: a new configuration of an empty
+        study), the trial index read just before."""
         given = {**trial.params, **trial.system_attrs.get("fixed_params", {})}
         if coder is None:  # the search space is not known yet (the first trial)
             if given:  # enqueued: claimed once its parameters are known (trial_seeds)
-                return "given", None, self._given_seeds(study, trial, None, None, adaptive_k)
-            return "init", None, self.k_init
+                n = self._given_seeds(study, trial, None, None, self.rule.most)
+                return "given", None, n, None
+            return "init", None, self.k_init, None
         if (bad := coder.outside(given)) is not None:  # refused by trial_seeds
             self._refused[trial.number] = (
                 f"ERAHBOSampler: trial {trial.number} was enqueued with {bad}, outside the "
                 "search space; enqueue values inside each distribution's range or choices")
-            return "given", None, adaptive_k
+            return "given", None, self.rule.most, None
         if coder.covers(given):  # enqueued (enqueue_trial, RetryFailedTrialCallback)
             config = coder.to_erahbo(given)
-            return "given", config, self._given_seeds(study, trial, coder, config, adaptive_k)
-        if trial.number < self.n_init:  # the initial design: Sobol point number i (trials of
-            # other samplers and enqueued ones take their places)
-            u = coder.space.sobol_unit(self.n_init, self.seed)[trial.number]
-            return "init", coder.space.decode(u), self.k_init
+            n = self._given_seeds(study, trial, coder, config, self.rule.most)
+            return "given", config, n, self._source(coder, config)
+        if trial.number < self.n_init:  # the core's initial design, configuration number i
+            # (trials of other samplers and enqueued ones take their places)
+            config = initial_config(coder.space, self.n_init, self.seed, trial.number)
+            return "init", config, self.k_init, self._source(coder, config)
         index = self._index
         bo_round = 1 + index.rounds_before(trial.number)
         kind = ("random" if self.method == "random"
@@ -481,21 +489,24 @@ class ERAHBOSampler(BaseSampler):
             got = self._engine.ask(trial.number, kind, coder)
         if got is None:  # nothing to model with yet (every run so far failed): at random
             rng = np.random.default_rng([self.seed, trial.number])
-            n = self.k_min if self.method == "erahbo" else self.k
-            return "random", coder.space.decode(rng.random(coder.space.dim)), n
-        t, phase, left = got
-        n = len(t.seeds)
-        if self.method == "erahbo" and phase in ADAPTIVE:
-            n = int(min(self.k_max, n + left))
-        return phase, t.config, max(n, 1)
+            config = coder.space.decode(rng.random(coder.space.dim))
+            return "random", config, self.rule.first, self._source(coder, config)
+        t, phase, n = got  # n: the core's seeds of a trial that runs the whole round
+        return phase, t.config, n, (self._engine.opt, t.config_id)
+
+    def _source(self, coder: Coder, config: dict[str, Any]) -> Source:
+        """The optimizer holding the study's finished trials and ``config``'s id there."""
+        view = self._engine.view(self._index, coder)
+        return view, view.config_id_of(config)
 
     def _given_seeds(self, study: Study, trial: FrozenTrial, coder: Coder | None,
                      config: dict[str, Any] | None, n: int) -> int:
         """Seeds of an enqueued trial: a retried one (``RetryFailedTrialCallback``) continues
         the round of the trial it retries, with the seeds that trial had not run; another one
-        is a new round of its configuration (``n``: ``k_max``, or ``k``); both within what
-        the core's seed caps leave the configuration (:meth:`erahbo.Optimizer.seeds_left`,
-        ``max_seeds``; 0: it trains nothing, :func:`trial_seeds` prunes it)."""
+        is a new round of its configuration (``n``: the rule's most, ``k_max`` or ``k``);
+        both within what the core's seed caps leave the configuration
+        (:meth:`erahbo.Optimizer.seeds_left`, ``max_seeds``; 0: it trains nothing,
+        :func:`trial_seeds` prunes it)."""
         copied = trial.system_attrs.get(CLAIM)
         if isinstance(copied, dict) and copied.get("trial") not in (None, trial.number):
             before = self._index.done.get(int(copied["trial"]))  # the trial it retries
@@ -505,12 +516,18 @@ class ERAHBOSampler(BaseSampler):
             n = int(min(n, self._engine.seeds_left(coder, config)))
         return max(int(n), 0)
 
-    def _claim_seeds(self, number: int, key: str | None, n: int,
-                     coder: Coder | None) -> list[int]:
-        """``n`` seeds of configuration ``key`` for trial ``number`` (the index read)."""
-        if key is None:  # an independently drawn configuration: its own first seeds
-            return list(range(n))
-        return next_seeds(self._index.used_seeds(key, number, coder), n)
+    def _claim_seeds(self, number: int, key: str | None, n: int, coder: Coder | None,
+                     source: Source) -> list[int]:
+        """``n`` seeds of configuration ``key`` for trial ``number`` (the index read): the
+        next of its seed stream in the core (``source``,
+        :func:`erahbo.optimizer.host.seeds_for`) that no other trial of it ran or holds."""
+        taken = set() if key is None else self._index.used_seeds(key, number, coder)
+        return self._pick(source, n)(taken)
+
+    def _pick(self, source: Source, n: int) -> Callable[[set[int]], list[int]]:
+        """``taken -> n seeds`` of ``source``'s seed stream without ``taken``."""
+        opt, cid = source or (None, None)
+        return lambda taken: seeds_for(opt, cid, n, taken, seed=self.seed)
 
     def _late_claim(self, trial: Any) -> None:
         """Claim the seeds of a running trial whose configuration was not known when it
@@ -527,7 +544,9 @@ class ERAHBOSampler(BaseSampler):
             key = coder.key_of(trial.params)
             self._read(trial.study)
             claim = dict(claim, config=key, space=coder.key, params=dict(trial.params))
-            claim["seeds"] = self._claim_seeds(trial.number, key, len(claim["seeds"]), coder)
+            claim["seeds"] = self._claim_seeds(trial.number, key, len(claim["seeds"]), coder,
+                                               self._source(coder, coder.to_erahbo(
+                                                   trial.params)))
             self._claims[trial.number] = claim
             write_live_attrs(trial, user={SEEDS: claim["seeds"],
                                           SEED_OFFSET: (claim["seeds"] or [None])[0]},
@@ -552,8 +571,8 @@ class ERAHBOSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False)
         index = TrialIndex(self._reading(study, trials))
         index.update(study.study_name, trials)
-        return Engine(self._options).sync(index, coder, self._hyperparameters(study),
-                                          sign_of(study))
+        return Engine(self._options, self._engine.min_runs).sync(
+            index, coder, self._hyperparameters(study), sign_of(study))
 
     def recommend(self, study: Study) -> dict[str, Any] | None:
         """Recommended parameters (``argmax LCB_MV``): those of the configuration's first

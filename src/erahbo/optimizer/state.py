@@ -17,7 +17,7 @@ from erahbo._data import Observations, config_seeds
 from erahbo.gp.bounds import mean_variance
 from erahbo.space import SearchSpace
 
-__all__ = ["StudyState", "initial_design_of"]
+__all__ = ["StudyState", "check_n_init", "initial_design_of"]
 
 
 class StudyState:
@@ -69,6 +69,16 @@ class StudyState:
             return self.data.config_ids[int(same[0])]
         self._next_id += 1
         return self._next_id - 1
+
+    def id_of(self, u: np.ndarray) -> int:
+        """Id of the configuration with encoding ``u (dim,)``: its id in the data (a finite
+        table: its row), else the id :meth:`new_id` gives it next; nothing changes."""
+        if self.candidates is not None:
+            rows = np.flatnonzero((self.candidates == u).all(1))
+            if rows.size:
+                return int(rows[0])
+        same = np.flatnonzero((self.data.U == u).all(1))
+        return self.data.config_ids[int(same[0])] if same.size else self._next_id
 
     def config(self, cid: int, u: np.ndarray) -> dict[str, Any]:
         """The configuration dict of id ``cid`` (encoding ``u``)."""
@@ -174,6 +184,14 @@ class StudyState:
         return None, u, self.new_id(u)
 
 
+def check_n_init(n_init: int) -> None:
+    """Refuse an initial design of no configuration (``n_init`` below 1) without a warm start
+    (:func:`initial_design_of`, and every host's option check before its first trial)."""
+    if n_init < 1:
+        raise ValueError(f"n_init={n_init} must be an int >= 1 (0 only with a warm_start "
+                         "that gives the first data)")
+
+
 def initial_design_of(
     space: SearchSpace, design: Any, n_init: int, seed: int
 ) -> list[tuple[int | None, np.ndarray]]:
@@ -184,9 +202,7 @@ def initial_design_of(
     """
     sp = space
     if design is None:
-        if n_init < 1:
-            raise ValueError(f"n_init={n_init} must be an int >= 1 (0 only with a warm_start "
-                             "that gives the first data)")
+        check_n_init(n_init)
         if sp.is_finite:
             return [(int(i), sp.candidates_unit()[int(i)])
                     for i in sp.sobol_indices(min(n_init, sp.n_candidates), seed)]
