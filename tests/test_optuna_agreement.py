@@ -36,9 +36,10 @@ from optuna_core import core_optimizer  # noqa: E402
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 SPACE = {"x": ("float", 0.0, 1.0)}
 # a strict seed cap (max_seeds, no pool beyond it) below k_init + k_max: a configuration that
-# runs again may get fewer seeds than k_max
+# runs again may get fewer seeds than k_max; challenger rounds from the first BO round (no
+# random rounds); the recommendation's confidence not the acquisition's
 OPTS = dict(seed=3, n_init=3, k_init=2, k_min=2, k_max=5, max_seeds=6, pool_share=0.0,
-            raw_samples=128, n_polish=2)
+            random_interleave=0, recommend_beta=1.0, raw_samples=128, n_polish=2)
 
 
 def new_study(sampler):

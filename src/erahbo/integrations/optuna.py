@@ -23,13 +23,17 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
 >>> sorted(recommended_trial(study).params)
 ['x']
 
-* **Seeds.** Each trial gets its seeds when it starts (user attribute ``erahbo_seeds``): the
-  initial design's trials ``k_init``, random rounds ``k_min`` (fixed-k methods: ``k``), the
-  other ERAHBO trials up to ``k_max``. A configuration that runs again (a challenger, an
-  enqueued or retried trial, another worker's) gets the seeds after every seed its other
-  trials ran or may still run: workers on one storage never train the same (configuration,
-  seed) pair, nor one configuration with other parameters (a claim settles before the trial
-  trains: :mod:`erahbo.integrations._optuna_claims`).
+* **Seeds.** Each trial gets its seeds when it starts (user attribute ``erahbo_seeds``), both
+  their number and the seeds from the core (:mod:`erahbo.optimizer.host`): the initial
+  design's trials ``k_init``, random rounds the rule's first seeds (``k_min``; fixed-k
+  methods: ``k``), the other ERAHBO trials the whole round's (``Rule.round_seeds``: up to
+  ``k_max``, within the seed caps); the seeds are the next of the configuration's seed stream
+  (``Optimizer.next_seeds``). A configuration that runs again (a challenger, an enqueued or
+  retried trial, another worker's) gets the next ones that its other trials did not run and
+  may not still run: workers on one storage never train the same (configuration, seed) pair,
+  nor one configuration with other parameters (a claim settles before the trial trains:
+  :mod:`erahbo.integrations._optuna_claims`). ``tests/test_optuna_agreement.py`` checks that
+  an :class:`erahbo.Optimizer` fed the same trials gives the same seeds.
 * **The pruner** (:class:`ERAHBOPruner`, ``sampler.pruner``) is ERAHBO's stopping rule: after
   ``k_min`` seeds it says prune when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the
   data). A trial that trains all its seeds completes (``study.best_trial`` works); a pruned
@@ -39,7 +43,7 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   sampler's gets one warning.
 * **Round kinds** follow :class:`erahbo.optimizer.strategy.RoundSchedule` counted over the
   study's trials (system attribute ``erahbo:phase``): the first ``n_init`` trials are the
-  initial design (Sobol points once the search space is known), then during the random
+  initial design (the core's, once the search space is known), then during the random
   design's runs every other trial is ``"random"``, after them (with the challenger rounds)
   every other trial is a ``"challenger"`` round, the others ``"bo"`` (acquisition). Enqueued
   trials are ``"given"`` (the first trial too): a new round of their configuration, or for a

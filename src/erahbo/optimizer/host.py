@@ -27,11 +27,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from erahbo._data import config_seeds
 from erahbo.optimizer.inspection import settings_of
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.records import Trial
-from erahbo.optimizer.state import check_n_init, initial_design_of
+from erahbo.optimizer.state import check_n_init, initial_design_of, seed_stream
 from erahbo.space import SearchSpace
 
 __all__ = ["check_options", "design_points", "initial_config", "seeds_for",
@@ -102,7 +101,7 @@ def seeds_for(opt: Any, config_id: int | None, n: int, taken: Collection[int] = 
     """
     taken = set(taken)
     if opt is None:
-        stream = config_seeds(seed, 0, 0, n + len(taken))
+        stream = seed_stream(seed, 0, n + len(taken))
     else:
         stream = opt.next_seeds(int(config_id), n + len(taken))
     return [int(s) for s in stream if s not in taken][:n]

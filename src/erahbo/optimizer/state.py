@@ -17,7 +17,14 @@ from erahbo._data import Observations, config_seeds
 from erahbo.gp.bounds import mean_variance
 from erahbo.space import SearchSpace
 
-__all__ = ["StudyState", "check_n_init", "initial_design_of"]
+__all__ = ["StudyState", "check_n_init", "initial_design_of", "seed_stream"]
+
+
+def seed_stream(seed: int, config_id: int, count: int) -> list[int]:
+    """The first ``count`` seeds of configuration ``config_id``'s seed stream in a study of
+    seed ``seed`` (:meth:`StudyState.next_seeds` hands them out in order, warm-start seeds
+    skipped)."""
+    return config_seeds(seed, config_id, 0, count)
 
 
 class StudyState:
@@ -102,7 +109,7 @@ class StudyState:
         have = self.data.n_seeds(cid) - len(warm)  # seeds handed out by this study
         stream = self._seed_streams.get(cid)
         if stream is None or len(stream) < have + n:  # the configuration's seed stream, cached
-            stream = config_seeds(self.seed, cid, 0, max(2 * (have + n), 32) + len(warm))
+            stream = seed_stream(self.seed, cid, max(2 * (have + n), 32) + len(warm))
             stream = [sd for sd in stream if sd not in warm]
             self._seed_streams[cid] = stream
         return stream[have : have + n]
