@@ -33,6 +33,7 @@ MODULES = (
     "erahbo.study",
     "erahbo.gp.bounds",
     "erahbo.optimizer.replication",
+    "erahbo.optimizer.host",
     "erahbo.optimizer.beta_stop",
     "erahbo.policies",
     "erahbo.gp",

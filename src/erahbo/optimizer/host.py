@@ -66,9 +66,9 @@ def settings_of_options(opts: Options) -> dict[str, Any]:
 
 
 def design_points(space: SearchSpace, n: int, seed: int) -> list[Any]:
-    """The core's initial design of ``n`` configurations (:func:`erahbo.optimizer.state.
-    initial_design_of`): encodings, or row indices on a finite table; ``[]`` for ``n = 0``
-    (as ``initial_design`` entries of :class:`erahbo.Optimizer`)."""
+    """The core's initial design of ``n`` configurations
+    (:func:`erahbo.optimizer.state.initial_design_of`): encodings, or row indices on a finite
+    table; ``[]`` for ``n = 0`` (as ``initial_design`` entries of :class:`erahbo.Optimizer`)."""
     if n <= 0:
         return []
     return [u if row is None else row for row, u in initial_design_of(space, None, n, seed)]
