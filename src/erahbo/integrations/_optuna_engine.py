@@ -121,44 +121,38 @@ class Engine:
         self.rebuilds += 1
         if not records:
             return None
-        opts = dict(self.options, n_init=0, warm_start=records, n_parallel=MAX_PENDING)
         fitted, final = hyper(coder, records)
         self.provisional = not final
-        if fitted is not None:
-            opts["hyperparameters"] = fitted
+        self.opt = self._warm(coder, records, fitted)
+        return self.opt
+
+    def _warm(self, coder: Coder, records: list[dict[str, Any]],
+              hyperparameters: Any = None) -> Optimizer | None:
+        """An optimizer warm-started from ``records`` (None: every one excluded or failed)."""
+        given = {} if hyperparameters is None else {"hyperparameters": hyperparameters}
         try:
-            self.opt = Optimizer(coder.space, **opts)
+            return Optimizer(coder.space, **{**self.options, **given, "n_init": 0,
+                                             "warm_start": records, "n_parallel": MAX_PENDING})
         except ValueError as e:  # every configuration so far excluded or failed
             if "warm_start holds no configuration" not in str(e):
                 raise
-        return self.opt
+        return None
 
     def view(self, index: TrialIndex, coder: Coder) -> Optimizer:
         """An optimizer holding the finished trials of ``index``, for the ids and seed streams
         of configurations (:func:`erahbo.optimizer.host.seeds_for`): the kept one when it holds
-        them, else one warm-started from them (no model is fit), kept until the index
-        changes."""
+        them, else one warm-started from them (no model fit; no data: an empty one), kept
+        until the index changes."""
         if (self.opt is not None and not self.dirty and self.key == coder.key
                 and self._holds(index)):
             return self.opt
         at = (index.epoch, len(index.order), coder.key)
-        if self._view is not None and self._view[0] == at:
-            return self._view[1]
-        records, _, _ = study_records([d.trial for d in index.done.values()], coder,
-                                      None, self.sign, min_runs=self.min_runs,
-                                      foreign=index.foreign)
-        opt = None
-        if records:
-            try:
-                opt = Optimizer(coder.space, **dict(self.options, n_init=0, warm_start=records,
-                                                    n_parallel=MAX_PENDING))
-            except ValueError as e:  # every configuration so far excluded or failed
-                if "warm_start holds no configuration" not in str(e):
-                    raise
-        if opt is None:
-            opt = Optimizer(coder.space, **dict(self.options, n_parallel=MAX_PENDING))
-        self._view = (at, opt)
-        return opt
+        if self._view is None or self._view[0] != at:
+            records, _, _ = study_records([d.trial for d in index.done.values()], coder, None,
+                                          self.sign, self.min_runs, index.foreign)
+            opt = self._warm(coder, records) if records else None
+            self._view = (at, opt or Optimizer(coder.space, **self.options))
+        return self._view[1]
 
     def ask(self, number: int, kind: str, coder: Coder) -> tuple[Trial, str, int] | None:
         """A new round of ``kind`` (a key of :data:`erahbo.optimizer.strategy.ROUND_KINDS`)
