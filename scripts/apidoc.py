@@ -34,6 +34,7 @@ MODULES = (
     "erahbo.gp.bounds",
     "erahbo.risk",
     "erahbo.optimizer.replication",
+    "erahbo.optimizer.host",
     "erahbo.optimizer.beta_stop",
     "erahbo.policies",
     "erahbo.gp",

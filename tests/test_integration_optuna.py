@@ -18,6 +18,7 @@ from erahbo.integrations.optuna import (  # noqa: E402
     recommended_trial,
     trial_seeds,
 )
+from optuna_core import core_optimizer  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -179,7 +180,7 @@ def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
     for t in rerun:
         earlier = {s for u in study.trials[:t.number] if u.params == t.params
                    for s in ran_seeds(u)}
-        assert t.user_attrs[SEED_OFFSET] > max(earlier)
+        assert t.user_attrs[SEED_OFFSET] == trial_seeds(t)[0]  # the core's stream: not ordered
         assert not earlier & set(trial_seeds(t))
     off = needle_study(ERAHBOSampler(**OPTS, random_interleave=0, challengers=False,
                                       warm_start="reports"), 6)
@@ -190,10 +191,11 @@ def test_challenger_rounds_follow_the_random_rounds_as_in_the_optimizer():
 
 def test_a_challenger_running_in_another_worker_is_not_proposed_again():
     """Parallel workers: a challenger trial that is still running holds its configuration's
-    next seeds; a second challenger trial must not re-run it (the same seeds twice)."""
-    sampler = ERAHBOSampler(**OPTS, random_interleave=0)
-    study = run(sampler, 4)  # the initial design
-    objective = make_objective()
+    next seeds; a second challenger trial must not re-run it (the same seeds twice). On the
+    needle scenario, whose needles are challengers by construction."""
+    sampler = ERAHBOSampler(**OPTS, random_interleave=0, warm_start="reports")
+    study = needle_study(sampler, 0)
+    objective = cleanrl_objective_for(needle_return)
 
     def phase(trial):
         return study.get_trials(deepcopy=False)[trial.number].system_attrs["erahbo:phase"]
@@ -354,24 +356,29 @@ def test_a_dynamic_parameter_is_sampled_independently_with_a_warning():
 
 
 def test_a_repeated_configuration_pools_its_seeds_and_gets_the_next_seeds():
-    ran = {}
+    """A configuration that runs again gets the next seeds of its seed stream in the core (as
+    an Optimizer fed the earlier trials gives them): none it ran before."""
+    ran, opts = {}, {**OPTS, "n_init": 2, "k_init": 2}
+    space = {"c": ("cat", ["a", "b"])}
 
     def objective(trial):
         c = trial.suggest_categorical("c", ["a", "b"])
         seeds = trial_seeds(trial)
-        assert seeds[0] == trial.user_attrs[SEED_OFFSET] == ran.get(c, 0)  # the next seeds
+        core = core_optimizer(space, study, study.trials[:trial.number], **opts)
+        assert seeds == core.next_seeds(core.config_id_of({"c": c}), len(seeds))  # the next
+        assert seeds[0] == trial.user_attrs[SEED_OFFSET] and not set(seeds) & ran.get(c, set())
         for step, seed in enumerate(seeds):
             v = (1.0 if c == "a" else 0.8) + random.Random(f"{c}{seed}").gauss(0, 0.1)
             trial.report(v, step)
-            ran[c] = seed + 1
+            ran.setdefault(c, set()).add(seed)
             if trial.should_prune():
                 raise optuna.TrialPruned()
         return 0.0
 
-    sampler = ERAHBOSampler(**{**OPTS, "n_init": 2, "k_init": 2})
+    sampler = ERAHBOSampler(**opts)
     study = optuna.create_study(direction="maximize", sampler=sampler, pruner=sampler.pruner)
     study.optimize(objective, n_trials=6)
-    assert any(t.user_attrs[SEED_OFFSET] > 0 for t in study.trials)
+    assert len(study.trials) > len(ran)  # a configuration ran again
     assert sampler.recommend(study)["c"] == "a"
     assert recommended_trial(study).params["c"] == "a"
     assert len(sampler.result(study).configs) == 2  # pooled: two configurations

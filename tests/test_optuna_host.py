@@ -27,10 +27,12 @@ from erahbo.integrations.optuna import (  # noqa: E402
     recommended_trial,
     trial_seeds,
 )
+from optuna_core import core_optimizer  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 ROOT = Path(__file__).resolve().parents[1]
 OPTS = dict(seed=0, n_init=4, k_init=3, k_min=2, k_max=6, raw_samples=128, n_polish=2)
+SPACE = {"x": ("float", 0.0, 1.0)}
 
 
 def new_study(sampler, **kw):
@@ -69,7 +71,10 @@ def test_an_enqueued_configuration_that_ran_gets_the_next_seeds():
     again = study.trials[-2:]
     assert all(t.params == first.params for t in again)
     assert all(t.system_attrs["erahbo:phase"] == "given" for t in again)
-    assert trial_seeds(again[0])[0] == len(first.intermediate_values)
+    core = core_optimizer(SPACE, study, study.trials[:again[0].number], **OPTS)
+    n = len(trial_seeds(again[0]))  # the core's next seeds of the configuration (its stream)
+    assert trial_seeds(again[0]) == core.next_seeds(core.config_id_of(first.params), n)
+    assert not set(trial_seeds(again[0])) & set(trial_seeds(first))
     assert trial_seeds(again[1])[0] == trial_seeds(again[0])[len(again[0].intermediate_values)]
     assert len(ran_pairs(study)) == len(set(ran_pairs(study)))
 
@@ -123,7 +128,8 @@ def test_a_retried_trial_gets_fresh_seeds_not_the_failed_ones(callback):
     study.optimize(objective, n_trials=1)
     retry = study.trials[6]
     assert retry.params == failed.params
-    assert trial_seeds(retry)[0] == trial_seeds(failed)[1] + 1  # after the seed that failed
+    # the configuration's next seeds in the core: its stream after the seed that failed
+    assert trial_seeds(retry)[0] == trial_seeds(failed)[2]
     assert retry.user_attrs[SEED_OFFSET] == trial_seeds(retry)[0]
     assert len(ran_pairs(study)) == len(set(ran_pairs(study)))
 

@@ -8,8 +8,9 @@ proposals of one configuration key). :func:`settle` resolves this before the tri
 
 * another trial's claim of the configuration *prevails* when that trial is finished (the seeds
   it used), when its claim is settled, or when it has the lower number;
-* a clash with a prevailing claim (a shared seed, other parameters) moves ours: seeds after
-  every seed claimed, the parameters of the lowest-numbered prevailing trial; then re-read;
+* a clash with a prevailing claim (a shared seed, other parameters) moves ours: the next
+  seeds of the configuration's seed stream that no trial claimed, the parameters of the
+  lowest-numbered prevailing trial; then re-read;
 * a clash only with an unsettled claim of a higher-numbered trial is waited for (up to
   ``wait`` seconds): that trial re-reads after its write and either moves (it saw ours) or
   settles (then it prevails and ours moves);
@@ -23,6 +24,7 @@ trial's last re-read, which saw the other claim as it stayed. Claims written bef
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from optuna.study import Study
@@ -35,7 +37,6 @@ from erahbo.integrations._optuna_trials import (
     SEEDS,
     TrialIndex,
     claim_of,
-    next_seeds,
     write_attrs,
 )
 
@@ -74,11 +75,13 @@ def _trained_params(t: FrozenTrial, claim: dict[str, Any], coder: Coder | None) 
     return dict(claim.get("params") or {})
 
 
-def settle(study: Study, trial: FrozenTrial, claim: dict[str, Any], n: int,
-           coder: Coder | None, index: TrialIndex, wait: float) -> None:
-    """Re-read the claims after writing ``claim`` (trial ``trial``'s, ``n`` seeds) until no
-    other trial's claim of its configuration clashes with it, then mark it settled (see the
-    module docstring). Updates ``claim`` and the trial's attributes in place."""
+def settle(study: Study, trial: FrozenTrial, claim: dict[str, Any],
+           pick: Callable[[set[int]], list[int]], coder: Coder | None, index: TrialIndex,
+           wait: float) -> None:
+    """Re-read the claims after writing ``claim`` (trial ``trial``'s) until no other trial's
+    claim of its configuration clashes with it, then mark it settled (see the module
+    docstring). Updates ``claim`` and the trial's attributes in place; ``pick(taken)``: the
+    trial's seeds without ``taken`` (the core's seed stream of the configuration)."""
     mine, key = trial.number, claim["config"]
     own_params = claim.get("kind") != "given"  # an enqueued trial keeps its parameters
     deadline = time.monotonic() + wait
@@ -96,7 +99,7 @@ def settle(study: Study, trial: FrozenTrial, claim: dict[str, Any], n: int,
             time.sleep(POLL_S)  # an unsettled later trial: it moves, or settles and prevails
             continue
         if shared:  # after every seed claimed
-            claim["seeds"] = next_seeds(done.union(*(c["seeds"] for _, c in running)), n)
+            claim["seeds"] = pick(done.union(*(c["seeds"] for _, c in running)))
         if own_params and clashes:  # the parameters of the first prevailing trial
             claim["params"] = _trained_params(*min(prevail or clashes,
                                                    key=lambda tc: tc[0].number), coder)

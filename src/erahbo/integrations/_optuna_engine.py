@@ -19,15 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from optuna.trial import FrozenTrial
 
 from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import TrialIndex, study_records
 from erahbo.optimizer import Optimizer, Trial
-from erahbo.optimizer.options import Options, hyper_json, hyper_of_json
-from erahbo.recommendation import lcb_mv, ucb_mv
+from erahbo.optimizer.host import whole_round_seeds
+from erahbo.optimizer.options import hyper_json, hyper_of_json
 
 __all__ = ["HYPER", "Engine", "bounds", "study_hyperparameters"]
 
@@ -55,12 +54,13 @@ class Engine:
     options : dict
         :class:`erahbo.Optimizer` options (``n_init``, ``warm_start``, ``n_parallel`` and
         ``hyperparameters`` are set here).
+    min_runs : int
+        Runs a configuration needs to be in the data (:attr:`Options.min_seeds`).
     """
 
-    def __init__(self, options: dict[str, Any]) -> None:
+    def __init__(self, options: dict[str, Any], min_runs: int) -> None:
         self.options = options
-        known = {k: v for k, v in options.items() if k in Options.names()}
-        self.min_runs = Options(**known).min_seeds  # runs a configuration needs (1 or 2)
+        self.min_runs = min_runs  # runs a configuration needs (1 or 2)
         self.opt: Optimizer | None = None
         self.key: str | None = None
         self.first: dict[str, int] = {}  # configuration key -> number of its first trial
@@ -73,6 +73,7 @@ class Engine:
         self.rebuilds = 0
         self.provisional = False  # the optimizer's hyperparameters are not the study's yet
         self._seen = (0, 0)  # (index epoch, finished trials of the index compared with held)
+        self._view: tuple[tuple[Any, ...], Optimizer] | None = None  # (what it holds, view)
 
     def sync(self, index: TrialIndex, coder: Coder, hyper: Hyper, sign: float,
              extra: Extra | None = None) -> Optimizer | None:
@@ -120,25 +121,46 @@ class Engine:
         self.rebuilds += 1
         if not records:
             return None
-        opts = dict(self.options, n_init=0, warm_start=records, n_parallel=MAX_PENDING)
         fitted, final = hyper(coder, records)
         self.provisional = not final
-        if fitted is not None:
-            opts["hyperparameters"] = fitted
+        self.opt = self._warm(coder, records, fitted)
+        return self.opt
+
+    def _warm(self, coder: Coder, records: list[dict[str, Any]],
+              hyperparameters: Any = None) -> Optimizer | None:
+        """An optimizer warm-started from ``records`` (None: every one excluded or failed)."""
+        given = {} if hyperparameters is None else {"hyperparameters": hyperparameters}
         try:
-            self.opt = Optimizer(coder.space, **opts)
+            return Optimizer(coder.space, **{**self.options, **given, "n_init": 0,
+                                             "warm_start": records, "n_parallel": MAX_PENDING})
         except ValueError as e:  # every configuration so far excluded or failed
             if "warm_start holds no configuration" not in str(e):
                 raise
-        return self.opt
+        return None
 
-    def ask(self, number: int, kind: str, coder: Coder) -> tuple[Trial, str, float] | None:
+    def view(self, index: TrialIndex, coder: Coder) -> Optimizer:
+        """An optimizer holding the finished trials of ``index``, for the ids and seed streams
+        of configurations (:func:`erahbo.optimizer.host.seeds_for`): the kept one when it holds
+        them, else one warm-started from them (no model fit; no data: an empty one), kept
+        until the index changes."""
+        if (self.opt is not None and not self.dirty and self.key == coder.key
+                and self._holds(index)):
+            return self.opt
+        at = (index.epoch, len(index.order), coder.key)
+        if self._view is None or self._view[0] != at:
+            records, _, _ = study_records([d.trial for d in index.done.values()], coder, None,
+                                          self.sign, self.min_runs, index.foreign)
+            opt = self._warm(coder, records) if records else None
+            self._view = (at, opt or Optimizer(coder.space, **self.options))
+        return self._view[1]
+
+    def ask(self, number: int, kind: str, coder: Coder) -> tuple[Trial, str, int] | None:
         """A new round of ``kind`` (a key of :data:`erahbo.optimizer.strategy.ROUND_KINDS`)
         for trial ``number``: the optimizer's trial, the round's phase (``"bo"``,
         ``"challenger"`` — a challenger round without a challenger is an acquisition round —
-        or ``"random"``) and the seeds its configuration may still get beyond the trial's (inf:
-        no cap). None when the optimizer proposes nothing, or would continue an open round
-        instead (the caller rebuilds)."""
+        or ``"random"``) and the seeds of the Optuna trial that runs the whole round
+        (:func:`erahbo.optimizer.host.whole_round_seeds`). None when the optimizer proposes
+        nothing, or would continue an open round instead (the caller rebuilds)."""
         opt = self.opt
         if opt is None:
             return None
@@ -152,7 +174,7 @@ class Engine:
             return None
         self.asked[number] = _Asked(t, coder.key)
         phase = "random" if kind == "random" or opt.method == "random" else r.phase
-        return t, phase, opt.seeds_left(t.config_id)
+        return t, phase, max(whole_round_seeds(opt, t, random_round=phase == "random"), 1)
 
     def annotations(self, coder: Coder, key: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """A finishing trial's user attributes (erahbo's view of its configuration ``key``:
@@ -179,9 +201,8 @@ class Engine:
         opt = self.opt
         if opt is None or self.key != coder.key or opt.data.n == 0:
             return math.inf
-        u = np.asarray(coder.space.encode(config), dtype=float)
-        rows = np.flatnonzero(np.all(np.abs(opt.data.U - u) <= 1e-12, axis=1))
-        return opt.seeds_left(opt.data.config_ids[int(rows[0])]) if rows.size else math.inf
+        cid = opt.config_id_of(config)
+        return opt.seeds_left(cid) if opt.data.row_of(cid) is not None else math.inf
 
     def drop(self, number: int) -> None:
         """Trial ``number`` will not run its asked round (its optimizer trial stays pending
@@ -223,18 +244,13 @@ class Engine:
 def bounds(opt: Optimizer | None, coder: Coder, configs: list[dict[str, Any]],
            sign: float) -> list[dict[str, Any]]:
     """``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv`` of each of ``configs`` in the
-    study's direction (None: no model yet)."""
+    study's direction (None: no model yet): the core's
+    :meth:`erahbo.Optimizer.bounds_at`."""
     names = ("erahbo_mv", "erahbo_lcb_mv", "erahbo_ucb_mv")
     if opt is None or opt.model_settings is None or not configs:
         return [dict.fromkeys(names) for _ in configs]
-    o = opt.options
-    post = opt.round_model().predict(np.array([coder.space.encode(c) for c in configs]))
-    beta = opt.strategy.recommender.beta  # the recommendation's confidence
     out = []
-    for mf, sdf, mvar, sdv in zip(*(np.asarray(a, dtype=float).ravel() for a in post),
-                                  strict=True):
-        vals = (mf - o.alpha * mvar, float(lcb_mv(mf, sdf, mvar, sdv, opt.weight, beta)),
-                float(ucb_mv(mf, sdf, mvar, sdv, opt.weight, beta)))
+    for vals in opt.bounds_at(configs):
         if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped
             vals = (-vals[0], -vals[2], -vals[1])
         out.append({k: float(v) if math.isfinite(v) else None

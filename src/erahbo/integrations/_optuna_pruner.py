@@ -1,10 +1,12 @@
 """ERAHBO's stopping rule as an Optuna pruner (:class:`ERAHBOPruner`, ``sampler.pruner``).
 
-After each reported seed of a trial, the pruner asks the sampler's optimizer for ERAHBO's
-stopping decision on the trial's configuration with the returns reported so far (eq. 12:
-``UCB_MV(x; k) <= B_t`` after ``k_min`` seeds rejects it), and records the decision in the
-trial's system attributes. Steps must be the trial's seed indices (``trial_seeds``): anything
-else is refused with the fix. Used by :mod:`erahbo.integrations.optuna` (the sampler makes it).
+After each reported seed of a trial, the pruner asks the replication rule in force whether
+its bounds decide at this many seeds (:meth:`erahbo.optimizer.replication.Rule.decides`) and
+then the sampler's optimizer for the stopping decision on the trial's configuration with the
+returns reported so far (ERAHBO, eq. 12: ``UCB_MV(x; k) <= B_t`` after ``k_min`` seeds
+rejects it), and records the decision in the trial's system attributes. Steps must be the
+trial's seed indices (``trial_seeds``): anything else is refused with the fix. Used by
+:mod:`erahbo.integrations.optuna` (the sampler makes it).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from erahbo.integrations._optuna_trials import MISUSE, claim_of, write_attrs
 __all__ = ["ADAPTIVE", "DECISION", "ERAHBOPruner", "sign_of"]
 
 DECISION = "erahbo:decision"  # trial system attribute: the stopping decision at the stop
-ADAPTIVE = ("bo", "challenger", "given")  # round kinds whose seeds the stopping rule decides
+ADAPTIVE = ("bo", "challenger", "given")  # round kinds whose seeds the rule may decide
 
 
 def sign_of(study: Study) -> float:
@@ -55,8 +57,8 @@ class ERAHBOPruner(BasePruner):
         n = len(vals)
         if not math.isfinite(vals[-1]):
             return True  # a failed run: the configuration is penalized or excluded
-        adaptive = sp.method == "erahbo" and claim["kind"] in ADAPTIVE
-        if n >= len(seeds) or not adaptive or n < sp.k_min or claim["config"] is None:
+        adaptive = sp.rule.adaptive and claim["kind"] in ADAPTIVE  # the rule's rounds
+        if n >= len(seeds) or not (adaptive and sp.rule.decides(n)) or claim["config"] is None:
             if n >= len(seeds) and adaptive:
                 write_attrs(study, trial, system={DECISION: {"k": n, "reason": "k_max"}})
             return False

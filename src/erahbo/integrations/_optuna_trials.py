@@ -4,9 +4,10 @@ The storage is the state that worker processes share. Each trial records, when i
 (:meth:`ERAHBOSampler.before_trial`), a *claim*: its configuration (the key of its modelled
 parameters, or None when they are drawn independently), its round kind and the seeds it may
 train (system attribute ``erahbo:claim``; the seeds also as the user attribute
-``erahbo_seeds``). A configuration's next trial takes the seeds after every seed that its
-other trials ran (finished trials) or may run (running ones), so two workers never train the
-same ``(configuration, seed)`` pair; the data are read back from the reported values, a seed
+``erahbo_seeds``). A configuration's next trial takes the next seeds of its seed stream in the
+core (:func:`erahbo.optimizer.host.seeds_for`) that none of its other trials ran (finished
+trials) or may run (running ones), so two workers never train the same
+``(configuration, seed)`` pair; the data are read back from the reported values, a seed
 reported twice counting once (the trial with the lower number).
 
 Which finished trials count (:func:`trial_runs`): COMPLETE, PRUNED and FAIL. A trial that
@@ -61,7 +62,6 @@ __all__ = [
     "claim_of",
     "foreign_reading",
     "is_own",
-    "next_seeds",
     "study_records",
     "trial_key",
     "trial_runs",
@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 SEEDS = "erahbo_seeds"  # user attribute: the seeds this trial may train, in order
-SEED_OFFSET = "erahbo_seed_offset"  # user attribute: its first seed (seeds are consecutive)
+SEED_OFFSET = "erahbo_seed_offset"  # user attribute: its first seed
 # trial system attributes; each names its trial (a retried trial copies its original's)
 CLAIM = "erahbo:claim"  # {"trial", "config" (key or None), "kind", "seeds", "params", "space",
 #                         "settled"}: see erahbo.integrations._optuna_claims
@@ -355,13 +355,6 @@ class TrialIndex:
                                if below is None or d.trial.number < below), key, number, None,
                               foreign=self.foreign)
         return used
-
-
-def next_seeds(used: set[int], n: int) -> list[int]:
-    """``n`` consecutive seeds after every used one (``0 .. n-1`` for a new configuration;
-    negative seeds are placeholders of unknown ones, never handed out)."""
-    start = max((s for s in used if s >= 0), default=-1) + 1
-    return list(range(start, start + n))
 
 
 def study_records(

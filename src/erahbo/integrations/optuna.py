@@ -23,13 +23,14 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
 >>> sorted(recommended_trial(study).params)
 ['x']
 
-* **Seeds.** Each trial gets its seeds when it starts (user attribute ``erahbo_seeds``): the
-  initial design's trials ``k_init``, random rounds ``k_min`` (fixed-k methods: ``k``), the
-  other ERAHBO trials up to ``k_max``. A configuration that runs again (a challenger, an
-  enqueued or retried trial, another worker's) gets the seeds after every seed its other
-  trials ran or may still run: workers on one storage never train the same (configuration,
-  seed) pair, nor one configuration with other parameters (a claim settles before the trial
-  trains: :mod:`erahbo.integrations._optuna_claims`).
+* **Seeds.** Each trial gets its seeds when it starts (user attribute ``erahbo_seeds``), their
+  number and the seeds from the core (:mod:`erahbo.optimizer.host`): the initial design's
+  ``k_init``, random rounds ``k_min`` (fixed-k methods: ``k``), the other ERAHBO trials a
+  whole round's (``Rule.round_seeds``: up to ``k_max`` within the seed caps), the next of the
+  configuration's seed stream (``Optimizer.next_seeds``) that its other trials did not run
+  and may not still run: workers on one storage never train the same (configuration, seed)
+  pair, nor one configuration with other parameters (a claim settles before the trial trains:
+  :mod:`erahbo.integrations._optuna_claims`).
 * **The pruner** (:class:`ERAHBOPruner`, ``sampler.pruner``) is ERAHBO's stopping rule: after
   ``k_min`` seeds it says prune when ``UCB_MV(x; k) <= B_t`` (``B_t = max LCB_MV`` over the
   data). A trial that trains all its seeds completes (``study.best_trial`` works); a pruned
@@ -39,7 +40,7 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   sampler's gets one warning.
 * **Round kinds** follow :class:`erahbo.optimizer.strategy.RoundSchedule` counted over the
   study's trials (system attribute ``erahbo:phase``): the first ``n_init`` trials are the
-  initial design (Sobol points once the search space is known), then during the random
+  initial design (the core's, once the search space is known), then during the random
   design's runs every other trial is ``"random"``, after them (with the challenger rounds)
   every other trial is a ``"challenger"`` round, the others ``"bo"`` (acquisition). Enqueued
   trials are ``"given"`` (the first trial too): a new round of their configuration, or for a
@@ -47,25 +48,20 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
 * **Joining a study.** The study stores the sampler's settings and refuses a sampler with
   other options; a study holding trials of another sampler is refused until ``warm_start``
   says how to read them (:mod:`erahbo.integrations._optuna_study`).
-* **The answer.** When a trial finishes it gets erahbo's view of its configuration as user
-  attributes (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``, ``erahbo_k``,
-  ``erahbo_config_id`` — the number of the configuration's first trial — and
-  ``erahbo_recommended``), and the study the current recommendation (user attribute
-  ``erahbo_recommendation``, over the finished trials and those finishing in other workers at
-  the same moment): :func:`recommended_trial` reads it, ``trials_dataframe()`` and the
-  dashboard show it. :meth:`ERAHBOSampler.result` gives erahbo's tables (real values,
-  ``config_id`` = first trial number).
+* **The answer.** A finishing trial gets erahbo's view of its configuration as user attributes
+  (``erahbo_mv``, ``erahbo_lcb_mv``, ``erahbo_ucb_mv``: the core's ``Optimizer.bounds_at``;
+  ``erahbo_k``; ``erahbo_config_id``, its first trial's number; ``erahbo_recommended``), the
+  study the recommendation over the trials finished or finishing (``erahbo_recommendation``:
+  :func:`recommended_trial`, ``trials_dataframe()``, the dashboard);
+  :meth:`ERAHBOSampler.result` gives erahbo's tables (real values).
 * **State.** Everything that decides lives in the storage (claims, round kinds, the GP
-  hyperparameters fitted once after the initial design: study user attribute
-  ``erahbo_hyperparameters``), so any process resumes a study. Each process keeps one
-  optimizer and tells it its own trials' runs; it rebuilds it from the study only for trials
-  it did not propose (:mod:`erahbo.integrations._optuna_engine`).
+  hyperparameters fitted once after the initial design), so any process resumes a study; each
+  keeps one optimizer (:mod:`erahbo.integrations._optuna_engine`).
 * **Failures** follow ``failures`` (``"penalize"``: a failed run counts at erahbo's penalty,
-  the returns' lower quartile or its configuration's lowest value if lower, so it never raises
-  a mean: :func:`erahbo.runtime.failures.penalty_value`; ``"exclude"``: the configuration
-  becomes infeasible). A trial failed by Optuna's heartbeat
-  or before its first report keeps its reported runs and nothing more: a lost machine is not
-  a property of the hyperparameters.
+  :func:`erahbo.runtime.failures.penalty_value`, never raising a mean; ``"exclude"``: the
+  configuration becomes infeasible). A trial failed by Optuna's heartbeat or before its first
+  report keeps its reported runs only: a lost machine is not a property of the
+  hyperparameters.
 * Minimizing studies minimize ``mean + alpha * variance`` of the reported values.
 """
 
@@ -76,6 +72,7 @@ import inspect
 import threading
 import warnings
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,7 +85,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from erahbo.integrations._optuna_claims import read, settle, wait_for_earlier_claims
 from erahbo.integrations._optuna_engine import Engine, Hyper, study_hyperparameters
-from erahbo.integrations._optuna_pruner import ADAPTIVE, ERAHBOPruner, sign_of
+from erahbo.integrations._optuna_pruner import ERAHBOPruner, sign_of
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_study import (
     check_foreign,
@@ -109,7 +106,6 @@ from erahbo.integrations._optuna_trials import (
     Foreign,
     TrialIndex,
     claim_of,
-    next_seeds,
     study_records,
     trial_key,
     trial_runs,
@@ -117,11 +113,14 @@ from erahbo.integrations._optuna_trials import (
     write_live_attrs,
 )
 from erahbo.optimizer import Optimizer, Result
+from erahbo.optimizer.host import check_options, initial_config, seeds_for, settings_of_options
 from erahbo.optimizer.parts import HOST_PARAMS
+from erahbo.optimizer.strategy import Strategy
 
 __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSampler",
            "recommended_trial", "trial_seeds"]
 
+Pick = Callable[[set[int]], list[int]]  # seeds taken by other trials -> a trial's seeds
 RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
 _PHASE = PHASE  # trial system attribute: init, given, random, challenger, bo (refused)
 
@@ -241,12 +240,13 @@ class ERAHBOSampler(BaseSampler):
             **{name: v for name, v in given.items() if v is not None},
         )
         init = {} if n_init is None else {"n_init": n_init}
-        probe = Optimizer({"x": ("float", 0.0, 1.0)}, **init, **self._options)  # checks
-        o = probe.options  # the values in force (given, or the preset's defaults)
+        o = check_options(**init, **self._options)  # the values in force (given, or preset's)
+        strategy = Strategy.from_options(o)  # the core's parts of these options
         self.method, self.n_init, self.seed = method, int(o.n_init), int(seed)
-        self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, probe.k_init
-        self.schedule = probe.strategy.schedule  # which proposer each BO round goes to
-        self._settings = sampler_settings(probe.study_settings())  # what a study stores
+        self.k_min, self.k_max, self.k, self.k_init = o.k_min, o.k_max, o.k, o.k_init_value
+        self.schedule = strategy.schedule  # which proposer each BO round goes to
+        self.rule = strategy.replication  # seeds per trial, whether the bounds decide
+        self._settings = sampler_settings(settings_of_options(o))  # what a study stores
         self._names = {*inspect.signature(ERAHBOSampler).parameters, *options}  # the fix names
         self._warm_start = warm_start  # how trials of other samplers are read (None: refuse)
         self._most = max(self.k_init, self.k_max, self.k)  # steps a foreign trial's seeds fill
@@ -256,7 +256,7 @@ class ERAHBOSampler(BaseSampler):
         self._warned: set[str] = set()
         self._claim_wait = float(claim_wait)
         self._intersection = IntersectionSearchSpace(include_pruned=True)
-        self._engine = Engine(self._options)
+        self._engine = Engine(self._options, o.min_seeds)
         self._index = TrialIndex()  # the study's trials, read incrementally
         self._lock = threading.RLock()
         self._claims: dict[int, dict[str, Any]] = {}  # running trial number -> its claim
@@ -285,9 +285,9 @@ class ERAHBOSampler(BaseSampler):
             coder = self._space_coder(study)
             check_foreign(study, trial, self._index, foreign, coder, self._engine.min_runs,
                           self._warned)
-            kind, config, n_seeds = self._decide(study, trial, coder)
+            kind, config, pick = self._decide(study, trial, coder)
             key = None if config is None else config_key(config)
-            seeds = self._claim_seeds(trial.number, key, n_seeds, coder)
+            seeds = self._claim_seeds(trial.number, key, coder, pick)
             params = None if config is None else self._params(coder, key, config)
             claim = {"trial": trial.number, "config": key, "kind": kind, "seeds": seeds,
                      "params": params, "space": None if coder is None else coder.key,
@@ -295,7 +295,7 @@ class ERAHBOSampler(BaseSampler):
             write_attrs(study, trial, user={SEEDS: seeds, SEED_OFFSET: (seeds or [None])[0]},
                         system={CLAIM: claim, _PHASE: kind})
             if key is not None:  # the claims of trials deciding at the same time
-                settle(study, trial, claim, n_seeds, coder, self._index, self._claim_wait)
+                settle(study, trial, claim, pick, coder, self._index, self._claim_wait)
             self._claims[trial.number] = claim
             self._coders[trial.number] = coder
 
@@ -443,27 +443,27 @@ class ERAHBOSampler(BaseSampler):
         return self._coder
 
     def _decide(self, study: Study, trial: FrozenTrial,
-                coder: Coder | None) -> tuple[str, dict[str, Any] | None, int]:
-        """The trial's round kind, erahbo configuration (None: sampled independently) and
-        how many seeds it may train (the trial index read just before)."""
-        adaptive_k = self.k_max if self.method == "erahbo" else self.k
+                coder: Coder | None) -> tuple[str, dict[str, Any] | None, Pick]:
+        """The trial's round kind, erahbo configuration (None: sampled independently) and its
+        seeds, as many as it may train (the trial index read just before)."""
         given = {**trial.params, **trial.system_attrs.get("fixed_params", {})}
         if coder is None:  # the search space is not known yet (the first trial)
             if given:  # enqueued: claimed once its parameters are known (trial_seeds)
-                return "given", None, self._given_seeds(study, trial, None, None, adaptive_k)
-            return "init", None, self.k_init
+                n = self._given_seeds(study, trial, None, None, self.rule.most)
+                return "given", None, self._seeds(n)
+            return "init", None, self._seeds(self.k_init)
         if (bad := coder.outside(given)) is not None:  # refused by trial_seeds
             self._refused[trial.number] = (
                 f"ERAHBOSampler: trial {trial.number} was enqueued with {bad}, outside the "
                 "search space; enqueue values inside each distribution's range or choices")
-            return "given", None, adaptive_k
+            return "given", None, self._seeds(self.rule.most)
         if coder.covers(given):  # enqueued (enqueue_trial, RetryFailedTrialCallback)
             config = coder.to_erahbo(given)
-            return "given", config, self._given_seeds(study, trial, coder, config, adaptive_k)
-        if trial.number < self.n_init:  # the initial design: Sobol point number i (trials of
-            # other samplers and enqueued ones take their places)
-            u = coder.space.sobol_unit(self.n_init, self.seed)[trial.number]
-            return "init", coder.space.decode(u), self.k_init
+            n = self._given_seeds(study, trial, coder, config, self.rule.most)
+            return "given", config, self._seeds_of(coder, config, n)
+        if trial.number < self.n_init:  # the core's initial design (others take their places)
+            config = initial_config(coder.space, self.n_init, self.seed, trial.number)
+            return "init", config, self._seeds_of(coder, config, self.k_init)
         index = self._index
         bo_round = 1 + index.rounds_before(trial.number)
         kind = ("random" if self.method == "random"
@@ -481,21 +481,27 @@ class ERAHBOSampler(BaseSampler):
             got = self._engine.ask(trial.number, kind, coder)
         if got is None:  # nothing to model with yet (every run so far failed): at random
             rng = np.random.default_rng([self.seed, trial.number])
-            n = self.k_min if self.method == "erahbo" else self.k
-            return "random", coder.space.decode(rng.random(coder.space.dim)), n
-        t, phase, left = got
-        n = len(t.seeds)
-        if self.method == "erahbo" and phase in ADAPTIVE:
-            n = int(min(self.k_max, n + left))
-        return phase, t.config, max(n, 1)
+            config = coder.space.decode(rng.random(coder.space.dim))
+            return "random", config, self._seeds_of(coder, config, self.rule.first)
+        t, phase, n = got  # n: the core's seeds of a trial that runs the whole round
+        return phase, t.config, self._seeds(n, self._engine.opt, t.config_id)
+
+    def _seeds(self, n: int, opt: Optimizer | None = None, cid: int | None = None) -> Pick:
+        """``taken -> n seeds``: the next of configuration ``cid``'s seed stream in ``opt``
+        without ``taken`` (:func:`erahbo.optimizer.host.seeds_for`)."""
+        return lambda taken: seeds_for(opt, cid, n, taken, seed=self.seed)
+
+    def _seeds_of(self, coder: Coder, config: dict[str, Any], n: int) -> Pick:
+        """:meth:`_seeds` of ``config`` in an optimizer holding the study's finished trials."""
+        view = self._engine.view(self._index, coder)
+        return self._seeds(n, view, view.config_id_of(config))
 
     def _given_seeds(self, study: Study, trial: FrozenTrial, coder: Coder | None,
                      config: dict[str, Any] | None, n: int) -> int:
         """Seeds of an enqueued trial: a retried one (``RetryFailedTrialCallback``) continues
         the round of the trial it retries, with the seeds that trial had not run; another one
-        is a new round of its configuration (``n``: ``k_max``, or ``k``); both within what
-        the core's seed caps leave the configuration (:meth:`erahbo.Optimizer.seeds_left`,
-        ``max_seeds``; 0: it trains nothing, :func:`trial_seeds` prunes it)."""
+        is a new round of its configuration (``n``: the rule's most); both within what the
+        core's seed caps leave (:meth:`erahbo.Optimizer.seeds_left`; 0: it trains nothing)."""
         copied = trial.system_attrs.get(CLAIM)
         if isinstance(copied, dict) and copied.get("trial") not in (None, trial.number):
             before = self._index.done.get(int(copied["trial"]))  # the trial it retries
@@ -505,12 +511,11 @@ class ERAHBOSampler(BaseSampler):
             n = int(min(n, self._engine.seeds_left(coder, config)))
         return max(int(n), 0)
 
-    def _claim_seeds(self, number: int, key: str | None, n: int,
-                     coder: Coder | None) -> list[int]:
-        """``n`` seeds of configuration ``key`` for trial ``number`` (the index read)."""
-        if key is None:  # an independently drawn configuration: its own first seeds
-            return list(range(n))
-        return next_seeds(self._index.used_seeds(key, number, coder), n)
+    def _claim_seeds(self, number: int, key: str | None, coder: Coder | None,
+                     pick: Pick) -> list[int]:
+        """The seeds of configuration ``key`` for trial ``number`` (the index read): ``pick``'s
+        that no other trial of it ran or holds."""
+        return pick(set() if key is None else self._index.used_seeds(key, number, coder))
 
     def _late_claim(self, trial: Any) -> None:
         """Claim the seeds of a running trial whose configuration was not known when it
@@ -527,7 +532,8 @@ class ERAHBOSampler(BaseSampler):
             key = coder.key_of(trial.params)
             self._read(trial.study)
             claim = dict(claim, config=key, space=coder.key, params=dict(trial.params))
-            claim["seeds"] = self._claim_seeds(trial.number, key, len(claim["seeds"]), coder)
+            pick = self._seeds_of(coder, coder.to_erahbo(trial.params), len(claim["seeds"]))
+            claim["seeds"] = self._claim_seeds(trial.number, key, coder, pick)
             self._claims[trial.number] = claim
             write_live_attrs(trial, user={SEEDS: claim["seeds"],
                                           SEED_OFFSET: (claim["seeds"] or [None])[0]},
@@ -552,8 +558,8 @@ class ERAHBOSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False)
         index = TrialIndex(self._reading(study, trials))
         index.update(study.study_name, trials)
-        return Engine(self._options).sync(index, coder, self._hyperparameters(study),
-                                          sign_of(study))
+        return Engine(self._options, self._engine.min_runs).sync(
+            index, coder, self._hyperparameters(study), sign_of(study))
 
     def recommend(self, study: Study) -> dict[str, Any] | None:
         """Recommended parameters (``argmax LCB_MV``): those of the configuration's first

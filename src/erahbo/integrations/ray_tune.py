@@ -76,6 +76,7 @@ from erahbo.integrations._tune_host import (
     warm_runs,
 )
 from erahbo.optimizer import Optimizer, Result
+from erahbo.optimizer.host import check_options, design_points
 from erahbo.optimizer.options import Options
 from erahbo.space import SearchSpace
 
@@ -226,10 +227,9 @@ class ERAHBOSearch(Searcher):
         self._opt_kwargs = dict(options, budget=budget, n_parallel=n_parallel,
                                 seed_batch=seed_batch, failures=failures)
         no_design = options.get("n_init") == 0  # needs evaluated points: checked at the start
-        check = Optimizer({"x": ("float", 0.0, 1.0)},  # the options, checked now
-                          **{**self._opt_kwargs, **({"n_init": 1} if no_design else {})})
-        self._n_init, self._seed = 0 if no_design else check.options.n_init, check.seed
-        self._min_runs = check.options.min_seeds  # runs an evaluated point needs (2, or 1)
+        checked = check_options(warm_start=no_design, **self._opt_kwargs)  # as the Optimizer
+        self._n_init, self._seed = checked.n_init, checked.seed
+        self._min_runs = checked.min_seeds  # runs an evaluated point needs (2, or 1)
         points = list(points_to_evaluate or [])
         if evaluated_rewards is not None and len(evaluated_rewards) != len(points):
             raise ValueError(f"evaluated_rewards has {len(evaluated_rewards)} entries for "
@@ -492,8 +492,8 @@ class ERAHBOSearch(Searcher):
                 except ValueError as exc:
                     raise ValueError(f"points_to_evaluate[{i}]: {exc}") from None
                 design.append(cfg)
-            n_sobol = max(self._n_init - len(design), 0)
-            out["initial_design"] = [*design, *self._space.sobol_unit(n_sobol, self._seed)]
+            n_more = max(self._n_init - len(design), 0)  # the core's initial design fills up
+            out["initial_design"] = [*design, *design_points(self._space, n_more, self._seed)]
         if self._evaluated:
             points = [erahbo_point(p, domains, self._constants, self.seed_key,
                                    f"evaluated point {i}", self._index_paths())

@@ -20,14 +20,28 @@ from erahbo.gp import GPHyper, RoundModel, RoundSettings
 from erahbo.optimizer.options import space_json
 from erahbo.optimizer.records import Result, Round
 from erahbo.optimizer.replication import Rule
+from erahbo.recommendation import configs_table
 
-__all__ = ["Inspection"]
+__all__ = ["Inspection", "settings_of"]
+
+
+def settings_of(settings_json: dict[str, Any], failure_policy: Any) -> dict[str, Any]:
+    """The settings that determine decisions, without the space: the options'
+    (:meth:`Options.settings_json`) with ``failures`` and ``retries`` (of ``failure_policy``,
+    None: no policy). :meth:`Inspection.study_settings` adds the space; a host that has none
+    yet (the Optuna sampler) stores these."""
+    out = dict(settings_json)
+    out["failures"] = None if failure_policy is None else failure_policy.mode
+    out["retries"] = None if failure_policy is None else failure_policy.retries
+    return out
 
 
 class Inspection:
     """The read side of :class:`erahbo.Optimizer` (its attributes are the optimizer's)."""
 
     options: Any
+    space: Any
+    weight: float
     models: Any
     state: Any
     history: Any
@@ -95,6 +109,11 @@ class Inspection:
         Every trial :meth:`ask` hands out takes its seeds here."""
         return self.state.next_seeds(config_id, n)
 
+    def config_id_of(self, config: dict[str, Any]) -> int:
+        """The id of configuration ``config``: its id in the data (a finite table: its row),
+        else the id it gets when first asked (:meth:`next_seeds` takes it); nothing changes."""
+        return self.state.id_of(np.asarray(self.space.encode(config), dtype=float))
+
     @property
     def model_settings(self) -> RoundSettings | None:
         """GP hyperparameters, ``beta`` and ``rho_max^2`` of the round models (None: unfit)."""
@@ -113,9 +132,7 @@ class Inspection:
         (:meth:`Options.settings_json`), the warm-start runs, ``failures``, ``retries`` and
         ``space`` (its :meth:`SearchSpace.to_json`; a finite table adds the SHA-256 of its rows).
         """
-        out = dict(self._settings_json)
-        out["failures"] = None if self.failure_policy is None else self.failure_policy.mode
-        out["retries"] = None if self.failure_policy is None else self.failure_policy.retries
+        out = settings_of(self._settings_json, self.failure_policy)
         out["space"] = space_json(self.space)
         return out
 
@@ -154,6 +171,22 @@ class Inspection:
         return self.schedule(0.0 if self.budget is None else self._used / max(self.budget, 1))
 
     # ------------------------------------------------------------------ recommendation
+    @single_blas_thread
+    def bounds_at(self, configs: Sequence[dict[str, Any]]) -> np.ndarray:
+        """``(n, 3)``: the MV estimate, ``LCB_MV`` and ``UCB_MV`` of each of ``configs`` at
+        the recommendation's confidence, computed as :attr:`Result.configs` computes its
+        ``mv``, ``lcb_mv`` and ``ucb_mv`` (:func:`erahbo.recommendation.configs_table` on the
+        round model's posterior); NaN before the models are fit."""
+        n = len(configs)
+        if self.models.settings is None or not n:
+            return np.full((n, 3), np.nan)
+        post = self.models.current().predict(np.array([self.space.encode(c) for c in configs]))
+        table = configs_table(range(n), [{}] * n, [], np.zeros(n), np.zeros(n), np.zeros(n),
+                              posterior=tuple(np.asarray(a, dtype=float).ravel() for a in post),
+                              alpha=self.options.alpha, weight=self.weight,
+                              beta=self.strategy.recommender.beta)
+        return table[["mv", "lcb_mv", "ucb_mv"]].to_numpy(dtype=float)
+
     @single_blas_thread
     def _recommend(self) -> tuple[int, float] | None:
         return self.models.recommend()

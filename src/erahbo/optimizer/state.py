@@ -18,7 +18,14 @@ from erahbo.gp.bounds import mean_variance
 from erahbo.risk import RiskLike
 from erahbo.space import SearchSpace
 
-__all__ = ["StudyState", "initial_design_of"]
+__all__ = ["StudyState", "check_n_init", "initial_design_of", "seed_stream"]
+
+
+def seed_stream(seed: int, config_id: int, count: int) -> list[int]:
+    """The first ``count`` seeds of configuration ``config_id``'s seed stream in a study of
+    seed ``seed`` (:meth:`StudyState.next_seeds` hands them out in order, warm-start seeds
+    skipped)."""
+    return config_seeds(seed, config_id, 0, count)
 
 
 class StudyState:
@@ -71,6 +78,16 @@ class StudyState:
         self._next_id += 1
         return self._next_id - 1
 
+    def id_of(self, u: np.ndarray) -> int:
+        """Id of the configuration with encoding ``u (dim,)``: its id in the data (a finite
+        table: its row), else the id :meth:`new_id` gives it next; nothing changes."""
+        if self.candidates is not None:
+            rows = np.flatnonzero((self.candidates == u).all(1))
+            if rows.size:
+                return int(rows[0])
+        same = np.flatnonzero((self.data.U == u).all(1))
+        return self.data.config_ids[int(same[0])] if same.size else self._next_id
+
     def config(self, cid: int, u: np.ndarray) -> dict[str, Any]:
         """The configuration dict of id ``cid`` (encoding ``u``)."""
         if self.space.is_finite:
@@ -93,7 +110,7 @@ class StudyState:
         have = self.data.n_seeds(cid) - len(warm)  # seeds handed out by this study
         stream = self._seed_streams.get(cid)
         if stream is None or len(stream) < have + n:  # the configuration's seed stream, cached
-            stream = config_seeds(self.seed, cid, 0, max(2 * (have + n), 32) + len(warm))
+            stream = seed_stream(self.seed, cid, max(2 * (have + n), 32) + len(warm))
             stream = [sd for sd in stream if sd not in warm]
             self._seed_streams[cid] = stream
         return stream[have : have + n]
@@ -175,6 +192,14 @@ class StudyState:
         return None, u, self.new_id(u)
 
 
+def check_n_init(n_init: int) -> None:
+    """Refuse an initial design of no configuration (``n_init`` below 1) without a warm start
+    (:func:`initial_design_of`, and every host's option check before its first trial)."""
+    if n_init < 1:
+        raise ValueError(f"n_init={n_init} must be an int >= 1 (0 only with a warm_start "
+                         "that gives the first data)")
+
+
 def initial_design_of(
     space: SearchSpace, design: Any, n_init: int, seed: int
 ) -> list[tuple[int | None, np.ndarray]]:
@@ -185,9 +210,7 @@ def initial_design_of(
     """
     sp = space
     if design is None:
-        if n_init < 1:
-            raise ValueError(f"n_init={n_init} must be an int >= 1 (0 only with a warm_start "
-                             "that gives the first data)")
+        check_n_init(n_init)
         if sp.is_finite:
             return [(int(i), sp.candidates_unit()[int(i)])
                     for i in sp.sobol_indices(min(n_init, sp.n_candidates), seed)]
