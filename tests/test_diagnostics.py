@@ -111,3 +111,64 @@ def test_cli_prints_and_stores_findings(tmp_path, monkeypatch):
     codes = [f["code"] for f in summary["findings"]]
     assert "many_failures" in codes
     assert "note (many_failures)" in res.output and "training diverged" in res.output
+
+
+def _runs(rows: list[tuple[int, float, float]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(config_id, x, return) runs -> (configs, history) with sample statistics; ``mv`` is
+    set by the caller (the posterior the finding compares with the runs)."""
+    h = pd.DataFrame(rows, columns=["config_id", "x", "return"]).assign(status="ok")
+    g = h.groupby("config_id", sort=False)
+    c = pd.DataFrame({"config_id": list(g.groups), "x": g["x"].first().to_numpy(),
+                      "k": g.size().to_numpy(), "mean": g["return"].mean().to_numpy(),
+                      "std": g["return"].std().to_numpy()})
+    return c.assign(var=c["std"] ** 2, mv=c["mean"], rank=pd.NA), h
+
+
+def test_a_posterior_above_every_run_it_saw_is_reported():
+    """posterior_outside_runs: three or more configurations whose estimate lies above all of
+    their returns by four times the typical seed spread (or one replicated configuration at
+    half that) are named with the worst one; an estimate that stays with its runs is not."""
+    rows = [(i, i / 20, r) for i in range(4) for r in (1.0 + 0.1 * i, 1.2 + 0.1 * i)]  # spread
+    rows += [(10 + i, 0.5 + i / 100, -1.0 - 0.1 * i) for i in range(12)]  # one-seed runs
+    configs, hist = _runs(rows)
+    assert "posterior_outside_runs" not in _codes(_result(configs, 0, history=hist))
+    spread = float(configs.loc[configs["k"] >= 2, "std"].median())
+    phantom = configs.copy()
+    one = phantom["k"] == 1
+    phantom.loc[one, "mv"] = (phantom.loc[one, "mean"]  # above their runs, the last most
+                              + (5 + 0.1 * np.arange(int(one.sum()))) * spread)
+    found = {f.code: f.message for f in diagnose(_result(phantom, 0, history=hist))}
+    assert found["posterior_outside_runs"].startswith("12 configuration(s) have a posterior "
+                                                      "estimate above every return")
+    assert "config 21: 1 run(s), highest return -2.1, estimate" in found["posterior_outside_runs"]
+    assert "k_min=2" in found["posterior_outside_runs"]
+    two = phantom.copy()
+    two.loc[one, "mv"] = two.loc[one, "mean"]
+    two.loc[two.index[one][:2], "mv"] += 5 * spread  # two one-seed configurations: borrowing
+    assert "posterior_outside_runs" not in _codes(_result(two, 0, history=hist))
+    rep = configs.copy()
+    rep.loc[0, "mv"] = 1.1 + 3 * spread  # a replicated configuration, above both its runs
+    assert "posterior_outside_runs" in _codes(_result(rep, 0, history=hist))
+
+
+def test_new_configurations_next_to_earlier_ones_are_reported_as_near_duplicates():
+    """near_duplicates: a study whose runs went mostly to new configurations within 0.05 (unit
+    cube) of an earlier one is named with the configuration they crowd; spread-out
+    configurations, or a result without its space, are not."""
+    space = erahbo.SearchSpace({"x": ("float", 0.0, 1.0), "y": ("float", 0.0, 1.0)})
+    c, h = _runs([(i, (i % 5) / 4, 0.0) for i in range(25)])  # a 5 x 5 grid, step 0.25
+    c, h = c.assign(y=[(i // 5) / 4 for i in range(25)]), h.assign(y=[(i // 5) / 4
+                                                                     for i in range(25)])
+    plain = _result(c, 0, history=h)
+    plain.space = space
+    assert "near_duplicates" not in _codes(plain)
+    crowd = [(cid, 0.30 + 0.001 * cid, 0.0) for cid in range(25)]  # within 0.025 of config 0
+    c2, h2 = _runs(crowd)
+    c2, h2 = c2.assign(y=0.5), h2.assign(y=0.5)
+    res = _result(c2, 0, history=h2)
+    assert "near_duplicates" not in _codes(res)  # no space: no distances
+    res.space = space
+    found = {f.code: f.message for f in diagnose(res)}
+    assert found["near_duplicates"].startswith("24 of 25 runs (96%) went to 24 new "
+                                               "configuration(s) within 0.05")
+    assert "replicate_within" in found["near_duplicates"]

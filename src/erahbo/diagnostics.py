@@ -43,6 +43,18 @@ The checks come from patterns measured on real RL outcomes (``docs/results``):
     set its MV estimate. erahbo's default (``recommend_min_seeds = 2``) recommends a
     configuration with two or more seeds whenever one exists; the finding says so, or that
     no configuration has two seeds.
+``posterior_outside_runs``
+    Configurations whose posterior estimate lies above every return they produced, by more
+    than four times the study's typical seed spread (three or more such configurations, or
+    one with two or more seeds at half that): the models' posterior contradicts the runs it
+    saw (typically one-seed runs in a region without replicated configurations,
+    ``docs/results/one_seed_models``). Such estimates raise ``B_t`` and decide which
+    configurations get more seeds.
+``near_duplicates``
+    Many runs went to new configurations within a small distance (unit cube) of an earlier
+    one: each starts an estimate of its own where the earlier configuration could have been
+    run again. ``replicate_within`` (erahbo's default 0.3, continuous spaces) reruns the
+    evaluated configuration instead.
 """
 
 from __future__ import annotations
@@ -71,7 +83,8 @@ class Finding:
     ----------
     code : str
         Stable identifier: ``k_max_rounds``, ``zero_spread_incumbent``, ``many_failures``,
-        ``sporadic_failures``, ``outlying_returns``.
+        ``sporadic_failures``, ``outlying_returns``, ``one_seed_incumbent``,
+        ``posterior_outside_runs``, ``near_duplicates``.
     message : str
         What was seen and what to change, in one paragraph.
     """
@@ -88,6 +101,8 @@ def diagnose(
     min_rounds: int = 10,
     sporadic_share: float = 0.1,
     min_runs: int = 20,
+    duplicate_radius: float = 0.05,
+    duplicate_share: float = 0.2,
 ) -> list[Finding]:
     """Findings about ``result`` that suggest other settings (empty when nothing stands out).
 
@@ -106,7 +121,12 @@ def diagnose(
         ``sporadic_failures`` is reported when at least this share of the evaluated
         configurations with 2 or more runs had some failed and some successful runs.
     min_runs : int
-        No ``one_seed_incumbent`` finding from a study of fewer runs than this.
+        No ``one_seed_incumbent``, ``posterior_outside_runs`` or ``near_duplicates`` finding
+        from a study of fewer runs than this.
+    duplicate_radius, duplicate_share : float
+        ``near_duplicates`` is reported when at least ``duplicate_share`` of the runs went to
+        configurations within ``duplicate_radius`` (Euclidean, unit cube of the search space)
+        of an earlier configuration (continuous and mixed spaces; needs ``result.space``).
 
     Returns
     -------
@@ -115,7 +135,9 @@ def diagnose(
     findings: list[Finding] = []
     for check in (_k_max_rounds(result, k_max_share, min_rounds), _zero_spread(result),
                   _failures(result, failure_share), _sporadic(result, sporadic_share),
-                  _outlying(result), _one_seed_incumbent(result, min_runs)):
+                  _outlying(result), _one_seed_incumbent(result, min_runs),
+                  _posterior_outside(result, min_runs),
+                  _near_duplicates(result, min_runs, duplicate_radius, duplicate_share)):
         if check is not None:
             findings.append(check)
     return findings
@@ -309,3 +331,77 @@ def _one_seed_incumbent(result: Result, min_runs: int) -> Finding | None:
         f"The recommendation, config {cid}, has one seed: its spread was never measured (its "
         "variance is the models' extrapolation from other configurations) and one lucky "
         f"return can set its MV estimate. {why[0].upper()}{why[1:]}.")
+
+
+def _counted_returns(result: Result) -> Any:
+    """The counted, finite returns of the history (``ok`` and ``penalized`` runs)."""
+    h = result.history
+    if h.empty or "return" not in h.columns:
+        return h
+    h = h[h["status"].isin(("ok", "penalized"))] if "status" in h.columns else h
+    return h[np.isfinite(h["return"].to_numpy(float))]
+
+
+def _posterior_outside(result: Result, min_runs: int) -> Finding | None:
+    c, h = result.configs, _counted_returns(result)
+    if len(h) < min_runs or c.empty or "mv" not in c.columns:
+        return None
+    top = h.groupby("config_id")["return"].max()  # (configs,) the highest return of each
+    spread = c.loc[c["k"] >= 2, "std"].to_numpy(float)
+    spread = spread[np.isfinite(spread)]
+    lo, hi = np.quantile(h["return"].to_numpy(float), [0.05, 0.95])
+    margin = max(4.0 * float(np.median(spread)) if spread.size else 0.5 * (hi - lo),
+                 0.1 * (hi - lo))
+    ids = c["config_id"].to_numpy()
+    est = c["mv"].to_numpy(float)
+    most = top.reindex(ids).to_numpy(float)
+    gap = est - most  # (configs,) estimate above the configuration's highest return
+    bad = np.isfinite(gap) & (gap > margin)
+    # one far estimate of a one-seed configuration can be the GP borrowing from better
+    # neighbours; three, or a replicated configuration at half the margin, is the model
+    replicated = np.isfinite(gap) & (gap > margin / 2) & (c["k"].to_numpy() >= 2)
+    if margin <= 0 or not (bad.sum() >= 3 or replicated.any()):
+        return None
+    bad |= replicated
+    w = int(np.flatnonzero(bad)[np.argmax(gap[bad])])
+    k = int(c["k"].iloc[w])
+    return Finding(
+        "posterior_outside_runs",
+        f"{int(bad.sum())} configuration(s) have a posterior estimate above every return they "
+        f"produced by more than {margin:.3g} (four times the typical seed spread; half that for "
+        "a configuration with two or more seeds), e.g. config "
+        f"{int(ids[w])}: {k} run(s), highest return {most[w]:.4g}, estimate {est[w]:.4g}. The "
+        "models' posterior contradicts the runs it saw: the mean GP took its shape from other "
+        "configurations (one-seed runs read as precise where nothing is replicated, most "
+        "often); such estimates raise B_t and decide which configurations get more seeds. "
+        "Start new configurations with two seeds (k_min=2, k_init=2), or check the returns "
+        "for outliers.")
+
+
+def _near_duplicates(result: Result, min_runs: int, radius: float,
+                     share: float) -> Finding | None:
+    space, c, h = result.space, result.configs, _counted_returns(result)
+    if (space is None or space.is_finite or len(h) < min_runs or len(c) < 2
+            or not set(space.names) <= set(c.columns)):
+        return None
+    U = np.array([space.encode({n: r[n] for n in space.names})
+                  for _, r in c.iterrows()], dtype=float)  # (configs, dim) first-seen order
+    near = np.zeros(len(U), dtype=bool)
+    of = np.full(len(U), -1)
+    for i in range(1, len(U)):
+        d = np.sqrt(((U[:i] - U[i]) ** 2).sum(axis=1))  # (i,)
+        j = int(np.argmin(d))
+        near[i], of[i] = bool(d[j] < radius), j
+    ids = c["config_id"].to_numpy()
+    runs = h["config_id"].isin(set(ids[near]))
+    if float(runs.mean()) < share:
+        return None
+    anchor = np.bincount(of[near], minlength=len(U)).argmax()
+    return Finding(
+        "near_duplicates",
+        f"{int(runs.sum())} of {len(h)} runs ({runs.mean():.0%}) went to {int(near.sum())} new "
+        f"configuration(s) within {radius:g} (unit cube) of an earlier one, most around config "
+        f"{int(ids[anchor])}: each starts its own estimate from one or two runs where the "
+        "earlier configuration could have been run again. replicate_within (erahbo's default "
+        "0.3 on continuous spaces) reruns the evaluated configuration instead; "
+        f"replicate_within is {result.settings.get('replicate_within', 0.0)} in this study.")

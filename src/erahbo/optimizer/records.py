@@ -134,6 +134,9 @@ class Result:
         space and the warm-start runs.
     stopped : str or None
         Why the study stopped before its budget (``max_failures``), None otherwise.
+    space : SearchSpace or None
+        The study's search space (:func:`erahbo.diagnostics.diagnose` measures distances in
+        it); None where a host built the result without one.
 
     Notes
     -----
@@ -153,6 +156,7 @@ class Result:
     failures: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
+    space: Any = field(default=None, repr=False, compare=False)
 
     @property
     def measure(self) -> RiskMeasure:
@@ -298,6 +302,7 @@ class History:
             n_evals=self.n_counted,
             failures=None if failures is None else failures.mode,
             settings=settings,
+            space=state.space,
         )
 
     def history_frame(self, names: list[str]) -> pd.DataFrame:
