@@ -30,7 +30,11 @@ METHODS = {"erahbo": {}, "rahbo": {}, "rahbo (k=2)": {"k": 2}, "gpucb": {},
            # no replication of near-duplicates (erahbo.optimizer.replicate; issue 37)
            "erahbo (replicate_within 0)": {"replicate_within": 0.0},
            # the defaults of session 19 (before issue 37's parts)
-           "erahbo (session 19)": {"replicate_within": 0.0, "recommend_min_seeds": 1}}
+           "erahbo (session 19)": {"replicate_within": 0.0, "recommend_min_seeds": 1},
+           # session 21: the Matern-5/2 kernel, and the variance GP's noise prior
+           "erahbo (matern52)": {"kernel": "matern52"},
+           "erahbo (matern52, var_noise_prior -1)": {"kernel": "matern52",
+                                                     "var_noise_prior": -1.0}}
 
 
 def which_max(x: float, task: Figure1Task) -> str:
