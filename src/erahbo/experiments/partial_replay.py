@@ -268,9 +268,10 @@ class PartialReplay:
         return ok_steps and ok_wall
 
     def _check(self, checkpoint: int) -> None:
-        if not 0 <= int(checkpoint) < self.ctask.n_checkpoints:
-            raise ValueError(f"checkpoint={checkpoint} must lie in 0..{self.ctask.n_checkpoints - 1}"
-                             " (an index into the table's checkpoints)")
+        last = self.ctask.n_checkpoints - 1
+        if not 0 <= int(checkpoint) <= last:
+            raise ValueError(f"checkpoint={checkpoint} must lie in 0..{last} (an index into "
+                             "the table's checkpoints)")
 
     def advance(self, config_id: int, column: int, checkpoint: int) -> Observation:
         """Take one run to ``checkpoint`` (or read it there, if it has passed it), charging
@@ -325,6 +326,14 @@ class StepTrace:
                            self._replay.wall_used, obs.config_id, obs.seed, obs.step,
                            obs.final, obs.value, -1 if incumbent is None else int(incumbent),
                            mv, self._task.mv_star - mv])
+
+    def restate_last(self, incumbent: int | None) -> None:
+        """Set the recommendation after the last row (a method that updates it once per
+        trial, after the trial's last observation)."""
+        if not self._rows or incumbent is None:
+            return
+        mv = float(self._task.mv[incumbent])
+        self._rows[-1][8:11] = [int(incumbent), mv, self._task.mv_star - mv]
 
     def frame(self) -> pd.DataFrame:
         """The rows as a DataFrame."""
