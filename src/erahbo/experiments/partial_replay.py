@@ -54,6 +54,7 @@ __all__ = [
     "normalized_regret",
     "prepare_curve_task",
     "regret_at_steps",
+    "step_curve",
 ]
 
 STEP_TRACE_COLUMNS: tuple[str, ...] = (
@@ -373,10 +374,18 @@ def regret_at_steps(ctask: CurveTask, trace: pd.DataFrame, steps: np.ndarray) ->
     """Normalized regret of the recommendation after ``steps`` training steps (each grid
     value: the last observation within it; before any, the table's average configuration,
     1). A trace that ended earlier keeps its last recommendation."""
+    return step_curve(trace["steps"].to_numpy(dtype=float),
+                      normalized_regret(ctask, trace["simple_regret"].to_numpy(dtype=float)),
+                      steps)
+
+
+def step_curve(spent: np.ndarray, regret: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """``regret (n,)`` recorded after ``spent (n,)`` steps (non-decreasing), read at
+    ``steps``: the value of the last row within each, 1 before the first row."""
     grid = np.asarray(steps, dtype=float)
-    spent = trace["steps"].to_numpy(dtype=float)
-    reg = normalized_regret(ctask, trace["simple_regret"].to_numpy(dtype=float))
-    if reg.size == 0:
+    spent = np.asarray(spent, dtype=float)
+    regret = np.asarray(regret, dtype=float)
+    if regret.size == 0:
         return np.ones(grid.shape)
     idx = np.searchsorted(spent, grid, side="right") - 1  # last row with steps <= grid
-    return np.where(idx >= 0, reg[np.maximum(idx, 0)], 1.0)
+    return np.where(idx >= 0, regret[np.maximum(idx, 0)], 1.0)
