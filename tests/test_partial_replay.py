@@ -161,6 +161,24 @@ def test_every_method_runs_and_respects_the_step_budget(name: str) -> None:
             assert ((seen["config_id"] == inc) & seen["final"]).any()
 
 
+@pytest.mark.parametrize("name", ["tpe-sha-k2", "erahbo"])
+def test_a_wall_time_budget_is_respected(name: str) -> None:
+    """With a budget in wall seconds as well, a method's recorded wall time never exceeds it
+    (the table's cumulative wall time of the runs it trained)."""
+    ct = prepare_curve_task(_table(n=16, s=6), alpha=1.0)
+    trace, meta = run_mf_repetition(ct, parse_mf_method(name), 0, budget_runs=12,
+                                    budget_wall=20.0)
+    assert len(trace) > 0
+    assert trace["wall_s"].iloc[-1] <= 20.0 and meta["wall_used"] <= 20.0
+
+
+def test_too_many_seeds_per_trial_is_refused() -> None:
+    """k above the table's stored seeds is refused with the limit."""
+    ct = prepare_curve_task(_table(), alpha=1.0)
+    with pytest.raises(ValueError, match="has 4 stored seeds; use k <= 4"):
+        run_mf_repetition(ct, parse_mf_method("tpe-hb-k5"), 0, budget_runs=5)
+
+
 def test_method_names_are_checked() -> None:
     """Peer names take k seeds per trial (default 5), k >= 2; other names are refused with
     the valid forms."""

@@ -110,9 +110,14 @@ def parse_mf_method(name: str, k: int = DEFAULT_K) -> MFMethod:
 
 
 def run_mf_repetition(ctask: CurveTask, method: MFMethod, repetition: int, *,
-                      budget_runs: int, seed: int = 0) -> tuple[pd.DataFrame, dict[str, Any]]:
+                      budget_runs: int, seed: int = 0, budget_wall: float | None = None
+                      ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Replay one repetition of ``method`` on ``ctask`` with ``budget_runs`` full runs' worth
     of training steps.
+
+    ``budget_wall`` (seconds of the table's recorded wall time) is a second budget: a peer
+    stops where its next step would exceed either; erahbo's full-run trace is cut after its
+    last run within it (erahbo's decisions up to there do not depend on the wall budget).
 
     Returns
     -------
@@ -123,13 +128,19 @@ def run_mf_repetition(ctask: CurveTask, method: MFMethod, repetition: int, *,
     if int(budget_runs) < 1:
         raise ValueError(f"budget_runs={budget_runs} must be >= 1 (full runs' worth of steps)")
     task = ctask.task
+    if method.k is not None and method.k > task.n_seeds:
+        raise ValueError(f"{method.name}: the table {task.name} has {task.n_seeds} stored "
+                         f"seeds; use k <= {task.n_seeds} seeds per trial")
     rep_seed = repetition_seed(task, seed, repetition)
     budget_steps = int(budget_runs) * ctask.full_steps
     extra: dict[str, Any]
     if method.kind == "erahbo":
         trace, extra = _erahbo(ctask, repetition, int(budget_runs), seed)
+        if budget_wall is not None:
+            trace = trace[trace["wall_s"] <= budget_wall].reset_index(drop=True)
     else:
-        replay = PartialReplay(ctask, seed, repetition, budget_steps=budget_steps)
+        replay = PartialReplay(ctask, seed, repetition, budget_steps=budget_steps,
+                               budget_wall=budget_wall)
         if method.kind == "smac-mf":
             from erahbo.experiments.mf_smac import run_smac_mf
 
@@ -143,6 +154,8 @@ def run_mf_repetition(ctask: CurveTask, method: MFMethod, repetition: int, *,
     meta = {"task": task.name, "method": method.name, "label": method.label, "k": method.k,
             "alpha": task.alpha, "repetition": int(repetition), "seed": rep_seed,
             "budget_runs": int(budget_runs), "budget_steps": budget_steps,
+            "budget_wall": budget_wall,
+            "wall_used": float(trace["wall_s"].iloc[-1]) if len(trace) else 0.0,
             "full_steps": ctask.full_steps,
             "steps_used": int(trace["steps"].iloc[-1]) if len(trace) else 0,
             "mv_star": task.mv_star, "init_regret": ctask.init_regret, **extra}
@@ -248,9 +261,6 @@ def _tpe_wilcoxon(replay: PartialReplay, k: int, rep_seed: int
     last = ct.n_checkpoints - 1
     rng = np.random.default_rng([rep_seed, 39])
     n_seeds = ct.task.n_seeds
-    if k > n_seeds:
-        raise ValueError(f"tpe-wilcoxon-k{k}: the table has {n_seeds} stored seeds; use "
-                         f"k <= {n_seeds}")
     instances = [int(c) for c in rng.choice(n_seeds, size=k, replace=False)]
     with warnings.catch_warnings():  # experimental in Optuna 3.6+: its interface may change
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
