@@ -293,7 +293,7 @@ def _tpe_wilcoxon(replay: PartialReplay, k: int, rep_seed: int
             vals.append(obs.value)
             out.add(obs, inc)
             trial.report(obs.value, int(ct.task.seeds[col]))
-            if len(vals) < k and trial.should_prune():
+            if len(vals) < k and _should_prune(trial):
                 n_pruned += 1
                 break
         if done:
@@ -303,3 +303,14 @@ def _tpe_wilcoxon(replay: PartialReplay, k: int, rep_seed: int
         out.restate_last(inc)
     return out.frame(), {"n_trials": len(cid_of), "n_pruned": n_pruned, "stopped": stopped,
                          "instances": [int(ct.task.seeds[c]) for c in instances]}
+
+
+def _should_prune(trial: Any) -> bool:
+    """``trial.should_prune()`` without the Wilcoxon pruner's warning that the best trial
+    lacks some of this trial's seeds (a best trial that the pruner stopped early and that
+    returned its estimate, the pruner's documented workaround: the seeds it lacks are left
+    out of the test, as the warning says)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="WilcoxonPruner finds steps existing",
+                                category=UserWarning)
+        return bool(trial.should_prune())
