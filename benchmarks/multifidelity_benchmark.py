@@ -20,7 +20,8 @@ is its command line. Prints, per alpha:
 
 Writes ``OUT/traces.csv`` (every observation of every repetition: the trace columns of
 :data:`erahbo.experiments.partial_replay.STEP_TRACE_COLUMNS` plus task, method, alpha,
-repetition, normalized regret) and ``OUT/summary.md``.
+repetition, normalized regret), ``OUT/summary.md`` and ``OUT/regret_vs_steps.png`` (the IQM
+curves against the share of the step budget).
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/multifidelity_benchmark.py \\
         --reps 3 --alphas 1,10 --budget 200 --out results/multifidelity
@@ -167,6 +168,34 @@ def _steps_to_reach(traces: pd.DataFrame, metas: list[dict], alpha: float, metho
     return rows
 
 
+def plot(traces: pd.DataFrame, metas: list[dict], path: Path) -> Path:
+    """IQM normalized regret (pooled over the tables) against the share of the step budget,
+    one panel per alpha, written as a PNG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from erahbo.analysis.intervals import iqm
+
+    alphas = sorted({m["alpha"] for m in metas})
+    methods = list(dict.fromkeys(m["method"] for m in metas))
+    grid = np.linspace(0.0, 1.0, 201)
+    fig = Figure(figsize=(5.0 * len(alphas), 3.6))
+    FigureCanvasAgg(fig)
+    for i, alpha in enumerate(alphas):
+        ax = fig.add_subplot(1, len(alphas), i + 1)
+        for m in methods:
+            sc = curves_at(traces, metas, alpha, m, grid)
+            ax.plot(grid, iqm(sc.reshape(-1, grid.size), axis=0), label=m)
+        ax.set_xlabel("share of the steps of full-run erahbo's budget")
+        ax.set_ylabel("IQM normalized MV regret")
+        ax.set_title(f"alpha = {alpha:g}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", default=DEFAULT_TABLES)
@@ -217,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     traces.to_csv(a.out / "traces.csv", index=False)
     text = summary(traces, metas, a.budget, boot=a.boot, seed=a.seed)
     (a.out / "summary.md").write_text(text + "\n")
+    plot(traces, metas, a.out / "regret_vs_steps.png")
     print(f"{len(jobs)} replays in {time.time() - t0:.0f} s; traces: {a.out / 'traces.csv'}")
     print(text)
     return 0

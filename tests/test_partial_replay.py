@@ -192,7 +192,8 @@ def test_method_names_are_checked() -> None:
 
 def test_benchmark_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """benchmarks/multifidelity_benchmark.py --quick on a tiny table writes the trace CSV and
-    prints the IQM table at 25/50/100 % of the steps and the steps-to-reach table."""
+    prints the IQM table at 25/50/100 % of the steps and the steps-to-reach table, and draws
+    the regret curves against steps."""
     path = write_curves(_table(n=16, s=6), tmp_path / "tiny.parquet")
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root / "benchmarks"))
@@ -208,3 +209,4 @@ def test_benchmark_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     csv = pd.read_csv(tmp_path / "out" / "traces.csv")
     assert set(csv["method"]) == {"erahbo", "tpe-hb-k2", "tpe-wilcoxon-k2"}
     assert (csv["steps"] <= 20 * 400).all()
+    assert (tmp_path / "out" / "regret_vs_steps.png").stat().st_size > 0
