@@ -127,15 +127,22 @@ def summary(traces: pd.DataFrame, metas: list[dict], budget: int, boot: int = 20
                   f"budget {budget} full runs' worth of steps. IQM normalized MV regret "
                   "[95 % CI] pooled over the tables, at a share of the steps full-run erahbo "
                   f"spends in {budget} runs:", "",
-                  "| method | " + " | ".join(f"{f:.0%} steps" for f in FRACTIONS) + " |",
-                  "|---|" + "---|" * len(FRACTIONS)]
+                  "| method | " + " | ".join(f"{f:.0%} steps" for f in FRACTIONS)
+                  + " | wall s | trials |",
+                  "|---|" + "---|" * (len(FRACTIONS) + 2)]
         fr = np.asarray(FRACTIONS)
         for m in methods:
             sc = curves_at(traces, metas, alpha, m, fr)
             est = stratified_bootstrap_iqm(sc, reps=boot, seed=seed)
             cells = [f"{p:.3f} [{lo:.3f}, {hi:.3f}]"
                      for p, lo, hi in zip(est.point, est.lo, est.hi, strict=True)]
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+            mine = [x for x in metas if x["alpha"] == alpha and x["method"] == m]
+            wall = np.median([x["wall_used"] for x in mine])
+            trials = np.median([x.get("n_trials", np.nan) for x in mine])
+            lines.append(f"| {m} | " + " | ".join(cells) + f" | {wall:.0f} | {trials:.0f} |")
+        lines += ["", "wall s: median recorded wall time of the runs trained (the tables' "
+                  "per-checkpoint times; JIT compilation excluded); trials: median number of "
+                  "trials (erahbo: rounds)."]
         if "erahbo" in methods:
             lines += ["", *_steps_to_reach(traces, metas, alpha, methods, budget, fine, iqm)]
         lines.append("")

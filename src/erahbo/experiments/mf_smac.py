@@ -18,6 +18,9 @@ intensifier (``eta = 3``), replayed on a learning-curve table through a
   column, SMAC's Sobol design and EI ranked over the rows not asked yet); the design has
   ``min(10 x hyperparameters, budget_runs // 4)`` configurations (SMAC's rule, at most a
   quarter of the budget counted in full runs);
+- **random configurations**: where SMAC samples the configuration space itself (while it has
+  no data to fit its model on, e.g. the rest of a Hyperband bracket's first rung) it gets an
+  unasked row drawn uniformly;
 - **recommendation**: the intensifier's incumbent with ``incumbent_selection =
   "highest_budget"`` (selected on full-budget trials only); before one exists, none.
 
@@ -81,6 +84,11 @@ def run_smac_mf(replay: PartialReplay, k: int, rep_seed: int, budget_runs: int
                                  n_trials=max(budget_runs * ct.n_checkpoints, 10),
                                  min_budget=float(steps[0]), max_budget=float(steps[-1]),
                                  output_directory=Path(tmp))
+        # SMAC samples the configuration space directly while it has no data at a budget to
+        # train its model on (Hyperband asks a bracket's configurations before any is told):
+        # here such a sample is an unasked row drawn uniformly (as SMAC's random design)
+        sampler = _RowSampler(rows, np.random.RandomState(rep_seed % 2**32))
+        object.__setattr__(cs, "sample_configuration", sampler)
         model = _forest(facade.get_model(scenario))
         design = parts["sobol"](scenario, rows=rows, U=U, n_configs=n_init, max_ratio=1.0)
         opt = facade(scenario, None, model=model, initial_design=design,
@@ -88,6 +96,7 @@ def run_smac_mf(replay: PartialReplay, k: int, rep_seed: int, budget_runs: int
                      intensifier=facade.get_intensifier(scenario, eta=ETA,
                                                         incumbent_selection="highest_budget"),
                      logging_level=False, overwrite=True)
+        sampler.seen = lambda: set(opt.runhistory.get_configs())
         while True:
             try:
                 info = opt.ask()
@@ -120,3 +129,23 @@ def run_smac_mf(replay: PartialReplay, k: int, rep_seed: int, budget_runs: int
             out.restate_last(inc)
     return out.frame(), {"smac_version": str(smac.version), "n_trials": n_trials,
                          "n_initial": int(design.meta["n_configs"]), "stopped": stopped}
+
+
+class _RowSampler:
+    """``ConfigurationSpace.sample_configuration`` on the table: a row neither in SMAC's
+    runhistory nor handed out before, uniformly (any row once none is left)."""
+
+    def __init__(self, rows: list[Any], rng: np.random.RandomState) -> None:
+        self._rows, self._rng = rows, rng
+        self._given: set[Any] = set()
+        self.seen: Any = set  # replaced by the runhistory's configurations once SMAC exists
+
+    def _one(self) -> Any:
+        taken = self._given | self.seen()
+        free = [r for r in self._rows if r not in taken] or self._rows
+        row = free[int(self._rng.randint(len(free)))]
+        self._given.add(row)
+        return row
+
+    def __call__(self, size: int | None = None) -> Any:
+        return self._one() if size is None else [self._one() for _ in range(int(size))]
