@@ -161,6 +161,20 @@ def test_every_method_runs_and_respects_the_step_budget(name: str) -> None:
             assert ((seen["config_id"] == inc) & seen["final"]).any()
 
 
+def test_smac_mf_samples_rows_of_the_table_beyond_its_design() -> None:
+    """SMAC's multi-fidelity facade asks a Hyperband bracket's configurations before any is
+    told; its own samples of the space are rows of the table, so it trains more
+    configurations than its initial design and runs until the step budget, at more than one
+    budget (checkpoint)."""
+    pytest.importorskip("smac")
+    ct = prepare_curve_task(_table(n=16, s=6), alpha=1.0)
+    # 8 full runs' worth: a design of 2 configurations, fewer than the first rung asks for
+    trace, meta = run_mf_repetition(ct, parse_mf_method("smac-mf-k2"), 0, budget_runs=8)
+    assert trace["config_id"].nunique() > meta["n_initial"]
+    assert meta["stopped"] == "budget"
+    assert trace["checkpoint_step"].nunique() > 1
+
+
 @pytest.mark.parametrize("name", ["tpe-sha-k2", "erahbo"])
 def test_a_wall_time_budget_is_respected(name: str) -> None:
     """With a budget in wall seconds as well, a method's recorded wall time never exceeds it
