@@ -85,6 +85,9 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-rms2-bms2": ("default", {"recommend_min_seeds": 2, "bound_min_seeds": 2}),
     "default-rms2-bms2-rw0.3": ("default", {"recommend_min_seeds": 2, "bound_min_seeds": 2,
                                             "replicate_within": 0.3}),
+    # session 21: the mean and variance GPs' kernel (calibration of the one-seed posterior)
+    "default-matern": ("default", {"kernel": "matern52"}),
+    "default-matern-vnp-1": ("default", {"kernel": "matern52", "var_noise_prior": -1.0}),
     "default-bs0.25": ("default", {"beta_stop": 0.25}),
     "default-rb0": ("default", {"recommend_beta": 0.0}),
     "default-rb1": ("default", {"recommend_beta": 1.0}),

@@ -150,7 +150,7 @@ def arlbench_scales(budget: int, reps: int, pools: int) -> str:
 
     Per table: ERAHBO replays (ask/tell on the raw stored returns, ``failures="penalize"``,
     ``reps`` x ``budget`` runs), each told return compared with the study's earlier returns as
-    :mod:`erahbo.runtime.outliers` does (flagged runs, and the largest distance from the median
+    :mod:`erahbo.optimizer.outliers` does (flagged runs, and the largest distance from the median
     in scales: the margin to ``OUTLIER_SCALES``); then ``pools`` random pools of 2-19 stored
     returns and one more (the first trials of a study): the largest distance and the share
     beyond ``OUTLIER_SCALES``.
@@ -160,7 +160,7 @@ def arlbench_scales(budget: int, reps: int, pools: int) -> str:
     from erahbo.datasets.loaders import load_task
     from erahbo.experiments.replay import SeedReplay, prepare_task
     from erahbo.experiments.runner import repetition_seed
-    from erahbo.runtime import outliers as out
+    from erahbo.optimizer import outliers as out
 
     def distance(pool: list[float], v: float) -> float:
         center = out.return_scale(pool)
@@ -226,11 +226,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="extra options of erahbo.optimize (JSON values)")
     ap.add_argument("--outlier-scales", type=float, default=None,
-                    help="erahbo.runtime.outliers.OUTLIER_SCALES for this run (inf: no screen)")
+                    help="erahbo.optimizer.outliers.OUTLIER_SCALES for this run (inf: no screen)")
     ap.add_argument("--reps", type=int, default=3, help="replays per table (arlbench)")
     args = ap.parse_args(argv)
     if args.outlier_scales is not None:
-        from erahbo.runtime import outliers
+        from erahbo.optimizer import outliers
 
         outliers.OUTLIER_SCALES = args.outlier_scales
     if args.scenario == "arlbench":

@@ -2,8 +2,9 @@
 
 One BLAS thread (multi-threaded BLAS thrashes on small CI machines). Helpers: the budget
 rule (:func:`spent_budget`), the needle scenario (challengers certain whatever the rounding),
-the noisy 3-d tables, and the ``cli_options`` fixture (a CLI command's parsed options, no
-study run). Long tests are marked ``slow`` (``make test-slow``; ``make test`` skips them).
+the noisy 3-d tables, the ``failing`` fixture (the fault-injection table objective fails on
+some runs) and the ``cli_options`` fixture (a CLI command's parsed options, no study run). Long
+tests are marked ``slow`` (``make test-slow``; ``make test`` skips them).
 """
 
 import os
@@ -101,6 +102,15 @@ def needle_records(seeds: dict[float, int] | None = None) -> list[dict]:
     xs = [0.1, 0.0, 0.2, 0.3, *NEEDLES, *_NOISY]
     return [{"config": {"x": x}, "returns": [needle_return(x, s) for s in range(n.get(x, 2))]}
             for x in xs]
+
+
+@pytest.fixture
+def failing(monkeypatch):
+    """``table_objective`` of tests/fault_injection.py fails on 20 % of its (config, seed)
+    pairs (tests/test_resume*.py)."""
+    from fault_injection import FAIL_ENV
+
+    monkeypatch.setenv(FAIL_ENV, "0.2")
 
 
 @pytest.fixture

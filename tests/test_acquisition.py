@@ -53,9 +53,9 @@ def test_incumbent_lcb_is_max_lcb_mv():
     sd_f = np.array([0.1, 1.0, 0.1])
     mu_v = np.array([0.1, 0.1, 0.2])
     sd_v = np.zeros(3)
-    B, i = incumbent_lcb(mu_f, sd_f, mu_v, sd_v, alpha=1.0, beta_stop=1.0)
+    B, i = incumbent_lcb(mu_f, sd_f, mu_v, sd_v, risk=1.0, beta_stop=1.0)
     assert i == 2 and B == pytest.approx(1.5 - 0.1 - 0.2)
-    B0, i0 = incumbent_lcb(mu_f, sd_f, mu_v, sd_v, alpha=1.0, beta_stop=0.0)
+    B0, i0 = incumbent_lcb(mu_f, sd_f, mu_v, sd_v, risk=1.0, beta_stop=0.0)
     assert i0 == 1 and B0 == pytest.approx(1.9)  # beta_stop = 0: the best posterior MV mean
     with pytest.raises(ValueError, match="no evaluated"):
         incumbent_lcb(np.array([]), np.array([]), np.array([]), np.array([]), 1.0, 1.0)

@@ -443,3 +443,49 @@ def test_check_journal_path(tmp_path):
         check_journal_path(tmp_path / "missing" / "a.db")
     with pytest.raises(ValueError, match="is not a file"):
         check_journal_path(":memory:")
+
+
+# --- the failure rule is the optimizer's; running a trial is the study's ---------------------
+
+
+def test_runtime_failures_still_exports_the_optimizers_failure_rule():
+    """Rule: ``erahbo.runtime.failures`` keeps every name it had: the failure rule's names are
+    the very objects of its home in the optimizer (``erahbo.optimizer.failure`` and
+    ``erahbo.optimizer.outcomes``); only ``RunRecorder`` is the runtime's own."""
+    from erahbo.optimizer import failure, outcomes
+    from erahbo.runtime import failures
+
+    for name in failures.__all__:
+        if name == "RunRecorder":
+            continue
+        home = failure if name in failure.__all__ else outcomes
+        assert getattr(failures, name) is getattr(home, name), name
+
+
+def test_run_trial_runs_the_seeds_under_the_optimizers_policy(tmp_path):
+    """Rule: ``erahbo.study.run_trial`` runs a trial's seeds under its optimizer's failure
+    policy (a failed seed counts at the penalty under ``"penalize"``) and ``tell_outcome`` takes
+    the outcome in; a journaled optimizer journals every run before the tell."""
+    from erahbo.objectives.synthetic import Figure1Task
+    from erahbo.study import Optimizer, run_trial
+
+    space = Figure1Task().space
+    for journal in (None, tmp_path / "j.db"):
+        opt = Optimizer(space, budget=10, seed=0, failures="penalize", journal=journal)
+        trial = opt.ask()
+        bad = trial.seeds[0]
+
+        def fails_on_first_seed(config, seed, bad=bad):
+            if seed == bad:
+                raise RuntimeError("diverged")
+            return 1.0
+
+        outcome = run_trial(opt, trial, fails_on_first_seed)
+        assert [r.status for r in outcome.counted] == ["penalized"] + ["ok"] * (
+            len(trial.seeds) - 1)
+        if journal is not None:
+            assert opt.journal.n_runs() == len(trial.seeds)  # journaled before the tell
+        opt.tell_outcome(trial, outcome)
+        h = opt.result().history
+        assert sorted(h.status) == sorted(["penalized"] + ["ok"] * (len(trial.seeds) - 1))
+        opt.close()

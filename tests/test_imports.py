@@ -103,6 +103,24 @@ def test_the_optimizer_knows_no_storage():
     assert not offenders, f"erahbo.optimizer imports erahbo.study: {offenders}"
 
 
+def test_the_optimizer_imports_nothing_of_the_runtime_nor_the_study():
+    """The optimizer only asks and tells: no module under ``erahbo/optimizer`` imports
+    ``erahbo.runtime`` (executors, the scheduler, the journal) or ``erahbo.study``, not even
+    inside a function or under ``TYPE_CHECKING`` (the AST scan sees every import statement).
+    The failure rule is its own part (``erahbo.optimizer.failure``), canonical JSON is low level
+    (``erahbo._json``), and running a trial's seeds is the study's
+    (``erahbo.study.run_trial``)."""
+    modules = module_names(SRC)
+    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+    below = {m for m in modules if m.split(".")[:2] in (["erahbo", "runtime"],
+                                                        ["erahbo", "study"])}
+    assert "erahbo.runtime.evaluate" in below and "erahbo.study.run" in below
+    assert graph["erahbo.study.run"] >= {"erahbo.runtime.executors"}  # the scan sees them
+    offenders = {name: sorted(graph[name] & below) for name in modules
+                 if name.split(".")[:2] == ["erahbo", "optimizer"] and graph[name] & below}
+    assert not offenders, f"erahbo.optimizer imports the runtime or the study: {offenders}"
+
+
 def test_modules_do_not_import_the_lazy_package_root():
     """``from erahbo import X`` would go through the lazy ``__getattr__`` (a hidden edge)."""
     modules = module_names(SRC)

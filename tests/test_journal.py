@@ -31,16 +31,15 @@ from erahbo.runtime.journal import (
 )
 from erahbo.runtime.replay import JournaledStudy, replay
 from erahbo.study.run import run_journaled
-from fault_injection import (
-    FakeOptimizer,
+from fake_study import FakeOptimizer, fake_objective
+from fault_kill import (
     check_no_loss_no_duplicates,
     count_runs,
-    fake_objective,
     kill_and_resume,
     run_study_process,
     snapshot,
 )
-from fault_injection import progress as _progress
+from fault_kill import progress as _progress
 
 BUDGET = 24
 SETTINGS = {"method": "fake", "alpha": 1.0, "k_min": 2, "k_max": 4, "budget": BUDGET, "seed": 0}

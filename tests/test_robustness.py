@@ -1,7 +1,7 @@
 """Heavy tails and frequent sporadic failures (issue 27, items 5 and 6).
 
 A finite return far off the scale of the study's returns (a diverged RL run returning -1e6) is
-a failed run (``erahbo.runtime.outliers``), and a sporadic failure is re-run with a new seed
+a failed run (``erahbo.optimizer.outliers``), and a sporadic failure is re-run with a new seed
 before it may enter a configuration's sample variance. Every case is built deterministically;
 no test depends on one exact optimizer trajectory.
 """
@@ -17,9 +17,9 @@ import pytest
 
 import erahbo
 from erahbo.diagnostics import diagnose
+from erahbo.optimizer.outliers import OUTLIER_PREFIX, outlier_error, return_scale
 from erahbo.runtime.evaluate import evaluate
 from erahbo.runtime.failures import Penalizer, outcomes_from_returns, penalty_value
-from erahbo.runtime.outliers import OUTLIER_PREFIX, outlier_error, return_scale
 
 POOL = np.linspace(-1.0, 2.0, 40).tolist()  # (40,) the study's returns so far
 SPACE = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}

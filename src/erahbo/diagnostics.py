@@ -32,7 +32,7 @@ The checks come from patterns measured on real RL outcomes (``docs/results``):
     good configurations when failures are sporadic.
 ``outlying_returns``
     Runs returned finite values far off the scale of the study's returns (a diverged run
-    returning -1e6 among returns in [-1, 2]; :mod:`erahbo.runtime.outliers`). Each was treated
+    returning -1e6 among returns in [-1, 2]; :mod:`erahbo.optimizer.outliers`). Each was treated
     as a failed run; the finding names them (configuration, seed, value) and says what the
     policy did. It also names an ``ok`` run that is off the scale of the study's other returns
     but was counted as it is: one from the study's first trial, before the study had a scale
@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo.runtime.outliers import OUTLIER_PREFIX, outlier_error, return_scale
+from erahbo.optimizer.outliers import OUTLIER_PREFIX, outlier_error, return_scale
 
 if TYPE_CHECKING:
     from erahbo.optimizer.records import Result

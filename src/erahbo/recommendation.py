@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo.gp.bounds import lcb_mv, mean_variance, ucb_mv
+from erahbo.risk import MeanVariance, RiskLike, RiskMeasure, as_risk
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
            "mv_standard_error", "sample_mv_bound", "seeds_note", "top_configs"]
@@ -51,8 +52,8 @@ def configs_table(
     k: np.ndarray,
     *,
     posterior: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None,
-    alpha: float,
-    weight: float,
+    measure: RiskLike,
+    weight: RiskLike,
     beta: float,
     eligible: np.ndarray | None = None,
     failures: Mapping[int, int] | None = None,
@@ -73,10 +74,11 @@ def configs_table(
     posterior : tuple of numpy.ndarray, each (n,), or None
         ``(mu_f, sd_f, mu_var, sd_var)`` of the round model at the configurations; None
         before the models are fit (the MV estimate is then the sample MV and the bounds NaN).
-    alpha : float
-        Risk aversion of ``MV = f - alpha * rho^2`` (the estimate ``mv``).
-    weight : float
-        Risk weight of the decision (``alpha``; 0 for GP-UCB, which ranks by ``LCB_f``).
+    measure : erahbo.risk.RiskMeasure or float
+        The study's risk measure, of which ``mv`` is the estimate (a float: MV's ``alpha``,
+        ``MV = f - alpha * rho^2``).
+    weight : erahbo.risk.RiskMeasure or float
+        The decision's risk measure (GP-UCB's is risk-neutral: it ranks by ``LCB_f``).
     beta : float
         Confidence of the bounds (``mu +- sqrt(beta) * sigma``).
     eligible : numpy.ndarray of bool, (n,), optional
@@ -103,12 +105,12 @@ def configs_table(
     s2 = np.asarray(s2, dtype=float)
     n = ybar.shape[0]
     if posterior is None:
-        mv = ybar - alpha * s2
+        mv = as_risk(measure).value(ybar, s2)
         lo = hi = np.full(n, np.nan)
-        score = ybar - weight * s2
+        score = as_risk(weight).value(ybar, s2)
     else:
         mf, sdf, mvar, sdv = (np.asarray(a, dtype=float) for a in posterior)
-        mv = mf - alpha * mvar
+        mv = as_risk(measure).value(mf, mvar)
         lo = np.asarray(lcb_mv(mf, sdf, mvar, sdv, weight, beta), dtype=float)
         hi = np.asarray(ucb_mv(mf, sdf, mvar, sdv, weight, beta), dtype=float)
         score = lo
@@ -160,10 +162,13 @@ def _pair(a: float, b: float) -> str:
     return f"{sa} vs {sb}"
 
 
-def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> str:
+def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False,
+                      measure: RiskMeasure | None = None) -> str:
     """One sentence on why the rank-1 configuration is the incumbent.
 
     ``risk_neutral`` (GP-UCB): the bounds are those of ``f``, the rule ``argmax LCB_f``.
+    ``measure``: the study's risk measure (:mod:`erahbo.risk`; None or MV: the sentences say
+    MV); another measure is named in place of MV and described in return units.
 
     It names the rule (highest ``LCB_MV``, the sample MV of a well-sampled configuration
     under ``recommend_seeds``, or the sample MV before the models were fit) and,
@@ -173,7 +178,10 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False) -> s
     top = top_configs(configs, len(configs))
     if top.empty:
         return ""
-    return _why(top, risk_neutral) + " " + seeds_note(top.iloc[0])
+    text = _why(top, risk_neutral) + " " + seeds_note(top.iloc[0])
+    if measure is None or isinstance(measure, MeanVariance):
+        return text
+    return text.replace("MV", measure.label) + f" The objective: {measure.describe()}."
 
 
 def seeds_note(inc: pd.Series) -> str:
@@ -241,23 +249,19 @@ def _why(top: pd.DataFrame, risk_neutral: bool) -> str:
             f"({_pair(rival['mean'], inc['mean'])}) but {reason}.")
 
 
-def mv_standard_error(std: Any, n: Any, alpha: float) -> Any:
+def mv_standard_error(std: Any, n: Any, alpha: RiskLike) -> Any:
     """Standard error of a sample MV ``mean - alpha * var`` over ``n`` seeds.
 
     ``sqrt(std^2 / n + alpha^2 * 2 var^2 / (n - 1))`` (the variance of a sample variance of
     normal returns is ``2 var^2 / (n - 1)``); NaN for ``n < 2``. Scalars or arrays of the
-    same shape ``(m,)``.
+    same shape ``(m,)``. ``alpha`` may be a risk measure: its plug-in's standard error
+    (:meth:`erahbo.risk.RiskMeasure.standard_error`).
     """
-    std, n = np.asarray(std, dtype=float), np.asarray(n, dtype=float)
-    var = std * std
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(var / n + alpha * alpha * 2.0 * var * var / (n - 1))
-    se = np.where((n >= 2) & np.isfinite(std), se, np.nan)
-    return float(se) if se.ndim == 0 else se
+    return as_risk(alpha).standard_error(std, n)
 
 
 def sample_mv_bound(
-    ybar: Any, s2: Any, k: Any, weight: float, z: float = 1.0
+    ybar: Any, s2: Any, k: Any, weight: RiskLike, z: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each configuration's sample MV (eq. 5 on its sample mean and variance) and that MV less
     ``z`` standard errors (:func:`mv_standard_error`): what its own runs say, and how surely.

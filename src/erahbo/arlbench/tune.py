@@ -123,7 +123,7 @@ def tune(
     journal : path, optional
         SQLite journal; an existing one with the same settings is resumed.
     failures : {"penalize", "retry", "exclude"}
-        Policy for failed runs (see :mod:`erahbo.runtime.failures`).
+        Policy for failed runs (see :mod:`erahbo.optimizer.failure`).
     extra : dict, optional
         Overrides of the worker request, e.g. ``{"n_total_timesteps": 4096}`` for smoke runs.
     on_trial : callable, optional
@@ -161,7 +161,9 @@ def tune(
     spread = max(1, client.n_workers // int(options.get("n_parallel", 1)))  # per configuration
     if method == "erahbo" and "seed_batch" not in options:
         options["seed_batch"] = int(stored.get("seed_batch", 1)) if stored is not None else spread
-    opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha / scale,
+    # alpha is MV's (risk="mv"); the other risk measures are in return units, scale-free
+    mv = options.get("risk") in (None, "mv")
+    opt = Optimizer(space, method, budget=budget, seed=seed, alpha=alpha / scale if mv else alpha,
                     failures=failures, journal=journal, journal_info=info, **options)
 
     def tell(trial: Trial, results: list[RunResult]) -> None:

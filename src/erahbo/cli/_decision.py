@@ -46,7 +46,8 @@ def why(result: Any) -> str:
 
     if result.incumbent is None or not len(result.configs):
         return ""
-    return explain_incumbent(result.configs, risk_neutral=result.method == "gpucb")
+    return explain_incumbent(result.configs, risk_neutral=result.method == "gpucb",
+                             measure=result.measure)
 
 
 def print_top(result: Any, console: Any, n: int = TOP) -> None:

@@ -233,8 +233,9 @@ def check_tune_options(task, *, method: str, budget: int, seed: int, failures: s
     width = return_scale(task) if scale is None else float(scale)
     if not width > 0:
         raise ValueError(f"--scale {scale} must be > 0 (the width of the return range)")
+    mv = options.get("risk") in (None, "mv")  # alpha is MV's; the other measures: no alpha
     Optimizer(SearchSpace(task.search_space), method, budget=budget, seed=seed,
-              alpha=alpha / width, failures=failures, **options)
+              alpha=alpha / width if mv else alpha, failures=failures, **options)
 
 
 def _remove_empty(*folders: Path) -> None:

@@ -8,6 +8,9 @@ unbiased sample variance:
 
     MV(x) = mean_s y(x, s) - alpha * var_s y(x, s)      (ddof = 1)
 
+or, for another risk measure over seeds, its ground truth on the same seeds
+(:meth:`erahbo.risk.RiskMeasure.truth`: the sample CVaR, quantile, mean - c std).
+
 The replay benchmark (:func:`erahbo.experiments.replay.prepare_task`), the trade-off statistics
 (:func:`erahbo.datasets.tradeoff.tradeoff_stats`) and the marks of the mean-vs-std plot
 (:func:`erahbo.datasets.inspect.benchmark_optima`) all read it from here.
@@ -22,15 +25,16 @@ import numpy as np
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.validate import DegenerateTaskError, ValidationReport, validate_task
 from erahbo.datasets.warping import process_outcomes
+from erahbo.risk import RiskLike, RiskMeasure, as_risk
 from erahbo.validation import check_option
 
 __all__ = ["GroundTruth", "ground_truth", "true_mv"]
 
 
-def true_mv(returns: np.ndarray, alpha: float) -> np.ndarray:
-    """``MV = mean - alpha * var(ddof=1)`` per row of ``returns`` ``(N, S)`` -> ``(N,)``."""
-    returns = np.asarray(returns, dtype=float)
-    return returns.mean(axis=1) - alpha * returns.var(axis=1, ddof=1)
+def true_mv(returns: np.ndarray, alpha: RiskLike) -> np.ndarray:
+    """``MV = mean - alpha * var(ddof=1)`` per row of ``returns`` ``(N, S)`` -> ``(N,)``; with
+    a risk measure for ``alpha``, its ground truth (:meth:`erahbo.risk.RiskMeasure.truth`)."""
+    return np.asarray(as_risk(alpha).truth(np.asarray(returns, dtype=float)), dtype=float)
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,8 @@ class GroundTruth:
     report : ValidationReport
         What validation filtered.
     mean, mv : numpy.ndarray
-        ``(N,)`` mean and true MV of every feasible configuration on the processed scale.
+        ``(N,)`` mean and true MV (or the true value of the risk measure given) of every
+        feasible configuration on the processed scale.
     """
 
     clean: TaskData
@@ -57,9 +62,11 @@ class GroundTruth:
 
 
 def ground_truth(
-    task: TaskData, *, alpha: float = 1.0, outcome_processing: str = "vizier"
+    task: TaskData, *, alpha: float = 1.0, outcome_processing: str = "vizier",
+    measure: RiskMeasure | None = None,
 ) -> GroundTruth:
-    """Validate, process and score ``task`` (see the module docstring).
+    """Validate, process and score ``task`` (see the module docstring); ``measure``: the risk
+    measure scored (None: MV with ``alpha``).
 
     Raises
     ------
@@ -75,4 +82,5 @@ def ground_truth(
                                   + " ".join(report.messages))
     processed = process_outcomes(clean, outcome_processing)
     returns = np.asarray(processed.returns, dtype=float)  # (N, S)
-    return GroundTruth(clean, processed, report, returns.mean(axis=1), true_mv(returns, alpha))
+    return GroundTruth(clean, processed, report, returns.mean(axis=1),
+                       true_mv(returns, alpha if measure is None else measure))

@@ -30,6 +30,7 @@ from erahbo.gp.fast import FastRound
 from erahbo.gp.round import RoundModel
 from erahbo.gp.screen import top_points
 from erahbo.gp.single import SingleRound
+from erahbo.risk import RiskLike
 
 __all__ = ["LOCKSTEP_ROWS", "SINGLE_ROWS", "continuous_argmax", "polish", "polish_all"]
 
@@ -45,7 +46,7 @@ SINGLE_ROWS = 1000
 def continuous_argmax(
     rm: RoundModel,
     space,
-    weight: float,
+    risk: RiskLike,
     X_eval: np.ndarray,
     seed: int,
     raw_samples: int = 512,
@@ -53,7 +54,8 @@ def continuous_argmax(
     forbidden: np.ndarray | None = None,
     prune: bool = True,
 ) -> tuple[np.ndarray, float]:
-    """Approximate argmax of ``UCB_f - weight * LCB_var`` over a continuous space.
+    """Approximate argmax of ``UCB_f - alpha * LCB_var`` (eq. 8; the measure ``risk`` of
+    ``UCB_f`` and ``LCB_var``) over a continuous space.
 
     Parameters
     ----------
@@ -61,8 +63,8 @@ def continuous_argmax(
         The round's models.
     space : erahbo.space.SearchSpace
         Continuous or mixed space (not a finite table).
-    weight : float
-        Risk weight (``alpha``; 0 for GP-UCB).
+    risk : erahbo.risk.RiskMeasure or float
+        The decision's risk measure (a float: MV's ``alpha``; 0 for GP-UCB).
     X_eval : numpy.ndarray
         ``(n, dim)`` evaluated configurations (candidates for a repeat).
     seed : int
@@ -93,10 +95,10 @@ def continuous_argmax(
     ok = allowed(U)
     vals = np.full(len(U), -np.inf)
     if prune and isinstance(rm, FastRound):  # the fast engine: only the points that can win
-        idx, v, _ = top_points(rm, U, weight, max(n_polish, 1), ok, _known_rows(rm, U, len(R)))
+        idx, v, _ = top_points(rm, U, risk, max(n_polish, 1), ok, _known_rows(rm, U, len(R)))
         vals[idx] = v
     else:
-        vals = np.where(ok, rm.acquisition(U, weight), -np.inf)  # (p,)
+        vals = np.where(ok, rm.acquisition(U, risk), -np.inf)  # (p,)
     order = np.argsort(-vals, kind="stable")
     best_u, best_v = U[order[0]].copy(), float(vals[order[0]])
     mask = np.asarray(space.continuous_mask, dtype=bool)
@@ -110,11 +112,11 @@ def continuous_argmax(
             starts.append(U[i])
     if isinstance(rm, FastRound) and rm.n >= SINGLE_ROWS:  # the end points are scored by rm
         stand_in = SingleRound(rm)
-        polished = polish_all(stand_in, starts, mask, weight, ftol=stand_in.ftol(weight))
+        polished = polish_all(stand_in, starts, mask, risk, ftol=stand_in.ftol(risk))
     else:
-        polished = polish_all(rm, starts, mask, weight)
+        polished = polish_all(rm, starts, mask, risk)
     P = space.project(np.asarray(polished))  # (n_polish, dim)
-    pv = np.where(allowed(P), rm.acquisition(P, weight), -np.inf)
+    pv = np.where(allowed(P), rm.acquisition(P, risk), -np.inf)
     j = int(np.argmax(pv))
     if pv[j] > best_v:
         best_u, best_v = P[j].copy(), float(pv[j])
@@ -132,7 +134,7 @@ def _known_rows(rm: RoundModel, U: np.ndarray, start: int) -> np.ndarray:
 
 
 def polish(
-    rm: RoundModel, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int = 50,
+    rm: RoundModel, u0: np.ndarray, mask: np.ndarray, risk: RiskLike, maxiter: int = 50,
     ftol: float | None = None,
 ) -> np.ndarray:
     """L-BFGS-B ascent of the acquisition (eq. 8) from ``u0 (dim,)`` over the columns in ``mask``.
@@ -148,7 +150,7 @@ def polish(
     def neg(z: np.ndarray) -> tuple[float, np.ndarray]:
         u = u0.copy()
         u[free] = z
-        val, grad = rm.acquisition_grad(u, weight)
+        val, grad = rm.acquisition_grad(u, risk)
         return -val, -grad[free]
 
     options = {"maxiter": maxiter} if ftol is None else {"maxiter": maxiter, "ftol": ftol}
@@ -161,7 +163,7 @@ def polish(
 
 
 def polish_all(
-    rm: RoundModel, starts: list[np.ndarray], mask: np.ndarray, weight: float,
+    rm: RoundModel, starts: list[np.ndarray], mask: np.ndarray, risk: RiskLike,
     maxiter: int = 50, ftol: float | None = None,
 ) -> list[np.ndarray]:
     """:func:`polish` from each of ``starts`` (``(dim,)`` each): the same end points.
@@ -176,14 +178,14 @@ def polish_all(
     and gradients it would get alone, so its path and end point are the same.
     """
     if len(starts) < 2 or not isinstance(rm, (FastRound, SingleRound)) or rm.n < LOCKSTEP_ROWS:
-        return [polish(rm, s, mask, weight, maxiter, ftol) for s in starts]
-    ascents = [_Ascent(s, mask, weight, maxiter, ftol) for s in starts]
+        return [polish(rm, s, mask, risk, maxiter, ftol) for s in starts]
+    ascents = [_Ascent(s, mask, risk, maxiter, ftol) for s in starts]
     try:
         for a in ascents:
             a.thread.start()
             a.resume(None)
         while live := [a for a in ascents if a.request is not None]:
-            answers = rm.acquisition_grads([a.request for a in live], weight)
+            answers = rm.acquisition_grads([a.request for a in live], risk)
             for a, answer in zip(live, answers, strict=True):
                 a.resume(answer)
     finally:
@@ -208,7 +210,7 @@ class _Ascent:
     """One :func:`polish` run as a coroutine by :func:`polish_all`: it stands for the round
     model, so its ``acquisition_grad`` hands the point over (``request``) and waits."""
 
-    def __init__(self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int,
+    def __init__(self, u0: np.ndarray, mask: np.ndarray, risk: RiskLike, maxiter: int,
                  ftol: float | None) -> None:
         self.request: np.ndarray | None = None
         self.answer: tuple[float, np.ndarray] | None = None
@@ -222,9 +224,9 @@ class _Ascent:
         self._go.acquire()
         self._back.acquire()
         self.thread = threading.Thread(target=self._main,
-                                       args=(u0, mask, weight, maxiter, ftol), daemon=True)
+                                       args=(u0, mask, risk, maxiter, ftol), daemon=True)
 
-    def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
+    def acquisition_grad(self, u: np.ndarray, risk: RiskLike) -> tuple[float, np.ndarray]:
         self.request = u
         self._back.release()
         self._go.acquire()
@@ -238,12 +240,12 @@ class _Ascent:
         self._go.release()
         self._back.acquire()
 
-    def _main(self, u0: np.ndarray, mask: np.ndarray, weight: float, maxiter: int,
+    def _main(self, u0: np.ndarray, mask: np.ndarray, risk: RiskLike, maxiter: int,
               ftol: float | None) -> None:
         self._go.acquire()
         try:
             if not self.abort:
-                self.result = polish(self, u0, mask, weight, maxiter, ftol)
+                self.result = polish(self, u0, mask, risk, maxiter, ftol)
         except _Aborted:
             pass
         except BaseException as exc:  # handed to the caller of polish_all

@@ -19,7 +19,17 @@ eq.      quantity                                           function
 
 Each function takes Python floats (ERAHBO's inner loop, once per extra seed) or arrays of the
 same shape, ``(m,)`` over candidates or ``(n,)`` over evaluated points, and computes both in the
-same order, so a value does not depend on which engine or path asked for it.  The round models
+same order, so a value does not depend on which engine or path asked for it.
+
+**The risk measure.** The paper's objective is MV (eq. 5); a study may choose another measure
+over seeds (:mod:`erahbo.risk`: mean - c std, CVaR, a quantile), each increasing in ``f`` and
+non-increasing in ``rho^2``. The functions of eqs. 5, 8, 9 and 10 take it as ``risk`` (a
+:class:`erahbo.risk.RiskMeasure`, or a float: MV's ``alpha``, as before) and combine the two
+GPs' bounds with its :meth:`~erahbo.risk.RiskMeasure.value`: ``UCB^rho = value(UCB^f,
+LCB^var)``, ``LCB^rho = value(LCB^f, UCB^var)`` (eq. 9's structure; MV: the same
+floating-point operations as ``UCB^f - alpha LCB^var``). The names keep the paper's ``mv``.
+
+The round models
 (:mod:`erahbo.gp.round`: the reference engine and the fast one) supply posteriors and call
 these functions for every bound they report; the fast engine prunes candidates with the same
 functions evaluated at upper bounds of a standard deviation (each bound is monotone in it).
@@ -35,7 +45,7 @@ so the paper's ``beta = 2.5`` means 1.58 posterior standard deviations and ``bet
 means one.  The paper's ``beta_t`` multiplies ``sigma`` directly (eq. 14); our ``beta`` is its
 square.
 
->>> round(ucb_mv(mu_f=1.0, sd_f=0.1, mu_var=0.2, sd_var=0.05, alpha=1.0, beta=1.0), 6)
+>>> round(ucb_mv(mu_f=1.0, sd_f=0.1, mu_var=0.2, sd_var=0.05, risk=1.0, beta=1.0), 6)
 0.95
 """
 
@@ -44,6 +54,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from erahbo.risk import RiskLike, as_risk
 
 __all__ = [
     "adaptive_rule",
@@ -84,14 +96,15 @@ def lcb(mu: ArrayLike, sd: ArrayLike, beta: float) -> ArrayLike:
 
 
 # ---------------------------------------------------------------- eq. (5)
-def mean_variance(f: ArrayLike, var: ArrayLike, alpha: float) -> ArrayLike:
-    """``MV = f - alpha * rho^2`` (eq. 5) of means ``f`` and variances ``var``, shapes ``(n,)``.
+def mean_variance(f: ArrayLike, var: ArrayLike, risk: RiskLike) -> ArrayLike:
+    """``MV = f - alpha * rho^2`` (eq. 5) of means ``f`` and variances ``var``, shapes ``(n,)``;
+    the value of the study's risk measure ``risk`` (a float: MV's ``alpha``).
 
     Applied to sample means and variances it is the sample MV (random search's recommendation
     before any model fit, the racing ablation); to posterior means, the reported
     ``incumbent_mv``.
     """
-    return f - alpha * var
+    return as_risk(risk).value(f, var)
 
 
 # ---------------------------------------------------------------- eqs. (15)-(18)
@@ -147,7 +160,7 @@ def ucb_mv(
     sd_f: ArrayLike,
     mu_var: ArrayLike,
     sd_var: ArrayLike,
-    alpha: float,
+    risk: RiskLike,
     beta: float,
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
@@ -161,8 +174,8 @@ def ucb_mv(
         standardized scale when ``std_f`` is given).
     mu_var, sd_var : float or numpy.ndarray
         ``(m,)`` posterior mean and standard deviation of the variance GP (likewise).
-    alpha : float
-        Risk aversion ``alpha >= 0``.
+    risk : erahbo.risk.RiskMeasure or float
+        The risk measure (a float: MV's risk aversion ``alpha >= 0``).
     beta : float
         Confidence parameter (``sqrt(beta)`` standard deviations).
     std_f, std_var : (float, float) or None
@@ -173,14 +186,15 @@ def ucb_mv(
     Returns
     -------
     float or numpy.ndarray
-        ``(m,)`` upper bounds of ``MV(x) = f(x) - alpha * rho^2(x)`` (raw scale).
+        ``(m,)`` upper bounds of ``MV(x) = f(x) - alpha * rho^2(x)`` (raw scale), or of the
+        measure ``risk``: ``risk.value(UCB^f, LCB^var)``.
     """
     up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
     if std_f is not None:  # mapped back to the raw scale (inline: the inner loop's hot path)
         up_f = std_f[0] + std_f[1] * up_f
     if std_var is not None:
         lo_var = std_var[0] + std_var[1] * lo_var
-    return up_f - alpha * lo_var
+    return as_risk(risk).value(up_f, lo_var)
 
 
 def lcb_mv(
@@ -188,7 +202,7 @@ def lcb_mv(
     sd_f: ArrayLike,
     mu_var: ArrayLike,
     sd_var: ArrayLike,
-    alpha: float,
+    risk: RiskLike,
     beta: float,
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
@@ -199,7 +213,7 @@ def lcb_mv(
         lo_f = std_f[0] + std_f[1] * lo_f
     if std_var is not None:
         up_var = std_var[0] + std_var[1] * up_var
-    return lo_f - alpha * up_var
+    return as_risk(risk).value(lo_f, up_var)
 
 
 def rahbo_acquisition(
@@ -207,7 +221,7 @@ def rahbo_acquisition(
     sd_f: ArrayLike,
     mu_var: ArrayLike,
     sd_var: ArrayLike,
-    alpha: float,
+    risk: RiskLike,
     beta: float,
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
@@ -216,11 +230,12 @@ def rahbo_acquisition(
 
     The same quantity as ``UCB^MV`` (eq. 9: :func:`ucb_mv` computes it, arguments as there);
     with ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is increasing in ``sd_f`` and in
-    ``sd_var`` (for ``alpha >= 0``), so evaluated at upper bounds of the standard deviations it
+    ``sd_var`` (for ``alpha >= 0``, and for every measure of :mod:`erahbo.risk`), so evaluated
+    at upper bounds of the standard deviations it
     bounds the acquisition from above (the fast engine's pruned argmax).  Its gradient is
     :func:`rahbo_acquisition_grad`.
     """
-    return ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta, std_f, std_var)
+    return ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta, std_f, std_var)
 
 
 def rahbo_acquisition_grad(
@@ -230,17 +245,21 @@ def rahbo_acquisition_grad(
     sd_var: float,
     dmu_var: np.ndarray,
     dvar_var: np.ndarray,
-    alpha: float,
+    risk: RiskLike,
     beta: float,
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
+    mu_f: float = 0.0,
+    mu_var: float = 0.0,
 ) -> np.ndarray:
     """Gradient in ``x`` of :func:`rahbo_acquisition` (eq. 8) at one point, shape ``(d,)``.
 
     With ``d sd = d var / (2 sd)``, the gradient of ``UCB^f - alpha LCB^var`` is
     ``s_f (d mu_f + sqrt(beta) d var_f / (2 sd_f))
     - alpha s_var (d mu_var - sqrt(beta) d var_var / (2 sd_var))``, ``s`` the ``std`` of a
-    GP's standardization (1 for raw posteriors).
+    GP's standardization (1 for raw posteriors). For a measure ``value(UCB^f, LCB^var)`` the
+    chain rule weighs the two terms by its partial derivatives
+    (:meth:`erahbo.risk.RiskMeasure.grad`: ``(1, -alpha)`` for MV, the same operations).
 
     Parameters
     ----------
@@ -248,8 +267,11 @@ def rahbo_acquisition_grad(
         Posterior standard deviations at the point (> 0).
     dmu_f, dvar_f, dmu_var, dvar_var : numpy.ndarray
         ``(d,)`` gradients of the posterior means and variances.
-    alpha, beta, std_f, std_var
+    risk, beta, std_f, std_var
         As in :func:`rahbo_acquisition`.
+    mu_f, mu_var : float
+        Posterior means at the point (on the scale of ``sd_f``, ``sd_var``), where the
+        measure's derivatives are taken (MV's do not depend on them).
 
     Returns
     -------
@@ -259,7 +281,14 @@ def rahbo_acquisition_grad(
     r = math.sqrt(beta)
     s_f = 1.0 if std_f is None else std_f[1]
     s_var = 1.0 if std_var is None else std_var[1]
-    return s_f * (dmu_f + r * dvar_f / (2 * sd_f)) - alpha * s_var * (
+    m = as_risk(risk)
+    up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
+    if std_f is not None:
+        up_f = std_f[0] + std_f[1] * up_f
+    if std_var is not None:
+        lo_var = std_var[0] + std_var[1] * lo_var
+    g_f, g_var = m.grad(up_f, lo_var)
+    return g_f * s_f * (dmu_f + r * dvar_f / (2 * sd_f)) + g_var * s_var * (
         dmu_var - r * dvar_var / (2 * sd_var)
     )
 
@@ -270,7 +299,7 @@ def incumbent_lcb(
     sd_f: np.ndarray,
     mu_var: np.ndarray,
     sd_var: np.ndarray,
-    alpha: float,
+    risk: RiskLike,
     beta_stop: float,
     mask: np.ndarray | None = None,
 ) -> tuple[float, int]:
@@ -280,8 +309,8 @@ def incumbent_lcb(
     ----------
     mu_f, sd_f, mu_var, sd_var : numpy.ndarray
         ``(n,)`` posteriors at the evaluated configurations ``D_{t-1}`` (raw scale).
-    alpha : float
-        Risk aversion.
+    risk : erahbo.risk.RiskMeasure or float
+        The risk measure (a float: MV's ``alpha``).
     beta_stop : float
         Confidence parameter of the stopping rule (``sqrt(beta_stop)`` standard deviations).
     mask : numpy.ndarray or None
@@ -294,7 +323,7 @@ def incumbent_lcb(
     index : int
         Position of the maximizer in the arrays (lowest index on ties; -1 when none is left).
     """
-    values = np.atleast_1d(lcb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta_stop))
+    values = np.atleast_1d(lcb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta_stop))
     if values.size == 0:
         raise ValueError("incumbent_lcb: no evaluated configurations yet")
     if mask is not None:

@@ -49,6 +49,7 @@ from erahbo.gp.exact import posterior_grad, robust_cholesky
 from erahbo.gp.kernels import k_of_d2, kernel
 from erahbo.gp.one_seed import variance_noise
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
+from erahbo.risk import RiskLike
 
 __all__ = ["FastModel", "FastRound"]
 
@@ -395,15 +396,15 @@ class FastRound(RoundModel):
             self._cand = (self.mf + self.sf * mu_f, self.mv + self.sv * mu_v, self.sv * sd_v)
         return self._cand
 
-    def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
+    def select(self, mask: np.ndarray, risk: RiskLike) -> tuple[int, float]:
         """Exact argmax of the acquisition (eq. 8) over the candidates with ``mask`` True.
 
         Parameters
         ----------
         mask : numpy.ndarray
             ``(m,)`` bool, candidates still allowed.
-        weight : float
-            Risk weight ``alpha`` (0 for GP-UCB).
+        risk : erahbo.risk.RiskMeasure or float
+            The decision's risk measure (a float: MV's ``alpha``; 0 for GP-UCB).
 
         Returns
         -------
@@ -425,8 +426,8 @@ class FastRound(RoundModel):
         # alone); j = the row most correlated with c
         g = self.k2max / (1.0 + self.D[self.nn])  # (m,)
         ub = rahbo_acquisition(mu_f, sf * np.sqrt(np.maximum(1.0 - g, 0.0)), mu_v, sd_v,
-                               weight, beta)  # (m,) upper bounds
-        at0 = rahbo_acquisition(mu_f, 0.0, mu_v, sd_v, weight, beta)  # (m,) lower bounds
+                               risk, beta)  # (m,) upper bounds
+        at0 = rahbo_acquisition(mu_f, 0.0, mu_v, sd_v, risk, beta)  # (m,) lower bounds
         floor = (at0 if every else at0[mask]).max()  # the best value is at least this
         keep = ub >= floor
         idx = np.flatnonzero(keep if every else keep & mask)
@@ -436,7 +437,7 @@ class FastRound(RoundModel):
             # take: a column gather 3-5x faster than fancy indexing (measured, n = 50)
             V = blas.dtrsm(1.0, self.L, M.KfC[:n].take(cols, axis=1), lower=1)  # (n, b)
             sd_f = sf * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))  # (b,)
-            vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], weight, beta)
+            vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], risk, beta)
             i = int(np.argmax(vals))  # the first maximum: lowest index on ties
             return float(vals[i]), int(cols[i])
 
@@ -446,7 +447,7 @@ class FastRound(RoundModel):
         return best_i, float(best)
 
     def best_lcb_mv(
-        self, weight: float, beta: float, mask: np.ndarray | None = None
+        self, risk: RiskLike, beta: float, mask: np.ndarray | None = None
     ) -> tuple[float, int]:
         """``B_t = max_s LCB^MV(x_s)`` over the evaluated rows (eq. 10) and its row.
 
@@ -459,7 +460,7 @@ class FastRound(RoundModel):
         """
         n, sf = self.n, self.sf
         mu_f, mu_v, sd_v = self._data_parts()
-        bound = lcb_mv(mu_f, 0.0, mu_v, sd_v, weight, beta)  # (n,) upper bounds
+        bound = lcb_mv(mu_f, 0.0, mu_v, sd_v, risk, beta)  # (n,) upper bounds
         order = np.argsort(-bound, kind="stable")
         if mask is not None:
             order = order[np.asarray(mask, dtype=bool)[order]]
@@ -476,14 +477,15 @@ class FastRound(RoundModel):
             q = (V * V).sum(0)  # (A^{-1})_ss
             D = self.D[rows]
             sd_f = sf * np.sqrt(np.maximum(D - D * D * q, 0.0))  # (b,)
-            B, i = incumbent_lcb(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], weight, beta)
+            B, i = incumbent_lcb(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], risk, beta)
             return B, (int(rows[i]) if i >= 0 else -1)
 
         tol = 1e-12 * (abs(float(bound[order[0]])) + math.sqrt(beta) * sf)
         B_t, row, _ = _pruned_max(order, bound, best_of, 4, tol)
         return B_t, row
 
-    def lcb_mv_argmax(self, weight: float, beta: float, mask: np.ndarray | None = None) -> int:
+    def lcb_mv_argmax(self, risk: RiskLike, beta: float,
+                      mask: np.ndarray | None = None) -> int:
         """The row of :meth:`best_lcb_mv` (the recommendation's ``argmax LCB^MV``).
 
         When more than a third of the rows can be the maximum (their bound at ``sd_f = 0``
@@ -495,21 +497,21 @@ class FastRound(RoundModel):
         """
         n, sf, D = self.n, self.sf, self.D
         if n < SMALL_N:  # the check below costs more than the batches it could save
-            return self.best_lcb_mv(weight, beta, mask)[1]
+            return self.best_lcb_mv(risk, beta, mask)[1]
         mu_f, mu_v, sd_v = self._data_parts()
-        upper = lcb_mv(mu_f, 0.0, mu_v, sd_v, weight, beta)  # (n,)
+        upper = lcb_mv(mu_f, 0.0, mu_v, sd_v, risk, beta)  # (n,)
         before = np.maximum(np.diag(self.L) ** 2 - D, 0.0)  # var given the earlier rows
         var_hi = before * D / np.maximum(before + D, 1e-300)  # ... and its own observation
-        lower = lcb_mv(mu_f, sf * np.sqrt(var_hi), mu_v, sd_v, weight, beta)  # (n,)
+        lower = lcb_mv(mu_f, sf * np.sqrt(var_hi), mu_v, sd_v, risk, beta)  # (n,)
         ok = np.ones(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         if not ok.any():
             return -1
         floor = float(lower[ok].max())
         tol = 1e-9 * (abs(floor) + math.sqrt(beta) * sf + 1.0)
         if 3 * int(np.count_nonzero(ok & (upper >= floor - tol))) <= n:
-            return self.best_lcb_mv(weight, beta, mask)[1]
+            return self.best_lcb_mv(risk, beta, mask)[1]
         sd_f = sf * np.sqrt(np.maximum(self.var_f_rows(), 0.0))
-        return incumbent_lcb(mu_f, sd_f, mu_v, sd_v, weight, beta, mask)[1]
+        return incumbent_lcb(mu_f, sd_f, mu_v, sd_v, risk, beta, mask)[1]
 
     # ------------------------------------------------------------------ inner loop
     def _others_posterior(self, row: int | None, u: np.ndarray, cand: int | None):
@@ -550,7 +552,7 @@ class FastRound(RoundModel):
         s2: float,
         k_total: int,
         beta_stop: float,
-        weight: float,
+        risk: RiskLike,
     ) -> InnerBounds:
         """Bounds at ``x_t`` after ``k_total`` pooled seeds (see ReferenceRound.inner)."""
         last = self._last_inner  # the round asks for the same x_t seed after seed
@@ -559,4 +561,4 @@ class FastRound(RoundModel):
         else:
             fo, vo = self._others_posterior(row, np.asarray(u, dtype=float), cand)
             self._last_inner = (u, row, cand, (fo, vo))
-        return self._inner_from(fo, vo, ybar, s2, k_total, beta_stop, weight)
+        return self._inner_from(fo, vo, ybar, s2, k_total, beta_stop, risk)

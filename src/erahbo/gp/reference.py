@@ -13,6 +13,7 @@ from erahbo.gp.bounds import incumbent_lcb
 from erahbo.gp.exact import ExactGP
 from erahbo.gp.one_seed import variance_noise
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
+from erahbo.risk import RiskLike
 
 __all__ = ["ReferenceRound"]
 
@@ -63,23 +64,23 @@ class ReferenceRound(RoundModel):
         """See :meth:`RoundModel._grads`."""
         return self.gp_v.predict_grad(u)
 
-    def select(self, mask: np.ndarray, weight: float) -> tuple[int, float]:
+    def select(self, mask: np.ndarray, risk: RiskLike) -> tuple[int, float]:
         """Exact argmax of the acquisition (eq. 8) over the candidates with ``mask (m,)`` True.
 
         Returns the candidate index (lowest on ties) and its acquisition value.
         """
-        vals = np.where(mask, self.acquisition(self.C, weight), -np.inf)  # eq. 8
+        vals = np.where(mask, self.acquisition(self.C, risk), -np.inf)  # eq. 8
         i = int(np.argmax(vals))
         return i, float(vals[i])
 
     def best_lcb_mv(
-        self, weight: float, beta: float, mask: np.ndarray | None = None
+        self, risk: RiskLike, beta: float, mask: np.ndarray | None = None
     ) -> tuple[float, int]:
         """``B_t = max_s LCB^MV(x_s)`` over the evaluated rows (eq. 10) and its row.
 
         ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
         """
-        return incumbent_lcb(*self.predict(self.X), weight, beta, mask)
+        return incumbent_lcb(*self.predict(self.X), risk, beta, mask)
 
     def inner(
         self,
@@ -90,7 +91,7 @@ class ReferenceRound(RoundModel):
         s2: float,
         k_total: int,
         beta_stop: float,
-        weight: float,
+        risk: RiskLike,
     ) -> InnerBounds:
         """Bounds at ``x_t`` after ``k_total`` pooled seeds (by refactoring both GPs).
 
@@ -108,8 +109,8 @@ class ReferenceRound(RoundModel):
             Pooled seed count of ``x_t``.
         beta_stop : float
             Confidence parameter of the bounds.
-        weight : float
-            Risk weight (``alpha``; 0 for GP-UCB).
+        risk : erahbo.risk.RiskMeasure or float
+            The decision's risk measure (a float: MV's ``alpha``; 0 for GP-UCB).
         """
         hv, hf = self.settings.hyper_v, self.settings.hyper_f
         X, yv, yf, D = self.X, self.yv.copy(), self.yf.copy(), self.D.copy()
@@ -130,6 +131,6 @@ class ReferenceRound(RoundModel):
         gp_f = ExactGP(X, yf, D, hf.lengthscales, hf.kind)
         mu_f, var_f = gp_f.predict(u[None, :])
         mf, sdf, mv, sdv = (float(a[0]) for a in self._raw(mu_f, var_f, mu_v, var_v))
-        return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
+        return InnerBounds(mf, sdf, mv, sdv, risk, beta_stop)
 
 

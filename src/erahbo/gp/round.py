@@ -42,6 +42,7 @@ from erahbo.gp.bounds import (
 )
 from erahbo.gp.exact import GPHyper, standardize
 from erahbo.gp.one_seed import pilot_noise, pooled_variance, variance_noise
+from erahbo.risk import RiskLike
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
@@ -92,24 +93,24 @@ class InnerBounds:
     ----------
     mu_f, sd_f, mu_var, sd_var : float
         Raw-scale posterior means and standard deviations of ``f(x_t)`` and ``rho^2(x_t)``.
-    alpha : float
-        Risk weight (0 for GP-UCB).
+    risk : erahbo.risk.RiskMeasure or float
+        The decision's risk measure (a float: MV's ``alpha``; GP-UCB's is risk-neutral).
     beta_stop : float
         Confidence parameter of the bounds.
     """
 
-    __slots__ = ("alpha", "beta_stop", "mu_f", "mu_var", "sd_f", "sd_var", "ucb_mv")
+    __slots__ = ("beta_stop", "mu_f", "mu_var", "risk", "sd_f", "sd_var", "ucb_mv")
 
-    def __init__(self, mu_f: float, sd_f: float, mu_var: float, sd_var: float, alpha: float,
-                 beta_stop: float) -> None:
+    def __init__(self, mu_f: float, sd_f: float, mu_var: float, sd_var: float,
+                 risk: RiskLike, beta_stop: float) -> None:
         self.mu_f, self.sd_f, self.mu_var, self.sd_var = mu_f, sd_f, mu_var, sd_var
-        self.alpha, self.beta_stop = alpha, beta_stop
-        self.ucb_mv = ucb_mv(mu_f, sd_f, mu_var, sd_var, alpha, beta_stop)  # eq. 9
+        self.risk, self.beta_stop = risk, beta_stop
+        self.ucb_mv = ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta_stop)  # eq. 9
 
     @property
     def lcb_mv(self) -> float:
         """``LCB^MV(x_t; k)`` (eq. 9) with ``beta_stop``."""
-        return lcb_mv(self.mu_f, self.sd_f, self.mu_var, self.sd_var, self.alpha,
+        return lcb_mv(self.mu_f, self.sd_f, self.mu_var, self.sd_var, self.risk,
                       self.beta_stop)
 
     def __repr__(self) -> str:
@@ -223,7 +224,7 @@ class RoundModel:
         s2: float,
         k_total: int,
         beta_stop: float,
-        weight: float,
+        risk: RiskLike,
     ) -> InnerBounds:
         """Combine the posteriors given the other points with ``x_t``'s own observation.
 
@@ -240,23 +241,25 @@ class RoundModel:
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
-        return InnerBounds(mf, sdf, mv, sdv, weight, beta_stop)
+        return InnerBounds(mf, sdf, mv, sdv, risk, beta_stop)
 
     # -- interface (implemented by the subclasses) ----------------------------------
-    def lcb_mv_argmax(self, weight: float, beta: float, mask: np.ndarray | None = None) -> int:
+    def lcb_mv_argmax(self, risk: RiskLike, beta: float,
+                      mask: np.ndarray | None = None) -> int:
         """The row of ``best_lcb_mv`` (the recommendation's ``argmax LCB^MV``; -1: none)."""
-        return self.best_lcb_mv(weight, beta, mask)[1]
+        return self.best_lcb_mv(risk, beta, mask)[1]
 
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
         raise NotImplementedError
 
-    def acquisition(self, U: np.ndarray, weight: float) -> np.ndarray:
-        """Eq. 8, ``UCB^f - weight * LCB^var`` with ``beta``, at ``U (p, dim)``: ``(p,)``."""
+    def acquisition(self, U: np.ndarray, risk: RiskLike) -> np.ndarray:
+        """Eq. 8, ``UCB^f - alpha * LCB^var`` (the measure ``risk`` of ``UCB^f`` and
+        ``LCB^var``) with ``beta``, at ``U (p, dim)``: ``(p,)``."""
         mf, sdf, mv, sdv = self.predict(U)
-        return rahbo_acquisition(mf, sdf, mv, sdv, weight, self.beta)
+        return rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta)
 
-    def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
+    def acquisition_grad(self, u: np.ndarray, risk: RiskLike) -> tuple[float, np.ndarray]:
         """Acquisition (eq. 8) at one point ``u (dim,)`` and its gradient ``(dim,)``.
 
         The bounds (eqs. 15, 18) on each GP's standardized scale, mapped back; the gradient
@@ -265,12 +268,13 @@ class RoundModel:
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
         sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
         std = (self.mf, self.sf), (self.mv, self.sv)  # both GPs' standardizations
-        val = rahbo_acquisition(mf, sdf, mv, sdv, weight, self.beta, *std)
-        grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, weight, self.beta, *std)
+        val = rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, *std)
+        grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, risk, self.beta, *std,
+                                      mu_f=mf, mu_var=mv)
         return float(val), grad
 
     def acquisition_grads(
-        self, points: list[np.ndarray], weight: float
+        self, points: list[np.ndarray], risk: RiskLike
     ) -> list[tuple[float, np.ndarray]]:
         """:meth:`acquisition_grad` at each of ``points`` (``(dim,)`` each): the same numbers.
 
@@ -285,7 +289,7 @@ class RoundModel:
         self._batch = {u.tobytes(): g for u, g in zip(points, zip(gf, gv, strict=True),
                                                        strict=True)}
         try:
-            return [self.acquisition_grad(u, weight) for u in points]
+            return [self.acquisition_grad(u, risk) for u in points]
         finally:
             self._batch = None
 

@@ -21,8 +21,10 @@ The bounds (standardized scale of each GP):
   observation (:func:`erahbo.gp.round.observe`, exact Gaussian conditioning).  Away from the
   data, the variance given the single most correlated point bounds it too.  The variance GP's
   variance at the evaluated configurations is known exactly (``var_vX``).
-* eq. 8 is increasing in both standard deviations for ``weight >= 0`` (otherwise the bound
-  takes the larger of the values at the variance GP's bound and at 0), so
+* eq. 8 is increasing in both standard deviations (every measure of :mod:`erahbo.risk` is
+  increasing in ``f`` and non-increasing in ``rho^2``; for a float weight ``w < 0``, MV with a
+  negative ``alpha``, the bound takes the larger of the values at the variance GP's bound and
+  at 0), so
   :func:`erahbo.gp.bounds.rahbo_acquisition` at the bounds bounds it from above.  A rounding
   slack is added: ``VAR_SLACK`` to each standardized variance and a bound on the rounding of
   the two ways the means are computed.
@@ -46,6 +48,7 @@ from scipy.linalg import blas
 
 from erahbo.gp.bounds import rahbo_acquisition
 from erahbo.gp.kernels import kernel
+from erahbo.risk import MeanVariance, RiskLike, as_risk
 
 __all__ = ["VAR_SLACK", "top_points"]
 
@@ -57,7 +60,7 @@ _EPS = np.finfo(float).eps
 def top_points(
     rm,
     U: np.ndarray,
-    weight: float,
+    risk: RiskLike,
     q: int,
     allowed: np.ndarray,
     known: np.ndarray | None = None,
@@ -71,8 +74,8 @@ def top_points(
         The round's models (fast engine).
     U : numpy.ndarray
         ``(p, dim)`` points.
-    weight : float
-        Risk weight of eq. 8.
+    risk : erahbo.risk.RiskMeasure or float
+        The decision's risk measure in eq. 8 (a float: MV's ``alpha``).
     q : int
         Number of distinct best points wanted (>= 1).
     allowed : numpy.ndarray
@@ -98,14 +101,14 @@ def top_points(
     p, n = U.shape[0], rm.n
     known = np.full(p, -1, dtype=np.intp) if known is None else np.asarray(known, np.intp)
     live = np.flatnonzero(np.asarray(allowed, dtype=bool))
-    bounds = _Bounds(rm, U, known, weight)
+    bounds = _Bounds(rm, U, known, risk)
     try:
-        return _screen(rm, U, weight, q, live, bounds, min(n, max(int(first_level), 1)))
+        return _screen(rm, U, risk, q, live, bounds, min(n, max(int(first_level), 1)))
     finally:
         bounds.release()
 
 
-def _screen(rm, U: np.ndarray, weight: float, q: int, live: np.ndarray, bounds: _Bounds,
+def _screen(rm, U: np.ndarray, risk: RiskLike, q: int, live: np.ndarray, bounds: _Bounds,
             first: int) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`top_points` on the allowed points ``live`` with the bounds made for them."""
     p, n = U.shape[0], rm.n
@@ -126,7 +129,7 @@ def _screen(rm, U: np.ndarray, weight: float, q: int, live: np.ndarray, bounds: 
             order = live[np.lexsort((live, -ub[live]))]  # by bound, then index
             cols = np.sort(order[:batch])
             done_idx.append(cols)
-            done_val.append(np.asarray(rm.acquisition(U[cols], weight), dtype=float))
+            done_val.append(np.asarray(rm.acquisition(U[cols], risk), dtype=float))
             live = np.setdiff1d(live, cols, assume_unique=True)
             batch = min(2 * batch, 256)
             tau = _qth_distinct(U, np.concatenate(done_idx), np.concatenate(done_val), q)
@@ -158,9 +161,9 @@ def _qth_distinct(U: np.ndarray, idx: np.ndarray, vals: np.ndarray, q: int) -> f
 class _Bounds:
     """Upper bounds of eq. 8 at points of ``U`` for one round (see the module docstring)."""
 
-    def __init__(self, rm, U: np.ndarray, known: np.ndarray, weight: float) -> None:
+    def __init__(self, rm, U: np.ndarray, known: np.ndarray, risk: RiskLike) -> None:
         M = rm.M
-        self.rm, self.U, self.known, self.w = rm, U, known, float(weight)
+        self.rm, self.U, self.known, self.w = rm, U, known, as_risk(risk)
         n = rm.n
         self.hf, self.hv = M.hf, M.hv
         p = U.shape[0]
@@ -252,7 +255,8 @@ class _Bounds:
         mu_f = rm.mf + rm.sf * self.mu_f[idx]
         mu_v = rm.mv + rm.sv * self.mu_v[idx]
         ub = rahbo_acquisition(mu_f, sd_f, mu_v, sd_v, w, rm.beta)
-        if w < 0:  # eq. 8 then decreases in sd_var
+        if isinstance(w, MeanVariance) and w.alpha < 0:  # eq. 8 then decreases in sd_var
             ub = np.maximum(ub, rahbo_acquisition(mu_f, sd_f, mu_v, 0.0, w, rm.beta))
-        slack = rm.sf * self.slack_f + abs(w) * rm.sv * self.slack_v
-        return ub + slack + 1e-9 * (np.abs(ub) + rm.sf + abs(w) * rm.sv)
+        # the means' rounding moves f by sf * slack_f and rho^2 by sv * slack_v
+        slack = rm.sf * self.slack_f + w.var_slack(rm.sv, self.slack_v)
+        return ub + slack + 1e-9 * (np.abs(ub) + rm.sf + w.var_slack(rm.sv, 1.0))

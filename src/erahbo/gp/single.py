@@ -32,6 +32,7 @@ import numpy as np
 from scipy.linalg import blas
 
 from erahbo.gp.round import RoundModel
+from erahbo.risk import RiskLike, as_risk
 
 __all__ = ["POLISH_FTOL", "SingleRound"]
 
@@ -67,16 +68,17 @@ class SingleRound(RoundModel):
             _GP(M.Xv[:n], M.ls_v, M.hv.kind, Lv, rm.av),
         )
 
-    def acquisition_grad(self, u: np.ndarray, weight: float) -> tuple[float, np.ndarray]:
-        """``eq. 8 - (m_f - weight m_var)`` at ``u (dim,)`` and its gradient ``(dim,)`` (see
-        the module docstring)."""
-        val, grad = super().acquisition_grad(u, weight)
-        return val - (self.mf - weight * self.mv), grad
+    def acquisition_grad(self, u: np.ndarray, risk: RiskLike) -> tuple[float, np.ndarray]:
+        """``eq. 8 - risk.value(m_f, m_var)`` (MV: ``m_f - alpha m_var``) at ``u (dim,)`` and
+        its gradient ``(dim,)`` (see the module docstring)."""
+        val, grad = super().acquisition_grad(u, risk)
+        return val - as_risk(risk).value(self.mf, self.mv), grad
 
-    def ftol(self, weight: float) -> float:
+    def ftol(self, risk: RiskLike) -> float:
         """L-BFGS-B's ``ftol`` that ends an ascent on these values at a decrease of about
-        :data:`POLISH_FTOL` times the acquisition's scale ``s_f + |weight| s_var``."""
-        return POLISH_FTOL * min(1.0, self.sf + abs(weight) * self.sv)
+        :data:`POLISH_FTOL` times the acquisition's scale ``s_f + |alpha| s_var`` (another
+        measure: its change for a change ``s_var`` of ``rho^2``)."""
+        return POLISH_FTOL * min(1.0, self.sf + as_risk(risk).var_slack(self.sv, 1.0))
 
     def _grad_f(self, u: np.ndarray):
         """See :meth:`erahbo.gp.round.RoundModel._grads` (single-precision solves)."""

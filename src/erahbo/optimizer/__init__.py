@@ -10,10 +10,13 @@
 * :mod:`erahbo.optimizer.state` — the data and the status of every configuration;
 * :mod:`erahbo.optimizer.rounds` — fitting, the round model, the choice of ``x_t``;
 * :mod:`erahbo.optimizer.warm` — warm start from earlier runs;
+* :mod:`erahbo.optimizer.failure`, :mod:`erahbo.optimizer.outcomes` — the failure rule
+  (policies, the penalty, counted and spent runs) and the outcomes of runs and trials;
 * :mod:`erahbo.optimizer.loop` — :func:`drive` (the one ask/evaluate/tell loop).
 
-The journal, :func:`erahbo.optimize` and :func:`erahbo.resume` are in :mod:`erahbo.study`
-(this package never imports it).
+The journal, :func:`erahbo.optimize` and :func:`erahbo.resume` are in :mod:`erahbo.study`, the
+executors and the scheduler that runs a trial's seeds in :mod:`erahbo.runtime` (this package
+imports neither: it only asks and tells; :func:`erahbo.study.run_trial` runs a trial).
 """
 
 from __future__ import annotations

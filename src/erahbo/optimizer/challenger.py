@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from erahbo.risk import RiskLike
 from erahbo.validation import Param, flag
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def challenger_row(
     ybar: np.ndarray,
     s2: np.ndarray,
     k: np.ndarray,
-    weight: float,
+    weight: RiskLike,
     incumbent: int,
     open_rows: np.ndarray,
 ) -> int | None:
@@ -140,8 +141,8 @@ def challenger_row(
     ----------
     ybar, s2, k : numpy.ndarray, each (n,)
         Sample mean, sample variance and seed count of each evaluated configuration.
-    weight : float
-        Risk weight of the decision (``alpha``; 0 for GP-UCB).
+    weight : erahbo.risk.RiskMeasure or float
+        The decision's risk measure (a float: MV's ``alpha``; GP-UCB's is risk-neutral).
     incumbent : int
         Data row of the current recommendation.
     open_rows : numpy.ndarray of bool, (n,)
@@ -175,7 +176,7 @@ def pick_challenger(
     state: StudyState,
     incumbent: int | None,
     below: int,
-    weight: float,
+    weight: RiskLike,
     closed: Sequence[int],
     allowed: np.ndarray | None,
 ) -> tuple[int | None, np.ndarray, int] | None:
@@ -190,8 +191,8 @@ def pick_challenger(
     below : int
         Only configurations with fewer seeds may be challengers (the recommender's
         well-sampled threshold, else ``k_max``).
-    weight : float
-        Risk weight of the decision.
+    weight : erahbo.risk.RiskMeasure or float
+        The decision's risk measure.
     closed : sequence of int
         Data rows that may not be challengers now: the rows with no seeds left under the seed
         caps (:meth:`erahbo.optimizer.seedcap.SeedCaps.rows_at_cap`) and the rows of

@@ -26,6 +26,7 @@ import numpy as np
 
 from erahbo._threads import single_blas_thread
 from erahbo.gp import GPHyper, RoundSettings
+from erahbo.optimizer.failure import FailurePolicy, Penalizer, spent_runs
 from erahbo.optimizer.ingest import add_runs
 from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
@@ -36,7 +37,6 @@ from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
 from erahbo.optimizer.warm import start_warm
-from erahbo.runtime.failures import FailurePolicy, Penalizer, spent_runs
 from erahbo.space import SearchSpace
 
 __all__ = ["Optimizer"]

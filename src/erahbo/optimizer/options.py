@@ -30,17 +30,19 @@ from __future__ import annotations
 import hashlib
 import textwrap
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from erahbo._json import canonical_json
 from erahbo.gp import ENGINES, KERNELS, GPHyper
 from erahbo.optimizer import parts, replication
 from erahbo.optimizer.beta_stop import BetaStopSchedule
+from erahbo.optimizer.failure import FailurePolicy
 from erahbo.optimizer.recommender import seeds_of
 from erahbo.optimizer.seedcap import cap_of
-from erahbo.runtime.failures import FailurePolicy
-from erahbo.runtime.journal import canonical_json
+from erahbo.risk import RiskMeasure, measure_of
 from erahbo.space import SearchSpace
 from erahbo.validation import check_initial_budget, check_option
 
@@ -125,7 +127,8 @@ class Options:
     seed : int
         Seeds the initial design, the seeds handed to the objective, restarts and sampling.
     alpha : float
-        Risk aversion in ``MV = f - alpha rho^2`` (GP-UCB ignores it when choosing).
+        Risk aversion in ``MV = f - alpha rho^2`` (GP-UCB ignores it when choosing); read by
+        ``risk="mv"`` only (another measure refuses an ``alpha`` other than its default 1).
     beta : float
         Acquisition confidence: bounds are ``mu +- sqrt(beta) sigma`` (paper: 2.5).
     n_parallel : int
@@ -162,7 +165,7 @@ class Options:
         Fast cached implementation or the plain reference (same decisions).
     failures : {"penalize", "retry", "exclude"} or None
         What :meth:`tell` does with non-finite returns (failed runs; see
-        :mod:`erahbo.runtime.failures`): ``"penalize"`` counts them with a return below the worst
+        :mod:`erahbo.optimizer.failure`): ``"penalize"`` counts them with a return below the worst
         feasible one, ``"exclude"`` marks the configuration infeasible; ``"retry"`` is for
         :func:`optimize` (in ask/tell mode the user ran the seeds: failures are penalized).
         Default None: a non-finite return raises ValueError, unless a journal is given (then
@@ -206,6 +209,9 @@ class Options:
     challengers: bool | None = None
     var_noise_prior: float | None = None
     replicate_within: float | None = None
+    risk: str | None = None
+    q: float | None = None
+    c: float | None = None
     raw_samples: int = 512
     n_polish: int = 5
     engine: str = "fast"
@@ -295,10 +301,17 @@ class Options:
         :func:`erahbo.optimizer.seedcap.cap_of`)."""
         return cap_of(self)
 
+    @cached_property
+    def measure(self) -> RiskMeasure:
+        """The study's risk measure (:mod:`erahbo.risk`: ``risk`` with the ``alpha``, ``c``
+        or ``q`` it reads): what the recommendation, its estimate and the reports are in."""
+        return measure_of(self)
+
     @property
-    def weight(self) -> float:
-        """Risk weight of the choices: ``alpha``, 0 for the risk-neutral GP-UCB."""
-        return 0.0 if self.method == "gpucb" else self.alpha
+    def weight(self) -> RiskMeasure:
+        """The risk measure of the choices: :attr:`measure`; risk-neutral (MV with ``alpha =
+        0``) for GP-UCB."""
+        return self.measure.neutral() if self.method == "gpucb" else self.measure
 
     @property
     def failure_policy(self) -> FailurePolicy | None:

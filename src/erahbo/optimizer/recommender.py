@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from erahbo.risk import RiskLike
 from erahbo.validation import Param, int_at_least, real_above
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class Recommender:
         return backed if backed.any() else mask
 
     def well_sampled(self, data: Observations, row: int, mask: np.ndarray | None,
-                     weight: float) -> int:
+                     weight: RiskLike) -> int:
         """Among the eligible rows (``mask (n,)``) with at least :attr:`seeds` seeds, the one
         with the highest sample MV minus one standard error (eq. 5 on its sample mean and
         variance; :func:`erahbo.recommendation.sample_mv_bound`) replaces ``row`` when that
@@ -150,10 +151,12 @@ class Recommender:
         return best if bound[best] >= sample[row] else row
 
     def choose(self, rm: RoundModel | None, data: Observations, mask: np.ndarray | None,
-               weight: float, alpha: float) -> tuple[int, float, str] | None:
+               weight: RiskLike, measure: RiskLike) -> tuple[int, float, str] | None:
         """``(row, posterior mean MV, rule)`` of the recommendation; None without data or when
         no row is eligible. ``rm`` None (no model yet): the best sample MV (rule
-        ``"sample_mv"``); the rule is a key of :data:`erahbo.recommendation.RULES`."""
+        ``"sample_mv"``); the rule is a key of :data:`erahbo.recommendation.RULES`.
+        ``weight``: the decision's risk measure (GP-UCB's is risk-neutral); ``measure``: the
+        study's, in which the estimate is given (:mod:`erahbo.risk`; a float: MV's alpha)."""
         if data.n == 0 or (mask is not None and not mask.any()):
             return None
         from erahbo.gp.bounds import mean_variance  # scipy: not at start-up (the CLI)
@@ -161,9 +164,9 @@ class Recommender:
         if rm is None:
             score = mean_variance(data.ybar, data.s2, weight)  # (n,)
             row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
-            return row, float(mean_variance(data.ybar[row], data.s2[row], alpha)), "sample_mv"
+            return row, float(mean_variance(data.ybar[row], data.s2[row], measure)), "sample_mv"
         best = rm.lcb_mv_argmax(weight, self.beta, mask)
         row = self.well_sampled(data, best, mask, weight)
         mf, _, mv, _ = rm.predict(data.U[row][None, :])
         rule = "lcb_mv" if row == best else "well_sampled"
-        return row, float(mean_variance(mf[0], mv[0], alpha)), rule
+        return row, float(mean_variance(mf[0], mv[0], measure)), rule

@@ -19,8 +19,10 @@ import pandas as pd
 from erahbo._data import Observations
 from erahbo.datasets.long_format import HISTORY_BOOKKEEPING
 from erahbo.gp import InnerBounds, RoundModel
+from erahbo.optimizer.failure import COUNTED
+from erahbo.optimizer.outcomes import tell_values
 from erahbo.optimizer.state import StudyState
-from erahbo.runtime.failures import COUNTED, tell_values
+from erahbo.risk import RiskMeasure, measure_from_json
 
 __all__ = [
     "FINAL",
@@ -87,7 +89,8 @@ class Result:
     incumbent_id : int or None
         Its configuration id.
     incumbent_mv : float
-        Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var``.
+        Posterior mean of ``MV`` at the incumbent, ``mu_f - alpha * mu_var`` (another risk
+        measure, ``risk``: its value of the posterior means, :attr:`measure`).
     history : pandas.DataFrame
         One row per training run: ``iteration, phase, config_id, <hyperparameters>, seed,
         return, k`` (counted seeds of the configuration so far), ``k_round, wall_time`` (s from
@@ -112,7 +115,8 @@ class Result:
         One row per evaluated configuration, the everyday view of a study (as Optuna's
         ``trials_dataframe``): ``config_id``, hyperparameters, ``k`` (counted seeds), ``mean,
         std, var`` (sample statistics of its returns; ``std, var`` NaN with one seed),
-        ``n_failed`` (failed runs), ``mv`` (posterior MV estimate ``mu_f - alpha * mu_var``),
+        ``n_failed`` (failed runs), ``mv`` (posterior MV estimate ``mu_f - alpha * mu_var``;
+        the study's risk measure's, :attr:`measure`),
         ``lcb_mv, ucb_mv`` (its bounds at the recommender's confidence,
         :mod:`erahbo.optimizer.recommender`; GP-UCB: of ``f``),
         ``rank`` (1: the incumbent; ``<NA>``: may not be recommended), ``rule`` (on the
@@ -149,6 +153,24 @@ class Result:
     failures: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
+
+    @property
+    def measure(self) -> RiskMeasure:
+        """The study's risk measure (:mod:`erahbo.risk`, from :attr:`settings`; MV for
+        settings without ``risk``): ``incumbent_mv`` and the ``mv``, ``lcb_mv``, ``ucb_mv``
+        columns are its estimate and bounds, in return units."""
+        return measure_from_json({k: v for k, v in self.settings.items()
+                                  if k in ("risk", "alpha", "c", "q") and v is not None})
+
+    def explain(self) -> str:
+        """One sentence on why the incumbent is recommended, naming the risk measure
+        (:func:`erahbo.recommendation.explain_incumbent`; "" without one)."""
+        from erahbo.recommendation import explain_incumbent
+
+        if self.incumbent is None or not len(self.configs):
+            return ""
+        return explain_incumbent(self.configs, risk_neutral=self.method == "gpucb",
+                                 measure=self.measure)
 
 
 @dataclass

@@ -203,7 +203,7 @@ class RoundModels:
         post = self.current().predict(d.U) if self.settings is not None and d.n else None
         rec = self._recommendation() if d.n else None
         return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
-                             posterior=post, alpha=o.alpha, weight=o.weight,
+                             posterior=post, measure=o.measure, weight=o.weight,
                              beta=self.recommender.beta, eligible=self.state.row_mask(),
                              failures=failures, incumbent=None if rec is None else rec[0],
                              rule=None if rec is None else rec[2])
@@ -236,5 +236,5 @@ class RoundModels:
             rm = None
             if self.settings is not None and st.data.n and (mask is None or mask.any()):
                 rm = self.current()
-            self._rec = (key, self.recommender.choose(rm, st.data, mask, o.weight, o.alpha))
+            self._rec = (key, self.recommender.choose(rm, st.data, mask, o.weight, o.measure))
         return self._rec[1]

@@ -15,6 +15,7 @@ import numpy as np
 
 from erahbo._data import Observations, config_seeds
 from erahbo.gp.bounds import mean_variance
+from erahbo.risk import RiskLike
 from erahbo.space import SearchSpace
 
 __all__ = ["StudyState", "initial_design_of"]
@@ -140,7 +141,7 @@ class StudyState:
                              f"0..{len(self.allowed) - 1}")
         self.allowed[int(config_id)] = False
 
-    def sample_gap(self, row: int, weight: float) -> float | None:
+    def sample_gap(self, row: int, weight: RiskLike) -> float | None:
         """Sample MV (eq. 5) of data row ``row`` minus the best other one (None: no other).
 
         Rows that may not be the incumbent (:meth:`row_mask`) are not compared with.

@@ -2,8 +2,9 @@
 
 :class:`Telling` is the tell side of :class:`erahbo.Optimizer` (a base class of it):
 :meth:`~Telling.tell` takes the user's returns (failed runs through the ``failures`` policy,
-:mod:`erahbo.runtime.failures`), :meth:`~Telling.run_trial` runs a trial's seeds, and every
-outcome, live or replayed from a journal, enters the optimizer through
+:mod:`erahbo.optimizer.failure`), :meth:`~Telling.tell_outcome` the outcome of a trial whose
+seeds the study ran (:func:`erahbo.study.run_trial`: the optimizer only asks and tells), and
+every outcome, live or replayed from a journal, enters the optimizer through
 :meth:`~Telling.ingest_outcome` (a :class:`erahbo.study.journaled.JournaledOptimizer`
 records it first, in :meth:`~Telling._commit`); its runs join the data and the history
 through :func:`erahbo.optimizer.ingest.add_runs`, as a warm start's records do.
@@ -12,20 +13,12 @@ through :func:`erahbo.optimizer.ingest.add_runs`, as a warm start's records do.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
+from erahbo.optimizer.failure import MAX_ABS_RETURN, FailurePolicy
+from erahbo.optimizer.outcomes import TrialOutcome, outcomes_from_returns
 from erahbo.optimizer.records import Trial, told_returns
-from erahbo.runtime.evaluate import evaluate
-from erahbo.runtime.failures import (
-    MAX_ABS_RETURN,
-    FailurePolicy,
-    TrialOutcome,
-    outcomes_from_returns,
-)
-
-if TYPE_CHECKING:
-    from erahbo.runtime.executors import Executor
 
 __all__ = ["Telling"]
 
@@ -89,37 +82,19 @@ class Telling:
             return
         outcome = outcomes_from_returns(
             trial.seeds[: len(vals)], vals, self.failure_policy, penalizer=self.penalizer,
-            infeasible=infeasible, errors=errors, own=self._own_values(trial),
+            infeasible=infeasible, errors=errors, own=self.own_values(trial),
         )
         self._tell_checked(trial, outcome, record_runs=True)
 
     def tell_outcome(self, trial: Trial, outcome: TrialOutcome) -> None:
-        """Tell the outcome of :meth:`run_trial` (journaled first, if there is a journal)."""
+        """Tell the outcome of a trial whose seeds the study ran (:func:`erahbo.study.run_trial`;
+        journaled first, if there is a journal)."""
         self._tell_checked(trial, outcome)
 
-    def run_trial(
-        self,
-        trial: Trial,
-        objective: Callable[..., Any],
-        *,
-        executor: Executor | None = None,
-        run_timeout: float | None = None,
-        batch: bool = False,
-    ) -> TrialOutcome:
-        """Run the trial's seeds with the failure policy (journaling every run, if any).
-
-        :func:`erahbo.runtime.evaluate.evaluate` on the optimizer's failure policy and penalties;
-        safe to call from a worker thread (``n_parallel > 1``).  Tell the result with
-        :meth:`tell_outcome`.
-        """
-        return evaluate(objective, trial.config, trial.seeds,
-                        self.failure_policy or FailurePolicy(), run_timeout=run_timeout,
-                        executor=executor, penalizer=self.penalizer, batch=batch,
-                        own=self._own_values(trial))
-
-    def _own_values(self, trial: Trial) -> list[float]:
+    def own_values(self, trial: Trial) -> list[float]:
         """The values ``trial``'s configuration counts so far (its row of the data): a penalty
-        is at most their lowest, so a failed run never raises its mean."""
+        is at most their lowest, so a failed run never raises its mean (what a study that runs
+        the trial's seeds hands :func:`erahbo.runtime.evaluate.evaluate` as ``own``)."""
         row = self.data.row_of(trial.config_id)
         return [] if row is None else list(self.data.returns[row])
 

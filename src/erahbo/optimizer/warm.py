@@ -26,7 +26,7 @@ rows whose return is not finite. Rows with status ``retried`` (replaced by a ret
 own row), ``running`` or ``interrupted`` are dropped. The optimizer then treats a warm failure
 with its own ``failures`` policy: ``"exclude"`` marks the configuration infeasible (never
 proposed again), otherwise the run counts at the penalty (the lower quartile of the warm
-returns, at most the lowest value of its configuration: :func:`erahbo.runtime.failures.
+returns, at most the lowest value of its configuration: :func:`erahbo.optimizer.failure.
 penalty_value`) in its configuration's statistics, as after a failure in the study itself. Rows are
 grouped by configuration; a configuration needs at least 2 runs (its sample variance; 1 with
 ``k_init = 1`` or ``k_min = 1``, :mod:`erahbo.gp.one_seed`), otherwise it is left out.
@@ -46,15 +46,16 @@ from erahbo._files import read_table_file
 from erahbo.datasets.loaders import HP_PREFIX
 from erahbo.datasets.long_format import STATUS_DROP, STATUS_FAILED, STATUS_OK
 from erahbo.datasets.run_rows import read_runs
+from erahbo.optimizer.failure import FailurePolicy, Penalizer, at_most_own
 from erahbo.optimizer.ingest import add_runs
+from erahbo.optimizer.outcomes import RunOutcome
 from erahbo.optimizer.records import HISTORY_COLUMNS, History
 from erahbo.optimizer.state import StudyState
-from erahbo.runtime.failures import FailurePolicy, Penalizer, RunOutcome, at_most_own
 from erahbo.space import SearchSpace
 
 __all__ = ["add_warm_start", "read_warm_file", "start_warm", "warm_records"]
 
-# rows kept: finished runs and final failures of an earlier study (erahbo.runtime.failures);
+# rows kept: finished runs and final failures of an earlier study (erahbo.optimizer.failure);
 # STATUS_DROP rows were replaced by a retry, or cut by a crash
 _KEEP = (*STATUS_OK, *STATUS_FAILED)
 

@@ -1,7 +1,7 @@
 """Running a trial's seeds: the scheduler behind every evaluation (failures, retries, resume).
 
 :func:`evaluate` runs ``objective(config, seed)`` for every seed of one trial on an executor
-(:mod:`erahbo.runtime.executors`), applies the failure policy (:mod:`erahbo.runtime.failures`:
+(:mod:`erahbo.runtime.executors`), applies the failure policy (:mod:`erahbo.optimizer.failure`:
 penalize, retry with a new seed, exclude), tells a :class:`~erahbo.runtime.failures.RunRecorder`
 (the journal) of every run start and end, and after a crash of the study continues a trial
 from its journaled runs (finished runs kept, interrupted ones re-run with the same seed).
@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from erahbo.objectives import config_copy, is_batch_objective
+from erahbo.optimizer.failure import UNFINISHED, FailurePolicy, Penalizer, retry_seed
+from erahbo.optimizer.outcomes import RunOutcome, TrialOutcome, as_return
 from erahbo.runtime.executors import (
     AUTO,
     Executor,
@@ -27,16 +29,7 @@ from erahbo.runtime.executors import (
     WorkerCrashed,
     worker_name,
 )
-from erahbo.runtime.failures import (
-    UNFINISHED,
-    FailurePolicy,
-    Penalizer,
-    RunOutcome,
-    RunRecorder,
-    TrialOutcome,
-    as_return,
-    retry_seed,
-)
+from erahbo.runtime.failures import RunRecorder
 from erahbo.runtime.main_guard import MainGuardMissing
 
 __all__ = ["evaluate"]
@@ -141,7 +134,7 @@ def evaluate(
         Where runs execute; default: inline (:class:`SerialExecutor`).
     penalizer : Penalizer, optional
         The study's returns so far (not modified here): the penalty and the outlier verdicts
-        (:mod:`erahbo.runtime.outliers`; while it has no scale, the trial's returns are judged
+        (:mod:`erahbo.optimizer.outliers`; while it has no scale, the trial's returns are judged
         against each other). Default: none, and no return is screened (a lone trial).
     recorder : RunRecorder, optional
         Told of every run start and end, e.g. ``journal.recorder(trial_id)``.
@@ -155,7 +148,7 @@ def evaluate(
         and the trial continues from there.
     own : sequence of float
         The values the configuration counted before this trial (its data): a penalty is at
-        most their lowest (:func:`erahbo.runtime.failures.penalty_value`).
+        most their lowest (:func:`erahbo.optimizer.failure.penalty_value`).
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """``max_failures``: stop a study whose training runs keep failing (issue 13).
 
-Every failed run counts toward the budget whatever the policy (:func:`erahbo.runtime.failures.
+Every failed run counts toward the budget whatever the policy (:func:`erahbo.optimizer.failure.
 spent_runs`), so no study runs without end. ``max_failures`` stops it earlier, like Ray Tune's
 ``FailureConfig(max_failures=...)`` and Optuna's failed trials, with a clear message and the
 result so far:

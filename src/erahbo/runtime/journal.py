@@ -36,7 +36,7 @@ Schema (version 1; ``PRAGMA application_id`` marks the file as an erahbo journal
 ``events``  seq, kind ("ask" / "tell"), trial_id: the order in which the optimizer saw things
 
 Run statuses: ``running``, ``ok``, ``penalized``, ``retried``, ``failed``, ``interrupted``
-(see :mod:`erahbo.runtime.failures`). Counted runs are ``ok`` and ``penalized``.
+(see :mod:`erahbo.optimizer.failure`). Counted runs are ``ok`` and ``penalized``.
 
 Testing hook: with the environment variable ``ERAHBO_JOURNAL_KILL_AFTER=N`` a journal SIGKILLs
 its own process right after its N-th commit (fault-injection tests).
@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from erahbo._lockfile import unlock_inode
-from erahbo.runtime.failures import RunOutcome, TrialOutcome
+from erahbo.optimizer.outcomes import RunOutcome, TrialOutcome
 from erahbo.runtime.journal_check import check_wal_names, check_writable, validate_existing
 from erahbo.runtime.journal_extensions import JournalExtensions
 from erahbo.runtime.journal_format import (
@@ -402,7 +402,7 @@ class Journal(JournalExtensions):
         trial_id : int
         outcome : TrialOutcome
             From :func:`erahbo.runtime.evaluate.evaluate` (whose runs the recorder already
-            journaled) or :func:`erahbo.runtime.failures.outcomes_from_returns`.
+            journaled) or :func:`erahbo.optimizer.outcomes.outcomes_from_returns`.
         record_runs : bool
             Also insert ``outcome.runs`` as finished runs (ask/tell mode, where the user ran the
             seeds), in the same transaction.
@@ -519,7 +519,7 @@ class Journal(JournalExtensions):
 
     def outlying_returns(self) -> list[float]:
         """Finite raw returns of failed runs of told trials: runs that failed as outliers
-        (:mod:`erahbo.runtime.outliers`; other failed runs have no return). Rebuilds the
+        (:mod:`erahbo.optimizer.outliers`; other failed runs have no return). Rebuilds the
         Penalizer's scale."""
         rows = self._rows(
             "SELECT r.raw FROM runs r JOIN trials t USING (trial_id) "

@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from erahbo.runtime.failures import retry_seed
+from erahbo.optimizer.failure import retry_seed
 from erahbo.runtime.journal_format import (
     APPLICATION_ID,
     SCHEMA_VERSION,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import math
 import os
 import sqlite3
@@ -23,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from erahbo import __version__
+from erahbo._json import canonical_json, plain_json
 from erahbo._lockfile import lock_file, lock_inode, unlock_inode
-from erahbo.runtime.failures import COUNTED
+from erahbo.optimizer.failure import COUNTED
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -145,38 +145,8 @@ class ReplayDivergenceError(JournalError):
 
 
 # --------------------------------------------------------------------------------------------
-# Canonical JSON and settings
+# Settings (their canonical JSON: erahbo._json)
 # --------------------------------------------------------------------------------------------
-
-
-def plain_json(obj: Any, where: str) -> Any:
-    """Convert to plain JSON types (numpy scalars/arrays too), naming the bad entry."""
-    if obj is None or isinstance(obj, bool | str):
-        return obj
-    if isinstance(obj, int):
-        return int(obj)
-    if isinstance(obj, float):
-        return float(obj)
-    if isinstance(obj, Mapping):
-        out = {}
-        for k, v in obj.items():
-            if not isinstance(k, str):
-                raise TypeError(f"{where} has a non-string key {k!r}; the journal stores JSON")
-            out[k] = plain_json(v, f"{where}[{k!r}]")
-        return out
-    if isinstance(obj, list | tuple):
-        return [plain_json(v, f"{where}[{i}]") for i, v in enumerate(obj)]
-    if hasattr(obj, "tolist") and hasattr(obj, "dtype"):  # numpy scalar or array
-        return plain_json(obj.tolist(), where)
-    raise TypeError(
-        f"{where} is a {type(obj).__name__}, which the journal cannot store; "
-        "pass plain JSON values (numbers, strings, lists, dicts) describing it"
-    )
-
-
-def canonical_json(obj: Any, where: str = "value") -> str:
-    """Deterministic JSON text of ``obj`` (sorted keys, no spaces, floats round-trip exactly)."""
-    return json.dumps(plain_json(obj, where), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
 def settings_hash(settings: Mapping[str, Any]) -> str:
@@ -213,7 +183,8 @@ def settings_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One row of the ``runs`` table (fields as in :class:`erahbo.runtime.failures.RunOutcome`)."""
+    """One row of the ``runs`` table (fields as in
+    :class:`erahbo.optimizer.outcomes.RunOutcome`)."""
 
     run_id: int
     trial_id: int

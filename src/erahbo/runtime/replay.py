@@ -35,14 +35,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from erahbo import __version__
+from erahbo.optimizer.failure import FailurePolicy, Penalizer
+from erahbo.optimizer.outcomes import RunOutcome, TrialOutcome, outcomes_from_returns
 from erahbo.runtime.evaluate import evaluate
-from erahbo.runtime.failures import (
-    FailurePolicy,
-    Penalizer,
-    RunOutcome,
-    TrialOutcome,
-    outcomes_from_returns,
-)
 from erahbo.runtime.journal import Journal, journal_version
 from erahbo.runtime.journal_format import (
     ReplayDivergenceError,
@@ -90,7 +85,7 @@ class Recorder(Protocol):
     """What the journal needs from an optimizer that keeps a per-run history.
 
     ``ask()`` hands out the next trial without journaling it, ``tell_outcome(trial, outcome)``
-    takes the whole :class:`~erahbo.runtime.failures.TrialOutcome` (runs with their statuses). The
+    takes the whole :class:`~erahbo.optimizer.outcomes.TrialOutcome` (runs with their statuses). The
     journal calls nothing else, and nothing private.
     """
 
@@ -162,8 +157,8 @@ def replay(
         Any object with ``ask() -> trial`` (``trial.config``, ``trial.seeds`` and optionally
         ``trial.config_id``) and ``tell(trial, returns, infeasible=False)``; or a recorder
         (:class:`Recorder`) whose ``tell_outcome(trial, outcome)`` receives the whole
-        journaled :class:`~erahbo.runtime.failures.TrialOutcome` (runs with their statuses, errors,
-        workers), for an optimizer that keeps a per-run history.
+        journaled :class:`~erahbo.optimizer.outcomes.TrialOutcome` (runs with their statuses,
+        errors, workers), for an optimizer that keeps a per-run history.
     journal : Journal
     tell : callable, optional
         ``tell(opt, trial, returns, excluded)``; default calls ``opt.tell(trial, returns)``, and
@@ -382,7 +377,7 @@ class JournaledStudy:
             True for a sequence.
         infeasible : bool
             Sequence form only: the user declares the configuration infeasible
-            (see :func:`erahbo.runtime.failures.outcomes_from_returns`).
+            (see :func:`erahbo.optimizer.outcomes.outcomes_from_returns`).
 
         Returns
         -------

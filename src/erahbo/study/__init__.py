@@ -11,6 +11,8 @@ The optimizer (:mod:`erahbo.optimizer`) keeps no storage; this package owns the 
 * :mod:`erahbo.study.snapshot` — the optimizer's state stored in its journal (resume without
   re-deciding every round);
 * :mod:`erahbo.study.run` — :func:`optimize`, :func:`resume`, :func:`run_journaled`;
+* :mod:`erahbo.study.trials` — :func:`run_trial`: a trial's seeds run under the optimizer's
+  failure rule (the optimizer only asks and tells);
 * :mod:`erahbo.study.rebuild` — a journaled study's options, objective and space.
 """
 
@@ -29,6 +31,7 @@ __all__ = [
     "optimize",
     "resume",
     "run_journaled",
+    "run_trial",
     "study_options",
 ]
 
@@ -42,6 +45,7 @@ __getattr__ = lazy_getattr(__name__, {
     "optimize": "erahbo.study.run",
     "resume": "erahbo.study.run",
     "run_journaled": "erahbo.study.run",
+    "run_trial": "erahbo.study.trials",
     "SYNTHETIC_TASKS": "erahbo.study.rebuild",
     "load_objective": "erahbo.study.rebuild",
     "load_space": "erahbo.study.rebuild",

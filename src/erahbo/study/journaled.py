@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from erahbo.optimizer.core import JOURNALED, Optimizer
 from erahbo.optimizer.options import Options
-from erahbo.runtime.failures import TrialOutcome
+from erahbo.optimizer.outcomes import TrialOutcome
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.journal_format import ReplayDivergenceError
 from erahbo.runtime.main_guard import refuse_in_worker_start
@@ -176,10 +176,11 @@ class JournaledOptimizer(Optimizer):
         run_timeout: float | None = None,
         batch: bool = False,
     ) -> TrialOutcome:
-        """As :meth:`erahbo.Optimizer.run_trial`, journaling every run as it ends."""
+        """Run the trial's seeds with the failure policy, journaling every run as it ends
+        (:func:`erahbo.study.run_trial`; tell the result with :meth:`tell_outcome`)."""
         return self._study.evaluate(trial, objective, executor=executor,
                                     run_timeout=run_timeout, batch=batch,
-                                    own=self._own_values(trial))
+                                    own=self.own_values(trial))
 
     def exclude(self, config_id: int) -> None:
         """Refused: a resumed study could not replay it (see the message)."""

@@ -16,7 +16,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from erahbo.runtime.failures import FailurePolicy, TrialOutcome
+from erahbo.optimizer.failure import FailurePolicy
+from erahbo.optimizer.outcomes import TrialOutcome
 from erahbo.runtime.journal import Journal
 from erahbo.runtime.replay import JournaledStudy, replay
 from erahbo.study.budget import BudgetSteps, open_budget_journal

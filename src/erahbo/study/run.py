@@ -20,16 +20,18 @@ from collections.abc import Callable
 from typing import Any
 
 from erahbo.optimizer.core import Optimizer
+from erahbo.optimizer.failure import FailurePolicy
 from erahbo.optimizer.loop import drive
+from erahbo.optimizer.outcomes import TrialOutcome
 from erahbo.optimizer.records import Result, Trial
 from erahbo.runtime.executors import Executor, make_executor
 from erahbo.runtime.failure_limit import FailureLimit, FailureLimitWarning
-from erahbo.runtime.failures import FailurePolicy, TrialOutcome
 from erahbo.runtime.journal import Journal, JournalError
 from erahbo.runtime.main_guard import refuse_in_worker_start
 from erahbo.runtime.replay import JournaledStudy
 from erahbo.study import journaled  # noqa: F401 (registers the journaled Optimizer)
 from erahbo.study.rebuild import journaled_space, load_objective, objective_spec, study_options
+from erahbo.study.trials import run_trial
 from erahbo.validation import check_objective, check_option
 
 __all__ = ["optimize", "resume", "run_journaled"]
@@ -143,7 +145,7 @@ def optimize(
         policy when ``journal`` holds the study, so a study written under another default
         still resumes): an objective that raises, returns NaN/inf/non-numbers, exceeds
         ``run_timeout`` or whose worker dies, or a finite return far off the scale of the
-        study's returns (:mod:`erahbo.runtime.outliers`). ``"retry"`` (default): up to
+        study's returns (:mod:`erahbo.optimizer.outliers`). ``"retry"`` (default): up to
         ``retries`` new seeds, then penalize (a sporadic failure never enters the statistics;
         one that repeats on all retries is the configuration's); ``"penalize"``: the run
         counts, at the lower quartile of the feasible returns seen so far, in its
@@ -235,8 +237,8 @@ def optimize(
             with start:
                 if ex is None:
                     ex = make_executor(kind, max_workers=workers, address=address)
-            return opt.run_trial(trial, objective, executor=ex, run_timeout=run_timeout,
-                                 batch=batch)
+            return run_trial(opt, trial, objective, executor=ex, run_timeout=run_timeout,
+                             batch=batch)
 
         def tell(trial: Trial, outcome: TrialOutcome) -> None:
             opt.tell_outcome(trial, outcome)

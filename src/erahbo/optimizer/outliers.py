@@ -49,7 +49,7 @@ is.
 
 Before the study has a scale (fewer than :data:`MIN_RETURNS` returns: its first trial), a
 trial's returns are judged against each other once all its seeds have run
-(:meth:`erahbo.runtime.failures.Penalizer.screen_among`): each return against the others and
+(:meth:`erahbo.optimizer.failure.Penalizer.screen_among`): each return against the others and
 the study's one return, if any, with ``min_returns=1`` (a single other return sets the scale
 by its absolute value), so of two returns only the one far larger in magnitude can be an
 outlier, whichever seed slot it is in. A diverged run of the very first trial is thus a failed

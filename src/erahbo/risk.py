@@ -1,0 +1,442 @@
+"""The risk measure over seeds: what a study maximizes, as one part.
+
+A configuration ``x`` trained on seed ``s`` returns ``y(x, s)``; its seeds have a mean ``f(x)``
+and a variance ``rho^2(x)``. A risk measure maps the two to one number in return units,
+increasing in ``f`` and non-increasing in ``rho^2``:
+
+==============  =========================================  =================================
+``risk``        value ``value(f, var)``                    ground truth on a table (``truth``)
+==============  =========================================  =================================
+``"mv"``        ``f - alpha * var`` (eq. 5, the paper's)   mean - alpha * var (ddof 1)
+``"mean_std"``  ``f - c * sqrt(var)``                      mean - c * std (ddof 1)
+``"cvar"``      ``f - phi(z_q) / q * sqrt(var)``           mean of the worst ``q`` share
+``"quantile"``  ``f + z_q * sqrt(var)``                    ``np.quantile(returns, q)``
+==============  =========================================  =================================
+
+with ``z_q = Phi^{-1}(q)`` and ``phi`` the standard normal density. The models' values of CVaR
+and the quantile are those of a Gaussian location-scale model of the seeds (mean ``f``, standard
+deviation ``sqrt(var)``): the mean of the lower ``q`` tail of ``N(f, var)`` and its ``q``
+quantile. "Worst" is the low-return tail: erahbo maximizes; a host that minimizes negates the
+values outside, as it does for MV. ``q`` is in ``(0, 0.5]``, so every measure is
+non-increasing in ``var``.
+
+Because every measure is increasing in ``f`` and non-increasing in ``var``, the structure of
+eq. 9 holds for all of them: ``UCB_rho(x) = value(UCB_f, LCB_var)``,
+``LCB_rho(x) = value(LCB_f, UCB_var)``, and the acquisition (eq. 8) is ``value(UCB_f,
+LCB_var)`` (:mod:`erahbo.gp.bounds`). The fast engine's pruning evaluates these at bounds of the
+posterior standard deviations, which needs only this monotonicity.
+
+``var`` may be negative where it is a lower confidence bound (``LCB_var`` is not clipped, as
+in the paper): MV reads it as it is; the measures of a standard deviation read
+``sqrt(max(var, 0))``.
+
+A new measure is a frozen dataclass subclass of :class:`RiskMeasure` (its fields are the
+options it reads, each one of :data:`OPTIONS`) plus one entry in :data:`MEASURES`, and its
+tests: the option ``risk``, its validation, the study settings (JSON), the bounds, the
+engines, the recommendation and the ground truth follow.
+
+>>> CVaR(q=0.1).value(1.0, 0.04) < Quantile(q=0.1).value(1.0, 0.04) < 1.0
+True
+>>> MeanVariance(alpha=2.0).value(1.0, 0.1)
+0.8
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from functools import cached_property
+from statistics import NormalDist
+from typing import Any, ClassVar
+
+import numpy as np
+
+from erahbo.validation import Param, check_real
+
+__all__ = [
+    "MEASURES",
+    "OPTIONS",
+    "CVaR",
+    "MeanStd",
+    "MeanVariance",
+    "Quantile",
+    "RiskLike",
+    "RiskMeasure",
+    "as_risk",
+    "check",
+    "measure_from_json",
+    "measure_of",
+]
+
+ArrayLike = float | np.ndarray
+_STD_NORMAL = NormalDist()
+
+
+def _sqrt(var: ArrayLike) -> ArrayLike:
+    """``sqrt(max(var, 0))`` of a float (no NumPy call: the inner loop) or an array."""
+    if isinstance(var, np.ndarray):
+        return np.sqrt(np.maximum(var, 0.0))
+    return math.sqrt(max(var, 0.0))
+
+
+@dataclass(frozen=True)
+class RiskMeasure:
+    """A risk measure over seeds (see the module docstring); subclasses set :attr:`name`."""
+
+    #: The value of the option ``risk`` that selects it.
+    name: ClassVar[str] = ""
+
+    def value(self, f: ArrayLike, var: ArrayLike) -> ArrayLike:
+        """The measure of seeds with mean ``f`` and variance ``var`` (floats or ``(m,)``)."""
+        raise NotImplementedError
+
+    def grad(self, f: ArrayLike, var: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
+        """``(d value / d f, d value / d var)`` at ``(f, var)`` (floats or ``(m,)``)."""
+        raise NotImplementedError
+
+    def truth(self, returns: Any) -> Any:
+        """The measure of a configuration's feasible seed returns: ``(S,)`` -> float,
+        ``(N, S)`` -> ``(N,)`` (one row per configuration)."""
+        raise NotImplementedError
+
+    def standard_error(self, std: Any, n: Any) -> Any:
+        """Standard error of the plug-in ``value(mean, std^2)`` of ``n`` seeds with sample
+        standard deviation ``std`` (normal returns; NaN for ``n < 2``)."""
+        raise NotImplementedError
+
+    def var_slack(self, scale: float, dvar: float) -> float:
+        """A bound on ``|value(f, v + d) - value(f, v)|`` for ``|d| <= scale * dvar``."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One line, in return units, for explanations and reports."""
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        """Short name with its parameter, e.g. ``CVaR_0.1`` or ``MV(alpha=1)``."""
+        raise NotImplementedError
+
+    def neutral(self) -> RiskMeasure:
+        """The risk-neutral measure GP-UCB decides with (``f`` alone: MV with ``alpha = 0``)."""
+        return MeanVariance(0.0)
+
+    def to_json(self) -> dict[str, Any]:
+        """The measure as plain JSON (:func:`measure_from_json` reads it)."""
+        return {"risk": self.name, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
+@dataclass(frozen=True)
+class MeanVariance(RiskMeasure):
+    """``MV = f - alpha * var`` (eq. 5), the paper's objective and erahbo's default.
+
+    Computed exactly as erahbo computed it before risk measures were a part (the same
+    floating-point operations, so decisions are bit-identical).
+    """
+
+    name: ClassVar[str] = "mv"
+    alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "alpha", _nonnegative("alpha", self.alpha,
+                                                       "weighs the variance penalty of MV = "
+                                                       "f - alpha * rho^2"))
+
+    @classmethod
+    def of_weight(cls, alpha: float) -> MeanVariance:
+        """MV of a float weight as the engines took it, unchecked (a negative weight is not
+        a user's option but exercises the bounds: :func:`as_risk`)."""
+        m = object.__new__(cls)
+        object.__setattr__(m, "alpha", float(alpha))
+        return m
+
+    def value(self, f: ArrayLike, var: ArrayLike) -> ArrayLike:
+        return f - self.alpha * var
+
+    def grad(self, f: ArrayLike, var: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
+        return 1.0, -self.alpha
+
+    def truth(self, returns: Any) -> Any:
+        """``mean - alpha * var(ddof=1)`` of the seeds."""
+        r = np.asarray(returns, dtype=float)
+        return r.mean(axis=-1) - self.alpha * r.var(axis=-1, ddof=1)
+
+    def standard_error(self, std: Any, n: Any) -> Any:
+        """``sqrt(std^2 / n + alpha^2 * 2 var^2 / (n - 1))`` (the variance of a sample
+        variance of normal returns is ``2 var^2 / (n - 1)``)."""
+        alpha = self.alpha
+        std, n = np.asarray(std, dtype=float), np.asarray(n, dtype=float)
+        var = std * std
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt(var / n + alpha * alpha * 2.0 * var * var / (n - 1))
+        se = np.where((n >= 2) & np.isfinite(std), se, np.nan)
+        return float(se) if se.ndim == 0 else se
+
+    def var_slack(self, scale: float, dvar: float) -> float:
+        return abs(self.alpha) * scale * dvar
+
+    def neutral(self) -> RiskMeasure:
+        return MeanVariance(0.0)
+
+    def describe(self) -> str:
+        return (f"mean-variance MV = mean - {self.alpha:g} * variance of the returns over seeds "
+                "(return units)")
+
+    @property
+    def label(self) -> str:
+        return f"MV(alpha={self.alpha:g})"
+
+
+@dataclass(frozen=True)
+class _LocationScale(RiskMeasure):
+    """``f + kappa * sqrt(var)`` with ``kappa <= 0``: a measure of a location-scale model."""
+
+    @property
+    def kappa(self) -> float:
+        """The standard deviations added to the mean (``<= 0``)."""
+        raise NotImplementedError
+
+    def value(self, f: ArrayLike, var: ArrayLike) -> ArrayLike:
+        return f + self.kappa * _sqrt(var)
+
+    def grad(self, f: ArrayLike, var: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
+        """``(1, kappa / (2 sqrt(var)))``; 0 where ``var <= 0`` (the value is flat there)."""
+        if isinstance(var, np.ndarray):
+            sd = np.sqrt(np.maximum(var, 0.0))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = np.where(sd > 0, self.kappa / (2.0 * sd), 0.0)
+            return np.ones_like(d), d
+        sd = _sqrt(var)
+        return 1.0, (self.kappa / (2.0 * sd) if sd > 0 else 0.0)
+
+    def standard_error(self, std: Any, n: Any) -> Any:
+        """Delta method: ``sqrt(var / n + kappa^2 var / (2 (n - 1)))`` (a sample standard
+        deviation of normal returns has variance about ``var / (2 (n - 1))``)."""
+        std, n = np.asarray(std, dtype=float), np.asarray(n, dtype=float)
+        var = std * std
+        k2 = self.kappa * self.kappa
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt(var / n + k2 * var / (2.0 * (n - 1)))
+        se = np.where((n >= 2) & np.isfinite(std), se, np.nan)
+        return float(se) if se.ndim == 0 else se
+
+    def var_slack(self, scale: float, dvar: float) -> float:
+        return abs(self.kappa) * math.sqrt(max(scale * dvar, 0.0))
+
+
+@dataclass(frozen=True)
+class MeanStd(_LocationScale):
+    """``f - c * sqrt(var)``: the mean less ``c`` standard deviations over seeds."""
+
+    name: ClassVar[str] = "mean_std"
+    c: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "c", _nonnegative("c", self.c, "counts the standard "
+                                                   "deviations in mean - c * std"))
+
+    @property
+    def kappa(self) -> float:
+        return -self.c
+
+    def truth(self, returns: Any) -> Any:
+        """``mean - c * std(ddof=1)`` of the seeds."""
+        r = np.asarray(returns, dtype=float)
+        return r.mean(axis=-1) - self.c * r.std(axis=-1, ddof=1)
+
+    def describe(self) -> str:
+        return (f"mean - {self.c:g} * standard deviation of the returns over seeds "
+                "(return units)")
+
+    @property
+    def label(self) -> str:
+        return f"mean-{self.c:g}std"
+
+
+def _tail_share(q: Any) -> float:
+    v = check_real("q", q)
+    if not 0.0 < v <= 0.5:
+        raise ValueError(f"q={q!r} must be in (0, 0.5]: the share of worst seeds (0.1: the "
+                         "worst 10 %)")
+    return v
+
+
+@dataclass(frozen=True)
+class CVaR(_LocationScale):
+    """``CVaR_q``: the mean return of the worst ``q`` share of seeds (lower tail).
+
+    The models' value is that of ``N(f, var)``: ``f - phi(z_q) / q * sqrt(var)``. The ground
+    truth of ``n`` seed returns is the lower-tail mean of their empirical distribution, the
+    standard interpolated definition: with ``h = q n`` and the returns sorted ascending
+    ``y_(1) <= ... <= y_(n)``, ``(y_(1) + ... + y_(floor h) + (h - floor h) y_(floor h + 1)) / h``
+    (the mean of the worst ``q n`` returns when ``q n`` is an integer).
+    """
+
+    name: ClassVar[str] = "cvar"
+    q: float = 0.1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "q", _tail_share(self.q))
+
+    @cached_property
+    def kappa(self) -> float:
+        z = _STD_NORMAL.inv_cdf(self.q)
+        return -_STD_NORMAL.pdf(z) / self.q
+
+    def truth(self, returns: Any) -> Any:
+        r = np.sort(np.asarray(returns, dtype=float), axis=-1)
+        n = r.shape[-1]
+        h = self.q * n
+        full = min(math.floor(h), n)
+        frac = h - full
+        total = r[..., :full].sum(axis=-1)
+        if full < n and frac > 0:
+            total = total + frac * r[..., full]
+        return total / h
+
+    def describe(self) -> str:
+        return (f"CVaR_{self.q:g}: the mean return of the worst {100 * self.q:g} % of seeds "
+                "(return units)")
+
+    @property
+    def label(self) -> str:
+        return f"CVaR_{self.q:g}"
+
+
+@dataclass(frozen=True)
+class Quantile(_LocationScale):
+    """The ``q`` quantile of the returns over seeds (``q <= 0.5``: a low one).
+
+    The models' value is that of ``N(f, var)``: ``f + z_q sqrt(var)``; the ground truth of
+    seed returns is ``np.quantile(returns, q)`` (its default, linear interpolation between
+    order statistics).
+    """
+
+    name: ClassVar[str] = "quantile"
+    q: float = 0.1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "q", _tail_share(self.q))
+
+    @cached_property
+    def kappa(self) -> float:
+        return _STD_NORMAL.inv_cdf(self.q)
+
+    def truth(self, returns: Any) -> Any:
+        r = np.asarray(returns, dtype=float)
+        out = np.quantile(r, self.q, axis=-1)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def describe(self) -> str:
+        return (f"the {self.q:g} quantile of the returns over seeds: {100 * self.q:g} % of "
+                "seeds return less (return units)")
+
+    @property
+    def label(self) -> str:
+        return f"quantile_{self.q:g}"
+
+
+#: The measures, by the value of the option ``risk`` (adding one: its class and one line here).
+MEASURES: dict[str, type[RiskMeasure]] = {
+    cls.name: cls for cls in (MeanVariance, MeanStd, CVaR, Quantile)
+}
+#: The options a measure may read (its dataclass fields are among them) and their defaults.
+OPTIONS: dict[str, float] = {"alpha": 1.0, "c": 1.0, "q": 0.1}
+
+#: A measure, or a float: MV's ``alpha`` (as the engines took it before measures were a part).
+RiskLike = RiskMeasure | float
+
+
+def as_risk(risk: RiskLike) -> RiskMeasure:
+    """``risk`` as a measure: a float is MV's ``alpha``."""
+    return risk if isinstance(risk, RiskMeasure) else MeanVariance.of_weight(risk)
+
+
+def _reads(name: str) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(MEASURES[name]))
+
+
+def _nonnegative(name: str, value: Any, what: str) -> float:
+    if check_real(name, value) < 0:
+        raise ValueError(f"{name}={value!r} is negative: {name} {what}; use {name} >= 0 "
+                         "(0 = risk-neutral)")
+    return float(value)
+
+
+def _risk_rule(name: str, value: Any) -> str:
+    if value not in MEASURES:
+        raise ValueError(f"{name}={value!r} must be one of {tuple(MEASURES)} (the risk measure "
+                         "over seeds; 'mv' = mean - alpha * variance, the default)")
+    return str(value)
+
+
+def _c_rule(name: str, value: Any) -> float:
+    return _nonnegative(name, value, "counts the standard deviations in mean - c * std")
+
+
+def _given(o: Any, option: str) -> bool:
+    """Whether an option of the measures was set: ``q``, ``c`` not None; ``alpha`` (a core
+    option, always set) away from its default 1."""
+    value = getattr(o, option, None)
+    return value is not None and (option != "alpha" or value != OPTIONS["alpha"])
+
+
+def _resolved(option: str) -> Any:
+    """``Param.resolve`` of ``q`` / ``c``: the value the study's measure reads (None: its
+    measure does not read it)."""
+
+    def resolve(o: Any) -> Any:
+        if option not in _reads(o.risk):
+            return None
+        value = getattr(o, option)
+        return OPTIONS[option] if value is None else value
+
+    return resolve
+
+
+#: The risk measure's options (:class:`erahbo.validation.Param`); ``alpha`` is a core option.
+PARAMS = (
+    Param("risk", str, _risk_rule, default="mv", paper="mv", absent="mv",
+          help="The risk measure over seeds: 'mv' (mean - alpha * variance, the default), "
+               "'mean_std' (mean - c * std), 'cvar' (mean of the worst q share of seeds) or "
+               "'quantile' (the q quantile)."),
+    Param("q", float, lambda name, value: _tail_share(value), default=None, paper=None,
+          absent=None, resolve=_resolved("q"),
+          help="risk='cvar' or 'quantile': the share of worst seeds, in (0, 0.5] (default "
+               "0.1: the worst 10 %)."),
+    Param("c", float, _c_rule, default=None, paper=None, absent=None, resolve=_resolved("c"),
+          help="risk='mean_std': standard deviations subtracted from the mean (default 1)."),
+)
+
+
+def check(o: Any, given: set[str]) -> None:
+    """Refuse an option of the measures that the chosen measure does not read."""
+    reads = _reads(o.risk)
+    for option in OPTIONS:
+        if option not in reads and _given(o, option):
+            users = [n for n in MEASURES if option in _reads(n)]
+            raise ValueError(
+                f"{option}={getattr(o, option)!r} does nothing with risk={o.risk!r}: it is "
+                f"read by risk={' or '.join(map(repr, users))}; drop {option} or set risk="
+                f"{users[0]!r}")
+
+
+def measure_of(o: Any) -> RiskMeasure:
+    """The measure of validated options (``risk``, and ``alpha`` / ``c`` / ``q`` as it reads)."""
+    cls = MEASURES[o.risk or "mv"]
+    values = {}
+    for f in fields(cls):
+        value = getattr(o, f.name, None)
+        values[f.name] = OPTIONS[f.name] if value is None else value
+    return cls(**values)
+
+
+def measure_from_json(data: dict[str, Any] | None) -> RiskMeasure:
+    """The measure of :meth:`RiskMeasure.to_json` (None or no ``risk``: MV with its
+    ``alpha``, default 1)."""
+    data = dict(data or {})
+    name = data.pop("risk", "mv")
+    if name not in MEASURES:
+        _risk_rule("risk", name)
+    cls = MEASURES[name]
+    return cls(**{f.name: data.get(f.name, OPTIONS[f.name]) for f in fields(cls)})
