@@ -65,6 +65,8 @@ MODULES = (
     "erahbo.experiments",
     "erahbo.experiments.continuous",
     "erahbo.experiments.bts_red",
+    "erahbo.experiments.partial_replay",
+    "erahbo.experiments.mf_peers",
     "erahbo.analysis",
     "erahbo.arlbench",
 )

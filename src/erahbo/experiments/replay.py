@@ -139,10 +139,16 @@ class SeedReplay:
         """Stored seeds of ``config_id`` not yet drawn."""
         return int(self._task.n_seeds - self._used[config_id])
 
-    def draw(self, config_id: int, n: int) -> tuple[list[float], list[int]]:
-        """Draw up to ``n`` runs of ``config_id``: (returns, stored seed labels)."""
+    def draw_columns(self, config_id: int, n: int) -> list[int]:
+        """Draw up to ``n`` runs of ``config_id``: their columns in the task's ``returns``
+        (the stored seeds in this repetition's order, as :meth:`draw` takes them)."""
         start = int(self._used[config_id])
         cols = self._order[config_id, start : start + n]
         self._used[config_id] += len(cols)
+        return [int(c) for c in cols]
+
+    def draw(self, config_id: int, n: int) -> tuple[list[float], list[int]]:
+        """Draw up to ``n`` runs of ``config_id``: (returns, stored seed labels)."""
+        cols = self.draw_columns(config_id, n)
         vals = [float(v) for v in self._task.returns[config_id, cols]]
         return vals, [int(self._task.seeds[c]) for c in cols]
