@@ -33,7 +33,7 @@ METHODS = {"erahbo": {}, "rahbo": {}, "rahbo (k=2)": {"k": 2}, "gpucb": {},
            "erahbo (session 19)": {"replicate_within": 0.0, "recommend_min_seeds": 1},
            # session 21: the Matern-5/2 kernel, and the variance GP's noise prior
            "erahbo (matern52)": {"kernel": "matern52"},
-           "erahbo (matern52, var_noise_prior -1)": {"kernel": "matern52",
+           "erahbo (matern52 vnp-1)": {"kernel": "matern52",
                                                      "var_noise_prior": -1.0}}
 
 
