@@ -183,7 +183,7 @@ class Inspection:
         post = self.models.current().predict(np.array([self.space.encode(c) for c in configs]))
         table = configs_table(range(n), [{}] * n, [], np.zeros(n), np.zeros(n), np.zeros(n),
                               posterior=tuple(np.asarray(a, dtype=float).ravel() for a in post),
-                              alpha=self.options.alpha, weight=self.weight,
+                              measure=self.options.measure, weight=self.weight,
                               beta=self.strategy.recommender.beta)
         return table[["mv", "lcb_mv", "ucb_mv"]].to_numpy(dtype=float)
 
