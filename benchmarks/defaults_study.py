@@ -340,6 +340,46 @@ def paired(out: Path, a: str, b: str, tasks: list[str] | None = None, reps: str 
             f"more runs in {len(keys) - wins - ties}")
 
 
+def paired_iqm(out: Path, a: str, b: str, budget: int, checkpoints: tuple[int, ...],
+               tasks: list[str] | None = None, reps: str | None = None, n_boot: int = 2000,
+               seed: int = 0) -> str:
+    """IQM normalized regret of ``a`` minus ``b`` at each checkpoint on the same (task,
+    repetition) pairs, with a 95 % bootstrap interval (repetitions resampled within each
+    task, the same draws for both methods): issue 37's "no worse" when it includes 0 or
+    lies below it."""
+    from scipy.stats import trim_mean
+
+    cur: dict[tuple[str, str, int], np.ndarray] = {}
+    for trace, meta, _ in selected_traces(out, [a, b], tasks, reps):
+        reg = trace["simple_regret"].to_numpy()[:budget] / _normalizer(meta)
+        if len(reg):
+            cur[(meta["task"], meta["method"], int(meta["repetition"]))] = reg
+    pairs = sorted({(t, r) for t, m, r in cur if (t, a, r) in cur and (t, b, r) in cur})
+    names = sorted({t for t, _ in pairs})
+    rows = []
+    for cp in checkpoints:
+        def at(m: str, t: str) -> np.ndarray:
+            return np.array([cur[(t, m, r)][min(cp, len(cur[(t, m, r)])) - 1]
+                             for tt, r in pairs if tt == t])
+
+        xa = {t: at(a, t) for t in names}
+        xb = {t: at(b, t) for t in names}
+        common = names
+        if not common:
+            continue
+        rng = np.random.default_rng(seed)
+        diffs = np.empty(n_boot)
+        for i in range(n_boot):
+            idx = {t: rng.integers(0, len(xa[t]), len(xa[t])) for t in common}
+            diffs[i] = (trim_mean(np.concatenate([xa[t][idx[t]] for t in common]), 0.25)
+                        - trim_mean(np.concatenate([xb[t][idx[t]] for t in common]), 0.25))
+        d = (trim_mean(np.concatenate(list(xa.values())), 0.25)
+             - trim_mean(np.concatenate(list(xb.values())), 0.25))
+        lo, hi = np.percentile(diffs, [2.5, 97.5])
+        rows.append(f"@{cp} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+    return f"IQM regret, {a} minus {b} (95% CI, paired): " + "; ".join(rows)
+
+
 def _regret_curves(out: Path, budget: int, methods: list[str] | None = None,
                    tasks: list[str] | None = None, reps: str | None = None):
     """Yield ``((task, method), regret)`` per selected trace: the normalized regret of its
@@ -460,6 +500,8 @@ def main() -> None:
             if pair.strip():
                 a, b = [x.strip() for x in pair.split(",")][:2]
                 print(paired(args.out, a, b, _names(args.tasks), args.reps))
+                print(paired_iqm(args.out, a, b, args.budget, cps, _names(args.tasks),
+                                 args.reps))
         if args.per_task:
             print(per_task(args.out, args.budget, _names(args.methods), _names(args.tasks),
                            args.reps))
