@@ -357,13 +357,13 @@ def paired_iqm(out: Path, a: str, b: str, budget: int, checkpoints: tuple[int, .
     pairs = sorted({(t, r) for t, m, r in cur if (t, a, r) in cur and (t, b, r) in cur})
     names = sorted({t for t, _ in pairs})
     rows = []
-    for cp in checkpoints:
-        def at(m: str, t: str) -> np.ndarray:
-            return np.array([cur[(t, m, r)][min(cp, len(cur[(t, m, r)])) - 1]
-                             for tt, r in pairs if tt == t])
+    def at(m: str, t: str, cp: int) -> np.ndarray:
+        return np.array([cur[(t, m, r)][min(cp, len(cur[(t, m, r)])) - 1]
+                         for tt, r in pairs if tt == t])
 
-        xa = {t: at(a, t) for t in names}
-        xb = {t: at(b, t) for t in names}
+    for cp in checkpoints:
+        xa = {t: at(a, t, cp) for t in names}
+        xb = {t: at(b, t, cp) for t in names}
         common = names
         if not common:
             continue
