@@ -56,10 +56,10 @@ def _model(name: str, value: Any) -> str:
 
 #: The variance GP's noise options (:class:`erahbo.validation.Param`).
 PARAMS = (
-    Param("var_noise", str, _model, default="fitted", paper="fitted", absent="fitted",
-          help="The variance GP's observation noise: 'fitted' (one MAP-fitted value, the "
-               "paper's experiments) or 'chi2' (the paper appendix's 2 rho^4 / (k - 1) of a "
-               "sample variance of k seeds, known: 20 seeds weigh 19 times 2)."),
+    Param("var_noise", str, _model, default="chi2", paper="fitted", absent="fitted",
+          help="The variance GP's observation noise: 'chi2' (default: the paper appendix's "
+               "2 rho^4 / (k - 1) of a sample variance of k seeds, known) or 'fitted' (one "
+               "MAP-fitted value for all, the paper's experiments)."),
     Param("var_noise_prior", float, _log_median,
           default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
