@@ -21,10 +21,10 @@ from erahbo.recommendation import mv_standard_error, sample_mv_bound
 DATA = Path(__file__).resolve().parents[1] / "data" / "arlbench"
 
 
-# The defaults of sessions 12-15 (2 seeds per configuration first, the paper's noise prior of the
-# variance GP): the mountain-car example
+# The defaults of sessions 12-15 (2 seeds per configuration first, the paper's fitted noise of
+# the variance GP and its prior): the mountain-car example
 # below pins a trajectory under them.
-TWO = {"n_init": 5, "k_init": 2, "k_min": 2, "var_noise_prior": -4.0}
+TWO = {"n_init": 5, "k_init": 2, "k_min": 2, "var_noise_prior": -4.0, "var_noise": "fitted"}
 
 
 def test_challenger_row_is_the_best_bound_above_the_incumbent():

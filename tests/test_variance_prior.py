@@ -45,11 +45,13 @@ def test_the_optimizer_fits_with_the_option_in_force():
         d = opt.data
         return opt.model_settings, fit_hyperparameters(
             d.U, d.ybar, d.s2, d.k, seed=opt.options.seed,
-            var_noise_prior=opt.options.var_noise_prior)
+            var_noise_prior=opt.options.var_noise_prior, var_noise=opt.options.var_noise)
 
+    fitted = {"var_noise": "fitted"}  # ERAHBO's default noise (chi2) is known, not fitted
     for kw, loc in (({}, -4.0), ({"preset": "paper", "k_init": 2}, -4.0),
-                    ({"method": "rahbo", "k": 2}, -4.0), ({"var_noise_prior": -1.0}, -1.0),
-                    ({"var_noise_prior": -2.5}, -2.5)):
+                    ({"method": "rahbo", "k": 2}, -4.0),
+                    ({"var_noise_prior": -1.0, **fitted}, -1.0),
+                    ({"var_noise_prior": -2.5, **fitted}, -2.5)):
         got, expected = run(**kw)
         assert erahbo.Optimizer(space, budget=40, **kw).options.var_noise_prior == loc
         assert got.hyper_v.noise == expected.hyper_v.noise, kw

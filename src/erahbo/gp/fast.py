@@ -47,8 +47,8 @@ from scipy.linalg import blas, lapack
 from erahbo.gp.bounds import incumbent_lcb, lcb_mv, rahbo_acquisition
 from erahbo.gp.exact import posterior_grad, robust_cholesky
 from erahbo.gp.kernels import k_of_d2, kernel
-from erahbo.gp.one_seed import variance_noise
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
+from erahbo.gp.variance_noise import variance_noise
 from erahbo.risk import RiskLike
 
 __all__ = ["FastModel", "FastRound"]
@@ -260,18 +260,19 @@ class FastModel:
         """Append the rows of ``X (n, dim)`` not cached yet (earlier rows must be unchanged).
 
         ``k (n,)``: seed counts, which set each row's variance-GP noise
-        (:func:`erahbo.gp.one_seed.variance_noise`; None: ``tau^2`` everywhere). A one-seed row
+        (:func:`erahbo.gp.variance_noise.variance_noise`; None: ``tau^2`` everywhere). A row
         that got more seeds changes its noise: the caches are then rebuilt from that row on
         (:meth:`_truncate`; rows before it do not depend on it).
         """
         if X.shape[0] < self.n or not (X[: self.n] == self.X[: self.n]).all():
             raise RuntimeError("FastModel.sync: data rows must be append-only")
-        one = k is not None and len(k) > 0 and bool(np.min(k) < 2)
+        chi2 = self.settings.var_noise == "chi2"  # per-row noise tau^2 / (k - 1)
+        one = k is not None and len(k) > 0 and bool(np.min(k) < 2 or chi2)
         if not one and not self.one_seed:  # every row tau^2, as before (the common case)
             for i in range(self.n, X.shape[0]):
                 self._append(np.asarray(X[i], dtype=float), self.tau2)
             return
-        tv = variance_noise(self.tau2, np.asarray(k, dtype=float))
+        tv = variance_noise(self.tau2, np.asarray(k, dtype=float), chi2)
         changed = np.flatnonzero(tv[: self.n] != self.tv[: self.n])  # rows whose noise changed
         if changed.size:
             self._truncate(int(changed[0]))  # rebuild from the first of them, with its noise

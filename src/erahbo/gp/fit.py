@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 from erahbo.gp.bounds import ucb_var
 from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
-from erahbo.gp.one_seed import variance_noise, variance_observations
+from erahbo.gp.one_seed import variance_observations
 from erahbo.gp.prior import (
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
@@ -28,6 +28,7 @@ from erahbo.gp.prior import (
     lognormal_logpdf,
 )
 from erahbo.gp.round import RoundSettings, fixed_noise
+from erahbo.gp.variance_noise import chi2_scale, variance_noise
 
 __all__ = ["fit_hyperparameters", "fit_map", "log_marginal_likelihood"]
 
@@ -186,10 +187,12 @@ def fit_hyperparameters(
     seed: int = 0,
     one_seed: bool = False,
     var_noise_prior: float = NOISE_PRIOR[0],
+    var_noise: str = "fitted",
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
-    The variance GP is fitted first (lengthscales and homoscedastic noise); its ``UCB_var`` at
+    The variance GP is fitted first (lengthscales and homoscedastic noise, or lengthscales
+    under the known chi^2 noise: ``var_noise``); its ``UCB_var`` at
     the evaluated points gives the mean GP's fixed noise (eq. 19), under which the mean GP's
     lengthscales are fitted. With one-seed configurations (``k = 1``) a pilot mean GP with
     homoscedastic noise is fitted before them (its noise is the prior of the pooled placeholder
@@ -214,7 +217,11 @@ def fit_hyperparameters(
         one-seed configurations: ``k_min = 1``).
     var_noise_prior : float
         ``loc`` of the variance GP's LogNormal noise prior (scale as BoTorch's; default
-        BoTorch's, the paper's; :mod:`erahbo.optimizer.variance_prior`).
+        BoTorch's, the paper's; :mod:`erahbo.optimizer.variance_prior`). Read under
+        ``var_noise = "fitted"`` only.
+    var_noise : {"fitted", "chi2"}
+        The variance GP's observation noise (:mod:`erahbo.gp.variance_noise`): one MAP-fitted
+        ``tau^2``, or the known ``2 rho_bar^4 / (k - 1)`` (only the lengthscales are fitted).
 
     Returns
     -------
@@ -232,10 +239,18 @@ def fit_hyperparameters(
     yv = (np.asarray(s2, dtype=float) - mv) / sv
     rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
     fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)
-    hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed,
-                 noise_prior=(var_noise_prior, NOISE_PRIOR[1]))
-    gp_v = ExactGP(X, yv, variance_noise(hv.noise, np.asarray(k, dtype=float)),
-                   hv.lengthscales, kind)
+    kk = np.asarray(k, dtype=float)
+    chi2 = var_noise == "chi2"
+    if chi2:  # the known noise of each sample variance; the lengthscales fitted under it
+        tau2 = chi2_scale(s2, kk, sv)
+        hv = fit_map(X[fit_on], yv[fit_on], kind=kind, seed=seed,
+                     fixed_noise=variance_noise(tau2, kk[fit_on], chi2=True))
+        hv = GPHyper(kind=hv.kind, lengthscales=hv.lengthscales, noise=tau2,
+                     log_posterior=hv.log_posterior)
+    else:
+        hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed,
+                     noise_prior=(var_noise_prior, NOISE_PRIOR[1]))
+    gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2), hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = mv + sv * ucb_var(mu, np.sqrt(var), beta)  # eq. 17 (standardized scale)
     rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))
@@ -245,4 +260,4 @@ def fit_hyperparameters(
         X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind, fixed_noise=D, seed=seed + 1
     )
     return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
-                         sigma0_2=sigma0_2)
+                         sigma0_2=sigma0_2, var_noise=var_noise)

@@ -6,7 +6,8 @@ seed and ERAHBO's stopping rule (eq. 12) decides whether it gets more: explorati
 as many configurations for the same runs, replication goes where the models say so.
 
 A one-seed configuration has no sample variance, and **tells the variance GP nothing**: its
-observation there has noise ``NO_INFO * tau^2`` (:func:`variance_noise`; both engines, the
+observation there has noise ``NO_INFO * tau^2``
+(:func:`erahbo.gp.variance_noise.variance_noise`; both engines, the
 inner loop included), so the variance GP's posterior is the one fitted on the replicated
 configurations alone (its hyperparameters too: :func:`erahbo.gp.fit.fit_hyperparameters`).
 Where nothing is replicated its posterior is wide: ``LCB^var`` in the acquisition (eq. 8) is
@@ -36,35 +37,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FALLBACK_SHARE", "NO_INFO", "PRIOR_DOF", "pilot_noise", "pooled_variance",
-           "variance_noise", "variance_observations"]
+__all__ = ["FALLBACK_SHARE", "PRIOR_DOF", "pilot_noise", "pooled_variance",
+           "variance_observations"]
 
 #: Degrees of freedom of the pilot GP's noise in the pooled within-configuration variance.
 PRIOR_DOF = 2.0
-#: The noise of a one-seed configuration's observation in the variance GP, in units of the
-#: GP's noise ``tau^2``: so large that the observation carries no information.
-NO_INFO = 1e8
-
-
-def variance_noise(tau2: float, k: np.ndarray | float) -> np.ndarray | float:
-    """Noise of the variance GP's observations: ``tau^2`` where ``k >= 2`` (a sample
-    variance), ``NO_INFO * tau^2`` where ``k = 1`` (none).
-
-    Parameters
-    ----------
-    tau2 : float
-        The variance GP's homoscedastic noise (standardized).
-    k : numpy.ndarray or float
-        ``(n,)`` seed counts (a float: ``x_t`` in the inner loop).
-
-    Returns
-    -------
-    numpy.ndarray or float
-        ``(n,)`` noise variances (a float for a float ``k``).
-    """
-    if isinstance(k, np.ndarray):
-        return np.where(k >= 2, tau2, tau2 * NO_INFO)
-    return tau2 if k >= 2 else tau2 * NO_INFO
 #: ``sigma_0^2`` as a share of the sample means' variance when no pilot GP was fitted (the
 #: hyperparameters fixed by hand).
 FALLBACK_SHARE = 0.1

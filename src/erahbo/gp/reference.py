@@ -11,8 +11,8 @@ import numpy as np
 
 from erahbo.gp.bounds import incumbent_lcb
 from erahbo.gp.exact import ExactGP
-from erahbo.gp.one_seed import variance_noise
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
+from erahbo.gp.variance_noise import variance_noise
 from erahbo.risk import RiskLike
 
 __all__ = ["ReferenceRound"]
@@ -123,7 +123,7 @@ class ReferenceRound(RoundModel):
             tv = np.append(tv, 0.0)
             row = self.n
         yv[row] = (s2 - self.mv) / self.sv
-        tv[row] = variance_noise(self.tau2, k_total)
+        tv[row] = variance_noise(self.tau2, k_total, self.chi2)
         gp_v = ExactGP(X, yv, tv, hv.lengthscales, hv.kind)
         mu_v, var_v = gp_v.predict(u[None, :])
         D[row] = self._noise(mu_v, np.sqrt(var_v), np.array([k_total]))[0]

@@ -41,7 +41,8 @@ from erahbo.gp.bounds import (
     ucb_var,
 )
 from erahbo.gp.exact import GPHyper, standardize
-from erahbo.gp.one_seed import pilot_noise, pooled_variance, variance_noise
+from erahbo.gp.one_seed import pilot_noise, pooled_variance
+from erahbo.gp.variance_noise import variance_noise
 from erahbo.risk import RiskLike
 
 __all__ = [
@@ -73,6 +74,9 @@ class RoundSettings:
         Noise variance (raw scale) of the homoscedastic pilot GP on the sample means: the
         prior of the pooled placeholder a one-seed configuration gets
         (:mod:`erahbo.gp.one_seed`); None: not fitted (every configuration had 2 seeds).
+    var_noise : {"fitted", "chi2"}
+        The variance GP's observation noise (:mod:`erahbo.gp.variance_noise`): ``"chi2"``
+        reads ``hyper_v.noise`` as the noise of a 2-seed sample variance, divided by ``k - 1``.
     """
 
     hyper_f: GPHyper
@@ -80,6 +84,7 @@ class RoundSettings:
     beta: float = 2.5
     rho_max2: float | None = None
     sigma0_2: float | None = None
+    var_noise: str = "fitted"
 
 
 class InnerBounds:
@@ -177,8 +182,10 @@ class RoundModel:
         self.tau2 = float(s.hyper_v.noise)
         self.n = len(ybar)
         self.k = np.array(k, dtype=float)  # (n,)
-        self.one_seed = bool(self.n and self.k.min() < 2)  # a one-seed row (erahbo.gp.one_seed)
-        self.tv = (variance_noise(self.tau2, self.k) if self.one_seed  # (n,) per row
+        self.chi2 = s.var_noise == "chi2"  # noise tau^2 / (k - 1) (erahbo.gp.variance_noise)
+        # per-row variance-GP noise: a one-seed row (erahbo.gp.one_seed), or the chi^2 noise
+        self.one_seed = bool(self.n and (self.k.min() < 2 or self.chi2))
+        self.tv = (variance_noise(self.tau2, self.k, self.chi2) if self.one_seed  # (n,)
                    else np.full(self.n, self.tau2))
         self.mf, self.sf = standardize(ybar)
         self.mv, self.sv = standardize(s2)
@@ -235,7 +242,7 @@ class RoundModel:
         if k_total < 2:
             s2 = self.s2_one
         mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv,
-                              variance_noise(self.tau2, k_total))
+                              variance_noise(self.tau2, k_total, self.chi2))
         sd_v = math.sqrt(max(var_v, 0.0))
         noise_t = self._noise(mu_v, sd_v, k_total)
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v

@@ -118,7 +118,8 @@ class Optimizer(Telling, Inspection):
         self.history = History()
         self.models = RoundModels(opts, self.state, self.strategy.recommender)
         if hyperparameters is not None:
-            self.models.use(RoundSettings(*hyperparameters, self.beta, opts.rho_max2))
+            self.models.use(RoundSettings(*hyperparameters, self.beta, opts.rho_max2,
+                                          var_noise=opts.var_noise))
         self._init = [] if no_design else initial_design_of(self.space, initial_design,
                                                              opts.n_init, self.seed)
         self._init_pos = self._n_rounds = self._used = self._n_trials = 0  # _used: budget seeds

@@ -208,6 +208,7 @@ class Options:
     random_top: float | None = None
     challengers: bool | None = None
     var_noise_prior: float | None = None
+    var_noise: str | None = None
     replicate_within: float | None = None
     risk: str | None = None
     q: float | None = None

@@ -82,7 +82,8 @@ class RoundModels:
         self.use(fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
                                      rho_max2=o.rho_max2, seed=o.seed,
                                      one_seed=o.min_seeds == 1,
-                                     var_noise_prior=o.var_noise_prior))
+                                     var_noise_prior=o.var_noise_prior,
+                                     var_noise=o.var_noise))
         return self.settings
 
     def count_round(self) -> None:

@@ -1,5 +1,6 @@
-"""The prior of the variance GP's noise: how much of the spread of the sample variances the
-variance GP may read as noise.
+"""The variance GP's noise: how much of the spread of the sample variances the variance GP
+may read as noise (``var_noise``: fitted under a prior, or the paper appendix's known chi^2
+noise, :mod:`erahbo.gp.variance_noise`; ``var_noise_prior``: the fitted noise's prior).
 
 The variance GP observes sample variances ``s^2`` of ``k`` seeds (paper Sec. 3.1). Under normal
 returns ``s^2`` scatters around ``rho^2`` with variance ``2 rho^4 / (k - 1)``: with two seeds its
@@ -26,11 +27,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from erahbo.gp.variance_noise import VAR_NOISE
 from erahbo.validation import Param, check_real
 
 __all__ = ["HIGH", "LOW", "PARAMS", "check"]
 
 LOW, HIGH = -10.0, 3.0  # medians from 4.5e-5 to 20 times the standardized variance
+PRIOR_LOC = -4.0  # the paper's (BoTorch's) log prior median, the default
 
 
 def _log_median(name: str, value: Any) -> float:
@@ -43,10 +46,22 @@ def _log_median(name: str, value: Any) -> float:
     return v
 
 
-#: The variance prior's option (:class:`erahbo.validation.Param`).
+def _model(name: str, value: Any) -> str:
+    """Rule of ``var_noise``: one of :data:`erahbo.gp.variance_noise.VAR_NOISE`."""
+    if value not in VAR_NOISE:
+        raise ValueError(f"{name}={value!r} must be one of {VAR_NOISE} (the variance GP's "
+                         "noise: one fitted value, or the known chi^2 noise 2 rho^4 / (k - 1))")
+    return str(value)
+
+
+#: The variance GP's noise options (:class:`erahbo.validation.Param`).
 PARAMS = (
+    Param("var_noise", str, _model, default="chi2", paper="fitted", absent="fitted",
+          help="The variance GP's observation noise: 'chi2' (default: the paper appendix's "
+               "2 rho^4 / (k - 1) of a sample variance of k seeds, known) or 'fitted' (one "
+               "MAP-fitted value for all, the paper's experiments)."),
     Param("var_noise_prior", float, _log_median,
-          default=-4.0, paper=-4.0, absent=-4.0,
+          default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
                "(default -4: the paper's, BoTorch's LogNormal(-4, 1); -1 trusts 2-seed sample "
                "variances less)."),
@@ -54,4 +69,10 @@ PARAMS = (
 
 
 def check(o: Any, given: set[str]) -> None:
-    """The variance prior combines with any other option (nothing to refuse)."""
+    """Refuse a prior for a noise that is not fitted (``given``: the options named)."""
+    if ("var_noise_prior" in given and o.var_noise == "chi2"
+            and o.var_noise_prior != PRIOR_LOC):
+        raise ValueError(
+            f"var_noise_prior={o.var_noise_prior} is the prior of a fitted noise, but "
+            "var_noise='chi2' knows the noise of every sample variance: drop var_noise_prior, "
+            "or give var_noise='fitted'")
