@@ -47,7 +47,7 @@ def test_the_optimizer_fits_with_the_option_in_force():
             d.U, d.ybar, d.s2, d.k, seed=opt.options.seed,
             var_noise_prior=opt.options.var_noise_prior, var_noise=opt.options.var_noise)
 
-    fitted = {"var_noise": "fitted"}  # ERAHBO's default noise (chi2) is known, not fitted
+    fitted = {"var_noise": "fitted"}  # a prior acts on a fitted noise only (chi2: refused)
     for kw, loc in (({}, -4.0), ({"preset": "paper", "k_init": 2}, -4.0),
                     ({"method": "rahbo", "k": 2}, -4.0),
                     ({"var_noise_prior": -1.0, **fitted}, -1.0),
