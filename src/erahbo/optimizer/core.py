@@ -282,6 +282,43 @@ class Optimizer(Telling, Inspection):
         if reason is not None:
             self._close(r, reason)
 
+    def tell_stopped(self, trial: Trial, bounds: Any = None) -> None:
+        """End ``trial``, whose runs the early-stop part stopped before their last checkpoint
+        (:mod:`erahbo.optimizer.early_stop`, option ``early_stop``).
+
+        No return enters the data (a stopped run is never a final return); its seeds count in
+        the budget (they were trained, in part); the round ends ``"dominated"`` with
+        ``bounds`` (the :class:`~erahbo.gp.round.InnerBounds` that certified it, the early-stop
+        verdict's) as its record; the configuration is marked dominated: never proposed again,
+        never the recommendation nor ``B_t``'s row (its earlier runs stay in the data).
+
+        Raises
+        ------
+        ValueError
+            Without ``early_stop``, for a trial that is not pending, or for an initial-design
+            trial (never stopped).
+        """
+        if not self.options.early_stop:
+            raise ValueError("tell_stopped: early_stop is off; build the Optimizer with "
+                             "early_stop=True to stop runs early")
+        if self.journal is not None:
+            raise NotImplementedError("tell_stopped: a journaled study does not record stopped "
+                                      "runs yet; use an Optimizer without journal=")
+        self._check_pending(trial)
+        if trial.phase == "init":
+            raise ValueError("tell_stopped: the initial design's runs are never stopped early; "
+                             "tell their returns")
+        r = self._open[trial.round]
+        del self._pending[trial.trial_id]
+        self._used += len(trial.seeds)
+        if bounds is not None:
+            r.ib = bounds
+        self.state.mark_infeasible(trial.config_id, trial.u)
+        self.n_stopped += 1
+        self._close(r, "dominated")
+
+    n_stopped = 0  # trials ended by tell_stopped
+
     def _close(self, r: Round, reason: str) -> None:
         self.history.add_round(self.data, r.t, r.phase, r.config_id, r.k,
                                self.data.row_of(r.config_id), r.ib, r.B_t, r.beta_stop, r.acq,
