@@ -34,7 +34,8 @@ __all__ = ["run_erahbo_es"]
 
 
 def run_erahbo_es(replay: PartialReplay, rep_seed: int, *, early_stop: bool = True,
-                  record: bool = False, **options: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+                  new_configs: bool = True, record: bool = False, **options: Any
+                  ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Replay erahbo with early stopping on ``replay`` until its step budget is spent.
 
     Parameters
@@ -46,6 +47,10 @@ def run_erahbo_es(replay: PartialReplay, rep_seed: int, *, early_stop: bool = Tr
     early_stop : bool
         False: the same loop with full runs only (every trial trained to its last
         checkpoint): full-run erahbo through this replay.
+    new_configs : bool
+        False: ask the verdict only for configurations with final returns in the data (a
+        configuration's first run always completes, so that the models learn from every
+        configuration tried; ``erahbo-es-r``).
     record : bool
         Keep every verdict in the metadata (``"verdicts"``: ``(trial_id, config_id,
         checkpoint, stop, ucb_mv, B_t)``) and the optimizer (``"optimizer"``).
@@ -56,8 +61,8 @@ def run_erahbo_es(replay: PartialReplay, rep_seed: int, *, early_stop: bool = Tr
     -------
     (pandas.DataFrame, dict)
         The trace against steps and its metadata (trials, stopped trials, the histogram of
-        the checkpoints they stopped at, the stops that the GP's posterior given the other
-        configurations certified alone: ``n_prior_stops``).
+        the checkpoints they stopped at, the stops whose bound without the partial runs was
+        already at most ``B_t``: ``n_prior_stops``).
     """
     ct = replay.ctask
     task = ct.task
@@ -94,12 +99,13 @@ def run_erahbo_es(replay: PartialReplay, rep_seed: int, *, early_stop: bool = Tr
                 obs = replay.advance(cid, col, c)
                 vals.append(obs.value)
                 out.add(obs, inc)
-            if es is not None and c < last:
+            if es is not None and c < last and (new_configs
+                                                or opt.data.row_of(cid) is not None):
                 v = es.verdict(opt, trial, c, vals)
                 if record and v.reason in ("dominated", "continue"):
                     verdicts.append((trial.trial_id, cid, c, v.stop, v.ucb_mv, v.B_t))
                 if v.stop:
-                    n_prior += int(v.prior_ucb_mv <= v.B_t)
+                    n_prior += int(v.prior_ucb_mv <= v.B_t)  # the models agreed already
                     opt.tell_stopped(trial, v.bounds)
                     stopped_at.append(c)
                     stopped = True

@@ -32,11 +32,13 @@ charged the steps they consume; common random numbers across methods). Method na
 ``smac-mf-k<K>``
     SMAC3's multi-fidelity facade with its Hyperband intensifier
     (:mod:`erahbo.experiments.mf_smac`).
-``erahbo-es[-b<beta>]``
+``erahbo-es[-r][-b<beta>]``
     erahbo at its defaults with the early-stop part on (``early_stop``, its confidence
     ``early_stop_beta`` = ``beta``, default 1): runs trained checkpoint by checkpoint and
     stopped when eq. 12 with their predicted final returns certifies the configuration
-    dominated (:mod:`erahbo.experiments.mf_erahbo`, :mod:`erahbo.optimizer.early_stop`).
+    dominated (:mod:`erahbo.experiments.mf_erahbo`, :mod:`erahbo.optimizer.early_stop`);
+    ``-r``: only the runs of configurations that have a final return already (a
+    configuration's first run always completes).
 
 The objective of every peer is the MV of its ``K`` seeds at the checkpoint a trial reached.
 **Recommendation** (the configuration scored on the ground truth after each observation):
@@ -77,7 +79,7 @@ MF_KINDS = {
     "erahbo-es": "erahbo + early stopping",
 }
 _NAME_RE = re.compile(r"^(tpe-hb|tpe-sha|tpe-wilcoxon|smac-mf)(?:-k(\d+))?$")
-_ES_RE = re.compile(r"^erahbo-es(?:-b(\d+(?:\.\d+)?))?$")
+_ES_RE = re.compile(r"^erahbo-es(-r)?(?:-b(\d+(?:\.\d+)?))?$")
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class MFMethod:
     k: int | None
     label: str
     beta: float | None = None  # erahbo-es: early_stop_beta (None: its default)
+    replicates_only: bool = False  # erahbo-es-r: a configuration's first run is never stopped
 
 
 def parse_mf_method(name: str, k: int = DEFAULT_K) -> MFMethod:
@@ -106,14 +109,16 @@ def parse_mf_method(name: str, k: int = DEFAULT_K) -> MFMethod:
         return MFMethod(name=key, kind="erahbo", k=None, label=MF_KINDS["erahbo"])
     es = _ES_RE.match(key)
     if es:
-        beta = float(es.group(1)) if es.group(1) else None
+        beta = float(es.group(2)) if es.group(2) else None
         return MFMethod(name=key, kind="erahbo-es", k=None, label=MF_KINDS["erahbo-es"]
-                        + ("" if beta is None else f", early_stop_beta={beta:g}"), beta=beta)
+                        + (", replicates only" if es.group(1) else "")
+                        + ("" if beta is None else f", early_stop_beta={beta:g}"), beta=beta,
+                        replicates_only=bool(es.group(1)))
     m = _NAME_RE.match(key)
     if not m:
         raise ValueError(f"unknown multi-fidelity method {name!r}; use erahbo, tpe-hb, "
                          "tpe-sha, tpe-wilcoxon, smac-mf (the peers optionally with -k<K> "
-                         "seeds per trial) or erahbo-es[-b<beta>] (e.g. "
+                         "seeds per trial) or erahbo-es[-r][-b<beta>] (e.g. "
                          "'erahbo,erahbo-es,tpe-hb-k5,smac-mf-k5')")
     kk = int(m.group(2)) if m.group(2) else int(k)
     if kk < 2:
@@ -159,7 +164,8 @@ def run_mf_repetition(ctask: CurveTask, method: MFMethod, repetition: int, *,
             from erahbo.experiments.mf_erahbo import run_erahbo_es
 
             opts = {} if method.beta is None else {"early_stop_beta": method.beta}
-            trace, extra = run_erahbo_es(replay, rep_seed, **opts)
+            trace, extra = run_erahbo_es(replay, rep_seed,
+                                         new_configs=not method.replicates_only, **opts)
         elif method.kind == "smac-mf":
             from erahbo.experiments.mf_smac import run_smac_mf
 
