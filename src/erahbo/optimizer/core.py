@@ -289,8 +289,10 @@ class Optimizer(Telling, Inspection):
         No return enters the data (a stopped run is never a final return); its seeds count in
         the budget (they were trained, in part); the round ends ``"dominated"`` with
         ``bounds`` (the :class:`~erahbo.gp.round.InnerBounds` that certified it, the early-stop
-        verdict's) as its record; the configuration is marked dominated: never proposed again,
-        never the recommendation nor ``B_t``'s row (its earlier runs stay in the data).
+        verdict's) as its record, as eq. 12 ends a round after a seed. A configuration without
+        final returns (its first runs stopped) is marked dominated: never proposed again (the
+        models know nothing of it, and would propose it again at once); one with final
+        returns stays in the data and may be proposed again, as after any dominated round.
 
         Raises
         ------
@@ -313,7 +315,11 @@ class Optimizer(Telling, Inspection):
         self._used += len(trial.seeds)
         if bounds is not None:
             r.ib = bounds
-        self.state.mark_infeasible(trial.config_id, trial.u)
+        if self.data.row_of(trial.config_id) is None:  # marked dominated
+            if self.state.allowed is not None:
+                self.state.exclude_row(trial.config_id)
+            else:
+                self.state.forbidden.append(np.asarray(trial.u, dtype=float).copy())
         self.n_stopped += 1
         self._close(r, "dominated")
 

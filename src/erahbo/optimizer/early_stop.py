@@ -32,9 +32,12 @@ asks the same rule *during* a run, with the run's partial return in place of its
   design, nothing is stopped;
 * **a stopped run** is a truncated run with its step, never a final return: it does not enter
   the data the GPs read (no sample mean holds a prediction), the round ends ``dominated``
-  (its bounds in the rounds table: the partial ones that certified it), and the configuration
-  is marked dominated (:meth:`erahbo.Optimizer.tell_stopped`: never proposed again, never the
-  recommendation nor ``B_t``'s row; runs it completed earlier stay in the data). Why not the
+  (its bounds in the rounds table: the partial ones that certified it); a configuration
+  without final returns is marked dominated (:meth:`erahbo.Optimizer.tell_stopped`: never
+  proposed again; the models know nothing of it), one with final returns stays in the data
+  and may be proposed again, as after any dominated round (marking those too left no
+  configuration to propose on the 128-configuration tables with a third of the steps unspent,
+  ``docs/results/multifidelity/README.md``). Why not the
   predicted final with its inflated noise in the data: the models read one noise per row,
   ``Sigma_hat / k`` of the row's seed count; a per-run noise would change both engines.
 
