@@ -15,6 +15,9 @@ part (:mod:`erahbo.optimizer.early_stop`), on a
   checkpoint's steps; without early stopping: the full runs the step budget holds, as the
   full-run replay's budget): the step budget ends the repetition, at the first checkpoint
   that does not fit (the trial then open is dropped, as the peers' is);
+* when the optimizer has nothing left to propose (every configuration tried, the stopped ones
+  marked dominated), the stopped configurations with final returns are readmitted
+  (:meth:`erahbo.Optimizer.readmit_stopped`), once per change of the data;
 * the recommendation after each observation is the optimizer's
   (:attr:`erahbo.Optimizer.incumbent_id`).
 """
@@ -80,10 +83,18 @@ def run_erahbo_es(replay: PartialReplay, rep_seed: int, *, early_stop: bool = Tr
     n_trials, stopped_at, done = 0, [], False
     verdicts: list[tuple[int, int, int, bool, float, float]] = []
     n_prior = 0
+    readmitted_at = -1
     while not done:
         trial = opt.ask()
-        if trial is None:
-            break
+        if trial is None:  # nothing left to propose: the stopped configurations with data
+            if es is None or opt.data.version == readmitted_at:  # return (once per new data)
+                break
+            readmitted_at = opt.data.version
+            opt.readmit_stopped()
+            for c in np.flatnonzero(opt.state.allowed):
+                if replay.remaining(int(c)) == 0:
+                    opt.exclude(int(c))
+            continue
         cid = int(trial.config_id)
         cols = replay.new_runs(cid, len(trial.seeds))
         n_trials += 1

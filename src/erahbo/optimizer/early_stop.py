@@ -32,12 +32,15 @@ asks the same rule *during* a run, with the run's partial return in place of its
   design, nothing is stopped;
 * **a stopped run** is a truncated run with its step, never a final return: it does not enter
   the data the GPs read (no sample mean holds a prediction), the round ends ``dominated``
-  (its bounds in the rounds table: the partial ones that certified it); a configuration
-  without final returns is marked dominated (:meth:`erahbo.Optimizer.tell_stopped`: never
-  proposed again; the models know nothing of it), one with final returns stays in the data
-  and may be proposed again, as after any dominated round (marking those too left no
-  configuration to propose on the 128-configuration tables with a third of the steps unspent,
-  ``docs/results/multifidelity/README.md``). Why not the
+  (its bounds in the rounds table: the partial ones that certified it), and the configuration
+  is marked dominated (:meth:`erahbo.Optimizer.tell_stopped`): no longer proposed, its earlier
+  final returns staying in the data, until the host readmits the marked configurations that
+  have final returns (:meth:`erahbo.Optimizer.readmit_stopped`) when nothing else is left.
+  Measured on the DQN tables (``docs/results/multifidelity/README.md``): without the mark,
+  the acquisition proposes the stopped configuration again at once (the models did not
+  learn from the stopped run) and half the steps went to runs stopped in that loop; with a
+  permanent mark, the 128-configuration tables ran out of configurations with a fifth to a
+  third of the steps unspent. Why not the
   predicted final with its inflated noise in the data: the models read one noise per row,
   ``Sigma_hat / k`` of the row's seed count; a per-run noise would change both engines.
 
