@@ -15,10 +15,11 @@ asks the same rule *during* a run, with the run's partial return in place of its
   the finals it has seen and is never worse than linear by more than 0.01; out-of-fold
   residuals, not in-sample ones, because the in-sample spread of a step function is too
   small (a 1 sd bound was exceeded 1.5x as often as the out-of-fold one);
-* **the verdict** (:func:`partial_bounds`, :meth:`EarlyStop.verdict`): ``x_t``'s pooled returns
-  are its final returns so far plus the partial seeds' predicted finals ``y_hat``; the mean
-  GP's noise of that pooled mean is the paper's ``Sigma_hat / k`` (eq. 19) plus
-  ``sum(v_hat) / k^2``, the prediction variances added to those seeds' noise; then eq. 9 at
+* **the verdict** (:func:`partial_bounds`, :meth:`EarlyStop.verdict`): the mean GP's
+  posterior at ``x_t`` after its final returns so far (the paper's noise ``Sigma_hat / k``,
+  eq. 19), then after each partial run's observation of its final return
+  (:meth:`CurveModel.observation`: the prediction ``y_hat`` with the population's prior
+  removed) with that observation's variance added to the seed's noise; then eq. 9 at
   ``x_t`` with confidence ``max(beta_stop_t, early_stop_beta)`` and eq. 12 against the
   round's ``B_t``: stop the run (and the round) when ``UCB_MV <= B_t`` *and* the partial
   runs lowered the bound (it is below the bound without them, ``Verdict.prior_ucb_mv``): a
@@ -78,9 +79,10 @@ PARAMS = (
                "final return and its prediction variance, certifies UCB_MV <= B_t (a host "
                "that trains in checkpoints; off by default).", cli=False, hosts=False),
     Param("early_stop_beta", float, real_above(0.0, False, " (sqrt(beta) standard deviations)"),
-          default=1.0, paper=1.0, absent=1.0,
+          default=2.5, paper=2.5, absent=2.5,
           help="Early stopping's confidence: its UCB_MV uses sqrt(max(beta_stop_t, "
-               "early_stop_beta)) standard deviations.", cli=False, hosts=False),
+               "early_stop_beta)) standard deviations (default 2.5, the acquisition's beta).",
+          cli=False, hosts=False),
 )
 
 
@@ -204,8 +206,13 @@ class CurveModel:
         and ``m / s^2 = mean0 / var0 + z / tau2``. The study's GP has its own prior at
         ``x_t``: handing it ``m`` would count the population's prior a second time (an
         uninformative checkpoint would pull every configuration to the population's mean).
+        A return above every one seen at ``checkpoint`` says nothing (``tau2 = inf``): the
+        isotonic fit is flat there, at the best final seen, which would be evidence against a
+        run better than every completed one.
         """
         m, s2 = self.predict(checkpoint, value)
+        if float(value) > float(self.knots[int(checkpoint)][0][-1]):
+            return m, math.inf  # above every partial return seen: no evidence against the run
         if not (math.isfinite(self.var0) and self.var0 > 0.0) or s2 <= 0.0:
             return m, s2  # no prior to remove (constant finals) or an exact fit
         info = 1.0 / s2 - 1.0 / self.var0
@@ -233,47 +240,45 @@ def _out_of_fold_rms(x: np.ndarray, f: np.ndarray) -> float:
 def partial_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None,
                    finals: Sequence[float], obs: Sequence[float], obs_vars: Sequence[float],
                    beta: float, weight: Any) -> Any:
-    """Bounds at ``x_t`` (:class:`erahbo.gp.round.InnerBounds`) with ``finals`` and the
-    partial runs' observations ``obs`` of their finals pooled, ``obs_vars`` added to the
-    noise (an infinite one: that run says nothing and is left out).
+    """Bounds at ``x_t`` (:class:`erahbo.gp.round.InnerBounds`) after ``x_t``'s ``finals`` and
+    the partial runs' observations ``obs`` of their finals, each with its noise variance
+    ``obs_vars`` added to a seed's noise (an infinite one: that run says nothing).
 
-    The pooled mean of ``k`` values has the paper's noise ``Sigma_hat / k`` (eq. 19) plus
-    ``sum(obs_vars) / k^2``. The round model's :meth:`inner` gives the posterior of ``f(x_t)``
-    after observing a pooled mean with the paper's noise; that posterior is Gaussian
-    conditioning of the posterior given the other points (``N(mu_o, v_o)``) on one
-    observation (:func:`erahbo.gp.round.observe`), linear in it: two calls at different means
-    give ``mu_o``, ``v_o`` and the noise, and the bound is that conditioning again with the
-    larger noise (no observation at all: the prior, ``N(mu_o, v_o)``). The variance GP reads
-    the finals' sample variance (fewer than 2 finals: the round model's one-seed placeholder)
-    with the pooled count. Works with both engines.
+    First the round model's own posterior after the finals (:meth:`inner`, eq. 19's noise
+    ``Sigma_hat / k``); then each partial run, one Gaussian conditioning on ``z`` with noise
+    ``sigma^2 + tau2``, where ``sigma^2 = k Sigma_hat / k`` is one seed's noise in that model
+    (a partial run with ``tau2 = 0`` counts as a final return would). ``inner``'s posterior is
+    Gaussian conditioning of the posterior given the other points (``N(mu_o, v_o)``) on the
+    pooled mean (:func:`erahbo.gp.round.observe`), linear in it: two calls at different means
+    give ``mu_o``, ``v_o`` and the noise (no finals: the conditioning starts from
+    ``N(mu_o, v_o)``). The variance GP's posterior is ``inner``'s after the finals (fewer than
+    2: the round model's one-seed placeholder). Works with both engines.
     """
     from erahbo.gp.round import InnerBounds
 
     fin = [float(v) for v in finals]
-    keep = [(float(z), float(t)) for z, t in zip(obs, obs_vars, strict=True) if math.isfinite(t)]
-    vals = fin + [z for z, _ in keep]
-    k = max(len(vals), 1)
-    ybar = float(np.mean(vals)) if vals else 0.0
+    k = max(len(fin), 1)
+    ybar = float(np.mean(fin)) if fin else 0.0
     s2 = float(np.var(fin, ddof=1)) if len(fin) > 1 else float(rm.s2_one)
     ib = rm.inner(row, u, cand, ybar, s2, k, beta, weight)
     delta = max(1.0, abs(ybar))
     ib2 = rm.inner(row, u, cand, ybar + delta, s2, k, beta, weight)
     gain = (ib2.mu_f - ib.mu_f) / delta
     post_var = ib.sd_f ** 2
-    extra = sum(t for _, t in keep) / (k * k)
-    if gain >= 1.0 - 1e-12:  # a flat prior: the observation is the posterior
-        mu, var = ybar, post_var + extra
-    elif gain <= 1e-15 or post_var <= 0.0:  # the observation has no weight
+    if gain <= 1e-15 or post_var <= 0.0:  # the model gives x_t's own returns no weight
+        return InnerBounds(ib.mu_f, ib.sd_f, ib.mu_var, ib.sd_var, weight, beta)
+    gain = min(gain, 1.0 - 1e-12)
+    noise = post_var / gain  # the pooled mean's noise, Sigma_hat / k
+    if fin:
         mu, var = ib.mu_f, post_var
-    else:
-        noise = post_var / gain
-        v_o = post_var / (1.0 - gain)
-        mu_o = (ib.mu_f - gain * ybar) / (1.0 - gain)
-        if not vals:  # nothing observed: the posterior given the other points
-            mu, var = mu_o, v_o
-        else:
-            g = v_o / (v_o + noise + extra)
-            mu, var = mu_o + g * (ybar - mu_o), (noise + extra) * g
+    else:  # nothing observed yet: the posterior given the other points
+        mu, var = (ib.mu_f - gain * ybar) / (1.0 - gain), post_var / (1.0 - gain)
+    seed_noise = noise * k
+    for z, tau2 in zip(obs, obs_vars, strict=True):
+        if not math.isfinite(float(tau2)):
+            continue
+        g = var / (var + seed_noise + float(tau2))
+        mu, var = mu + g * (float(z) - mu), var * (1.0 - g)
     return InnerBounds(mu, math.sqrt(max(var, 0.0)), ib.mu_var, ib.sd_var, weight, beta)
 
 
@@ -327,7 +332,7 @@ class EarlyStop:
         Configurations with completed runs before anything is stopped.
     """
 
-    def __init__(self, n_checkpoints: int, *, beta: float = 1.0,
+    def __init__(self, n_checkpoints: int, *, beta: float = 2.5,
                  min_configs: int = MIN_CONFIGS) -> None:
         if int(n_checkpoints) < 2:
             raise ValueError(f"n_checkpoints={n_checkpoints} must be >= 2 (a run stopped "
