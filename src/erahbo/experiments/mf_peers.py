@@ -34,7 +34,7 @@ charged the steps they consume; common random numbers across methods). Method na
     (:mod:`erahbo.experiments.mf_smac`).
 ``erahbo-es[-r][-b<beta>]``
     erahbo at its defaults with the early-stop part on (``early_stop``, its confidence
-    ``early_stop_beta`` = ``beta``, default 2.5): runs trained checkpoint by checkpoint and
+    ``early_stop_beta`` = ``beta``, default 1): runs trained checkpoint by checkpoint and
     stopped when eq. 12 with their predicted final returns certifies the configuration
     dominated (:mod:`erahbo.experiments.mf_erahbo`, :mod:`erahbo.optimizer.early_stop`);
     ``-r``: only the runs of configurations that have a final return already (a

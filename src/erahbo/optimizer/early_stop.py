@@ -79,9 +79,9 @@ PARAMS = (
                "final return and its prediction variance, certifies UCB_MV <= B_t (a host "
                "that trains in checkpoints; off by default).", cli=False, hosts=False),
     Param("early_stop_beta", float, real_above(0.0, False, " (sqrt(beta) standard deviations)"),
-          default=2.5, paper=2.5, absent=2.5,
+          default=1.0, paper=1.0, absent=1.0,
           help="Early stopping's confidence: its UCB_MV uses sqrt(max(beta_stop_t, "
-               "early_stop_beta)) standard deviations (default 2.5, the acquisition's beta).",
+               "early_stop_beta)) standard deviations (default 1, the paper's beta_stop).",
           cli=False, hosts=False),
 )
 
@@ -332,7 +332,7 @@ class EarlyStop:
         Configurations with completed runs before anything is stopped.
     """
 
-    def __init__(self, n_checkpoints: int, *, beta: float = 2.5,
+    def __init__(self, n_checkpoints: int, *, beta: float = 1.0,
                  min_configs: int = MIN_CONFIGS) -> None:
         if int(n_checkpoints) < 2:
             raise ValueError(f"n_checkpoints={n_checkpoints} must be >= 2 (a run stopped "
