@@ -39,7 +39,7 @@ asks the same rule *during* a run, with the run's partial return in place of its
   have final returns (:meth:`erahbo.Optimizer.readmit_stopped`) when nothing else is left.
   Measured on the DQN tables (``docs/results/multifidelity/README.md``): without the mark,
   the acquisition proposes the stopped configuration again at once (the models did not
-  learn from the stopped run) and 55-67 % of the steps went to runs stopped in that loop;
+  learn from the stopped run) and 38-67 % of the steps went to runs stopped in that loop;
   with a permanent mark, the 128-configuration tables ran out of configurations with 13-33 %
   of the steps unspent. Why not the predicted final with its inflated noise in the data: the
   models read one noise per row, ``Sigma_hat / k`` of the row's seed count; a per-run noise
