@@ -28,7 +28,7 @@ asks the same rule *during* a run, with the run's partial return in place of its
   condition a checkpoint that says nothing stops every configuration whose posterior given
   the others is already below ``B_t`` at its first checkpoint, and the configuration, marked
   dominated, is lost to the search without a run that could have shown the models wrong
-  (one repetition on CartPole: 112 of 126 stops; ``docs/results/multifidelity/README.md``);
+  (versions v1 and v2 in ``docs/results/multifidelity/README.md``);
 * **before** :data:`MIN_CONFIGS` configurations have completed runs, and for the initial
   design, nothing is stopped;
 * **a stopped run** is a truncated run with its step, never a final return: it does not enter
