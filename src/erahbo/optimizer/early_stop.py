@@ -87,9 +87,10 @@ PARAMS = (
 
 
 def check(o: Any, given: set[str]) -> None:
-    """Refuse early stopping outside ERAHBO's models and ``early_stop_beta`` without it."""
-    if not o.early_stop:
-        if "early_stop_beta" in given:
+    """Refuse early stopping outside ERAHBO's models and an ``early_stop_beta`` other than the
+    default without it."""
+    if not o.early_stop:  # a study's stored settings give the default: nothing to refuse
+        if "early_stop_beta" in given and o.early_stop_beta != PARAMS[1].default:
             raise ValueError("early_stop_beta is early stopping's confidence, but early_stop "
                              "is off: give early_stop=True too, or drop early_stop_beta")
         return
