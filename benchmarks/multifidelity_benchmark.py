@@ -1,13 +1,13 @@
-"""Multi-fidelity benchmark (issue 39, items 2-3): peers at equal training steps on the
+"""Multi-fidelity benchmark (issue 39, items 2-4): peers at equal training steps on the
 learning-curve tables.
 
 Replays, on every learning-curve table (``data/arlbench_curves/*.parquet`` by default), each
 method for ``--reps`` repetitions at each ``--alphas`` value with the same budget in training
 steps: ``--budget`` full runs' worth, what full-run erahbo spends in ``--budget`` runs
-(:mod:`erahbo.experiments.mf_peers`: erahbo with full runs, Optuna TPE with the Hyperband,
-successive-halving and Wilcoxon pruners, SMAC3's multi-fidelity facade; the objective of every
-peer is the MV of its ``--k`` seeds at the checkpoint reached). The library does the work; this
-is its command line. Prints, per alpha:
+(:mod:`erahbo.experiments.mf_peers`: erahbo with full runs, erahbo with early stopping,
+Optuna TPE with the Hyperband, successive-halving and Wilcoxon pruners, SMAC3's
+multi-fidelity facade; the objective of every peer is the MV of its ``--k`` seeds at the
+checkpoint reached). The library does the work; this is its command line. Prints, per alpha:
 
 * the IQM of the normalized MV regret of the recommendation (1 = the table's average
   configuration, 0 = the best; ground truth: final returns over all stored seeds) pooled over
@@ -27,8 +27,10 @@ curves against the share of the step budget).
         --reps 3 --alphas 1,10 --budget 200 --out results/multifidelity
 
 ``--tables``: comma-separated paths, globs or table names in ``data/arlbench_curves``.
-``--methods``: ``erahbo``, ``tpe-hb``, ``tpe-sha``, ``tpe-wilcoxon``, ``smac-mf`` (each peer
-optionally ``-k<K>``). ``--quick``: 1 repetition, budget 20, alpha 1, 200 bootstrap draws.
+``--methods``: ``erahbo``, ``erahbo-es[-r][-b<beta>]`` (erahbo with early stopping, issue 39
+item 4: :mod:`erahbo.experiments.mf_erahbo`), ``tpe-hb``, ``tpe-sha``, ``tpe-wilcoxon``,
+``smac-mf`` (each peer optionally ``-k<K>``). ``--quick``: 1 repetition, budget 20, alpha 1,
+200 bootstrap draws.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 DEFAULT_TABLES = "data/arlbench_curves/*.parquet"
-DEFAULT_METHODS = "erahbo,tpe-hb,tpe-sha,tpe-wilcoxon,smac-mf"
+DEFAULT_METHODS = "erahbo,erahbo-es,tpe-hb,tpe-sha,tpe-wilcoxon,smac-mf"
 FRACTIONS = (0.25, 0.5, 1.0)
 
 

@@ -32,6 +32,13 @@ charged the steps they consume; common random numbers across methods). Method na
 ``smac-mf-k<K>``
     SMAC3's multi-fidelity facade with its Hyperband intensifier
     (:mod:`erahbo.experiments.mf_smac`).
+``erahbo-es[-r][-b<beta>]``
+    erahbo at its defaults with the early-stop part on (``early_stop``, its confidence
+    ``early_stop_beta`` = ``beta``, default 1): runs trained checkpoint by checkpoint and
+    stopped when eq. 12 with their predicted final returns certifies the configuration
+    dominated (:mod:`erahbo.experiments.mf_erahbo`, :mod:`erahbo.optimizer.early_stop`);
+    ``-r``: only the runs of configurations that have a final return already (a
+    configuration's first run always completes).
 
 The objective of every peer is the MV of its ``K`` seeds at the checkpoint a trial reached.
 **Recommendation** (the configuration scored on the ground truth after each observation):
@@ -69,8 +76,10 @@ MF_KINDS = {
     "tpe-sha": "TPE + SuccessiveHalvingPruner",
     "tpe-wilcoxon": "TPE + WilcoxonPruner",
     "smac-mf": "SMAC3 multi-fidelity (Hyperband)",
+    "erahbo-es": "erahbo + early stopping",
 }
 _NAME_RE = re.compile(r"^(tpe-hb|tpe-sha|tpe-wilcoxon|smac-mf)(?:-k(\d+))?$")
+_ES_RE = re.compile(r"^erahbo-es(-r)?(?:-b(\d+(?:\.\d+)?))?$")
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,8 @@ class MFMethod:
     kind: str
     k: int | None
     label: str
+    beta: float | None = None  # erahbo-es: early_stop_beta (None: its default)
+    replicates_only: bool = False  # erahbo-es-r: a configuration's first run is never stopped
 
 
 def parse_mf_method(name: str, k: int = DEFAULT_K) -> MFMethod:
@@ -96,11 +107,19 @@ def parse_mf_method(name: str, k: int = DEFAULT_K) -> MFMethod:
     key = name.strip().lower()
     if key == "erahbo":
         return MFMethod(name=key, kind="erahbo", k=None, label=MF_KINDS["erahbo"])
+    es = _ES_RE.match(key)
+    if es:
+        beta = float(es.group(2)) if es.group(2) else None
+        return MFMethod(name=key, kind="erahbo-es", k=None, label=MF_KINDS["erahbo-es"]
+                        + (", replicates only" if es.group(1) else "")
+                        + ("" if beta is None else f", early_stop_beta={beta:g}"), beta=beta,
+                        replicates_only=bool(es.group(1)))
     m = _NAME_RE.match(key)
     if not m:
         raise ValueError(f"unknown multi-fidelity method {name!r}; use erahbo, tpe-hb, "
-                         "tpe-sha, tpe-wilcoxon or smac-mf, the peers optionally with -k<K> "
-                         "seeds per trial (e.g. 'erahbo,tpe-hb-k5,smac-mf-k5')")
+                         "tpe-sha, tpe-wilcoxon, smac-mf (the peers optionally with -k<K> "
+                         "seeds per trial) or erahbo-es[-r][-b<beta>] (e.g. "
+                         "'erahbo,erahbo-es,tpe-hb-k5,smac-mf-k5')")
     kk = int(m.group(2)) if m.group(2) else int(k)
     if kk < 2:
         raise ValueError(f"method {name!r}: k={kk} seeds per trial must be >= 2 (the MV of a "
@@ -141,7 +160,13 @@ def run_mf_repetition(ctask: CurveTask, method: MFMethod, repetition: int, *,
     else:
         replay = PartialReplay(ctask, seed, repetition, budget_steps=budget_steps,
                                budget_wall=budget_wall)
-        if method.kind == "smac-mf":
+        if method.kind == "erahbo-es":
+            from erahbo.experiments.mf_erahbo import run_erahbo_es
+
+            opts = {} if method.beta is None else {"early_stop_beta": method.beta}
+            trace, extra = run_erahbo_es(replay, rep_seed,
+                                         new_configs=not method.replicates_only, **opts)
+        elif method.kind == "smac-mf":
             from erahbo.experiments.mf_smac import run_smac_mf
 
             trace, extra = run_smac_mf(replay, int(method.k or DEFAULT_K), rep_seed,

@@ -283,6 +283,62 @@ class Optimizer(Telling, Inspection):
         if reason is not None:
             self._close(r, reason)
 
+    def tell_stopped(self, trial: Trial, bounds: Any = None) -> None:
+        """End ``trial``, whose runs the early-stop part stopped before their last checkpoint
+        (:mod:`erahbo.optimizer.early_stop`, option ``early_stop``).
+
+        No return enters the data (a stopped run is never a final return); its seeds count in
+        the budget (they were trained, in part); the round ends ``"dominated"`` with
+        ``bounds`` (the :class:`~erahbo.gp.round.InnerBounds` that certified it, the early-stop
+        verdict's) as its record, as eq. 12 ends a round after a seed; the configuration is
+        marked dominated: no longer proposed (the models did not learn from the stopped run,
+        and would propose it again at once) until :meth:`readmit_stopped`; its earlier runs
+        stay in the data, for the models, the recommendation and ``B_t``.
+
+        Raises
+        ------
+        ValueError
+            Without ``early_stop``, for a trial that is not pending, or for an initial-design
+            trial (never stopped).
+        """
+        if not self.options.early_stop:
+            raise ValueError("tell_stopped: early_stop is off; build the Optimizer with "
+                             "early_stop=True to stop runs early")
+        if self.journal is not None:
+            raise NotImplementedError("tell_stopped: a journaled study does not record stopped "
+                                      "runs yet; use an Optimizer without journal=")
+        self._check_pending(trial)
+        if trial.phase == "init":
+            raise ValueError("tell_stopped: the initial design's runs are never stopped early; "
+                             "tell their returns")
+        r = self._open[trial.round]
+        del self._pending[trial.trial_id]
+        self._used += len(trial.seeds)
+        if bounds is not None:
+            r.ib = bounds
+        if self.state.allowed is not None:  # marked dominated
+            if self.state.allowed[trial.config_id]:
+                self.state.exclude_row(trial.config_id)
+                self._dominated = (*self._dominated, int(trial.config_id))
+        else:
+            self.state.forbidden.append(np.asarray(trial.u, dtype=float).copy())
+        self.n_stopped += 1
+        self._close(r, "dominated")
+
+    n_stopped = 0  # trials ended by tell_stopped
+    _dominated: tuple[int, ...] = ()  # finite-table rows marked dominated by tell_stopped
+
+    def readmit_stopped(self) -> int:
+        """Let the configurations that :meth:`tell_stopped` marked dominated be proposed again,
+        those with final returns in the data only (finite tables; the models know them): what
+        a host does when nothing else is left to propose and budget is. Returns how many."""
+        back = [c for c in self._dominated if self.data.row_of(c) is not None
+                and c not in self.state.infeasible]
+        for c in back:
+            self.state.allowed[c] = True
+        self._dominated = tuple(c for c in self._dominated if c not in back)
+        return len(back)
+
     def _close(self, r: Round, reason: str) -> None:
         self.history.add_round(self.data, r.t, r.phase, r.config_id, r.k,
                                self.data.row_of(r.config_id), r.ib, r.B_t, r.beta_stop, r.acq,

@@ -210,6 +210,8 @@ class Options:
     var_noise_prior: float | None = None
     var_noise: str | None = None
     replicate_within: float | None = None
+    early_stop: bool | None = None
+    early_stop_beta: float | None = None
     risk: str | None = None
     q: float | None = None
     c: float | None = None
