@@ -39,6 +39,12 @@ Grammar of a method name::
     <method>-p<Q>          any of the above with Q configurations in flight (``n_parallel``:
                            each new one is chosen while Q - 1 others still train; in the
                            replay they finish in the order they were asked)
+    <method>-cvar[<q>]     any of the above optimizing its own risk measure (options ``risk``,
+    <method>-quantile[<q>] ``q``, ``alpha``; :mod:`erahbo.risk`) instead of the study's: the
+    <method>-mv<alpha>     sample CVaR / quantile of the k seeds of a trial for Optuna TPE,
+                           erahbo's models in that measure for erahbo / rahbo (``q``: the
+                           study's, else 0.1). Regret is always in the study's measure:
+                           ``erahbo-mv3`` in a CVaR study is MV at alpha 3 scored in CVaR
 """
 
 from __future__ import annotations
@@ -54,8 +60,10 @@ from erahbo._names import (
     FIXED_K_RE,
     PARALLEL_RE,
     PEER_LABELS,
+    RISK_SUFFIX_RE,
     bts_red_label,
     parallel_label,
+    risk_label,
 )
 from erahbo.optimizer.parts import PARAMS, method_variant
 
@@ -95,6 +103,9 @@ def parse_method(name: str) -> MethodSpec:
         If the name does not follow the grammar; the message lists the valid forms.
     """
     key = name.strip().lower()
+    m = RISK_SUFFIX_RE.match(key)
+    if m:
+        return _with_risk(name, key, m.group(1), m.group(2), m.group(3))
     m = PARALLEL_RE.match(key)
     if m:
         q = int(m.group(2))
@@ -152,6 +163,28 @@ def parse_method(name: str) -> MethodSpec:
         "and the peers optuna-tpe-k<K>, smac, bts-red and bts-red-n<N> (e.g. "
         "'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
+
+
+def _with_risk(name: str, key: str, base_name: str, risk: str, text: str | None) -> MethodSpec:
+    """``<base>-cvar[<q>]``, ``<base>-quantile[<q>]``, ``<base>-mv<alpha>``: ``base`` with its
+    own risk measure."""
+    from erahbo.risk import measure_from_json
+
+    if risk == "mv" and text is None:
+        raise ValueError(f"method {name!r}: -mv needs its alpha, e.g. {base_name + '-mv3'!r}")
+    try:
+        base = parse_method(base_name)
+    except ValueError as e:
+        raise ValueError(str(e).replace(repr(base_name), repr(name), 1)) from None
+    if base.method in ("smac", "bts-red"):
+        raise ValueError(f"method {name!r}: a risk suffix is for erahbo's methods and "
+                         f"optuna-tpe-k<K>; {base.label} optimizes its own objective")
+    options: dict[str, Any] = {"risk": risk}
+    if text is not None:
+        options["alpha" if risk == "mv" else "q"] = float(text)
+    measure_from_json(options)  # a clear error for a bad q or alpha, at parse time
+    return MethodSpec(name=key, label=risk_label(base.label, risk, text), method=base.method,
+                      options={**base.options, **options})
 
 
 def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
