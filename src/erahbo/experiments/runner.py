@@ -114,7 +114,9 @@ class StudySettings:
     @property
     def measure(self) -> RiskMeasure:
         """The study's risk measure (MV with ``alpha`` by default)."""
-        return measure_from_json({"risk": self.risk, "alpha": self.alpha, "q": self.q})
+        given = {"alpha": self.alpha, "q": self.q}
+        return measure_from_json({"risk": self.risk,
+                                  **{k: v for k, v in given.items() if v is not None}})
 
     def risk_options(self) -> dict[str, Any]:
         """The optimizer's options of the study's measure: ``alpha`` (MV, as before measures
@@ -141,9 +143,10 @@ class StudySettings:
         :class:`erahbo.optimizer.options.Options` (e.g. ``beta > 0``) before any file is
         written; ``outcome_processing`` by :data:`erahbo.datasets.warping.METHODS`.
         """
-        if self.risk == "mv" and self.q is not None:
-            raise ValueError(f"q={self.q!r} does nothing with risk='mv': it is the share of "
-                             "worst seeds of risk='cvar' or 'quantile'; drop q or set risk")
+        if self.q is not None and self.risk not in ("cvar", "quantile"):
+            raise ValueError(f"q={self.q!r} does nothing with risk={self.risk!r}: it is the "
+                             "share of worst seeds of risk='cvar' or 'quantile'; drop q or "
+                             "set risk")
         if self.risk != "mv" and self.alpha != 1.0:
             raise ValueError(f"alpha={self.alpha!r} does nothing with risk={self.risk!r}: it "
                              "weighs MV's variance; drop alpha or set risk='mv'")
