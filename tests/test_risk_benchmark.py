@@ -169,3 +169,30 @@ def test_risk_benchmark_script_runs_resumes_and_prints_the_table(raw, tmp_path):
     finals = {m: np.mean([c[-1] for c in g["curve"]]) for m, g in df.groupby("method")}
     assert min(finals[f"erahbo-mv{a:g}"] for a in rb.ALPHAS) == pytest.approx(
         finals[f"erahbo-mv{chosen[raw.name]}"])
+
+
+def test_smac_k_grammar():
+    """``smac-k<K>``: SMAC3 with K seeds per trial; a risk suffix only with K >= 2."""
+    spec = parse_method("smac-k5-cvar")
+    assert (spec.method, spec.label) == ("smac", "SMAC3 (k=5, CVaR)")
+    assert spec.options == {"seeds_per_trial": 5, "max_config_calls": 3, "risk": "cvar"}
+    with pytest.raises(ValueError, match="K >= 2"):
+        parse_method("smac-k1")
+    with pytest.raises(ValueError, match="SMAC3 optimizes its own objective"):
+        parse_method("smac-cvar")
+
+
+def test_smac_k_replay_costs_the_sample_cvar_of_its_trials(raw):
+    """SMAC3 with k seeds per trial in a CVaR study: every trial is k consecutive runs of one
+    configuration, the trace spends the budget in whole trials and is scored in CVaR."""
+    pytest.importorskip("smac")
+    s = _settings(risk="cvar", q=0.25)
+    task = prepare_task(raw, outcome_processing="minmax", measure=s.measure)
+    trace, meta = run_repetition(task, parse_method("smac-k4-cvar"), 0, s)
+    assert meta["seeds_per_trial"] == 4 and meta["max_config_calls"] == 3
+    assert len(trace) % 4 == 0 and 0 < len(trace) <= 40
+    assert (trace.groupby("round").size() % 4 == 0).all()
+    np.testing.assert_allclose(trace["incumbent_mv"], task.mv[trace["incumbent_id"]])
+    with pytest.raises(ValueError, match="user's protocol"):
+        run_repetition(task, parse_method("smac-k4-cvar"), 0, StudySettings(
+            budget=40, protocol="paper", outcome_processing="minmax", risk="cvar", q=0.25))

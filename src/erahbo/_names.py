@@ -25,6 +25,7 @@ BTS_RED_RE = re.compile(r"^bts-red-n(\d+)$")
 BTS_RED_BATCH = 10  # N, the batch budget of ``bts-red``
 PEER_LABELS = {"smac": "SMAC3", "bts-red": f"Mean-Var-BTS-RED (N={BTS_RED_BATCH})"}
 RISK_SUFFIX_RE = re.compile(r"^(.+)-(cvar|quantile|mv)(\d+(?:\.\d+)?)?$")
+SMAC_K_RE = re.compile(r"^smac-k(\d+)$")  # SMAC3 with K seeds per trial (a sample measure)
 RISK_NEUTRAL_PEERS = ("smac",)  # peers that optimize the mean return whatever alpha is
 
 

@@ -31,6 +31,9 @@ Grammar of a method name::
     smac                   SMAC3's hyperparameter-optimization facade, one seed per trial,
                            cost = minus the return, racing on up to 3 seeds; risk-neutral
                            (a peer; :mod:`erahbo.experiments.smac_peer`; the ``smac`` extra)
+    smac-k<K>              SMAC3 with K seeds per trial, cost = minus their sample risk
+                           measure (the study's, or the suffix's: ``smac-k5-cvar``); the
+                           user's protocol only
     bts-red                Mean-Var-BTS-RED (Dai et al., NeurIPS 2023): Thompson sampling of
                            the input, replications from the noise variance's upper bound,
                            batches of N = 10 runs; risk-aware (a peer;
@@ -61,6 +64,7 @@ from erahbo._names import (
     PARALLEL_RE,
     PEER_LABELS,
     RISK_SUFFIX_RE,
+    SMAC_K_RE,
     bts_red_label,
     parallel_label,
     risk_label,
@@ -126,6 +130,14 @@ def parse_method(name: str) -> MethodSpec:
     if key == "smac":
         return MethodSpec(name=key, label=PEER_LABELS[key], method="smac",
                           options={"seeds_per_trial": 1, "max_config_calls": 3})
+    m = SMAC_K_RE.match(key)
+    if m:
+        k = int(m.group(1))
+        if k < 2:
+            raise ValueError(f"method {name!r}: smac-k<K> needs K >= 2 seeds per trial (a "
+                             "sample risk measure); one seed per trial is 'smac'")
+        return MethodSpec(name=key, label=f"SMAC3 (k={k})", method="smac",
+                          options={"seeds_per_trial": k, "max_config_calls": 3})
     if key == "bts-red" or BTS_RED_RE.match(key):
         m = BTS_RED_RE.match(key)
         n = int(m.group(1)) if m else BTS_RED_BATCH
@@ -160,7 +172,9 @@ def parse_method(name: str) -> MethodSpec:
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
         f"erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, {parts}erahbo-race, rahbo-k<K>, "
         "gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in flight), "
-        "and the peers optuna-tpe-k<K>, smac, bts-red and bts-red-n<N> (e.g. "
+        "and the peers optuna-tpe-k<K>, smac, smac-k<K>, bts-red and bts-red-n<N>, each "
+        "with a risk suffix -cvar[<q>], -quantile[<q>], -mv<alpha> where it optimizes a "
+        "measure (e.g. "
         "'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
 
@@ -176,9 +190,11 @@ def _with_risk(name: str, key: str, base_name: str, risk: str, text: str | None)
         base = parse_method(base_name)
     except ValueError as e:
         raise ValueError(str(e).replace(repr(base_name), repr(name), 1)) from None
-    if base.method in ("smac", "bts-red"):
-        raise ValueError(f"method {name!r}: a risk suffix is for erahbo's methods and "
-                         f"optuna-tpe-k<K>; {base.label} optimizes its own objective")
+    if base.method == "bts-red" or (base.method == "smac"
+                                    and base.options.get("seeds_per_trial", 1) < 2):
+        raise ValueError(f"method {name!r}: a risk suffix is for erahbo's methods, "
+                         f"optuna-tpe-k<K> and smac-k<K>; {base.label} optimizes its own "
+                         "objective")
     options: dict[str, Any] = {"risk": risk}
     if text is not None:
         options["alpha" if risk == "mv" else "q"] = float(text)

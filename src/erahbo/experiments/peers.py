@@ -19,7 +19,8 @@ under the user's protocol TPE's own startup trials are its initial design, count
 Optuna is an optional extra: ``pip install erahbo[optuna]``.
 
 ``smac``: SMAC3's hyperparameter-optimization facade, one seed per trial, risk-neutral
-(:mod:`erahbo.experiments.smac_peer`; the ``smac`` extra).
+(:mod:`erahbo.experiments.smac_peer`; the ``smac`` extra); ``smac-k<K>`` (e.g.
+``smac-k5-cvar``): ``K`` seeds per trial, cost minus their sample risk measure.
 
 ``bts-red``, ``bts-red-n<N>``: Mean-Var-BTS-RED (Dai et al., NeurIPS 2023), Thompson sampling
 over the table's rows and replications from the noise variance
@@ -88,7 +89,9 @@ def run_peer_repetition(
         under the user's protocol).
     """
     if method.method == "smac":
-        return run_smac_repetition(task, repetition, settings, rep_seed, progress)
+        k = int(method.options.get("seeds_per_trial", 1))
+        return run_smac_repetition(task, repetition, settings, rep_seed, progress, k=k,
+                                   measure=method_measure(method, settings) if k > 1 else None)
     if method.method == "bts-red":
         return run_bts_red_table(task, method, repetition, settings, rep_seed, progress)
     if method.method != "optuna-tpe":
