@@ -5,6 +5,7 @@ regret, the methods' own measures, the peers' sample CVaR, the recommendation's 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -196,3 +197,46 @@ def test_smac_k_replay_costs_the_sample_cvar_of_its_trials(raw):
     with pytest.raises(ValueError, match="user's protocol"):
         run_repetition(task, parse_method("smac-k4-cvar"), 0, StudySettings(
             budget=40, protocol="paper", outcome_processing="minmax", risk="cvar", q=0.25))
+
+
+@pytest.mark.filterwarnings("ignore:task .* stores 12 seeds")
+def test_benchmark_cli_in_cvar_and_its_report_name_the_measure(raw, tmp_path, monkeypatch):
+    """`erahbo benchmark --risk cvar --q 0.25`: the traces are scored in CVaR_0.25 and the
+    report says so (its objective line, section titles, tables and figures), never "MV"."""
+    from matplotlib.figure import Figure
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+    from erahbo.experiments.traces import find_trace_files, read_trace
+
+    texts: list[str] = []
+    original = Figure.savefig
+
+    def record(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)  # (the report renames its texts before this)
+        from matplotlib.text import Text
+
+        texts.extend(t.get_text() for t in self.findobj(Text))
+        return out
+
+    monkeypatch.setattr(Figure, "savefig", record)
+    path = write_task(raw, tmp_path / "tiny.parquet")
+    out = tmp_path / "bench"
+    res = CliRunner().invoke(app, ["benchmark", str(path), "--methods", "erahbo,rahbo-k2",
+                                   "--repetitions", "2", "--budget", "30", "--protocol",
+                                   "user", "--outcome-processing", "minmax", "--risk", "cvar",
+                                   "--q", "0.25", "--workers", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    task = prepare_task(raw, outcome_processing="minmax", measure=CVaR(q=0.25))
+    for f in find_trace_files(out):
+        trace, meta = read_trace(f)
+        assert meta["risk"] == {"risk": "cvar", "q": 0.25}
+        np.testing.assert_allclose(trace["incumbent_mv"], task.mv[trace["incumbent_id"]])
+    md = (out / "report" / "report.md").read_text()
+    assert "- Objective: CVaR_0.25: the mean return of the worst 25 % of seeds" in md
+    assert "## 1. Ranks of final CVaR_0.25 regret" in md
+    assert not re.search(r"\bMV\b", md)
+    tex = "".join(p.read_text() for p in (out / "report" / "tables").glob("*.tex"))
+    assert "CVaR\\_0.25" in tex or "CVaR_0.25" in tex
+    assert texts and not any(re.search(r"\bMV\b", t) for t in texts)
+    assert any("CVaR_0.25" in t for t in texts)
