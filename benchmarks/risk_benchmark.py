@@ -86,14 +86,22 @@ def run(data: list[str], out: Path, risk: str, q: float, budget: int, reps: int,
     return where
 
 
-def load(where: Path, budget: int) -> pd.DataFrame:
+def load(where: Path, budget: int, skipped: set[str] | None = None) -> pd.DataFrame:
     """One row per trace: task, method, repetition, the normalized regret curve (``budget``
-    points, the last value carried on) and the final interval and truth (NaN: none)."""
+    points, the last value carried on) and the final interval and truth (NaN: none).
+
+    A table whose every configuration has the same truth (``truth* = mean``: e.g. CVaR_0.1
+    of ppo_cc_mountain_car, where every configuration's worst tenth of seeds fails) has no
+    regret to normalize: its traces are left out and its name added to ``skipped``."""
     from erahbo.experiments.traces import find_trace_files, read_trace
 
     rows = []
     for path in find_trace_files(where):
         trace, meta = read_trace(path)
+        if not float(meta["init_regret"]) > 1e-12:
+            if skipped is not None:
+                skipped.add(meta["task"])
+            continue
         reg = trace["simple_regret"].to_numpy() / max(float(meta["init_regret"]), 1e-12)
         curve = np.full(budget, reg[-1] if len(reg) else np.nan)
         curve[: min(len(reg), budget)] = reg[:budget]
@@ -164,7 +172,8 @@ def markdown(table: pd.DataFrame) -> str:
 
 def report(where: Path, budget: int, methods: list[str] | None = None) -> str:
     """The summary of one study directory (Markdown): the table and the alphas chosen."""
-    df = load(where, budget)
+    skipped: set[str] = set()
+    df = load(where, budget, skipped)
     if methods:
         keep = set(expand(methods))
         df = df[df["method"].isin(keep)]
@@ -176,6 +185,9 @@ def report(where: Path, budget: int, methods: list[str] | None = None) -> str:
                       | table["method"].isin(methods)]
     _, chosen = best_alpha(df)
     lines = [markdown(table)]
+    if skipped:
+        lines += ["", "left out (every configuration has the same truth, no regret to "
+                  "normalize): " + ", ".join(sorted(skipped))]
     if chosen:
         lines += ["", "mv-best-alpha, alpha per table: " + ", ".join(
             f"{t} {a}" for t, a in sorted(chosen.items()))]
