@@ -240,3 +240,17 @@ def test_benchmark_cli_in_cvar_and_its_report_name_the_measure(raw, tmp_path, mo
     assert "CVaR\\_0.25" in tex or "CVaR_0.25" in tex
     assert texts and not any(re.search(r"\bMV\b", t) for t in texts)
     assert any("CVaR_0.25" in t for t in texts)
+
+
+def test_report_labels_and_order_of_the_risk_suffixes():
+    """The report labels a method with its own measure as the parser does, and lists it right
+    after the method without one."""
+    from erahbo.analysis.traces import method_label, sort_methods
+
+    names = ["smac-k5-cvar", "rahbo-k2-cvar", "erahbo-mv3", "rahbo-k2", "erahbo",
+             "erahbo-cvar0.25", "optuna-tpe-k10-cvar"]
+    for n in names:
+        assert method_label(n) == parse_method(n).label
+    order = sort_methods(names)
+    assert order.index("erahbo-cvar0.25") == order.index("erahbo") + 1
+    assert order.index("rahbo-k2-cvar") == order.index("rahbo-k2") + 1
