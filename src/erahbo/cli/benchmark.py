@@ -60,7 +60,10 @@ def benchmark(
                                 "erahbo, erahbo-paper, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
                                 "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
                                 "random-k<K> (any with -p<Q>); the peers optuna-tpe-k<K> "
-                                "and smac (extras optuna, smac), bts-red, bts-red-n<N>."),
+                                "and smac (extras optuna, smac), smac-k<K>, bts-red, "
+                                "bts-red-n<N>; a suffix -cvar[<q>], -quantile[<q>] or "
+                                "-mv<alpha> sets a method's own risk measure (e.g. "
+                                "rahbo-k2-cvar, optuna-tpe-k10-cvar, erahbo-mv3)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
     budget: int = typer.Option(2000, help="Training runs per repetition: after the shared "
                                "initial design (paper protocol) or in all (user protocol)."),
