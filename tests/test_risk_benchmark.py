@@ -78,6 +78,10 @@ def test_a_method_name_sets_its_own_measure_else_the_study_s():
     assert method_measure(parse_method("erahbo-mv3"), cvar) == MeanVariance(3.0)
     assert method_measure(parse_method("erahbo"), mv) == MeanVariance(2.0)
     assert method_risk_options(parse_method("erahbo"), mv) == {"alpha": 2.0}
+    # the peers with an objective of their own say which
+    assert method_measure(parse_method("smac"), cvar) == MeanVariance(0.0)  # risk-neutral
+    assert method_measure(parse_method("smac-k5"), cvar) == CVaR(q=0.25)
+    assert method_measure(parse_method("bts-red"), cvar) == MeanVariance(1.0)
     spec = parse_method("optuna-tpe-k10-cvar")
     assert (spec.method, spec.options, spec.label) == (
         "optuna-tpe", {"k": 10, "risk": "cvar"}, "Optuna TPE (k=10, CVaR)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from erahbo.experiments.methods import MethodSpec
-from erahbo.risk import RiskMeasure, measure_from_json
+from erahbo.risk import MeanVariance, RiskMeasure, measure_from_json
 
 __all__ = ["method_measure", "method_risk_options", "without_risk_options"]
 
@@ -31,7 +31,13 @@ def method_risk_options(method: MethodSpec, settings: Any) -> dict[str, Any]:
 
 
 def method_measure(method: MethodSpec, settings: Any) -> RiskMeasure:
-    """The risk measure a method optimizes in a study (:func:`method_risk_options`)."""
+    """The risk measure a method optimizes in a study (:func:`method_risk_options`); the
+    peers that have their own objective: SMAC3 with one seed a trial the mean (MV with alpha
+    0, risk-neutral), BTS-RED MV with the study's ``alpha``."""
+    if method.method == "smac" and int(method.options.get("seeds_per_trial", 1)) < 2:
+        return MeanVariance(0.0)
+    if method.method == "bts-red":
+        return MeanVariance(settings.alpha)
     return measure_from_json(method_risk_options(method, settings))
 
 
