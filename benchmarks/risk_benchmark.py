@@ -144,6 +144,8 @@ def summarize(df: pd.DataFrame, budget: int, checkpoints: tuple[int, ...] = CHEC
     for method, g in df.groupby("method", sort=False):
         tasks = sorted(g["task"].unique())
         n = min(int((g["task"] == t).sum()) for t in tasks)
+        # the same repetitions for every table: the first n of each (by repetition)
+        g = g.sort_values(["task", "rep"]).groupby("task", sort=False).head(n)
         scores = np.stack([np.stack([c[[p - 1 for p in points]] for c in
                                      g[g["task"] == t]["curve"].iloc[:n]]) for t in tasks],
                           axis=1)  # (R, K, G)
