@@ -14,7 +14,7 @@ Methods (``--methods``, any benchmark method name, :mod:`erahbo.experiments.meth
 * ``rahbo-k2-cvar``, ``rahbo-k5-cvar``: fixed k seeds per configuration, the same models;
 * ``optuna-tpe-k10-cvar``: TPE, each trial 10 seeds, value = their sample CVaR_q;
 * ``smac-k5-cvar``: SMAC3, each trial 5 seeds, cost = minus their sample CVaR_q (not in the
-  default list: about 20 s a repetition, ten times erahbo's);
+  default list; ``--methods`` adds it);
 * ``mv-best-alpha``: erahbo in MV mode at alpha in :data:`ALPHAS` (methods ``erahbo-mv<a>``,
   each scored in the study's measure); the row keeps, per table, the alpha whose mean final
   regret over the repetitions is lowest (in hindsight: what a user who guessed alpha right per
