@@ -149,3 +149,25 @@ def test_demo_ctrl_c_says_how_to_continue(tmp_path, monkeypatch, smaller_demo):
     res = CliRunner().invoke(app, small)
     assert res.exit_code == 130
     assert "run the same command again to continue" in res.output
+
+
+def test_seed_story_names_the_study_s_risk_measure():
+    """The story of a CVaR study's rounds says UCB_CVaR_0.1 where an MV study says UCB_MV
+    (a result built by hand: one initial round, two BO rounds ended dominated)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from erahbo.analysis.run_summary import seed_story
+    from erahbo.risk import CVaR, MeanVariance
+
+    rounds = pd.DataFrame({"phase": ["init", "bo", "bo"], "k": [2, 1, 3],
+                           "stop_reason": [None, "dominated", "dominated"]})
+    configs = pd.DataFrame({"config_id": [0, 1, 2], "k": [2, 1, 3]})
+
+    def story(measure):
+        return seed_story(SimpleNamespace(rounds=rounds, configs=configs, method="erahbo",
+                                          settings={"k_min": 1, "k_max": 20}, measure=measure))
+
+    assert "2 dominated (its UCB_CVaR_0.1 fell below B_t" in story(CVaR(q=0.1))
+    assert "2 dominated (its UCB_MV fell below B_t" in story(MeanVariance(1.0))

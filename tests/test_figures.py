@@ -64,6 +64,31 @@ def test_configs_png_shows_the_decision(fig1_result, saved, tmp_path):
     assert any(t.startswith("incumbent's LCB_MV") for t in labels)
 
 
+def test_configs_and_rounds_png_name_the_study_s_risk_measure(saved, tmp_path):
+    """In a CVaR study the figures say CVaR_0.1 where an MV study says MV: iso-lines of equal
+    CVaR are the straight lines ``mean = CVaR + phi(z_q) / q * std`` through the incumbent's
+    estimate; the bounds panel and the rounds' axis and B_t name the measure."""
+    from erahbo.analysis.run_plots import plot_configs, plot_rounds
+    from erahbo.risk import CVaR
+
+    task = Figure1Task()
+    res = erahbo.optimize(task, task.space, budget=60, seed=0, risk="cvar", q=0.1)
+    plot_configs(res, tmp_path / "c.png")
+    fig = saved[-1]
+    ax, axb = fig.axes[0], fig.axes[1]
+    labels = _legend(fig)
+    assert "equal CVaR_0.1" in labels and not any("MV" in t for t in labels)
+    iso = next(ln for ln in ax.get_lines() if ln.get_linestyle() == "--")
+    x, y = iso.get_data()
+    inc = res.configs.sort_values("rank").iloc[0]
+    np.testing.assert_allclose(y + CVaR(q=0.1).kappa * x, inc["mv"])
+    assert axb.get_xlabel() == "CVaR_0.1: [LCB_CVaR_0.1, UCB_CVaR_0.1] and estimate"
+    plot_rounds(res, tmp_path / "r.png")
+    fig = saved[-1]
+    assert "CVaR_0.1" in fig.axes[0].get_ylabel() and "MV" not in fig.axes[0].get_ylabel()
+    assert any(t.startswith("B_t = ") and "CVaR_0.1" in t for t in _legend(fig))
+
+
 def test_configs_png_draws_every_configuration_one_seed_ones_left_of_zero(fig1_result, saved,
                                                                          tmp_path):
     """Rule: every evaluated configuration is a point of the scatter; a one-seed configuration

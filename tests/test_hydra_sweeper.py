@@ -224,6 +224,24 @@ def test_sweep_options_reach_the_optimizer(tmp_path):
     assert settings["max_seeds"] == 6
 
 
+def test_sweep_in_cvar_names_the_measure_in_its_recommendation(tmp_path):
+    """``hydra.sweeper.risk=cvar q=0.2``: the study is in CVaR_0.2 (journaled settings) and
+    incumbent.yaml names the measure its estimate is in."""
+    folder = _app(tmp_path, 1.0, """search_space:
+  hp_config.x: [float, 0.0, 1.0]
+""")
+    proc = _run(folder, "hydra.sweeper.budget=8", "hydra.sweeper.risk=cvar",
+                "hydra.sweeper.q=0.2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    journal = Journal.open(folder / "sweep" / "erahbo_journal.db")
+    settings = journal.settings
+    journal.close()
+    assert settings["risk"] == "cvar" and settings["q"] == 0.2
+    inc = yaml.safe_load((folder / "sweep" / "incumbent.yaml").read_text())
+    assert inc["risk"] == {"risk": "cvar", "q": 0.2} and inc["objective"] == "CVaR_0.2"
+    assert isinstance(inc["estimated_mv"], float)
+
+
 def test_sweep_refuses_sweep_overrides_on_the_command_line(tmp_path):
     folder = _app(tmp_path, 1.0, "search_space: {hp_config.x: [float, 0.0, 1.0]}\n")
     proc = _run(folder, "hp_config.act=good,bad")

@@ -216,3 +216,38 @@ def test_the_table_bounds_are_the_recommendations_at_another_recommend_beta():
             np.testing.assert_allclose(c["lcb_mv"], c["mv"], rtol=1e-9, atol=1e-12)
         assert explain_incumbent(res.configs).startswith(
             f"config {res.incumbent_id} is recommended because it has the highest lower bound")
+
+
+def test_explain_verification_names_the_measure_and_takes_its_standard_error():
+    """A CVaR study's verification gap is in CVaR's terms: the sentence names CVaR_0.1 and
+    counts the gap in the CVaR plug-in's standard errors."""
+    from erahbo.risk import CVaR
+
+    m = CVaR(q=0.1)
+    se = m.standard_error(10.0, 20)
+    text = explain_verification(50.0, 50.0 - 3 * se, 10.0, 20, m)
+    assert "the measured CVaR_0.1 differs from the estimate" in text
+    assert "3.0 standard errors" in text and "MV" not in text
+    assert "measured CVaR_0.1 cannot be compared" in explain_verification(
+        1.0, math.nan, 1.0, 1, m)
+
+
+def test_optimize_cli_names_the_risk_measure_in_its_tables(tmp_path, monkeypatch):
+    """`erahbo optimize --risk cvar --q 0.1` names the measure where MV stood: the ranking,
+    the columns, the estimate (in return units) and the explanation; still 80 columns."""
+    from typer.testing import CliRunner
+
+    from erahbo.cli import app
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
+                                   "--risk", "cvar", "--q", "0.1", "--out", str(out),
+                                   "--no-progress"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "(rank by LCB_CVaR_0.1)" in text and "CVaR_0.1 ┃ LCB ┃ UCB" in text
+    assert "estimated CVaR_0.1 of the incumbent:" in text and "(return units)" in text
+    assert "the mean return of the worst 10 % of seeds" in text
+    assert "LCB_MV" not in text and "estimated MV" not in text
+    assert max(len(ln) for ln in res.output.splitlines() if str(tmp_path) not in ln) <= 80

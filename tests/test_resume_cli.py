@@ -181,3 +181,15 @@ def test_cli_seed_batch_is_a_journaled_setting(tmp_path, monkeypatch, cli_option
 def test_cli_version():
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == f"erahbo {erahbo.__version__}"
+
+
+def test_status_names_the_journaled_risk_measure(tmp_path):
+    """`erahbo status` of a CVaR study's journal gives the incumbent's estimate as CVaR_0.1."""
+    out, journal = tmp_path / "o", tmp_path / "j.db"
+    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "20",
+                                   "--risk", "cvar", "--q", "0.1", "--journal", str(journal),
+                                   "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["status", str(journal)])
+    assert res.exit_code == 0, res.output
+    assert "estimated CVaR_0.1" in res.output and "estimated MV" not in res.output

@@ -176,6 +176,41 @@ def test_verify_measures_mv_on_fresh_seeds(fake_worker):
         verify("ppo_cc_cartpole", cfg, client=client, n_seeds=1)
 
 
+def test_verify_measures_the_study_s_risk_measure(fake_worker):
+    """In a CVaR study the out-of-sample check is the sample CVaR of the fresh returns (the
+    mean of the worst q share), on the raw return scale; alpha and scale do not enter."""
+    from erahbo.arlbench.tune import verify
+    from erahbo.risk import CVaR
+
+    cfg = {"learning_rate": 1e-3}
+    with ArlClient(2, worker_cmd=fake_worker) as client:
+        v = verify("ppo_cc_cartpole", cfg, client=client, n_seeds=10, measure=CVaR(q=0.2),
+                   alpha=7.0)
+    r = np.sort(np.array(v.returns))
+    assert v.mv == pytest.approx(r[:2].mean())
+
+
+def test_tune_cli_names_the_risk_measure(fake_worker, tmp_path):
+    """`erahbo tune --risk cvar --q 0.2`: the estimate, the verification and tune.md name
+    CVaR_0.2 (return units) instead of MV; summary.json records the measure."""
+    out = tmp_path / "t"
+    res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "30",
+                                   "--k-max", "4", "--workers", "2", "--out", str(out),
+                                   "--risk", "cvar", "--q", "0.2", "--verify", "5",
+                                   "--worker-cmd", shlex.join(fake_worker)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "recommended configuration (estimated CVaR_0.2" in text
+    assert "CVaR_0.2" in text.split("on 5 fresh seeds:")[1]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["risk"] == {"risk": "cvar", "q": 0.2}
+    assert summary["objective"] == "CVaR_0.2"
+    assert "measured CVaR_0.2" in summary["verification_gap"]
+    md = (out / "tune.md").read_text()
+    assert "- estimated CVaR_0.2:" in md and "Ranked by LCB, the lower confidence bound of " \
+        "CVaR_0.2" in md and "- objective: CVaR_0.2" in md
+
+
 def test_tune_cli_unknown_task(tmp_path):
     res = CliRunner().invoke(app, ["tune", "--task", "ppo_cc_nope", "--out", str(tmp_path)])
     assert res.exit_code != 0

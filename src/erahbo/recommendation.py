@@ -25,10 +25,11 @@ import numpy as np
 import pandas as pd
 
 from erahbo.gp.bounds import lcb_mv, mean_variance, ucb_mv
-from erahbo.risk import MeanVariance, RiskLike, RiskMeasure, as_risk
+from erahbo.risk import MeanVariance, RiskLike, RiskMeasure, as_risk, objective_name
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
-           "mv_standard_error", "sample_mv_bound", "seeds_note", "top_configs"]
+           "mv_standard_error", "objective_name", "sample_mv_bound", "seeds_note",
+           "top_configs"]
 
 #: Columns of :attr:`erahbo.Result.configs` after ``config_id`` and the hyperparameters.
 CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv", "rank",
@@ -276,29 +277,35 @@ def sample_mv_bound(
 
 
 def explain_verification(
-    estimate: float, measured: float, std: float, n: int, alpha: float
+    estimate: float, measured: float, std: float, n: int, alpha: RiskLike
 ) -> str:
-    """One sentence on the gap between the estimated and the measured MV of the incumbent.
+    """One sentence on the gap between the estimated and the measured MV (or the study's
+    risk measure) of the incumbent.
 
     Parameters
     ----------
     estimate : float
-        The optimizer's posterior MV of the incumbent.
+        The optimizer's posterior MV of the incumbent (the measure's estimate).
     measured : float
-        Its sample MV on ``n`` fresh seeds (``mean - alpha * var``).
+        Its sample MV on ``n`` fresh seeds (``mean - alpha * var``; the measure's sample
+        value, e.g. the mean of the worst ``q`` share of the fresh returns).
     std : float
         Sample standard deviation of the fresh returns.
     n : int
         Fresh seeds with a finite return.
-    alpha : float
-        Risk aversion on the raw return scale (``MV = f - alpha * rho^2``).
+    alpha : float or erahbo.risk.RiskMeasure
+        Risk aversion on the raw return scale (``MV = f - alpha * rho^2``), or the study's
+        risk measure: the standard error is its plug-in's
+        (:meth:`erahbo.risk.RiskMeasure.standard_error`).
     """
+    name = objective_name(alpha)
     se = mv_standard_error(std, n, alpha)
     if not (math.isfinite(estimate) and math.isfinite(measured) and math.isfinite(se)):
-        return "the measured MV cannot be compared with the estimate (too few finite returns)."
+        return (f"the measured {name} cannot be compared with the estimate (too few finite "
+                "returns).")
     gap = measured - estimate
     z = abs(gap) / se if se > 0 else math.inf
-    text = (f"the measured MV differs from the estimate by {_g(gap)}, "
+    text = (f"the measured {name} differs from the estimate by {_g(gap)}, "
             f"{z:.1f} standard errors of the measurement (SE {_g(se)} over {n} seeds)")
     if z <= 2.0:
         curse = (" (a lower measurement is also expected: the incumbent is the best of many "

@@ -66,6 +66,7 @@ __all__ = [
     "check",
     "measure_from_json",
     "measure_of",
+    "objective_name",
 ]
 
 ArrayLike = float | np.ndarray
@@ -350,6 +351,15 @@ RiskLike = RiskMeasure | float
 def as_risk(risk: RiskLike) -> RiskMeasure:
     """``risk`` as a measure: a float is MV's ``alpha``."""
     return risk if isinstance(risk, RiskMeasure) else MeanVariance.of_weight(risk)
+
+
+def objective_name(measure: RiskLike | None) -> str:
+    """How reports name a study's objective: ``"MV"`` for mean-variance (a float: MV's
+    ``alpha``; None: the default), else the measure's label, e.g. ``"CVaR_0.1"``."""
+    if measure is None:
+        return "MV"
+    m = as_risk(measure)
+    return "MV" if isinstance(m, MeanVariance) else m.label
 
 
 def _reads(name: str) -> tuple[str, ...]:

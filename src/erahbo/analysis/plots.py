@@ -8,7 +8,8 @@ and returns its path. Methods keep one colour and one label across all figures
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,39 @@ def _mpl() -> Any:
     return matplotlib
 
 
+#: The objective the figures name (:func:`objective`): "MV", or a risk measure's label.
+_OBJECTIVE: list[str] = ["MV"]
+
+
+@contextmanager
+def objective(name: str) -> Iterator[None]:
+    """Figures drawn inside name the study's objective ``name`` (e.g. ``"CVaR_0.1"``) where
+    they say MV: every text of a figure (titles, axis labels, legends) is renamed as it is
+    saved."""
+    _OBJECTIVE.append(str(name))
+    try:
+        yield
+    finally:
+        _OBJECTIVE.pop()
+
+
 def _figure(figsize: tuple[float, float]) -> Any:
     from matplotlib.figure import Figure
 
-    return Figure(figsize=figsize)
+    fig = Figure(figsize=figsize)
+    name = _OBJECTIVE[-1]
+    if name != "MV":
+        save = fig.savefig
+
+        def savefig(*args: Any, **kwargs: Any) -> Any:
+            from matplotlib.text import Text
+
+            for t in fig.findobj(Text):
+                t.set_text(re.sub(r"\bMV\b", name, t.get_text()))
+            return save(*args, **kwargs)
+
+        fig.savefig = savefig
+    return fig
 
 
 def method_colors(methods: Sequence[str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ bootstrap CIs; 4 threshold crossing per task and aggregated; 5 seed-count distri
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ from erahbo.analysis.tables import (
     rank_cells,
     report_header,
     seed_counts_by_task_md,
+    study_measure,
     tex_esc,
     tex_table,
     threshold_agg_rows,
@@ -47,6 +49,7 @@ from erahbo.analysis.tables import (
     untestable_note,
 )
 from erahbo.analysis.traces import TraceSet, domain_label, load_traces, method_label
+from erahbo.risk import objective_name
 
 RANKS_CSV_COLUMNS: tuple[str, ...] = (
     "method", "mean_rank_simple", "se_rank_simple", "mean_rank_cumulative",
@@ -162,12 +165,15 @@ def write_report(
         groups=[*ts.domain_list, "all"] if len(ts.domain_list) > 1 else list(ts.domain_list),
         methods=list(ts.methods), labels=labels, tex_labels=[tex_esc(lb) for lb in labels],
         per_task_figure=per_task_figure,
+        objective=objective_name(study_measure(results_dir)),
     )
-    md = report_header(ts, which, bootstrap_reps, seed, unit, notes_placeholder=True)
-    for section in (_section_ranks, _section_rank_over_time, _section_iqm,
-                    _section_thresholds, _section_seed_counts, _section_checkpoints):
-        md += section(ctx)
-    notes = ctx.notes
+    with plots.objective(ctx.objective):  # the figures name the study's risk measure
+        md = report_header(ts, which, bootstrap_reps, seed, unit, notes_placeholder=True)
+        for section in (_section_ranks, _section_rank_over_time, _section_iqm,
+                        _section_thresholds, _section_seed_counts, _section_checkpoints):
+            md += section(ctx)
+    md = [ctx.named(line) for line in md]
+    notes = [ctx.named(n) for n in ctx.notes]
     md += ["## Files", "",
            "CSV: " + ", ".join(f"`{p.name}`" for p in res.csvs) + ".", "",
            "LaTeX (booktabs): " + ", ".join(f"`tables/{p.name}`" for p in res.tables) + ".",
@@ -211,6 +217,13 @@ class _Ctx:
     tex_labels: list[str]
     per_task_figure: bool
     crossing: pd.DataFrame | None = None
+    #: The study's objective as the report names it: "MV", or a risk measure's label
+    #: (``CVaR_0.1``): every "MV" of the text, tables and figures becomes it.
+    objective: str = "MV"
+
+    def named(self, text: str) -> str:
+        """``text`` with MV named as the study's objective."""
+        return text if self.objective == "MV" else re.sub(r"\bMV\b", self.objective, text)
 
     @property
     def fig_dir(self) -> Path:
@@ -226,7 +239,7 @@ class _Ctx:
     def tex(self, text: str, name: str) -> Path:
         """Write a LaTeX table of the report."""
         p = self.out / "tables" / name
-        p.write_text(text.replace("—", "---"))  # missing values as in the paper
+        p.write_text(self.named(text).replace("—", "---"))  # missing values as in the paper
         self.res.tables.append(p)
         return p
 

@@ -18,6 +18,7 @@ from erahbo.analysis.figure_rules import (
     seed_sizes,
 )
 from erahbo.optimizer.replication import STOP_REASONS
+from erahbo.risk import MeanVariance, RiskMeasure, objective_name
 
 
 def plot_1d_run(task: Any, result: Any, path: str | Path, alpha: float = 1.0) -> Path:
@@ -133,7 +134,9 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
     """Every evaluated configuration, and why the incumbent wins (two panels).
 
     Left: sample std (x) against sample mean (y), marker size and colour the seeds ``k``, with
-    MV iso-lines ``mean - alpha * std^2 = const`` (the study's ``alpha``); the incumbent
+    MV iso-lines ``mean - alpha * std^2 = const`` (the study's ``alpha``; in a study of another
+    risk measure its own iso-lines, e.g. ``mean - phi(z_q) / q * std = const`` for CVaR, and
+    every ``MV`` of the labels is the measure's name); the incumbent
     (rank 1, highest ``LCB_MV``) and the runner-up are marked. A one-seed configuration has no
     sample std: it is drawn as a grey tick left of ``std = 0`` (with ``k_min = 1``, the
     default, most configurations). Right: the ``top`` best
@@ -168,7 +171,8 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
     c = result.configs
     std = np.sqrt(np.maximum(c["var"].to_numpy(dtype=float), 0.0))
     mean = c["mean"].to_numpy(dtype=float)
-    alpha = float(result.settings.get("alpha", 1.0) or 0.0)
+    measure = _measure(result)
+    name = objective_name(measure)
     fig, (ax, axb) = plt.subplots(1, 2, figsize=(11, 4.8),
                                   gridspec_kw={"width_ratios": [1.35, 1]})
     one = ~np.isfinite(std)  # (n,) one-seed configurations: no sample std
@@ -185,8 +189,8 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
                    label=f"one seed, no std ({int(one.sum())})")
     ylim = robust_axis(ax, mean)
     first, second = _ranked(c)
-    if alpha > 0 and (~one).any() and ylim is not None:
-        _mv_isolines(ax, std, mean, alpha, first, (0.0, xlim[1]), ylim)
+    if measure.value(0.0, 1.0) != 0.0 and (~one).any() and ylim is not None:
+        _mv_isolines(ax, std, mean, measure, first, (0.0, xlim[1]), ylim)
     ax.set_xlim(2 * x_one if one.any() else xlim[0], xlim[1])
     if one.any():
         ax.axvline(0.0, color="grey", lw=0.5)
@@ -206,23 +210,37 @@ def plot_configs(result: Any, path: str | Path, title: str = "", top: int = 12) 
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=7,
               frameon=False)
     ax.set_title(f"{len(c)} configurations, {result.n_evals} runs", fontsize=9)
-    _bounds_panel(axb, c, top)
+    _bounds_panel(axb, c, top, name)
     fig.suptitle(title or f"{result.method.upper()}: evaluated configurations", fontsize=11)
     return _save(fig, path)
 
 
-def _mv_isolines(ax: Any, std: np.ndarray, mean: np.ndarray, alpha: float, first: Any,
-                 xlim: tuple[float, float], ylim: tuple[float, float]) -> None:
-    """Curves of equal MV, ``mean = MV + alpha * std^2``, over the plotted range."""
+def _measure(result: Any) -> RiskMeasure:
+    """The study's risk measure of a result (MV with its ``alpha`` for a result without
+    one, or of an older version)."""
+    m = getattr(result, "measure", None)
+    return m if isinstance(m, RiskMeasure) else MeanVariance(
+        float(result.settings.get("alpha", 1.0) or 0.0))
+
+
+def _mv_isolines(ax: Any, std: np.ndarray, mean: np.ndarray, measure: RiskMeasure,
+                 first: Any, xlim: tuple[float, float], ylim: tuple[float, float]) -> None:
+    """Curves of equal value of the study's measure over the plotted range: ``mean = MV +
+    alpha * std^2`` for MV, ``mean = CVaR + phi(z_q) / q * std`` for CVaR (every measure is
+    ``mean + g(std^2)``: the curves are ``level - g(std^2)``)."""
     xs = np.linspace(0.0, xlim[1], 200)
-    mv_pts = mean - alpha * std**2
+    shift = -np.asarray(measure.value(0.0, xs**2), dtype=float)  # (200,)
+    mv_pts = np.asarray(measure.value(mean, std**2), dtype=float)
     levels = np.unique(np.quantile(mv_pts[np.isfinite(mv_pts)], [0.1, 0.3, 0.5, 0.7, 0.9]))
     for lv in levels:
-        ax.plot(xs, lv + alpha * xs**2, color="grey", lw=0.6, ls=":", zorder=1)
-    ax.plot([], [], color="grey", lw=0.6, ls=":", label=f"equal MV (alpha={alpha:.3g})")
+        ax.plot(xs, lv + shift, color="grey", lw=0.6, ls=":", zorder=1)
+    name = objective_name(measure)
+    what = (f"equal MV (alpha={measure.alpha:.3g})" if isinstance(measure, MeanVariance)
+            else f"equal {name}")
+    ax.plot([], [], color="grey", lw=0.6, ls=":", label=what)
     if first is not None and np.isfinite(_num(first["mv"])):
-        ax.plot(xs, float(first["mv"]) + alpha * xs**2, color="tab:red", lw=1, ls="--",
-                zorder=2, label=f"incumbent's MV estimate {float(first['mv']):.3g}")
+        ax.plot(xs, float(first["mv"]) + shift, color="tab:red", lw=1, ls="--",
+                zorder=2, label=f"incumbent's {name} estimate {float(first['mv']):.3g}")
     ax.set_ylim(*ylim)
 
 
@@ -311,13 +329,14 @@ def near_duplicate_groups(configs: Any, ranked: Any, tol: float = NEAR,
     return groups
 
 
-def _bounds_panel(ax: Any, c: Any, top: int) -> None:
+def _bounds_panel(ax: Any, c: Any, top: int, name: str = "MV") -> None:
     """The ``top`` best groups of near-duplicates (:func:`near_duplicate_groups`) by rank: the
     first member's ``[LCB_MV, UCB_MV]`` and MV estimate, a thin line over the bounds of all its
-    members, and the count of the others in the label."""
+    members, and the count of the others in the label (``name``: the study's objective,
+    :func:`erahbo.risk.objective_name`)."""
     ranked = c[c["rank"].notna()].sort_values("rank") if "rank" in c else c[:0]
     if ranked.empty or not np.isfinite(ranked["lcb_mv"].to_numpy(dtype=float)).any():
-        ax.text(0.5, 0.5, "no MV bounds yet (models not fit)", ha="center", va="center",
+        ax.text(0.5, 0.5, f"no {name} bounds yet (models not fit)", ha="center", va="center",
                 transform=ax.transAxes)
         ax.set_axis_off()
         return
@@ -333,9 +352,9 @@ def _bounds_panel(ax: Any, c: Any, top: int) -> None:
                for i in range(len(groups))]
     ax.hlines(y, env_lo, env_hi, colors=colours, lw=0.8, alpha=0.8)
     ax.hlines(y, lo, hi, colors=colours, lw=3, alpha=0.8)
-    ax.scatter(mv, y, color="black", s=14, zorder=3, label="MV estimate")
+    ax.scatter(mv, y, color="black", s=14, zorder=3, label=f"{name} estimate")
     ax.axvline(lo[0], color="tab:red", lw=1, ls="--",
-               label=f"incumbent's LCB_MV {lo[0]:.3g} (highest)")
+               label=f"incumbent's LCB_{name} {lo[0]:.3g} (highest)")
     xlim = robust_axis(ax, concat(lo, hi, mv, env_lo, env_hi), axis="x")
     mark_outside(ax, y, mv, xlim, axis="x", color="black")
     labels = []
@@ -344,8 +363,8 @@ def _bounds_panel(ax: Any, c: Any, top: int) -> None:
         labels.append(f"#{int(row['rank'])} cfg {int(row['config_id'])} (k={int(row['k'])})"
                       f"{more}")
     ax.set_yticks(y, labels, fontsize=7)
-    ax.set_xlabel("MV: [LCB_MV, UCB_MV] and estimate")
-    ax.set_title("best configurations by LCB_MV (the recommendation rule)", fontsize=9)
+    ax.set_xlabel(f"{name}: [LCB_{name}, UCB_{name}] and estimate")
+    ax.set_title(f"best configurations by LCB_{name} (the recommendation rule)", fontsize=9)
     if any(len(g) > 1 for g in groups):
         ax.plot([], [], color="tab:gray", lw=0.8,
                 label=f"+N near-duplicates: N more configurations of the same k within "
@@ -400,6 +419,7 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     import matplotlib.pyplot as plt
 
     r = result.rounds
+    name = objective_name(_measure(result))
     k = r["k"].to_numpy(dtype=float)
     runs = np.cumsum(k)  # training runs spent when each round ended
     reasons = r["stop_reason"].fillna("initial").astype(str).to_numpy()
@@ -420,8 +440,8 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
     if fin.any():  # B_t holds from the start of its round to the end of the last one
         xs = np.append(runs[fin] - k[fin], runs[-1])
         ax.step(xs, np.append(b_t[fin], b_t[fin][-1]), where="post", color="black", lw=1.3,
-                label=("B_t = best posterior MV (incumbent; beta_stop = 0)" if points == "all"
-                       else "B_t = max LCB_MV (incumbent bound)"))
+                label=(f"B_t = best posterior {name} (incumbent; beta_stop = 0)"
+                       if points == "all" else f"B_t = max LCB_{name} (incumbent bound)"))
     first, second = _ranked(result.configs)
     stars = []  # (run, LCB_MV now, colour, label) of the incumbent and the runner-up
     for row, colour, label in ((first, "tab:red", "incumbent"), (second, "tab:orange",
@@ -431,7 +451,7 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
         mine = np.flatnonzero(r["config_id"].to_numpy() == row["config_id"])
         if mine.size:  # its last round, at the height of its final lower bound
             stars.append((runs[mine[-1]], _num(row["lcb_mv"]), colour,
-                          f"{label}: config {int(row['config_id'])} (its LCB_MV now)"))
+                          f"{label}: config {int(row['config_id'])} (its LCB_{name} now)"))
     star_y = np.array([s[1] for s in stars], dtype=float)
     # one value per thing drawn: a round's point (its LCB_MV too where it is an interval), a
     # step of B_t, a star
@@ -451,9 +471,9 @@ def plot_rounds(result: Any, path: str | Path, title: str = "") -> Path:
                           label="" if n_out else None)
     mark_outside(ax, [s[0] for s in stars], star_y, ylim, color=[s[2] for s in stars],
                  label="" if n_out else None)
-    ax.set_ylabel({"all": "posterior MV of x_t (beta_stop = 0)",
-                   "some": "MV bounds of x_t at beta_stop (0: a point)"}.get(
-                       points, "MV bounds of x_t (at beta_stop)"))
+    ax.set_ylabel({"all": f"posterior {name} of x_t (beta_stop = 0)",
+                   "some": f"{name} bounds of x_t at beta_stop (0: a point)"}.get(
+                       points, f"{name} bounds of x_t (at beta_stop)"))
     ax.set_title(title or f"{result.method.upper()}: {len(r)} rounds, {result.n_evals} runs")
     axk.bar(runs - k / 2, k, width=np.maximum(k, 1.0), color=colours, edgecolor="white",
             linewidth=0.3)

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from erahbo.risk import objective_name
+
 #: What each stop reason of a round means, in a few words
 #: (``erahbo.optimizer.replication.STOP_REASONS``).
 _REASON_WORDS = {
@@ -71,7 +73,9 @@ def seed_story(result: Any) -> str:
                      f"(k_min), the most seeds one round used is {int(bo['k'].max())} "
                      f"(k_max = {k_max}){most}.")
         reasons = bo["stop_reason"].fillna("none").astype(str).value_counts()
-        told = [f"{n} {why}" + (f" ({_REASON_WORDS[why]})" if why in _REASON_WORDS else "")
+        name = objective_name(getattr(result, "measure", None))
+        words = {k: v.replace("UCB_MV", f"UCB_{name}") for k, v in _REASON_WORDS.items()}
+        told = [f"{n} {why}" + (f" ({words[why]})" if why in words else "")
                 for why, n in reasons.items()]
         parts.append("BO rounds ended: " + ", ".join(told) + ".")
     else:

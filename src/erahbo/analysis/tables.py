@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo.analysis.traces import TraceSet, domain_label, method_label
+from erahbo.risk import MeanVariance, RiskMeasure, measure_from_json
 
 METRIC_NAMES = {"simple": "Simple Regret MV", "cumulative": "Cumulative Regret MV"}
 
@@ -241,6 +242,15 @@ def report_header(ts: TraceSet, backend: str, reps: int, seed: int, unit: str,
     return lines
 
 
+def study_measure(results_dir: Any) -> RiskMeasure:
+    """The risk measure of a benchmark study (its ``study.json`` settings ``risk``, ``alpha``,
+    ``q``; MV with alpha 1 when the file or the keys are absent: studies before measures)."""
+    path = Path(results_dir) / "study.json"
+    st = json.loads(path.read_text()).get("settings", {}) if path.is_file() else {}
+    return measure_from_json({k: v for k, v in st.items()
+                              if k in ("risk", "alpha", "q", "c") and v is not None})
+
+
 def objective_line(results_dir: Any) -> list[str]:
     """The study's objective from its ``study.json`` (none when the file is absent)."""
 
@@ -248,12 +258,15 @@ def objective_line(results_dir: Any) -> list[str]:
     if not path.is_file():
         return []
     st = json.loads(path.read_text()).get("settings", {})
+    measure = study_measure(results_dir)
 
     def value(name: str) -> Any:  # None: every method used its own (its preset's) value
         v = st.get(name, "?")
         return "each method's own" if v is None else v
 
-    return [f"- Objective: MV = mean - alpha * variance, alpha = {st.get('alpha', '?')}, on "
+    what = (f"MV = mean - alpha * variance, alpha = {st.get('alpha', '?')}"
+            if isinstance(measure, MeanVariance) else measure.describe())
+    return [f"- Objective: {what}, on "
             f"returns processed with `{st.get('outcome_processing', '?')}`; beta = "
             f"{value('beta')}, beta_stop = {value('beta_stop')}, ERAHBO k "
             + ("range: each method's own" if st.get("k_min", "?") is None

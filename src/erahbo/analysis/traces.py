@@ -40,8 +40,11 @@ from erahbo._names import (
     FIXED_K_RE,
     PARALLEL_RE,
     PEER_LABELS,
+    RISK_SUFFIX_RE,
+    SMAC_K_RE,
     bts_red_label,
     parallel_label,
+    risk_label,
 )
 from erahbo.datasets.tradeoff import ILL_CONDITIONED
 from erahbo.experiments.traces import (
@@ -66,14 +69,21 @@ def method_label(method: str) -> str:
     ``erahbo`` -> ``ERAHBO``, ``erahbo-exp50`` -> ``ERAHBO (exp50)``, ``rahbo-k2`` ->
     ``RAHBO (k=2)``, ``gpucb-k20`` -> ``GP-UCB (k=20)``, ``random-k20`` -> ``Random (k=20)``;
     a ``-p<Q>`` suffix (Q configurations in flight) adds ``Q in parallel``:
-    ``rahbo-k2-p4`` -> ``RAHBO (k=2, 4 in parallel)``; ``smac`` -> ``SMAC3``; any other name
-    is returned unchanged.
+    ``rahbo-k2-p4`` -> ``RAHBO (k=2, 4 in parallel)``; ``smac`` -> ``SMAC3``; a risk suffix
+    names the method's own measure: ``rahbo-k2-cvar`` -> ``RAHBO (k=2, CVaR)``,
+    ``erahbo-mv3`` -> ``ERAHBO (MV alpha=3)``; any other name is returned unchanged.
     """
+    m = RISK_SUFFIX_RE.match(method)
+    if m:
+        return risk_label(method_label(m.group(1)), m.group(2), m.group(3))
     m = PARALLEL_RE.match(method)
     if m:
         return parallel_label(method_label(m.group(1)), int(m.group(2)))
     if method == "erahbo":
         return "ERAHBO"
+    m = SMAC_K_RE.match(method)
+    if m:
+        return f"{PEER_LABELS['smac']} (k={int(m.group(1))})"
     if method in PEER_LABELS:
         return PEER_LABELS[method]
     m = BTS_RED_RE.match(method)
@@ -95,6 +105,10 @@ def method_sort_key(method: str) -> tuple[float, float, int, str]:
     """Order of methods in tables and legends: the paper's (ERAHBO, RAHBO k=20, RAHBO k=2,
     GP-UCB), then ERAHBO schedules, other RAHBO k (descending), random, anything else; a
     ``-p<Q>`` variant right after its sequential method (ascending Q)."""
+    m = RISK_SUFFIX_RE.match(method)
+    if m:  # right after the method without its own measure
+        group, value, _, _ = method_sort_key(m.group(1))
+        return (group, value + 0.5, 0, method)
     m = PARALLEL_RE.match(method)
     if m:
         group, value, _, _ = method_sort_key(m.group(1))

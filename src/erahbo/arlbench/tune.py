@@ -30,6 +30,7 @@ from erahbo.arlbench.client import ArlClient, RunResult
 from erahbo.arlbench.registry import ArlTask, get_task
 from erahbo.optimizer.loop import drive
 from erahbo.optimizer.records import Result, Trial
+from erahbo.risk import MeanVariance, RiskMeasure
 from erahbo.runtime.journal import Journal
 from erahbo.space import SearchSpace
 from erahbo.study.journaled import Optimizer  # (with the journal)
@@ -186,7 +187,9 @@ class Verification:
     """Out-of-sample check of a configuration: fresh training seeds, raw-scale statistics.
 
     ``mv = mean - alpha / scale * var`` is the tuned objective on the raw return scale (the
-    optimizer's ``incumbent_mv`` estimates the same quantity), over the finite returns.
+    optimizer's ``incumbent_mv`` estimates the same quantity), over the finite returns; in a
+    study of another risk measure (``verify(..., measure=result.measure)``), that measure's
+    sample value of the finite returns (e.g. the mean of the worst ``q`` share: CVaR_q).
     """
 
     seeds: list[int]
@@ -211,8 +214,10 @@ def verify(
     seed: int = 0,
     exclude: Sequence[int] = (),
     extra: dict[str, Any] | None = None,
+    measure: RiskMeasure | None = None,
 ) -> Verification:
-    """Train ``config`` with ``n_seeds`` fresh seeds and measure its MV out of sample.
+    """Train ``config`` with ``n_seeds`` fresh seeds and measure its MV (or ``measure``) out
+    of sample.
 
     The tuning loop's estimate of the incumbent's MV comes from the seeds it chose to run;
     this re-measures it on seeds it never saw (drawn from ``seed``, none in ``exclude``).
@@ -234,6 +239,10 @@ def verify(
         Seeds not to use (those the tuning already ran for this configuration).
     extra : dict, optional
         Worker request overrides, as in :func:`tune`.
+    measure : erahbo.risk.RiskMeasure, optional
+        The study's risk measure (``Result.measure``); None or MV: ``mean - alpha / scale *
+        var``. Another measure is measured by its sample value of the fresh returns
+        (:meth:`erahbo.risk.RiskMeasure.truth`; ``alpha`` and ``scale`` unused).
     """
     t = get_task(task) if isinstance(task, str) else task
     if int(n_seeds) != n_seeds or n_seeds < 2:
@@ -251,5 +260,8 @@ def verify(
     ok = np.array([v for v in returns if math.isfinite(v)], dtype=float)
     mean = float(ok.mean()) if ok.size else math.nan
     var = float(ok.var(ddof=1)) if ok.size >= 2 else math.nan
+    value = mean - alpha / scale * var
+    if measure is not None and not isinstance(measure, MeanVariance):
+        value = float(measure.truth(ok)) if ok.size >= 2 else math.nan
     return Verification(seeds, returns, int(len(returns) - ok.size), mean, math.sqrt(var),
-                        mean - alpha / scale * var)
+                        value)

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from erahbo.cli._console import compact
+from erahbo.risk import objective_name
 
 #: Rows of the best-configurations table in the terminal, summary.json and tune.md.
 TOP = 5
@@ -13,6 +14,34 @@ TOP = 5
 _COLS = (("rank", "rank"), ("config_id", "config"), ("k", "k"), ("mean", "mean"),
          ("std", "std"), ("mv", "MV"), ("lcb_mv", "LCB_MV"), ("ucb_mv", "UCB_MV"),
          ("n_failed", "failed"))
+
+
+def _name(result: Any) -> str:
+    """The study's objective as reports name it (``MV``, ``CVaR_0.1``, ...) of a result."""
+    return objective_name(getattr(result, "measure", None))
+
+
+def objective_of(opt: Any) -> str:
+    """The objective's name of an optimizer (its options' measure)."""
+    return objective_name(opt.options.measure)
+
+
+def _heads(result: Any) -> list[str]:
+    """Column heads of the best-configurations table: ``MV``, ``LCB_MV``, ``UCB_MV`` named
+    after the study's risk measure (``CVaR_0.1``, ``LCB``, ``UCB`` for CVaR)."""
+    name = _name(result)
+    if name == "MV":
+        return [h for _, h in _COLS]
+    rename = {"mv": name, "lcb_mv": "LCB", "ucb_mv": "UCB"}
+    return [rename.get(key, h) for key, h in _COLS]
+
+
+def estimate_line(result: Any) -> str:
+    """``estimated MV of the incumbent: x``, or for another measure ``estimated CVaR_0.1 of
+    the incumbent: x (return units)``."""
+    name = _name(result)
+    text = f"estimated {name} of the incumbent: {result.incumbent_mv:.6g}"
+    return text if name == "MV" else text + " (return units)"
 
 
 def _cell(x: Any) -> str:
@@ -57,9 +86,10 @@ def print_top(result: Any, console: Any, n: int = TOP) -> None:
     rows = top_rows(result, n)
     if not rows:
         return
+    name = _name(result)
     table = Table(title=f"best {len(rows)} of {len(result.configs)} configurations "
-                  "(rank by LCB_MV)", title_justify="left")
-    for _, head in _COLS:
+                  f"(rank by LCB_{name})", title_justify="left")
+    for head in _heads(result):
         table.add_column(head, justify="right", no_wrap=True)
     for r in rows:
         table.add_row(*[_cell(r.get(key)) for key, _ in _COLS])
@@ -76,7 +106,7 @@ def markdown_top(result: Any, n: int = TOP) -> list[str]:
         return []
     names = [c for c in result.configs.columns if c not in {key for key, _ in _COLS}
              and c != "var"]
-    heads = [h for _, h in _COLS] + names
+    heads = _heads(result) + names
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for r in rows:
         lines.append("| " + " | ".join([_cell(r.get(key)) for key, _ in _COLS]

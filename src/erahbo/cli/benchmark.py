@@ -15,8 +15,10 @@ from erahbo.experiments.methods import PAPER_METHODS
 
 def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
                       hp_columns: str | None, console, checkpoint: int | None = None,
-                      return_columns: str | None = None, fmt: str | None = None) -> list:
-    """Load, validate and process every task file under ``data`` (degenerate ones skipped)."""
+                      return_columns: str | None = None, fmt: str | None = None,
+                      measure=None) -> list:
+    """Load, validate and process every task file under ``data`` (degenerate ones skipped);
+    ``measure``: the study's risk measure, the tasks' ground truth (None: MV with ``alpha``)."""
     from erahbo.datasets.loaders import expand_paths, load_task
     from erahbo.datasets.seed_counts import replay_note, seeds_per_config
     from erahbo.datasets.validate import DegenerateTaskError
@@ -29,7 +31,8 @@ def load_replay_tasks(data: list[Path], alpha: float, outcome_processing: str,
     for path in expand_paths(data):
         try:
             raw = load_task(path, cols, fmt, return_columns=rets, checkpoint=checkpoint)
-            task = prepare_task(raw, alpha=alpha, outcome_processing=outcome_processing)
+            task = prepare_task(raw, alpha=alpha, outcome_processing=outcome_processing,
+                                measure=measure)
         except DegenerateTaskError as e:
             console.print(f"[yellow]skip[/] {e}")
             skipped.append(f"{path}: {e}")
@@ -57,7 +60,10 @@ def benchmark(
                                 "erahbo, erahbo-paper, erahbo-exp<g>, erahbo-sig<s>, erahbo-b<N>, "
                                 "erahbo-bs<v>, erahbo-race, rahbo-k<K>, gpucb-k<K>, "
                                 "random-k<K> (any with -p<Q>); the peers optuna-tpe-k<K> "
-                                "and smac (extras optuna, smac), bts-red, bts-red-n<N>."),
+                                "and smac (extras optuna, smac), smac-k<K>, bts-red, "
+                                "bts-red-n<N>; a suffix -cvar[<q>], -quantile[<q>] or "
+                                "-mv<alpha> sets a method's own risk measure (e.g. "
+                                "rahbo-k2-cvar, optuna-tpe-k10-cvar, erahbo-mv3)."),
     repetitions: int = typer.Option(20, min=1, help="Repetitions per task and method."),
     budget: int = typer.Option(2000, help="Training runs per repetition: after the shared "
                                "initial design (paper protocol) or in all (user protocol)."),
@@ -82,6 +88,13 @@ def benchmark(
                                "20 in the paper protocol, each method's own in the user "
                                "protocol)."),
     alpha: float = typer.Option(1.0, help="Risk aversion in MV = f - alpha rho^2."),
+    risk: str = typer.Option("mv", help="The study's risk measure over seeds: mv (mean - "
+                             "alpha * variance) | cvar (mean of the worst q share of seeds) | "
+                             "quantile | mean_std. Every method's regret is in it; a method "
+                             "optimizes it unless its name sets its own (erahbo-mv3, "
+                             "optuna-tpe-k10-cvar)."),
+    q: float = typer.Option(None, help="--risk cvar / quantile: the share of worst seeds, in "
+                            "(0, 0.5] (default 0.1)."),
     beta: float = typer.Option(None, help="Acquisition confidence (mu +- sqrt(beta) sigma; "
                                "default: each method's own)."),
     beta_stop: float = typer.Option(None, help="ERAHBO stopping confidence (default: the "
@@ -122,9 +135,9 @@ def benchmark(
         settings = StudySettings(budget=budget, n_init=n_init, k_init=k_init, alpha=alpha,
                                  beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max,
                                  seed=seed, outcome_processing=outcome_processing,
-                                 protocol=protocol, preset=preset)
+                                 protocol=protocol, preset=preset, risk=risk, q=q)
         tasks = load_replay_tasks(data, alpha, outcome_processing, hp_columns, console,
-                                  checkpoint, return_columns, fmt)
+                                  checkpoint, return_columns, fmt, settings.measure)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             capped = check_seed_counts(tasks, specs, settings)

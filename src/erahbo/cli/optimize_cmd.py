@@ -20,7 +20,14 @@ from typing import Any
 import typer
 
 from erahbo.cli._console import make_console
-from erahbo.cli._decision import print_top, top_rows, unspent_note, why
+from erahbo.cli._decision import (
+    estimate_line,
+    objective_of,
+    print_top,
+    top_rows,
+    unspent_note,
+    why,
+)
 from erahbo.cli._paths import folder
 from erahbo.cli._seed_options import part_options
 
@@ -96,7 +103,8 @@ def progress_display(enabled: bool = True) -> Iterator[Callable[..., None] | Non
             else:
                 desc = (f"round {trial.round} | config {trial.config_id} | "
                         f"+{len(trial.seeds)} seed(s) | "
-                        f"incumbent {opt.incumbent_id} MV {opt.incumbent_mv:.4g}")
+                        f"incumbent {opt.incumbent_id} {objective_of(opt)} "
+                        f"{opt.incumbent_mv:.4g}")
             if failed:
                 desc += f", {failed} failed run(s)"
             bar.update(tid, completed=opt.n_evals, total=opt.budget, description=desc)
@@ -199,7 +207,7 @@ def print_result(result: Any, findings: list[Any]) -> None:
     n_warm = int((result.rounds["phase"] == "warm").sum())
     n_warm_runs = int((result.history["phase"] == "warm").sum())
     warm_note = f" (+ {n_warm_runs} warm-start runs of {n_warm} configurations)" if n_warm else ""
-    console.print(f"estimated MV of the incumbent: {result.incumbent_mv:.6g}; "
+    console.print(f"{estimate_line(result)}; "
                   f"{result.n_evals} training runs counted in {len(result.rounds) - n_warm} "
                   f"rounds{warm_note}"
                   + (f"; {n_bad} failed run(s) ({result.failures})" if n_bad else ""))

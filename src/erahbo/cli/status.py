@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from erahbo.cli._console import make_console
+from erahbo.risk import measure_from_json, objective_name
 
 # run statuses the budget counts (their numbers add up to the counted runs), and what the
 # others are
@@ -52,7 +53,9 @@ def status(
         p(f"  runs of trials not told yet, not counted: {runs} ({when})")
     if s.incumbent is not None:
         mv = "nan" if not math.isfinite(s.incumbent_mv) else f"{s.incumbent_mv:.6g}"
-        p(f"  incumbent: config {s.incumbent_id}, estimated MV {mv}")
+        measure = measure_from_json({k: v for k, v in s.settings.items()
+                                     if k in ("risk", "alpha", "c", "q") and v is not None})
+        p(f"  incumbent: config {s.incumbent_id}, estimated {objective_name(measure)} {mv}")
         for name, value in s.incumbent.items():
             p(f"    {name} = {value:.6g}" if isinstance(value, float) else f"    {name} = {value}")
     elif s.note:

@@ -12,10 +12,18 @@ from typing import Any
 import typer
 
 from erahbo.cli._console import make_console
-from erahbo.cli._decision import markdown_top, print_top, top_rows, unspent_note, why
+from erahbo.cli._decision import (
+    markdown_top,
+    objective_of,
+    print_top,
+    top_rows,
+    unspent_note,
+    why,
+)
 from erahbo.cli._paths import folder
 from erahbo.cli._seed_options import part_options
 from erahbo.cli.optimize_cmd import findings_json, print_findings, warm_frame
+from erahbo.risk import objective_name
 
 
 @part_options(after="k")  # a flag per option of the strategy's parts (their declarations)
@@ -152,7 +160,7 @@ def tune(
                 busy = f" | {opt.n_pending} more in flight" if opt.n_parallel > 1 else ""
                 desc = (f"round {trial.round:3d} | config {trial.config_id:3d} | "
                         f"+{len(results)} seed(s){f' ({failed} failed)' if failed else ''} | "
-                        f"incumbent {inc} MV {mv:.4g}{busy}")
+                        f"incumbent {inc} {objective_of(opt)} {mv:.4g}{busy}")
                 bar.update(tid, completed=opt.n_evals, description=desc)
                 if plain:
                     print(f"{time.strftime('%H:%M:%S')} runs {opt.n_evals}/{budget} | {desc}",
@@ -172,7 +180,7 @@ def tune(
                                           "seed"]
                 check = run_verify(t, result.incumbent, client=client, n_seeds=verify,
                                    alpha=alpha, scale=scale, seed=seed, exclude=used.tolist(),
-                                   extra=extra)
+                                   extra=extra, measure=result.measure)
     except KeyboardInterrupt:
         again = shlex.join(["erahbo", *sys.argv[1:]]) if sys.argv[1:2] == ["tune"] else \
             f"erahbo tune --task {t.name} --out {out}"
@@ -190,31 +198,35 @@ def _write_outputs(out: Path, t, method: str, budget: int, alpha: float, width: 
     from erahbo.recommendation import explain_verification
 
     findings = diagnose(result)
+    name = objective_name(result.measure)
     result.history.to_csv(out / "history.csv", index=False)
     result.rounds.to_csv(out / "rounds.csv", index=False)
     result.configs.to_csv(out / "configs.csv", index=False)
     summary = {"task": t.name, "method": method, "budget": budget, "n_evals": result.n_evals,
                "incumbent_id": result.incumbent_id, "incumbent": result.incumbent,
                "incumbent_mv": result.incumbent_mv, "alpha": alpha, "scale": width,
+               "risk": result.measure.to_json(), "objective": name,
                "failed_runs": int((result.history["status"] != "ok").sum()),
                "why": why(result), "top_configs": top_rows(result),
                "verification": None if check is None else check.to_dict(),
                "verification_gap": None if check is None else explain_verification(
                    result.incumbent_mv, check.mv, check.std,
-                   len(check.returns) - check.n_failed, alpha / width),
+                   len(check.returns) - check.n_failed,
+                   alpha / width if name == "MV" else result.measure),
                "findings": findings_json(findings)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     png = plot_configs(result, out / "configs.png", title=f"{method.upper()} on {t.name}")
     plot_rounds(result, out / "rounds.png", title=f"{method.upper()} on {t.name}: rounds")
     _write_markdown(out, summary, result)
-    console.print(f"recommended configuration (estimated MV {result.incumbent_mv:.4g}):")
+    console.print(f"recommended configuration (estimated {name} {result.incumbent_mv:.4g}"
+                  + ("" if name == "MV" else f"; {result.measure.describe()}") + "):")
     console.print(result.incumbent)
     print_top(result, console)
     if unspent_note(result):
         console.print(unspent_note(result), markup=False, highlight=False)
     if check is not None:
         console.print(f"on {verify} fresh seeds: mean {check.mean:.4g}, std {check.std:.4g}, "
-                      f"MV {check.mv:.4g} ({check.n_failed} failed); "
+                      f"{name} {check.mv:.4g} ({check.n_failed} failed); "
                       f"{summary['verification_gap']}", markup=False, highlight=False)
     print_findings(findings, console)
     console.print(f"history, rounds, summary, {png.name}, rounds.png and tune.md written to {out}")
@@ -250,14 +262,16 @@ def _remove_empty(*folders: Path) -> None:
 def _write_markdown(out: Path, summary: dict, result) -> None:
     row = result.configs[result.configs["config_id"] == result.incumbent_id]
     unspent = unspent_note(result)
+    name = summary.get("objective", "MV")
     lines = [f"# Tuning {summary['task']} with {summary['method']}", "",
              f"- training runs: {summary['n_evals']} (failed: {summary['failed_runs']})"
              + (f"; {unspent}" if unspent else ""),
-             f"- alpha: {summary['alpha']} on returns divided by {summary['scale']:g} "
-             "(MV and its estimate below are on the raw return scale)",
+             (f"- alpha: {summary['alpha']} on returns divided by {summary['scale']:g} "
+              "(MV and its estimate below are on the raw return scale)" if name == "MV" else
+              f"- objective: {result.measure.describe()}, on the raw return scale"),
              f"- recommended configuration (id {summary['incumbent_id']}): "
              f"`{json.dumps(summary['incumbent'], default=str)}`",
-             f"- estimated MV: {summary['incumbent_mv']:.4g}"]
+             f"- estimated {name}: {summary['incumbent_mv']:.4g}"]
     if len(row):
         r = row.iloc[0]
         spread = (f"sample std {r['std']:.4g}" if r["k"] >= 2
@@ -266,15 +280,18 @@ def _write_markdown(out: Path, summary: dict, result) -> None:
     v = summary.get("verification")
     if v:
         lines.append(f"- out of sample, {len(v['seeds'])} fresh seeds: mean {v['mean']:.4g}, "
-                     f"std {v['std']:.4g}, MV {v['mv']:.4g} ({v['n_failed']} failed runs); "
+                     f"std {v['std']:.4g}, {name} {v['mv']:.4g} ({v['n_failed']} failed runs); "
                      f"{summary['verification_gap']}")
     for f in summary.get("findings", []):
         lines.append(f"- **note ({f['code']})**: {f['message']}")
     top = markdown_top(result)
     if top:
         lines += ["", "## Best configurations", "",
-                  "Ranked by LCB_MV, the lower confidence bound of MV = mean - alpha var "
-                  "(raw return scale); k: seeds run.", "", *top]
+                  ("Ranked by LCB_MV, the lower confidence bound of MV = mean - alpha var "
+                   "(raw return scale); k: seeds run." if name == "MV" else
+                   f"Ranked by LCB, the lower confidence bound of {name} "
+                   f"({result.measure.describe()}, raw return scale); k: seeds run."),
+                  "", *top]
     lines += ["", "![evaluated configurations](configs.png)", "",
               "![rounds: stopping-rule bounds and seeds](rounds.png)", "",
               "Seeds per round: see `rounds.csv`; every run: `history.csv`."]

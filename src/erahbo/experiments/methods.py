@@ -31,6 +31,9 @@ Grammar of a method name::
     smac                   SMAC3's hyperparameter-optimization facade, one seed per trial,
                            cost = minus the return, racing on up to 3 seeds; risk-neutral
                            (a peer; :mod:`erahbo.experiments.smac_peer`; the ``smac`` extra)
+    smac-k<K>              SMAC3 with K seeds per trial, cost = minus their sample risk
+                           measure (the study's, or the suffix's: ``smac-k5-cvar``); the
+                           user's protocol only
     bts-red                Mean-Var-BTS-RED (Dai et al., NeurIPS 2023): Thompson sampling of
                            the input, replications from the noise variance's upper bound,
                            batches of N = 10 runs; risk-aware (a peer;
@@ -39,6 +42,12 @@ Grammar of a method name::
     <method>-p<Q>          any of the above with Q configurations in flight (``n_parallel``:
                            each new one is chosen while Q - 1 others still train; in the
                            replay they finish in the order they were asked)
+    <method>-cvar[<q>]     any of the above optimizing its own risk measure (options ``risk``,
+    <method>-quantile[<q>] ``q``, ``alpha``; :mod:`erahbo.risk`) instead of the study's: the
+    <method>-mv<alpha>     sample CVaR / quantile of the k seeds of a trial for Optuna TPE,
+                           erahbo's models in that measure for erahbo / rahbo (``q``: the
+                           study's, else 0.1). Regret is always in the study's measure:
+                           ``erahbo-mv3`` in a CVaR study is MV at alpha 3 scored in CVaR
 """
 
 from __future__ import annotations
@@ -54,8 +63,11 @@ from erahbo._names import (
     FIXED_K_RE,
     PARALLEL_RE,
     PEER_LABELS,
+    RISK_SUFFIX_RE,
+    SMAC_K_RE,
     bts_red_label,
     parallel_label,
+    risk_label,
 )
 from erahbo.optimizer.parts import PARAMS, method_variant
 
@@ -95,6 +107,9 @@ def parse_method(name: str) -> MethodSpec:
         If the name does not follow the grammar; the message lists the valid forms.
     """
     key = name.strip().lower()
+    m = RISK_SUFFIX_RE.match(key)
+    if m:
+        return _with_risk(name, key, m.group(1), m.group(2), m.group(3))
     m = PARALLEL_RE.match(key)
     if m:
         q = int(m.group(2))
@@ -115,6 +130,14 @@ def parse_method(name: str) -> MethodSpec:
     if key == "smac":
         return MethodSpec(name=key, label=PEER_LABELS[key], method="smac",
                           options={"seeds_per_trial": 1, "max_config_calls": 3})
+    m = SMAC_K_RE.match(key)
+    if m:
+        k = int(m.group(1))
+        if k < 2:
+            raise ValueError(f"method {name!r}: smac-k<K> needs K >= 2 seeds per trial (a "
+                             "sample risk measure); one seed per trial is 'smac'")
+        return MethodSpec(name=key, label=f"SMAC3 (k={k})", method="smac",
+                          options={"seeds_per_trial": k, "max_config_calls": 3})
     if key == "bts-red" or BTS_RED_RE.match(key):
         m = BTS_RED_RE.match(key)
         n = int(m.group(1)) if m else BTS_RED_BATCH
@@ -149,9 +172,35 @@ def parse_method(name: str) -> MethodSpec:
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
         f"erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, {parts}erahbo-race, rahbo-k<K>, "
         "gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in flight), "
-        "and the peers optuna-tpe-k<K>, smac, bts-red and bts-red-n<N> (e.g. "
+        "and the peers optuna-tpe-k<K>, smac, smac-k<K>, bts-red and bts-red-n<N>, each "
+        "with a risk suffix -cvar[<q>], -quantile[<q>], -mv<alpha> where it optimizes a "
+        "measure (e.g. "
         "'erahbo,rahbo-k2,rahbo-k20,gpucb-k20,erahbo-p4')."
     )
+
+
+def _with_risk(name: str, key: str, base_name: str, risk: str, text: str | None) -> MethodSpec:
+    """``<base>-cvar[<q>]``, ``<base>-quantile[<q>]``, ``<base>-mv<alpha>``: ``base`` with its
+    own risk measure."""
+    from erahbo.risk import measure_from_json
+
+    if risk == "mv" and text is None:
+        raise ValueError(f"method {name!r}: -mv needs its alpha, e.g. {base_name + '-mv3'!r}")
+    try:
+        base = parse_method(base_name)
+    except ValueError as e:
+        raise ValueError(str(e).replace(repr(base_name), repr(name), 1)) from None
+    if base.method == "bts-red" or (base.method == "smac"
+                                    and base.options.get("seeds_per_trial", 1) < 2):
+        raise ValueError(f"method {name!r}: a risk suffix is for erahbo's methods, "
+                         f"optuna-tpe-k<K> and smac-k<K>; {base.label} optimizes its own "
+                         "objective")
+    options: dict[str, Any] = {"risk": risk}
+    if text is not None:
+        options["alpha" if risk == "mv" else "q"] = float(text)
+    measure_from_json(options)  # a clear error for a bad q or alpha, at parse time
+    return MethodSpec(name=key, label=risk_label(base.label, risk, text), method=base.method,
+                      options={**base.options, **options})
 
 
 def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:

@@ -3,7 +3,10 @@
 ``optuna-tpe-k<K>``: Optuna's :class:`~optuna.samplers.TPESampler` (its defaults, seeded per
 repetition) where each trial trains one configuration on ``K`` stored seeds and reports the
 sample MV ``mean - alpha var`` (eq. 5 on the ``K`` returns, ``ddof=1``) to maximize, the way an
-Optuna user tunes an RL algorithm for reliability. The recommendation after each trial is
+Optuna user tunes an RL algorithm for reliability. In another risk measure (the study's, or the
+method's own: ``optuna-tpe-k10-cvar``) the trial's value is that measure's sample value on the
+``K`` returns (:meth:`erahbo.risk.RiskMeasure.truth`: the sample CVaR, the mean of the worst
+``q K`` returns, or the sample quantile). The recommendation after each trial is
 ``study.best_trial``'s configuration (the best sample MV so far), what an Optuna user deploys.
 
 TPE suggests one float in ``[0, 1]`` per column of the task's unit-cube encoding
@@ -16,7 +19,8 @@ under the user's protocol TPE's own startup trials are its initial design, count
 Optuna is an optional extra: ``pip install erahbo[optuna]``.
 
 ``smac``: SMAC3's hyperparameter-optimization facade, one seed per trial, risk-neutral
-(:mod:`erahbo.experiments.smac_peer`; the ``smac`` extra).
+(:mod:`erahbo.experiments.smac_peer`; the ``smac`` extra); ``smac-k<K>`` (e.g.
+``smac-k5-cvar``): ``K`` seeds per trial, cost minus their sample risk measure.
 
 ``bts-red``, ``bts-red-n<N>``: Mean-Var-BTS-RED (Dai et al., NeurIPS 2023), Thompson sampling
 over the table's rows and replications from the noise variance
@@ -33,11 +37,13 @@ import pandas as pd
 
 from erahbo._names import RISK_NEUTRAL_PEERS
 from erahbo.experiments.bts_red_peer import run_bts_red_table
+from erahbo.experiments.measures import method_measure
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.replay import ReplayTask, SeedReplay
 from erahbo.experiments.smac_peer import run_smac_repetition
 from erahbo.experiments.traces import TRACE_COLUMNS
 from erahbo.gp.bounds import mean_variance
+from erahbo.risk import MeanVariance, RiskMeasure
 
 __all__ = ["PEER_METHODS", "RISK_NEUTRAL_PEERS", "run_peer_repetition"]
 
@@ -54,10 +60,14 @@ def _optuna() -> Any:
     return optuna
 
 
-def sample_mv(returns: list[float], alpha: float) -> float:
-    """Sample MV of one trial's returns (eq. 5 on ``mean`` and ``var(ddof=1)``)."""
+def sample_mv(returns: list[float], alpha: float | RiskMeasure) -> float:
+    """Sample MV of one trial's returns (eq. 5 on ``mean`` and ``var(ddof=1)``); with a risk
+    measure other than MV for ``alpha``, its sample value (:meth:`RiskMeasure.truth`)."""
     r = np.asarray(returns, dtype=float)  # (K,)
-    return float(mean_variance(r.mean(), r.var(ddof=1), alpha))
+    if isinstance(alpha, RiskMeasure) and not isinstance(alpha, MeanVariance):
+        return float(alpha.truth(r))
+    weight = alpha.alpha if isinstance(alpha, MeanVariance) else alpha
+    return float(mean_variance(r.mean(), r.var(ddof=1), weight))
 
 
 def run_peer_repetition(
@@ -79,14 +89,16 @@ def run_peer_repetition(
         under the user's protocol).
     """
     if method.method == "smac":
-        return run_smac_repetition(task, repetition, settings, rep_seed, progress)
+        k = int(method.options.get("seeds_per_trial", 1))
+        return run_smac_repetition(task, repetition, settings, rep_seed, progress, k=k,
+                                   measure=method_measure(method, settings) if k > 1 else None)
     if method.method == "bts-red":
         return run_bts_red_table(task, method, repetition, settings, rep_seed, progress)
     if method.method != "optuna-tpe":
         raise ValueError(f"unknown peer method {method.method!r}; peers: {PEER_METHODS}")
     optuna = _optuna()
     k = int(method.options["k"])
-    alpha = float(settings.alpha)
+    alpha = method_measure(method, settings)
     replay = SeedReplay(task, settings.seed, repetition)
     C = np.asarray(task.space.candidates_unit())  # (N, dim)
     dists = {f"u{j}": optuna.distributions.FloatDistribution(0.0, 1.0)

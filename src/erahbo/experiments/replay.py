@@ -7,7 +7,11 @@ set for that repetition.
 
 Ground truth: ``MV(x) = mean - alpha * var`` over all ``S`` stored seeds (unbiased variance,
 ``ddof=1``, as the optimizer's sample variance), on the processed scale (Vizier output
-warping by default, as the paper); ``MV* = max_x MV(x)``.
+warping by default, as the paper); ``MV* = max_x MV(x)``. A study in another risk measure
+(:mod:`erahbo.risk`, ``prepare_task(..., measure=CVaR(q=0.1))``) scores every configuration
+by that measure's ground truth on the same seeds (:meth:`erahbo.risk.RiskMeasure.truth`: the
+sample CVaR, quantile or mean - c std of its ``S`` stored seeds); the attributes keep their MV
+names (``mv``, ``mv_star``) and hold the measure's values.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pandas as pd
 from erahbo.datasets.format import TaskData
 from erahbo.datasets.groundtruth import ground_truth
 from erahbo.datasets.validate import ValidationReport
+from erahbo.risk import MeanVariance, RiskMeasure
 from erahbo.space import SearchSpace
 
 
@@ -41,9 +46,10 @@ class ReplayTask:
     seeds : list of int
         Stored seed labels, the columns of ``returns``.
     mv : numpy.ndarray
-        ``(N,)`` true MV of every configuration.
+        ``(N,)`` true MV of every configuration (the study's risk measure's ground truth:
+        :attr:`risk`).
     alpha : float
-        Risk aversion used for ``mv``.
+        Risk aversion used for ``mv`` (MV; unused by another measure).
     space : SearchSpace
         Finite search space over ``configs``.
     meta : dict
@@ -60,6 +66,12 @@ class ReplayTask:
     space: SearchSpace
     meta: dict[str, Any] = field(default_factory=dict)
     report: ValidationReport | None = None
+    measure: RiskMeasure | None = None
+
+    @property
+    def risk(self) -> RiskMeasure:
+        """The risk measure ``mv`` is the ground truth of (None given: MV with ``alpha``)."""
+        return MeanVariance(self.alpha) if self.measure is None else self.measure
 
     @property
     def mv_star(self) -> float:
@@ -82,9 +94,11 @@ class ReplayTask:
 
 
 def prepare_task(
-    task: TaskData, *, alpha: float = 1.0, outcome_processing: str = "vizier"
+    task: TaskData, *, alpha: float = 1.0, outcome_processing: str = "vizier",
+    measure: RiskMeasure | None = None,
 ) -> ReplayTask:
-    """Validate (NaN policy), process outcomes and compute the ground truth of ``task``.
+    """Validate (NaN policy), process outcomes and compute the ground truth of ``task``:
+    MV with ``alpha``, or the risk measure ``measure`` (:mod:`erahbo.risk`) on the same seeds.
 
     Raises
     ------
@@ -92,7 +106,8 @@ def prepare_task(
         If the task is degenerate (all configurations score the same): the paper skips such
         tasks (``dqn_xland_doorkey``); the message says so.
     """
-    truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing)
+    truth = ground_truth(task, alpha=alpha, outcome_processing=outcome_processing,
+                         measure=measure)
     processed = truth.processed
     meta = dict(processed.meta)
     domain = str(meta.get("domain", "unknown"))
@@ -112,6 +127,7 @@ def prepare_task(
         space=space,
         meta=meta,
         report=truth.report,
+        measure=measure,
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -28,14 +29,21 @@ import pandas as pd
 from erahbo import __version__
 from erahbo.datasets.tradeoff import near_optimal_share
 from erahbo.datasets.warping import METHODS as PROCESSINGS
+from erahbo.experiments.measures import (
+    method_measure,
+    method_risk_options,
+    without_risk_options,
+)
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.peers import PEER_METHODS, run_peer_repetition
 from erahbo.experiments.replay import ReplayTask, SeedReplay
 from erahbo.experiments.traces import TRACE_COLUMNS
+from erahbo.gp.bounds import lcb_mv, ucb_mv
 from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.loop import drive
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.records import Trial
+from erahbo.risk import RiskMeasure, measure_from_json
 
 PROTOCOLS = ("paper", "user")
 _PAPER_DESIGN = {"n_init": 5, "k_init": 20}  # the paper's shared initial design
@@ -55,7 +63,14 @@ class StudySettings:
         under the ``"paper"`` protocol (shared by all methods), each method's own default
         under ``"user"``.
     alpha : float
-        Risk aversion.
+        Risk aversion (``risk="mv"``).
+    risk : str
+        The study's risk measure over seeds (:data:`erahbo.risk.MEASURES`): every method's
+        regret is in its terms (the tasks' ground truth, ``prepare_task(..., measure=...)``),
+        and a method optimizes it unless its name sets its own (``erahbo-mv3``,
+        ``optuna-tpe-k10-cvar``: :mod:`erahbo.experiments.methods`). Default ``"mv"``.
+    q : float or None
+        ``risk="cvar"`` / ``"quantile"``: the share of worst seeds (None: 0.1).
     beta, beta_stop : float or None
         Acquisition confidence and ERAHBO's stopping confidence; None: each method's own.
     k_min, k_max : int or None
@@ -83,6 +98,8 @@ class StudySettings:
     outcome_processing: str = "vizier"
     protocol: str = "paper"
     preset: str = "default"
+    risk: str = "mv"
+    q: float | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -93,6 +110,20 @@ class StudySettings:
                 if getattr(self, name) is None:
                     object.__setattr__(self, name, value)
         self.validate()
+
+    @property
+    def measure(self) -> RiskMeasure:
+        """The study's risk measure (MV with ``alpha`` by default)."""
+        given = {"alpha": self.alpha, "q": self.q}
+        return measure_from_json({"risk": self.risk,
+                                  **{k: v for k, v in given.items() if v is not None}})
+
+    def risk_options(self) -> dict[str, Any]:
+        """The optimizer's options of the study's measure: ``alpha`` (MV, as before measures
+        were a part), or ``risk`` and ``q`` (another measure)."""
+        if self.risk == "mv":
+            return {"alpha": self.alpha}
+        return {k: v for k, v in self.measure.to_json().items() if k in ("risk", "q", "c")}
 
     def overrides(self) -> dict[str, Any]:
         """The optimizer options this study sets for every method (None: the method's own)."""
@@ -112,9 +143,16 @@ class StudySettings:
         :class:`erahbo.optimizer.options.Options` (e.g. ``beta > 0``) before any file is
         written; ``outcome_processing`` by :data:`erahbo.datasets.warping.METHODS`.
         """
-        Options(method="erahbo", budget=self.budget, alpha=self.alpha, seed=self.seed,
+        if self.q is not None and self.risk not in ("cvar", "quantile"):
+            raise ValueError(f"q={self.q!r} does nothing with risk={self.risk!r}: it is the "
+                             "share of worst seeds of risk='cvar' or 'quantile'; drop q or "
+                             "set risk")
+        if self.risk != "mv" and self.alpha != 1.0:
+            raise ValueError(f"alpha={self.alpha!r} does nothing with risk={self.risk!r}: it "
+                             "weighs MV's variance; drop alpha or set risk='mv'")
+        Options(method="erahbo", budget=self.budget, seed=self.seed,
                 initial_in_budget=self.protocol == "user", **self.overrides(),
-                **self.erahbo_overrides())
+                **self.erahbo_overrides(), **self.risk_options())
         if self.outcome_processing not in PROCESSINGS:
             raise ValueError(f"outcome_processing={self.outcome_processing!r} must be one of "
                              f"{', '.join(PROCESSINGS)}")
@@ -158,6 +196,10 @@ def run_repetition(
         ``TRACE_COLUMNS``) and its metadata.
     """
     t0 = time.perf_counter()
+    if task.risk != settings.measure:
+        raise ValueError(f"task {task.name} is scored in {task.risk.label}, the study in "
+                         f"{settings.measure.label}: prepare the task with the study's "
+                         "measure (prepare_task(..., measure=settings.measure))")
     user = settings.protocol == "user"
     rep_seed = repetition_seed(task, settings.seed, repetition)
     if method.method in PEER_METHODS:
@@ -165,9 +207,8 @@ def run_repetition(
                                                      rep_seed, progress)
         init_inc, k_init = None, extra.pop("k_init")
     else:
-        extra = {}
-        trace, init_ids, init_inc, k_init = _replay_optimizer(task, method, repetition,
-                                                              settings, rep_seed, progress)
+        trace, init_ids, init_inc, k_init, extra = _replay_optimizer(
+            task, method, repetition, settings, rep_seed, progress)
     # the normalizer of regret: the initial design's average configuration (paper), or the
     # table's average configuration (user protocol: each method has its own design)
     ref_mv = task.mv if user else task.mv[init_ids]
@@ -180,6 +221,8 @@ def run_repetition(
         "seed": rep_seed,
         "budget": settings.budget,
         "alpha": settings.alpha,
+        "risk": settings.measure.to_json(),
+        "method_risk": method_measure(method, settings).to_json(),
         "protocol": settings.protocol,
         "mv_star": task.mv_star,
         "init_mv_mean": float(np.mean(ref_mv)),
@@ -210,14 +253,15 @@ def _replay_optimizer(
     initial design, k_init)."""
     user = settings.protocol == "user"
     replay = SeedReplay(task, settings.seed, repetition)
-    options = {**settings.overrides(), **method.options}
+    options = {**settings.overrides(), **without_risk_options(method.options)}
     if method.method == "erahbo":
         options = {**settings.erahbo_overrides(), **options}
     if not user:
         options["initial_design"] = [
             int(i) for i in task.space.sobol_indices(int(settings.n_init), rep_seed)]
     opt = Optimizer(task.space, method.method, budget=settings.budget, seed=rep_seed,
-                    alpha=settings.alpha, initial_in_budget=user, **options)
+                    initial_in_budget=user, **options,
+                    **method_risk_options(method, settings))
     mv_star = task.mv_star
     rows: list[list[Any]] = []
     init_ids: list[int] = []
@@ -257,7 +301,36 @@ def _replay_optimizer(
     drive(opt, evaluate, tell, after_ask=after_ask, threads=False)
     trace = pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
     _fill_rounds(trace, opt)
-    return trace, init_ids, init_inc, int(opt.k_init)
+    return trace, init_ids, init_inc, int(opt.k_init), final_interval(opt, task)
+
+
+#: Two-sided confidence of the recommendation's interval in a trace's metadata.
+INTERVAL_LEVEL = 0.9
+
+
+def final_interval(opt: Optimizer, task: ReplayTask) -> dict[str, Any]:
+    """The recommendation's two-sided :data:`INTERVAL_LEVEL` interval of the optimizer's
+    measure at the end of a replay, and that measure's ground truth there.
+
+    The interval is eq. 9's ``[LCB, UCB]`` of the measure with each GP's band at ``z =
+    Phi^{-1}(1 - (1 - level) / 2)`` posterior standard deviations (``beta = z^2``, 1.645 for
+    90 %): ``[value(LCB_f, UCB_var), value(UCB_f, LCB_var)]``. Empty when the models were
+    never fit (no interval) or the study recommends nothing.
+    """
+    inc = opt.incumbent_id
+    if inc is None or opt.models.settings is None:
+        return {}
+    measure = opt.options.measure
+    z = NormalDist().inv_cdf(1.0 - (1.0 - INTERVAL_LEVEL) / 2.0)
+    u = np.asarray(task.space.candidates_unit())[[int(inc)]]  # (1, dim)
+    mf, sdf, mvar, sdv = opt.round_model().predict(u)
+    beta = z * z
+    lo = float(np.asarray(lcb_mv(mf, sdf, mvar, sdv, measure, beta))[0])
+    hi = float(np.asarray(ucb_mv(mf, sdf, mvar, sdv, measure, beta))[0])
+    truth = (float(task.mv[int(inc)]) if measure == task.risk
+             else float(measure.truth(task.returns[int(inc)])))
+    return {"interval_level": INTERVAL_LEVEL, "final_interval": [lo, hi],
+            "final_truth": truth, "final_measure": measure.label}
 
 
 def _fill_rounds(trace: pd.DataFrame, opt: Optimizer) -> None:

@@ -41,6 +41,14 @@ builder that a cap selects spends about 0.2 s per tree on it whatever the data: 
 each of SMAC's refits made a 1000-run replay take about 15 minutes). Without the cap
 scikit-learn grows the same trees depth first: the same model, other random draws.
 
+``smac-k<K>`` (with a risk measure, e.g. ``smac-k5-cvar``): every SMAC trial trains its
+configuration on ``K`` stored seeds and its cost is minus their sample measure (the study's,
+or the name's: the sample CVaR_q of the ``K`` returns, :meth:`erahbo.risk.RiskMeasure.truth`;
+MV: ``mean - alpha var``); SMAC's intensifier races a configuration on up to
+``max_config_calls`` such trials and averages their costs (the mean of per-trial CVaRs, not
+the CVaR of all the configuration's seeds: SMAC aggregates costs by their mean). User's
+protocol only.
+
 SMAC3 is an optional extra: ``pip install erahbo[smac]``.
 """
 
@@ -57,6 +65,7 @@ import pandas as pd
 
 from erahbo.experiments.replay import ReplayTask, SeedReplay
 from erahbo.experiments.traces import TRACE_COLUMNS
+from erahbo.risk import RiskMeasure
 
 __all__ = ["MAX_CONFIG_CALLS", "run_smac_repetition"]
 
@@ -157,8 +166,12 @@ def run_smac_repetition(
     settings: Any,
     rep_seed: int,
     progress: Callable[[int], None] | None = None,
+    k: int = 1,
+    measure: RiskMeasure | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any], list[int]]:
-    """Replay one repetition of SMAC3 on ``task`` (see the module docstring).
+    """Replay one repetition of SMAC3 on ``task`` (see the module docstring): one seed per
+    trial and cost minus the return, or (``k > 1``) ``k`` seeds per trial and cost minus
+    their sample ``measure``.
 
     Returns
     -------
@@ -167,6 +180,9 @@ def run_smac_repetition(
         ``max_config_calls``, ``n_initial``: SMAC's design size, ``stopped``: ``"budget"`` or
         why SMAC stopped earlier) and the shared initial design's row ids (paper protocol).
     """
+    if k > 1 and (measure is None or settings.protocol == "paper"):
+        raise ValueError("smac-k<K> runs under the user's protocol with a risk measure "
+                         "(its trials' cost); use --protocol user")
     smac = _smac()
     import ConfigSpace as CS
     from smac.main.exceptions import ConfigurationSpaceExhaustedException
@@ -180,12 +196,13 @@ def run_smac_repetition(
     cs.add([CS.UniformFloatHyperparameter(f"u{j}", 0.0, 1.0) for j in range(U.shape[1])])
     rows = [CS.Configuration(cs, vector=u) for u in U]
     row_of = {c: i for i, c in enumerate(rows)}
-    calls = min(MAX_CONFIG_CALLS, task.n_seeds)
+    calls = min(MAX_CONFIG_CALLS, task.n_seeds // max(int(k), 1))
     paper = settings.protocol == "paper"
     init_ids = ([int(i) for i in task.space.sobol_indices(int(settings.n_init), rep_seed)]
                 if paper else [])
     k_init = int(settings.k_init) if paper else 1
     budget = int(settings.budget)
+    k = int(k)
     with tempfile.TemporaryDirectory(prefix="erahbo-smac-") as tmp:  # SMAC writes nothing here
         scenario = smac.Scenario(cs, deterministic=False, n_trials=budget + k_init * len(init_ids),
                                  seed=rep_seed, output_directory=Path(tmp))
@@ -196,15 +213,18 @@ def run_smac_repetition(
                      acquisition_maximizer=parts["maximizer"](cs, rows, rep_seed),
                      intensifier=facade.get_intensifier(scenario, max_config_calls=calls),
                      logging_level=False, overwrite=True)
-        stored: dict[tuple[int, int], tuple[float, int]] = {}  # (row, SMAC seed) -> run
+        # (row, SMAC seed) -> (return, stored seed); k > 1: (the sample measure of the k
+        # returns, their stored seeds)
+        stored: dict[tuple[int, int], tuple[float, Any]] = {}
         n_runs = np.zeros(task.n_configs, dtype=np.int64)  # (N,) runs told per row
 
-        def run(cid: int, key: int) -> tuple[float, int] | None:
+        def run(cid: int, key: int) -> tuple[float, Any] | None:
             if (cid, key) not in stored:
-                if replay.remaining(cid) < 1:
+                if replay.remaining(cid) < k:
                     return None
-                vals, seeds = replay.draw(cid, 1)
-                stored[(cid, key)] = (vals[0], seeds[0])
+                vals, seeds = replay.draw(cid, k)
+                stored[(cid, key)] = ((vals[0], seeds[0]) if k == 1 else
+                                      (float(measure.truth(np.asarray(vals))), seeds))
             n_runs[cid] += 1
             return stored[(cid, key)]
 
@@ -219,7 +239,8 @@ def run_smac_repetition(
                                                  TrialInfo, TrialValue))
         rejected = {row_of[c] for c in opt.intensifier.get_rejected_configs() if c in row_of}
     _finish_rounds(trace, n_runs, rejected, calls)
-    meta = {"k_init": k_init, "smac_version": str(smac.version), "max_config_calls": calls,
+    meta = {"k_init": k_init if k == 1 else k, "smac_version": str(smac.version),
+            "max_config_calls": calls, "seeds_per_trial": k,
             "n_initial": int(design.meta["n_configs"]),
             "stopped": stopped}
     return trace, meta, init_ids
@@ -250,15 +271,21 @@ def _replay_loop(
             stopped = f"row {cid}'s stored seeds ran out"
             break
         value, seed = got
+        seeds = seed if isinstance(seed, list) else [seed]  # k > 1: the trial's k runs
+        if len(out) + len(seeds) > budget:
+            break  # (k > 1) too few runs left for a trial
+        prev = out[-1][6] if out else None
         opt.tell(TrialInfo(info.config, seed=info.seed), TrialValue(cost=-value), save=False)
         inc_cfg = opt.intensifier.get_incumbent()
         inc = row_of[inc_cfg] if inc_cfg is not None else cid
-        cum += mv_star - task.mv[cid]
         rnd = round_of.setdefault(cid, n_init + len(round_of) + 1)
-        out.append([len(out) + 1, rnd, cid, seed, 0, task.mv[cid], inc, task.mv[inc],
-                    mv_star - task.mv[inc], cum, ""])
+        for j, s in enumerate(seeds):  # the incumbent changes with the trial's last run
+            now = inc if j == len(seeds) - 1 or prev is None else prev
+            cum += mv_star - task.mv[cid]
+            out.append([len(out) + 1, rnd, cid, s, 0, task.mv[cid], now, task.mv[now],
+                        mv_star - task.mv[now], cum, ""])
         if progress is not None:
-            progress(1)
+            progress(len(seeds))
     return pd.DataFrame(out, columns=list(TRACE_COLUMNS)), stopped
 
 

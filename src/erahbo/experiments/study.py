@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from erahbo._threads import one_blas_thread
+from erahbo.experiments.measures import method_risk_options, without_risk_options
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.peers import PEER_METHODS
 from erahbo.experiments.replay import ReplayTask
@@ -232,12 +233,13 @@ def check_seed_counts(
 
 def _method_options(method: MethodSpec, settings: StudySettings) -> Options:
     """The optimizer options a method runs with in a study (as in the replay, seed 0)."""
-    opts = {**settings.overrides(), **method.options}
+    opts = {**settings.overrides(), **without_risk_options(method.options)}
     if method.method == "erahbo":
         opts = {**settings.erahbo_overrides(), **opts}
-    return Options(method=method.method, budget=settings.budget, alpha=settings.alpha,
+    return Options(method=method.method, budget=settings.budget,
                    initial_in_budget=settings.protocol == "user",
-                   **{k: v for k, v in opts.items() if k in _OPTION_NAMES})
+                   **{k: v for k, v in opts.items() if k in _OPTION_NAMES},
+                   **method_risk_options(method, settings))
 
 
 def method_settings(method: MethodSpec, settings: StudySettings) -> dict[str, Any]:

@@ -18,7 +18,8 @@
     erahbo's ask and tell), then the hyperparameters. ``performance`` is the recommended
     configuration's mean on the task's scale (the recommendation maximizes ``LCB_MV``).
 ``incumbent.yaml``
-    The recommendation: configuration, its overrides, estimated MV, runs so far.
+    The recommendation: configuration, its overrides, estimated MV (or the study's risk
+    measure, named under ``objective``), runs so far.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import yaml
 
 from erahbo.datasets.loaders import detect_format
 from erahbo.optimizer.warm import read_warm_file
+from erahbo.risk import objective_name
 
 COUNTED = ("ok", "penalized")  # erahbo's counted runs; penalized = failed
 INCUMBENT_COLUMNS = ("config_id", "performance", "budget", "budget_used",
@@ -91,6 +93,10 @@ def incumbent_dict(result: Any, overrides: list[str] | None, sign: float) -> dic
         "mv_scale": "task values" if sign > 0 else "negated task values (maximize: false)",
         "method": result.method,
         "alpha": result.settings.get("alpha"),
+        # the risk measure estimated_mv is in (MV, or e.g. CVaR_0.1: the mean of the worst
+        # q share of the task values, their highest costs with maximize: false)
+        "risk": result.measure.to_json(),
+        "objective": objective_name(result.measure),
         "n_evals": int(result.n_evals),
         "n_configs": len(result.configs),
     }
