@@ -251,7 +251,7 @@ def bounds(opt: Optimizer | None, coder: Coder, configs: list[dict[str, Any]],
         return [dict.fromkeys(names) for _ in configs]
     out = []
     for vals in opt.bounds_at(configs):
-        if sign < 0:  # a minimizing study: mean + alpha var of its values, its bounds swapped
+        if sign < 0:  # minimizing: the measure of the negated values, its bounds swapped
             vals = (-vals[0], -vals[2], -vals[1])
         out.append({k: float(v) if math.isfinite(v) else None
                     for k, v in zip(names, vals, strict=True)})

@@ -62,7 +62,7 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   configuration becomes infeasible). A trial failed by Optuna's heartbeat or before its first
   report keeps its reported runs only: a lost machine is not a property of the
   hyperparameters.
-* Minimizing studies minimize ``mean + alpha * variance`` of the reported values.
+* Minimizing studies minimize the risk measure of the negated values (MV: ``mean + alpha var``).
 """
 
 from __future__ import annotations

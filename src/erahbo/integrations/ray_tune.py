@@ -112,8 +112,8 @@ class TuneRecommendation:
     config : dict
         The Tune config (nested, real values), without the seed key.
     mv : float
-        Estimated objective: ``mean - alpha * variance`` of the metric (mode ``"max"``), or
-        ``mean + alpha * variance`` (mode ``"min"``): the posterior estimate of the GPs.
+        Estimated objective: the study's risk measure of the metric (``risk``; MV: ``mean -
+        alpha var``, mode ``"max"``), or of the negated metric (mode ``"min"``): the GPs'.
     mv_low, mv_high : float
         Its confidence bounds (the recommendation maximizes the pessimistic one).
     mean, std : float
@@ -169,7 +169,7 @@ class ERAHBOSearch(Searcher):
         The search space; None: the Tune ``param_space`` (set by Tune).
     metric, mode : str or None
         The reported metric (a training run's return) and ``"max"`` or ``"min"`` (a loss:
-        ``mean + alpha * variance`` is minimized); None: set by ``TuneConfig``.
+        the measure of the negated metric is maximized); None: set by ``TuneConfig``.
     points_to_evaluate : list of dict, optional
         Configurations to run first (Tune configs; with ``space=``, erahbo configs): the
         first configurations of the initial design, ``k_init`` seeds each, before its Sobol
