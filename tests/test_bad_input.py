@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import erahbo
+from cli_helpers import run_cli
 from erahbo import SearchSpace
 from erahbo.cli import app
 
@@ -26,10 +27,7 @@ def other_objective(config, seed):
     return math.cos(5 * float(config["x"])) + 0.01 * (seed % 7)
 
 
-def _cli(args, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return runner.invoke(app, args)
+_cli = run_cli  # erahbo <args> in the test's folder (tests/cli_helpers.py)
 
 
 # --- candidate tables ------------------------------------------------------------------------

@@ -9,22 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import erahbo
-from erahbo.cli import app
-
-runner = CliRunner()
+from cli_helpers import run_cli
 
 
 def ok_objective(config, seed):
     return math.sin(5 * float(config["x"])) + 0.01 * (seed % 7)
 
 
-def _cli(args, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return runner.invoke(app, args)
+_cli = run_cli  # erahbo <args> in the test's folder (tests/cli_helpers.py)
 
 
 # --- issue 38: tells, status, resume, budgets, the rounds table ---------------------------------
