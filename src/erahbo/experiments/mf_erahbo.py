@@ -101,15 +101,14 @@ def run_erahbo_es(replay: PartialReplay, rep_seed: int, *, early_stop: bool = Tr
         vals: list[float] = []
         stopped = False
         for c in range(n_ck):
-            runs = [(cid, col) for col in cols]
-            if not replay.affordable(runs, c):
+            seen = replay.advance_all(cid, cols, c)
+            if seen is None:
                 done = True  # the step budget ends inside this trial
                 break
             vals = []
-            for col in cols:
-                obs = replay.advance(cid, col, c)
-                vals.append(obs.value)
+            for obs in seen:  # one run at a time: the trace records the steps after each
                 out.add(obs, inc)
+                vals.append(obs.value)
             if es is not None and c < last and (new_configs
                                                 or opt.data.row_of(cid) is not None):
                 v = es.verdict(opt, trial, c, vals)

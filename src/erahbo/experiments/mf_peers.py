@@ -253,15 +253,14 @@ def _tpe_pruned(replay: PartialReplay, kind: str, k: int, rep_seed: int
         cols = replay.new_runs(cid, k)
         done = False
         for c in range(n_ck):
-            runs = [(cid, col) for col in cols]
-            if not replay.affordable(runs, c):
+            seen = replay.advance_all(cid, cols, c)
+            if seen is None:
                 done = True  # the budget ends inside this trial
                 break
             vals = []
-            for col in cols:
-                obs = replay.advance(cid, col, c)
-                vals.append(obs.value)
+            for obs in seen:  # one run at a time: the trace records the steps after each
                 out.add(obs, inc)
+                vals.append(obs.value)
             value = sample_mv(vals, alpha)
             if c == n_ck - 1:
                 study.tell(trial, value)

@@ -114,14 +114,13 @@ def run_smac_mf(replay: PartialReplay, k: int, rep_seed: int, budget_runs: int
                     stopped = f"row {cid}'s stored seeds ran out"
                     break
                 cols_of[cid] = replay.new_runs(cid, k)
-            runs = [(cid, col) for col in cols_of[cid]]
-            if not replay.affordable(runs, c):
+            seen = replay.advance_all(cid, cols_of[cid], c)
+            if seen is None:
                 break
             vals = []
-            for col in cols_of[cid]:
-                obs = replay.advance(cid, col, c)
-                vals.append(obs.value)
+            for obs in seen:  # one run at a time: the trace records the steps after each
                 out.add(obs, inc)
+                vals.append(obs.value)
             opt.tell(info, TrialValue(cost=-sample_mv(vals, task.alpha)), save=False)
             n_trials += 1
             inc_cfg = opt.intensifier.get_incumbent()

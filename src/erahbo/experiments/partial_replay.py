@@ -33,6 +33,7 @@ through the existing replay) enters through :func:`full_run_trace`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -298,6 +299,16 @@ class PartialReplay:
                            step=int(self.ctask.steps[checkpoint]),
                            value=float(self.ctask.curves[config_id, column, checkpoint]),
                            final=int(checkpoint) == last)
+
+    def advance_all(self, config_id: int, columns: list[int],
+                    checkpoint: int) -> Iterator[Observation] | None:
+        """Take every run ``columns`` of ``config_id`` to ``checkpoint``, or none of them:
+        None, nothing charged, when the budgets do not allow all of them. Otherwise the runs
+        advance one per item taken from the iterator (:meth:`advance`), so that a
+        :class:`StepTrace` records the steps spent after each."""
+        if not self.affordable([(config_id, col) for col in columns], checkpoint):
+            return None
+        return (self.advance(config_id, col, checkpoint) for col in columns)
 
     @property
     def steps_left(self) -> int | None:
