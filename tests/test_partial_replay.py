@@ -161,6 +161,18 @@ def test_every_method_runs_and_respects_the_step_budget(name: str) -> None:
             assert ((seen["config_id"] == inc) & seen["final"]).any()
 
 
+@pytest.mark.parametrize("name", [*PEERS, "erahbo"])
+def test_a_repetition_replays_to_the_same_trace(name: str) -> None:
+    """Every random choice of a method takes the repetition's seed: replaying the same
+    repetition twice gives the same trace (Hyperband's brackets hash the study's name)."""
+    if name.startswith("smac") and importlib.util.find_spec("smac") is None:
+        pytest.skip("SMAC3 not installed (pip install erahbo[smac])")
+    ct = prepare_curve_task(_table(n=16, s=6), alpha=1.0)
+    first, _ = run_mf_repetition(ct, parse_mf_method(name), 3, budget_runs=24)
+    again, _ = run_mf_repetition(ct, parse_mf_method(name), 3, budget_runs=24)
+    pd.testing.assert_frame_equal(first, again)
+
+
 def test_smac_mf_samples_rows_of_the_table_beyond_its_design() -> None:
     """SMAC's multi-fidelity facade asks a Hyperband bracket's configurations before any is
     told; its own samples of the space are rows of the table, so it trains more

@@ -232,7 +232,10 @@ def _tpe_pruned(replay: PartialReplay, kind: str, k: int, rep_seed: int
     n_ck = ct.n_checkpoints
     pruner = (optuna.pruners.HyperbandPruner(min_resource=1, max_resource=n_ck)
               if kind == "tpe-hb" else optuna.pruners.SuccessiveHalvingPruner(min_resource=1))
+    # HyperbandPruner puts trial n in a bracket by crc32(f"{study_name}_{n}"): a named study
+    # (not Optuna's random default name) makes the brackets, and the replay, reproducible
     study = optuna.create_study(direction="maximize", pruner=pruner,
+                                study_name=f"{kind}-{rep_seed}",
                                 sampler=optuna.samplers.TPESampler(seed=rep_seed))
     out = StepTrace(replay)
     alpha = ct.task.alpha
