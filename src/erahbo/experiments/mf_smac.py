@@ -39,7 +39,7 @@ import pandas as pd
 
 from erahbo.experiments.partial_replay import PartialReplay, StepTrace
 from erahbo.experiments.peers import sample_mv
-from erahbo.experiments.smac_peer import _components, _forest, _smac
+from erahbo.experiments.smac_peer import _components, _forest, _smac, ask_row
 
 __all__ = ["ETA", "run_smac_mf"]
 
@@ -98,15 +98,11 @@ def run_smac_mf(replay: PartialReplay, k: int, rep_seed: int, budget_runs: int
                      logging_level=False, overwrite=True)
         sampler.seen = lambda: set(opt.runhistory.get_configs())
         while True:
-            try:
-                info = opt.ask()
-            except (StopIteration, ConfigurationSpaceExhaustedException):
-                stopped = "no new trial (SMAC's intensifier gave up)"
+            asked = ask_row(opt, row_of, ConfigurationSpaceExhaustedException)
+            if isinstance(asked, str):
+                stopped = asked
                 break
-            cid = row_of.get(info.config)
-            if cid is None:
-                stopped = "every row asked (SMAC sampled outside the table)"
-                break
+            info, cid = asked
             b = float(info.budget) if info.budget is not None else steps[-1]
             c = int(np.argmin(np.abs(steps - b)))  # the checkpoint nearest the budget
             if cid not in cols_of:

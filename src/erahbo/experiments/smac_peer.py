@@ -246,6 +246,21 @@ def run_smac_repetition(
     return trace, meta, init_ids
 
 
+def ask_row(opt: Any, row_of: dict[Any, int], exhausted: type[Exception]
+            ) -> tuple[Any, int] | str:
+    """SMAC's next trial and the table row of its configuration, or why there is none: the
+    intensifier gave up (``StopIteration`` or ``exhausted``, SMAC's
+    ``ConfigurationSpaceExhaustedException``), or it sampled outside the table."""
+    try:
+        info = opt.ask()
+    except (StopIteration, exhausted):
+        return "no new trial (SMAC's intensifier gave up)"
+    cid = row_of.get(info.config)
+    if cid is None:
+        return "every row asked (SMAC sampled outside the table)"
+    return info, cid
+
+
 def _replay_loop(
     task: ReplayTask, opt: Any, rows: list[Any], row_of: dict[Any, int],
     run: Callable[[int, int], tuple[float, int] | None], budget: int, n_init: int,
@@ -257,15 +272,11 @@ def _replay_loop(
     round_of: dict[int, int] = {}
     mv_star, cum, stopped = task.mv_star, 0.0, "budget"
     while len(out) < budget:
-        try:
-            info = opt.ask()
-        except (StopIteration, exhausted):
-            stopped = "no new trial (SMAC's intensifier gave up)"
+        asked = ask_row(opt, row_of, exhausted)
+        if isinstance(asked, str):
+            stopped = asked
             break
-        cid = row_of.get(info.config)
-        if cid is None:
-            stopped = "every row asked (SMAC sampled outside the table)"
-            break
+        info, cid = asked
         got = run(cid, int(info.seed))
         if got is None:  # a row's stored seeds ran out (tables with fewer seeds than calls)
             stopped = f"row {cid}'s stored seeds ran out"
