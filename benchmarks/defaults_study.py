@@ -347,46 +347,45 @@ def paired_iqm(out: Path, a: str, b: str, budget: int, checkpoints: tuple[int, .
     repetition) pairs, with a 95 % bootstrap interval (repetitions resampled within each
     task, the same draws for both methods): issue 37's "no worse" when it includes 0 or
     lies below it."""
-    from scipy.stats import trim_mean
+    from erahbo.analysis.intervals import iqm
 
-    cur: dict[tuple[str, str, int], np.ndarray] = {}
-    for trace, meta, _ in selected_traces(out, [a, b], tasks, reps):
-        reg = trace["simple_regret"].to_numpy()[:budget] / _normalizer(meta)
-        if len(reg):
-            cur[(meta["task"], meta["method"], int(meta["repetition"]))] = reg
-    pairs = sorted({(t, r) for t, m, r in cur if (t, a, r) in cur and (t, b, r) in cur})
+    cur = dict(_regret_curves(out, budget, [a, b], tasks, reps, by_repetition=True))
+    pairs = sorted({(t, r) for t, _, r in cur if (t, a, r) in cur and (t, b, r) in cur
+                    and len(cur[(t, a, r)]) and len(cur[(t, b, r)])})
     names = sorted({t for t, _ in pairs})
-    rows = []
-    def at(m: str, t: str, cp: int) -> np.ndarray:
+    if not names:
+        return f"IQM regret, {a} vs {b}: no common (task, repetition) pairs under {out}"
+
+    def at(m: str, t: str, cp: int) -> np.ndarray:  # (R_t,) regret after run cp
         return np.array([cur[(t, m, r)][min(cp, len(cur[(t, m, r)])) - 1]
                          for tt, r in pairs if tt == t])
 
+    rows = []
     for cp in checkpoints:
         xa = {t: at(a, t, cp) for t in names}
         xb = {t: at(b, t, cp) for t in names}
-        common = names
-        if not common:
-            continue
         rng = np.random.default_rng(seed)
         diffs = np.empty(n_boot)
         for i in range(n_boot):
-            idx = {t: rng.integers(0, len(xa[t]), len(xa[t])) for t in common}
-            diffs[i] = (trim_mean(np.concatenate([xa[t][idx[t]] for t in common]), 0.25)
-                        - trim_mean(np.concatenate([xb[t][idx[t]] for t in common]), 0.25))
-        d = (trim_mean(np.concatenate(list(xa.values())), 0.25)
-             - trim_mean(np.concatenate(list(xb.values())), 0.25))
+            idx = {t: rng.integers(0, len(xa[t]), len(xa[t])) for t in names}
+            diffs[i] = (iqm(np.concatenate([xa[t][idx[t]] for t in names]))
+                        - iqm(np.concatenate([xb[t][idx[t]] for t in names])))
+        d = iqm(np.concatenate(list(xa.values()))) - iqm(np.concatenate(list(xb.values())))
         lo, hi = np.percentile(diffs, [2.5, 97.5])
         rows.append(f"@{cp} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]")
     return f"IQM regret, {a} minus {b} (95% CI, paired): " + "; ".join(rows)
 
 
 def _regret_curves(out: Path, budget: int, methods: list[str] | None = None,
-                   tasks: list[str] | None = None, reps: str | None = None):
-    """Yield ``((task, method), regret)`` per selected trace: the normalized regret of its
-    first ``budget`` runs, shape ``(min(runs, budget),)``."""
+                   tasks: list[str] | None = None, reps: str | None = None,
+                   by_repetition: bool = False):
+    """Yield ``((task, method), regret)`` per selected trace (``by_repetition``: ``((task,
+    method, repetition), regret)``): the normalized regret of its first ``budget`` runs,
+    shape ``(min(runs, budget),)``."""
     for trace, meta, _ in selected_traces(out, methods, tasks, reps):
         reg = trace["simple_regret"].to_numpy()[:budget] / _normalizer(meta)
-        yield (meta["task"], meta["method"]), reg
+        key = (meta["task"], meta["method"])
+        yield ((*key, int(meta["repetition"])) if by_repetition else key), reg
 
 
 def per_task(out: Path, budget: int, methods: list[str] | None = None,

@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from erahbo.optimizer.failure import COUNTED
 from erahbo.optimizer.outliers import OUTLIER_PREFIX, outlier_error, return_scale
 
 if TYPE_CHECKING:
@@ -338,7 +339,7 @@ def _counted_returns(result: Result) -> Any:
     h = result.history
     if h.empty or "return" not in h.columns:
         return h
-    h = h[h["status"].isin(("ok", "penalized"))] if "status" in h.columns else h
+    h = h[h["status"].isin(COUNTED)] if "status" in h.columns else h
     return h[np.isfinite(h["return"].to_numpy(float))]
 
 
