@@ -58,6 +58,25 @@ def test_curves_share_the_ground_truth_scale() -> None:
         assert np.all(np.diff(ct.curves[:, :, c].ravel()[order]) >= 0)
 
 
+def test_a_configuration_with_a_failed_run_is_dropped_with_its_curves() -> None:
+    """The ground truth drops a configuration with a failed run (NaN final return: the
+    paper's NaN policy); its curves go with it, so the remaining rows line up (a real PPO
+    table has such a run)."""
+    t = _table()
+    returns = t.returns.copy()
+    returns[2, 1, -1] = np.nan  # configuration 2, seed 2 failed at the end
+    returns[4, 0, :] = -np.inf  # configuration 4, seed 1 failed from the start
+    bad = CurveTable(configs=t.configs, returns=returns, wall_s=t.wall_s, steps=t.steps,
+                     env_steps=t.env_steps, seeds=t.seeds, config_ids=t.config_ids,
+                     meta=t.meta)
+    ct = prepare_curve_task(bad, alpha=1.0)
+    assert ct.curves.shape == (4, 4, STEPS.size)
+    assert np.array_equal(ct.curves[:, :, -1], ct.task.returns)
+    full = prepare_curve_task(t, alpha=1.0)
+    kept = [0, 1, 3, 5]
+    assert np.array_equal(ct.wall_s, full.wall_s[kept])
+
+
 def test_replay_charges_exactly_the_steps_consumed() -> None:
     """A run taken to checkpoint c costs steps[c] from scratch; continued to c' it costs
     steps[c'] - steps[c]; reading a checkpoint it has passed costs nothing; the wall time

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from erahbo.datasets.curves import CurveTable, read_curves
+from erahbo.datasets.validate import validate_task
 from erahbo.datasets.warping import VizierWarper
 from erahbo.experiments.replay import ReplayTask, SeedReplay, prepare_task
 
@@ -135,8 +136,11 @@ def prepare_curve_task(table: CurveTable | str | Path, *, alpha: float = 1.0,
     """
     if not isinstance(table, CurveTable):
         table = read_curves(table)
-    task = prepare_task(table.at(None), alpha=alpha, outcome_processing=outcome_processing)
-    infeasible = set(task.meta.get("validation", {}).get("infeasible_ids", []))
+    final = table.at(None)
+    task = prepare_task(final, alpha=alpha, outcome_processing=outcome_processing)
+    # the ground truth dropped the configurations with a failed run (the paper's NaN
+    # policy, erahbo.datasets.validate): drop their curves too
+    infeasible = set(validate_task(final)[1].infeasible_ids)
     keep = np.array([int(i) not in infeasible for i in table.config_ids])  # (N_table,)
     cols = [table.seeds.index(s) for s in task.seeds]
     raw = np.asarray(table.returns, dtype=float)[keep][:, cols, :]  # (N, S, C)
