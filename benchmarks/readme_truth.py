@@ -46,6 +46,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 import erahbo
+from erahbo.diagnostics import near_duplicates
 
 SPACE = {"lr": ("log", 1e-5, 1e-1), "gamma": ("float", 0.9, 0.9999),
          "batch": ("int", 16, 256), "act": ("cat", ["tanh", "relu"])}
@@ -75,9 +76,7 @@ def near_duplicate_share(space: erahbo.SearchSpace, history, radius: float) -> f
     """Share of runs whose configuration is new and within ``radius`` of an earlier one."""
     first = history.drop_duplicates("config_id")
     U = np.array([space.encode({k: r[k] for k in SPACE}) for _, r in first.iterrows()])
-    near = np.zeros(len(U), dtype=bool)
-    for i in range(1, len(U)):
-        near[i] = np.sqrt(((U[:i] - U[i]) ** 2).sum(axis=1)).min() < radius
+    near, _ = near_duplicates(U, radius)
     ids = set(first["config_id"].to_numpy()[near])
     return float(history["config_id"].isin(ids).mean())
 

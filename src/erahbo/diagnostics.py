@@ -70,7 +70,7 @@ from erahbo.optimizer.outliers import OUTLIER_PREFIX, outlier_error, return_scal
 if TYPE_CHECKING:
     from erahbo.optimizer.records import Result
 
-__all__ = ["Finding", "diagnose"]
+__all__ = ["Finding", "diagnose", "near_duplicates"]
 
 # rounds whose end says something about the stopping rule (not the budget or the table)
 _RULE_ENDS = ("dominated", "k_max")
@@ -379,6 +379,33 @@ def _posterior_outside(result: Result, min_runs: int) -> Finding | None:
         "for outliers.")
 
 
+def near_duplicates(U: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Which configurations are new near-duplicates of an earlier one.
+
+    Parameters
+    ----------
+    U : numpy.ndarray
+        ``(n, dim)`` encoded configurations (unit cube) in the order they were first run.
+    radius : float
+        Euclidean distance (unit cube) under which a configuration duplicates an earlier one.
+
+    Returns
+    -------
+    near : numpy.ndarray
+        ``(n,)`` bool: configuration ``i`` lies within ``radius`` of one of ``U[:i]``.
+    of : numpy.ndarray
+        ``(n,)`` int: the nearest earlier configuration (``-1`` for the first).
+    """
+    U = np.asarray(U, dtype=float)
+    near = np.zeros(len(U), dtype=bool)
+    of = np.full(len(U), -1)
+    for i in range(1, len(U)):
+        d = np.sqrt(((U[:i] - U[i]) ** 2).sum(axis=1))  # (i,)
+        j = int(np.argmin(d))
+        near[i], of[i] = bool(d[j] < radius), j
+    return near, of
+
+
 def _near_duplicates(result: Result, min_runs: int, radius: float,
                      share: float) -> Finding | None:
     space, c, h = result.space, result.configs, _counted_returns(result)
@@ -387,12 +414,7 @@ def _near_duplicates(result: Result, min_runs: int, radius: float,
         return None
     U = np.array([space.encode({n: r[n] for n in space.names})
                   for _, r in c.iterrows()], dtype=float)  # (configs, dim) first-seen order
-    near = np.zeros(len(U), dtype=bool)
-    of = np.full(len(U), -1)
-    for i in range(1, len(U)):
-        d = np.sqrt(((U[:i] - U[i]) ** 2).sum(axis=1))  # (i,)
-        j = int(np.argmin(d))
-        near[i], of[i] = bool(d[j] < radius), j
+    near, of = near_duplicates(U, radius)
     ids = c["config_id"].to_numpy()
     runs = h["config_id"].isin(set(ids[near]))
     if float(runs.mean()) < share:
