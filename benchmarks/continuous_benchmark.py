@@ -15,7 +15,18 @@ its command line.
 
 ``--tasks``: names (``surr-<table>``, ``readme``, ``figure1``, ``branin``) or the groups
 ``all``, ``surrogates``, ``known``. ``--methods``: benchmark method names (``erahbo``,
-``rahbo-k2``, ``random-k2``, ``optuna-tpe-k10``, ``smac``, ``bts-red``, erahbo's variants).
+``rahbo-k2``, ``random-k2``, ``optuna-tpe-k10``, ``smac``, ``bts-red``, erahbo's variants,
+``<method>-cvar`` / ``-quantile`` / ``-mv<alpha>`` for a method optimizing its own measure).
+``--risk {mv,cvar,quantile}`` and ``--q``: the study's risk measure (default MV with
+``--alpha``): the regret of every method is in its own terms, exact on every task
+(:meth:`erahbo.objectives.synthetic.SyntheticTask.value`), normalized as for MV by the optimum
+minus the mean over uniform configurations; the methods optimize it unless their name sets
+their own. In a CVaR study::
+
+    ... continuous_benchmark.py --risk cvar --q 0.1 --tasks surrogates,known \
+        --methods erahbo-cvar,rahbo-k2-cvar,rahbo-k5-cvar,optuna-tpe-k10-cvar,erahbo-mv1 \
+        --budget 100 --reps 3 --out results/continuous/cvar0.1
+
 ``--seed``: the repetition set (repetition ``r`` of set ``s`` derives every seed from ``(s, r)``).
 A rerun with the same ``--out`` resumes (finished traces are kept).
 """
@@ -23,6 +34,7 @@ A rerun with the same ``--out`` resumes (finished traces are kept).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -45,9 +57,12 @@ def summary(out: Path, checkpoints: list[int], seed: int = 0) -> str:
 
     ts = load_traces(out)
     cps = [c for c in checkpoints if c <= ts.budget] or [ts.budget]
+    study = json.loads((Path(out) / "study.json").read_text())
+    name = study.get("measure", "MV")
+    name = "MV" if name.startswith("MV") else name
     lines = [f"{len(ts.tasks)} task(s), {len(ts.methods)} method(s), "
-             f"budget {ts.budget}; IQM normalized regret [95 % CI] (0 = MV*, 1 = the mean of "
-             "a uniformly drawn configuration)", ""]
+             f"budget {ts.budget}; IQM normalized {name} regret [95 % CI] (0 = {name}*, 1 = "
+             "the mean of a uniformly drawn configuration)", ""]
 
     def table(df, groups, label):
         head = f"| {label} | method | " + " | ".join(f"@{c}" for c in cps) + " |"
@@ -75,7 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", default="surrogates,known")
     ap.add_argument("--methods", default=DEFAULT_METHODS)
-    ap.add_argument("--alpha", type=float, default=1.0)
+    ap.add_argument("--alpha", type=float, default=None,
+                    help="MV's risk aversion (--risk mv; default 1)")
+    ap.add_argument("--risk", default="mv", choices=("mv", "cvar", "quantile"),
+                    help="the study's risk measure over seeds (default mv)")
+    ap.add_argument("--q", type=float, default=None,
+                    help="--risk cvar / quantile: the share of worst seeds (default 0.1)")
     ap.add_argument("--budget", type=int, default=200)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0, help="the repetition set")
@@ -87,13 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", action="store_true", help="also write `erahbo report`'s report")
     a = ap.parse_args(argv)
 
-    from erahbo.experiments.continuous import ContinuousSettings, run_continuous_study
+    from erahbo.experiments.continuous import (
+        ContinuousSettings,
+        check_methods,
+        run_continuous_study,
+    )
     from erahbo.experiments.methods import parse_methods
     from erahbo.objectives.known_truth import make_task, task_names
 
     try:
-        settings = ContinuousSettings(budget=a.budget, alpha=a.alpha, seed=a.seed)
+        settings = ContinuousSettings(budget=a.budget, seed=a.seed, risk=a.risk, q=a.q,
+                                      alpha=1.0 if a.alpha is None else a.alpha)
         methods = parse_methods(a.methods)
+        check_methods(methods)
         names = task_names(a.tasks)
         t0 = time.time()
         tasks = [make_task(n, a.data) for n in names]
@@ -101,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"{len(tasks)} task(s) x {len(methods)} method(s) x {a.reps} repetitions (set "
-          f"{a.seed}), budget {a.budget} runs, alpha {a.alpha} -> {a.out}", flush=True)
+          f"{a.seed}), budget {a.budget} runs, {settings.measure.label} -> {a.out}",
+          flush=True)
 
     def on_done(path: str, done: int, total: int) -> None:
         print(f"[{time.time() - t0:7.0f} s] {done}/{total} {path}", flush=True)
