@@ -21,10 +21,13 @@ its command line.
 ``--alpha``): the regret of every method is in its own terms, exact on every task
 (:meth:`erahbo.objectives.synthetic.SyntheticTask.value`), normalized as for MV by the optimum
 minus the mean over uniform configurations; the methods optimize it unless their name sets
-their own. In a CVaR study::
+their own; ``mv-best-alpha`` runs erahbo in MV at alpha in {0.1, 0.3, 1, 3, 10, 30}
+(``erahbo-mv<alpha>``) and keeps per task the alpha of lowest mean final regret (in
+hindsight), as ``benchmarks/risk_benchmark.py`` does on the tables; a study of another measure
+than MV also prints that script's table pooled over tasks x repetitions. In a CVaR study::
 
-    ... continuous_benchmark.py --risk cvar --q 0.1 --tasks surrogates,known \
-        --methods erahbo-cvar,rahbo-k2-cvar,rahbo-k5-cvar,optuna-tpe-k10-cvar,erahbo-mv1 \
+    ... continuous_benchmark.py --risk cvar --q 0.1 --tasks surrogates,known \\
+        --methods erahbo-cvar,rahbo-k2-cvar,rahbo-k5-cvar,optuna-tpe-k10-cvar,mv-best-alpha \\
         --budget 100 --reps 3 --out results/continuous/cvar0.1
 
 ``--seed``: the repetition set (repetition ``r`` of set ``s`` derives every seed from ``(s, r)``).
@@ -44,6 +47,8 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 DEFAULT_METHODS = "erahbo,rahbo-k2,optuna-tpe-k10,smac,random-k2"
+BEST_ALPHA = "mv-best-alpha"
+BEST_ALPHAS = (0.1, 0.3, 1, 3, 10, 30)  # risk_benchmark.ALPHAS
 
 
 def summary(out: Path, checkpoints: list[int], seed: int = 0) -> str:
@@ -55,14 +60,21 @@ def summary(out: Path, checkpoints: list[int], seed: int = 0) -> str:
     from erahbo.analysis.ranks import rank_table
     from erahbo.analysis.traces import load_traces
 
-    ts = load_traces(out)
-    cps = [c for c in checkpoints if c <= ts.budget] or [ts.budget]
     study = json.loads((Path(out) / "study.json").read_text())
     name = study.get("measure", "MV")
     name = "MV" if name.startswith("MV") else name
+    # a task whose every configuration has the same value (CVaR_0.1 of a surrogate whose worst
+    # tenth of seeds fails everywhere) has no regret to normalize: left out, and said so
+    flat = sorted(t["name"] for t in study["tasks"]
+                  if not t["mv_star"] - t["uniform_mv_mean"] > 1e-12)
+    ts = load_traces(out, tasks=[t["name"] for t in study["tasks"] if t["name"] not in flat])
+    cps = [c for c in checkpoints if c <= ts.budget] or [ts.budget]
     lines = [f"{len(ts.tasks)} task(s), {len(ts.methods)} method(s), "
              f"budget {ts.budget}; IQM normalized {name} regret [95 % CI] (0 = {name}*, 1 = "
              "the mean of a uniformly drawn configuration)", ""]
+    if flat:
+        lines[1:1] = [f"left out (every configuration has the same {name}: no regret to "
+                      f"normalize): {', '.join(flat)}"]
 
     def table(df, groups, label):
         head = f"| {label} | method | " + " | ".join(f"@{c}" for c in cps) + " |"
@@ -83,6 +95,27 @@ def summary(out: Path, checkpoints: list[int], seed: int = 0) -> str:
     lines.append("mean rank of the final regret over tasks (1 = best): " + ", ".join(
         f"{m} {float(np.asarray(ranks.loc[ranks['method'] == m, 'mean_rank_simple'])[0]):.2f}"
         for m in ts.methods))
+    return "\n".join(lines)
+
+
+def pooled(out: Path, budget: int, names: list[str]) -> str:
+    """The real-table risk benchmark's table on these traces (``risk_benchmark.summarize``):
+    per method the IQM normalized regret over tasks x repetitions at 50 / 100 / 200 runs and
+    at the end, and ``mv-best-alpha`` (per task the ``erahbo-mv<alpha>`` of lowest mean final
+    regret, in hindsight) where it is listed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import risk_benchmark as rb
+
+    skipped: set[str] = set()
+    df = rb.load(out, budget, skipped)
+    df = df[df["method"].isin(rb.expand(names))]
+    table = rb.summarize(df, budget).drop(columns="coverage 90%")  # no intervals here
+    shown = set(names) | {rb.BEST_ALPHA} if rb.BEST_ALPHA in names else set(names)
+    lines = [rb.markdown(table[table["method"].isin(shown)].reset_index(drop=True))]
+    _, chosen = rb.best_alpha(df)
+    if chosen and rb.BEST_ALPHA in names:
+        lines += ["", "mv-best-alpha, alpha per task: " + ", ".join(
+            f"{t} {v}" for t, v in sorted(chosen.items()))]
     return "\n".join(lines)
 
 
@@ -118,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = ContinuousSettings(budget=a.budget, seed=a.seed, risk=a.risk, q=a.q,
                                       alpha=1.0 if a.alpha is None else a.alpha)
-        methods = parse_methods(a.methods)
+        listed = [m.strip() for m in a.methods.split(",") if m.strip()]
+        # mv-best-alpha: erahbo-mv<alpha> at each alpha of the real-table risk benchmark
+        best = [f"erahbo-mv{v:g}" for v in BEST_ALPHAS] if BEST_ALPHA in listed else []
+        methods = parse_methods([m for m in listed if m != BEST_ALPHA]
+                                + [m for m in best if m not in listed])
         check_methods(methods)
         names = task_names(a.tasks)
         t0 = time.time()
@@ -137,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
                                on_done=on_done)
     print(f"{res['jobs_run']} trace(s) written, {res['jobs_skipped']} already there", flush=True)
     text = summary(a.out, [int(c) for c in a.checkpoints.split(",") if c.strip()])
+    if a.risk != "mv" or BEST_ALPHA in listed:
+        text += ("\n\nPooled over tasks x repetitions (IQM [95 % CI]; as "
+                 "benchmarks/risk_benchmark.py):\n\n" + pooled(a.out, a.budget, listed))
     (a.out / "summary.md").write_text(text + "\n")
     print(text)
     if a.report:
