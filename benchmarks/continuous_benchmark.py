@@ -103,7 +103,9 @@ def pooled(out: Path, budget: int, names: list[str]) -> str:
     per method the IQM normalized regret over tasks x repetitions at 50 / 100 / 200 runs and
     at the end, and ``mv-best-alpha`` (per task the ``erahbo-mv<alpha>`` of lowest mean final
     regret, in hindsight) where it is listed."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
     import risk_benchmark as rb
 
     skipped: set[str] = set()

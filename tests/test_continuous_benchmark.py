@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -181,3 +184,38 @@ def test_continuous_settings_of_a_measure_and_old_studies(tmp_path):
     with pytest.raises(ValueError, match="other settings"):
         run_continuous_study([task], parse_methods("random-k2"), 1,
                              ContinuousSettings(budget=10, risk="cvar"), tmp_path)
+
+
+def _script(name: str):
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+    spec = importlib.util.spec_from_file_location(name, root / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_continuous_benchmark_script_in_cvar(tmp_path, capsys):
+    """benchmarks/continuous_benchmark.py --risk cvar: the tables say CVaR_0.1, a task whose
+    every configuration has the same CVaR (the ppo_cc_mountain_car surrogate at q = 0.1) is
+    left out by name, mv-best-alpha runs erahbo-mv<alpha> at risk_benchmark's alphas and the
+    pooled table has its row and the alpha chosen per task."""
+    cb, rb = _script("continuous_benchmark"), _script("risk_benchmark")
+    assert cb.BEST_ALPHAS == rb.ALPHAS
+    data = Path(__file__).resolve().parents[1] / "data" / "arlbench"
+    code = cb.main(["--risk", "cvar", "--q", "0.1", "--tasks",
+                    "figure1,surr-ppo_cc_mountain_car", "--methods", "erahbo-cvar,mv-best-alpha",
+                    "--budget", "12", "--reps", "1", "--checkpoints", "6,12", "--data",
+                    str(data), "--out", str(tmp_path)])
+    assert code == 0
+    text = (tmp_path / "summary.md").read_text()
+    assert "IQM normalized CVaR_0.1 regret" in text
+    assert "no regret to normalize): surr-ppo_cc_mountain_car" in text
+    assert "| mv-best-alpha | 1 |" in text and "alpha per task: figure1 " in text
+    study = json.loads((tmp_path / "study.json").read_text())
+    assert study["measure"] == "CVaR_0.1"
+    assert {m["name"] for m in study["methods"]} == {
+        "erahbo-cvar", *(f"erahbo-mv{a:g}" for a in rb.ALPHAS)}
+    assert cb.main(["--risk", "cvar", "--alpha", "3", "--tasks", "figure1", "--out",
+                    str(tmp_path / "bad")]) == 2
+    assert "does nothing with risk='cvar'" in capsys.readouterr().err
