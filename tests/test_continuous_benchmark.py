@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,10 +19,12 @@ from erahbo.experiments.continuous import (
     run_continuous_repetition,
     run_continuous_study,
 )
-from erahbo.experiments.continuous_peers import configspace_of, suggest_config
+from erahbo.experiments.continuous_peers import TraceRecorder, configspace_of, suggest_config
 from erahbo.experiments.methods import parse_method, parse_methods
 from erahbo.experiments.traces import find_trace_files, read_trace
 from erahbo.objectives.known_truth import ReadmeTask, make_task
+from erahbo.objectives.synthetic import Figure1Task
+from erahbo.risk import CVaR, MeanVariance, Quantile
 from erahbo.space import SearchSpace
 
 
@@ -126,3 +131,91 @@ def test_peers_run_on_a_continuous_task(method):
     np.testing.assert_allclose(trace["simple_regret"], star - trace["incumbent_mv"])
     assert (trace["simple_regret"] >= -1e-12).all()
     assert meta["method"] == method and meta["budget"] == 12
+
+
+def test_a_cvar_study_scores_every_method_in_cvar():
+    """In a study of CVaR_0.1 the optimum, the normalizer and every recorded value are the
+    task's exact CVaR (not MV): erahbo and RAHBO optimize it (their own measure: the study's,
+    or the name's, erahbo-mv3), Optuna TPE its sample CVaR of k seeds; the regret of the
+    recommendation is >= 0 after every run."""
+    task = Figure1Task()
+    cvar = CVaR(q=0.1)
+    settings = ContinuousSettings(budget=12, seed=0, risk="cvar", q=0.1)
+    star, mean = task.value_max(cvar), task.value_uniform_mean(cvar)
+    assert star != pytest.approx(task.mv_max(1.0))
+    own = {"erahbo-cvar": cvar, "rahbo-k2": cvar, "optuna-tpe-k2-cvar": cvar,
+           "erahbo-mv3": MeanVariance(3.0)}
+    for name, measure in own.items():
+        trace, meta = run_continuous_repetition(task, parse_method(name), 0, settings)
+        assert meta["risk"] == cvar.to_json() and meta["method_risk"] == measure.to_json()
+        assert meta["mv_star"] == star and meta["init_regret"] == pytest.approx(star - mean)
+        np.testing.assert_allclose(trace["simple_regret"], star - trace["incumbent_mv"])
+        assert (trace["simple_regret"] >= -1e-12).all()
+    rec = TraceRecorder(task, cvar, star)
+    c = {"x": 0.65}
+    assert rec.mv_of(rec.config_id(c)) == task.value(c, cvar) != task.mv(c, 1.0)
+
+
+def test_continuous_settings_of_a_measure_and_old_studies(tmp_path):
+    """ContinuousSettings validates the measure's options with the fix; q defaults to 0.1 (one
+    spelling per study); smac-k<K> is refused (tables only); a study.json written before the
+    measures were a setting resumes as MV, and a CVaR study is refused in its folder."""
+    assert ContinuousSettings(risk="cvar").q == 0.1
+    assert ContinuousSettings(risk="quantile", q=0.25).measure == Quantile(q=0.25)
+    with pytest.raises(ValueError, match="does nothing with risk='cvar'"):
+        ContinuousSettings(risk="cvar", alpha=3.0)
+    with pytest.raises(ValueError, match=r"q=0\.1 does nothing"):
+        ContinuousSettings(q=0.1)
+    with pytest.raises(ValueError, match="must be one of"):
+        ContinuousSettings(risk="var")
+    task = ReadmeTask()
+    with pytest.raises(ValueError, match="tables only"):
+        run_continuous_study([task], parse_methods("smac-k5-cvar"), 1,
+                             ContinuousSettings(budget=10, risk="cvar"), tmp_path / "smac")
+    settings = ContinuousSettings(budget=10)
+    run_continuous_study([task], parse_methods("random-k2"), 1, settings, tmp_path)
+    path = tmp_path / "study.json"
+    study = json.loads(path.read_text())
+    for key in ("risk", "q"):
+        del study["settings"][key]
+    path.write_text(json.dumps(study))
+    again = run_continuous_study([task], parse_methods("random-k2"), 1, settings, tmp_path)
+    assert again == {"jobs_run": 0, "jobs_skipped": 1}
+    with pytest.raises(ValueError, match="other settings"):
+        run_continuous_study([task], parse_methods("random-k2"), 1,
+                             ContinuousSettings(budget=10, risk="cvar"), tmp_path)
+
+
+def _script(name: str):
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+    spec = importlib.util.spec_from_file_location(name, root / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_continuous_benchmark_script_in_cvar(tmp_path, capsys):
+    """benchmarks/continuous_benchmark.py --risk cvar: the tables say CVaR_0.1, a task whose
+    every configuration has the same CVaR (the ppo_cc_mountain_car surrogate at q = 0.1) is
+    left out by name, mv-best-alpha runs erahbo-mv<alpha> at risk_benchmark's alphas and the
+    pooled table has its row and the alpha chosen per task."""
+    cb, rb = _script("continuous_benchmark"), _script("risk_benchmark")
+    assert cb.BEST_ALPHAS == rb.ALPHAS
+    data = Path(__file__).resolve().parents[1] / "data" / "arlbench"
+    code = cb.main(["--risk", "cvar", "--q", "0.1", "--tasks",
+                    "figure1,surr-ppo_cc_mountain_car", "--methods", "erahbo-cvar,mv-best-alpha",
+                    "--budget", "12", "--reps", "1", "--checkpoints", "6,12", "--data",
+                    str(data), "--out", str(tmp_path)])
+    assert code == 0
+    text = (tmp_path / "summary.md").read_text()
+    assert "IQM normalized CVaR_0.1 regret" in text
+    assert "no regret to normalize): surr-ppo_cc_mountain_car" in text
+    assert "| mv-best-alpha | 1 |" in text and "alpha per task: figure1 " in text
+    study = json.loads((tmp_path / "study.json").read_text())
+    assert study["measure"] == "CVaR_0.1"
+    assert {m["name"] for m in study["methods"]} == {
+        "erahbo-cvar", *(f"erahbo-mv{a:g}" for a in rb.ALPHAS)}
+    assert cb.main(["--risk", "cvar", "--alpha", "3", "--tasks", "figure1", "--out",
+                    str(tmp_path / "bad")]) == 2
+    assert "does nothing with risk='cvar'" in capsys.readouterr().err

@@ -13,6 +13,15 @@ objective, Figure 1, heteroscedastic Branin) as a user runs it:
   metadata ``init_regret``; ``init_mv_mean`` is that uniform mean), so 1 is a uniformly drawn
   configuration and 0 the optimum.
 
+**The study's risk measure** (``ContinuousSettings(risk="cvar", q=0.1)``; MV with ``alpha`` by
+default): the truth, the optimum, the uniform mean and so the regret are in that measure's own
+terms, exact on every task (:meth:`~erahbo.objectives.synthetic.SyntheticTask.value`); the
+trace columns and metadata keep their MV names (``mv``, ``mv_star``, ``init_regret``) and hold
+the measure's values, as the table benchmark's do (metadata ``risk``: the measure). Every
+method optimizes the study's measure unless its name sets its own (``erahbo-mv3``,
+``optuna-tpe-k10-cvar``: :mod:`erahbo.experiments.measures`); SMAC3 (one seed a trial) is
+risk-neutral and BTS-RED optimizes MV with the study's ``alpha``.
+
 Methods (the names of :mod:`erahbo.experiments.methods`): ``erahbo`` (the defaults,
 ``erahbo.Optimizer`` ask/tell) and its variants, ``rahbo-k<K>``, ``gpucb-k<K>``,
 ``random-k<K>``, and the peers ``optuna-tpe-k<K>`` and ``smac``
@@ -48,6 +57,11 @@ from erahbo import __version__
 from erahbo._threads import one_blas_thread
 from erahbo.datasets.tradeoff import near_optimal_share
 from erahbo.experiments.continuous_peers import TraceRecorder, run_continuous_peer
+from erahbo.experiments.measures import (
+    method_measure,
+    method_risk_options,
+    without_risk_options,
+)
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.peers import PEER_METHODS
 from erahbo.experiments.runner import _fill_rounds
@@ -55,8 +69,9 @@ from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.loop import drive
 from erahbo.optimizer.records import Trial
+from erahbo.risk import RiskLike, RiskMeasure, as_risk, measure_from_json
 
-__all__ = ["ContinuousSettings", "SeedStream", "run_continuous_repetition",
+__all__ = ["ContinuousSettings", "SeedStream", "check_methods", "run_continuous_repetition",
            "run_continuous_study", "task_truth"]
 
 SUITE = "continuous"
@@ -71,20 +86,52 @@ class ContinuousSettings:
     budget : int
         Training runs per repetition, the initial design included.
     alpha : float
-        Risk aversion of the MV objective (and of every risk-aware method).
+        Risk aversion of the MV objective (``risk="mv"``; and BTS-RED's in any study).
     seed : int
         The repetition set: repetition ``r`` uses seeds derived from ``(seed, r)``.
+    risk : str
+        The study's risk measure over seeds (``"mv"``, ``"cvar"``, ``"quantile"``, ...:
+        :data:`erahbo.risk.MEASURES`): the truth every method's regret is in, and what the
+        methods optimize unless their name sets their own. Default ``"mv"``.
+    q : float or None
+        ``risk="cvar"`` / ``"quantile"``: the share of worst seeds (None: 0.1).
     """
 
     budget: int = 200
     alpha: float = 1.0
     seed: int = 0
+    risk: str = "mv"
+    q: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.budget, bool) or int(self.budget) < 2:
             raise ValueError(f"budget={self.budget} must be an integer >= 2 (training runs)")
         if not float(self.alpha) >= 0:
             raise ValueError(f"alpha={self.alpha} must be >= 0")
+        if self.q is not None and self.risk not in ("cvar", "quantile"):
+            raise ValueError(f"q={self.q!r} does nothing with risk={self.risk!r}: it is the "
+                             "share of worst seeds of risk='cvar' or 'quantile'; drop q or "
+                             "set risk")
+        if self.risk != "mv" and float(self.alpha) != 1.0:
+            raise ValueError(f"alpha={self.alpha!r} does nothing with risk={self.risk!r}: it "
+                             "weighs MV's variance; drop alpha or set risk='mv'")
+        if self.risk in ("cvar", "quantile") and self.q is None:  # one spelling per study
+            object.__setattr__(self, "q", float(self.measure.q))  # type: ignore[attr-defined]
+        self.measure  # noqa: B018 - one clear error for a bad risk or q, here
+
+    @property
+    def measure(self) -> RiskMeasure:
+        """The study's risk measure (MV with ``alpha`` by default)."""
+        given = {"alpha": self.alpha, "q": self.q}
+        return measure_from_json({"risk": self.risk,
+                                  **{k: v for k, v in given.items() if v is not None}})
+
+    def risk_options(self) -> dict[str, Any]:
+        """The optimizer's options of the study's measure: ``alpha`` (MV, as before measures
+        were a part), or ``risk`` and ``q`` (another measure)."""
+        if self.risk == "mv":
+            return {"alpha": self.alpha}
+        return {k: v for k, v in self.measure.to_json().items() if k in ("risk", "q", "c")}
 
 
 class SeedStream:
@@ -105,14 +152,26 @@ def repetition_seed(task_name: str, set_seed: int, repetition: int) -> int:
     return int(rng.integers(2**31))
 
 
-def task_truth(task: Any, alpha: float) -> dict[str, float]:
-    """``MV*``, the uniform mean MV (and its Monte Carlo error) and the share of uniform
-    configurations within 1 % of the MV range of the optimum."""
-    star = float(task.mv_max(alpha))
-    uniform = np.append(task.uniform_mv(alpha), star)
-    return {"mv_star": star, "uniform_mv_mean": float(task.mv_uniform_mean(alpha)),
-            "uniform_mv_se": float(task.mv_uniform_se(alpha)),
+def task_truth(task: Any, risk: RiskLike) -> dict[str, float]:
+    """The optimum of the measure ``risk`` (a float: MV's ``alpha``), its uniform mean (and
+    its Monte Carlo error) and the share of uniform configurations within 1 % of its range of
+    the optimum; under MV's names (``mv_star``, ``uniform_mv_mean``, ...)."""
+    m = as_risk(risk)
+    star = float(task.value_max(m))
+    uniform = np.append(task.uniform_values(m), star)
+    return {"mv_star": star, "uniform_mv_mean": float(task.value_uniform_mean(m)),
+            "uniform_mv_se": float(task.value_uniform_se(m)),
             "near_optimal_share": near_optimal_share(uniform)}
+
+
+def check_methods(methods: Sequence[MethodSpec]) -> None:
+    """Refuse a method the continuous benchmark cannot run as named: SMAC3 with ``K`` seeds
+    a trial (``smac-k<K>``) runs on the tables only."""
+    for m in methods:
+        if m.method == "smac" and int(m.options.get("seeds_per_trial", 1)) > 1:
+            raise ValueError(f"method {m.name!r}: SMAC3 with K seeds a trial (its sample "
+                             "risk measure) runs on the tables only (risk_benchmark.py); "
+                             "the continuous benchmark runs 'smac' (one seed a trial)")
 
 
 def run_continuous_repetition(
@@ -122,20 +181,23 @@ def run_continuous_repetition(
     """One repetition of ``method`` on ``task``: its trace (one row per training run) and the
     trace metadata."""
     t0 = time.perf_counter()
+    check_methods([method])
     alpha, budget = float(settings.alpha), int(settings.budget)
     rep_seed = repetition_seed(task.name, settings.seed, repetition)
     stream = SeedStream(settings.seed, repetition)
-    truth = task_truth(task, alpha)
+    measure = settings.measure
+    truth = task_truth(task, measure)
     extra: dict[str, Any]
     if method.method in PEER_METHODS:
-        trace, extra = run_continuous_peer(task, method, budget, alpha, rep_seed, stream,
+        trace, extra = run_continuous_peer(task, method, budget, settings, rep_seed, stream,
                                            progress)
     else:
-        trace, extra = _run_optimizer(task, method, budget, alpha, rep_seed, stream, progress)
+        trace, extra = _run_optimizer(task, method, settings, rep_seed, stream, progress)
     meta = {
         "task": task.name, "domain": getattr(task, "domain", "known-truth"),
         "method": method.name, "label": method.label, "repetition": int(repetition),
         "seed": rep_seed, "set_seed": int(settings.seed), "budget": budget, "alpha": alpha,
+        "risk": measure.to_json(), "method_risk": method_measure(method, settings).to_json(),
         "protocol": "user", "suite": SUITE,
         "mv_star": truth["mv_star"], "init_mv_mean": truth["uniform_mv_mean"],
         "init_regret": truth["mv_star"] - truth["uniform_mv_mean"],
@@ -149,13 +211,17 @@ def run_continuous_repetition(
     return trace, meta
 
 
-def _run_optimizer(task: Any, method: MethodSpec, budget: int, alpha: float, rep_seed: int,
-                   stream: SeedStream, progress: Callable[[int], None] | None
+def _run_optimizer(task: Any, method: MethodSpec, settings: ContinuousSettings,
+                   rep_seed: int, stream: SeedStream, progress: Callable[[int], None] | None
                    ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """erahbo's methods through ``erahbo.Optimizer`` (ask/tell), as a user runs them."""
-    opt = Optimizer(task.space, method.method, budget=budget, seed=rep_seed, alpha=alpha,
-                    initial_in_budget=True, **method.options)
-    rec = TraceRecorder(task, alpha, task.mv_max(alpha))
+    """erahbo's methods through ``erahbo.Optimizer`` (ask/tell), as a user runs them, in the
+    method's measure (the study's unless its name sets one); the trace in the study's."""
+    budget = int(settings.budget)
+    opt = Optimizer(task.space, method.method, budget=budget, seed=rep_seed,
+                    initial_in_budget=True, **without_risk_options(method.options),
+                    **method_risk_options(method, settings))
+    measure = settings.measure
+    rec = TraceRecorder(task, measure, task.value_max(measure))
     ids: dict[int, int] = {}  # the optimizer's config id -> the trace's
 
     def trace_id(cid: int, config: dict[str, Any]) -> int:
@@ -207,7 +273,7 @@ def _study_file(out: Path, tasks: Sequence[Any], methods: Sequence[MethodSpec],
                 truths: dict[str, dict[str, float]]) -> None:
     """``OUT/study.json``; a folder holding a study with other settings is refused."""
     out.mkdir(parents=True, exist_ok=True)
-    info = {"suite": SUITE, "settings": asdict(settings),
+    info = {"suite": SUITE, "settings": asdict(settings), "measure": settings.measure.label,
             "methods": [{"name": m.name, "label": m.label, "options": dict(m.options)}
                         for m in methods],
             "repetitions": int(repetitions),
@@ -218,7 +284,9 @@ def _study_file(out: Path, tasks: Sequence[Any], methods: Sequence[MethodSpec],
     path = out / "study.json"
     if path.exists():
         old = json.loads(path.read_text())
-        if old.get("suite") != SUITE or old.get("settings") != info["settings"]:
+        # a study written before the measures were a setting is an MV study
+        old_settings = {"risk": "mv", "q": None, **old.get("settings", {})}
+        if old.get("suite") != SUITE or old_settings != info["settings"]:
             raise ValueError(f"{out} holds a study with other settings ({old.get('settings')}"
                              f"); use a new --out directory or the same settings to resume")
         known = {t["name"]: t for t in old.get("tasks", [])}
@@ -265,7 +333,8 @@ def run_continuous_study(
     if int(repetitions) < 1 or int(jobs) < 1:
         raise ValueError(f"repetitions={repetitions} and jobs={jobs} must be >= 1")
     out = Path(out)
-    truths = {t.name: task_truth(t, settings.alpha) for t in tasks}  # computed once, here
+    check_methods(methods)
+    truths = {t.name: task_truth(t, settings.measure) for t in tasks}  # computed once, here
     _study_file(out, tasks, methods, repetitions, settings, truths)
     todo, skipped = [], 0
     for t in tasks:

@@ -8,14 +8,18 @@ table, but on the continuous space directly, as their users run them:
     through the define-by-run suggest API, one suggestion per hyperparameter (log, int,
     categorical, conditional ones only where their condition holds); a trial trains its
     configuration on seeds ``0..K-1`` and reports the sample MV (``mean - alpha var``,
-    ``ddof=1``) to maximize; the recommendation is ``study.best_trial``'s configuration.
+    ``ddof=1``) to maximize, or in another measure (the study's, or the name's:
+    ``optuna-tpe-k10-cvar``) its sample value on the ``K`` returns (the sample CVaR_q:
+    :meth:`erahbo.risk.RiskMeasure.truth`); the recommendation is ``study.best_trial``'s
+    configuration.
 ``smac``
     SMAC3 2.x's :class:`~smac.HyperparameterOptimizationFacade` at its defaults (random
     forest, log EI, Sobol initial design of 10 configurations per hyperparameter and at most a
     quarter of the trials, random configurations interleaved, the intensifier racing a
     challenger on up to ``max_config_calls = 3`` seeds) on a ``ConfigurationSpace`` built from
     the task's space, ``deterministic=False``, one seed per trial, cost = minus the return:
-    **risk-neutral**, as in the table benchmark. The recommendation is the intensifier's
+    **risk-neutral**, as in the table benchmark (``smac-k<K>``, a sample measure of K seeds
+    a trial, runs on the tables only). The recommendation is the intensifier's
     incumbent. Its random forest runs on one thread and without the leaf cap, as in
     :mod:`erahbo.experiments.smac_peer` (same model, reproducible per seed on one machine).
 ``bts-red``, ``bts-red-n<N>``
@@ -23,7 +27,8 @@ table, but on the continuous space directly, as their users run them:
     points and the evaluated inputs, replications from the noise variance's upper bound,
     batches of N runs; a configuration's replications take its next seed labels
     (:func:`erahbo.experiments.bts_red_peer.run_bts_red_continuous`). The recommendation is
-    the evaluated input with the best posterior mean MV.
+    the evaluated input with the best posterior mean MV (MV with the study's ``alpha``, in
+    any study).
 
 Seeds: every seed a peer names (K per trial, SMAC's intensifier seeds, BTS-RED's labels) goes
 through the repetition's seed stream before it reaches the objective, as erahbo's do.
@@ -40,10 +45,12 @@ import numpy as np
 import pandas as pd
 
 from erahbo.experiments.bts_red_peer import run_bts_red_continuous
+from erahbo.experiments.measures import method_measure
 from erahbo.experiments.methods import MethodSpec
 from erahbo.experiments.peers import _optuna, sample_mv
 from erahbo.experiments.smac_peer import MAX_CONFIG_CALLS, _finish_rounds, _forest, _smac
 from erahbo.experiments.traces import TRACE_COLUMNS
+from erahbo.risk import RiskLike, as_risk
 from erahbo.space import SearchSpace
 
 __all__ = ["TraceRecorder", "configspace_of", "run_continuous_peer", "suggest_config"]
@@ -128,23 +135,25 @@ def configspace_of(space: SearchSpace, seed: int) -> Any:
 
 
 class TraceRecorder:
-    """Rows of a continuous trace: ids of distinct configurations, true MV of each (cached),
-    the incumbent's after every run, and the cumulative regret."""
+    """Rows of a continuous trace: ids of distinct configurations, the true value of each in
+    the study's measure (``risk``: a :class:`~erahbo.risk.RiskMeasure`, or a float, MV's
+    ``alpha``; cached), the incumbent's after every run, and the cumulative regret (the MV
+    names of the trace columns hold the measure's values)."""
 
-    def __init__(self, task: Any, alpha: float, mv_star: float) -> None:
-        self.task, self.alpha, self.mv_star = task, float(alpha), float(mv_star)
+    def __init__(self, task: Any, risk: RiskLike, mv_star: float) -> None:
+        self.task, self.measure, self.mv_star = task, as_risk(risk), float(mv_star)
         self.rows: list[list[Any]] = []
         self._ids: dict[tuple, int] = {}
         self._mv: dict[int, float] = {}
         self._cum = 0.0
 
     def config_id(self, config: dict[str, Any]) -> int:
-        """A stable id per distinct configuration (its encoding), its true MV cached."""
+        """A stable id per distinct configuration (its encoding), its true value cached."""
         u = self.task.space.encode(config)
         key = tuple(np.round(u, 12).tolist())
         cid = self._ids.setdefault(key, len(self._ids))
         if cid not in self._mv:
-            self._mv[cid] = float(self.task.mv(config, self.alpha))
+            self._mv[cid] = float(self.task.value(config, self.measure))
         return cid
 
     def mv_of(self, cid: int) -> float:
@@ -167,23 +176,29 @@ class TraceRecorder:
 
 
 def run_continuous_peer(
-    task: Any, method: MethodSpec, budget: int, alpha: float, rep_seed: int,
+    task: Any, method: MethodSpec, budget: int, settings: Any, rep_seed: int,
     stream: Callable[[int], int], progress: Callable[[int], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """One repetition of a peer on ``task``: the trace and the peer's metadata."""
-    rec = TraceRecorder(task, alpha, task.mv_max(alpha))
+    """One repetition of a peer on ``task`` in a study of ``settings``
+    (:class:`~erahbo.experiments.continuous.ContinuousSettings`: the measure the trace is
+    in, and the peer's own): the trace and the peer's metadata."""
+    measure = settings.measure
+    rec = TraceRecorder(task, measure, task.value_max(measure))
     if method.method == "optuna-tpe":
-        return _tpe(task, int(method.options["k"]), budget, alpha, rep_seed, stream, rec,
-                    progress)
+        return _tpe(task, int(method.options["k"]), budget, method_measure(method, settings),
+                    rep_seed, stream, rec, progress)
     if method.method == "smac":
+        if int(method.options.get("seeds_per_trial", 1)) > 1:
+            raise ValueError(f"method {method.name!r}: smac-k<K> runs on the tables only; "
+                             "the continuous benchmark runs 'smac' (one seed a trial)")
         return _smac_run(task, budget, rep_seed, stream, rec, progress)
     if method.method == "bts-red":
-        return run_bts_red_continuous(task, dict(method.options), budget, alpha, rep_seed,
-                                      stream, rec, progress)
+        return run_bts_red_continuous(task, dict(method.options), budget,
+                                      float(settings.alpha), rep_seed, stream, rec, progress)
     raise ValueError(f"unknown peer {method.method!r}; peers: optuna-tpe-k<K>, smac, bts-red")
 
 
-def _tpe(task: Any, k: int, budget: int, alpha: float, rep_seed: int,
+def _tpe(task: Any, k: int, budget: int, alpha: RiskLike, rep_seed: int,
          stream: Callable[[int], int], rec: TraceRecorder,
          progress: Callable[[int], None] | None) -> tuple[pd.DataFrame, dict[str, Any]]:
     optuna = _optuna()

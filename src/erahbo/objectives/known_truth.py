@@ -2,7 +2,11 @@
 
 Every task is a :class:`~erahbo.objectives.synthetic.SyntheticTask`: exact ``f``, ``rho2``,
 ``MV``, ``MV*`` and the mean MV under uniform sampling of its space, so the regret of any
-recommendation is known and normalized as ``(MV* - MV(rec)) / (MV* - mean uniform MV)``.
+recommendation is known and normalized as ``(MV* - MV(rec)) / (MV* - mean uniform MV)``; the
+same for any risk measure of :mod:`erahbo.risk` (``task.value(x, CVaR(q=0.1))``,
+``value_max``, ``value_uniform_mean``, ``regret_norm(x, measure=...)``): Gaussian returns
+(``readme``, ``figure1``, ``branin``) have the measure's Gaussian value, the surrogates' mixture
+its exact tail (:func:`~erahbo.objectives.surrogate_model.mixture_tail_mean`).
 
 ====================  ======================================================================
 name                  task
@@ -34,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from erahbo.objectives.synthetic import Figure1Task, HeteroscedasticBranin, SyntheticTask
+from erahbo.risk import RiskMeasure
 from erahbo.space import SearchSpace
 
 __all__ = ["KNOWN_TASKS", "SURROGATE_TABLES", "ReadmeTask", "make_task", "task_names"]
@@ -83,7 +88,9 @@ class ReadmeTask(SyntheticTask):
         _, batch, _ = self._values(U)
         return (0.1 + batch / 512.0) ** 2
 
-    def _search(self, alpha: float) -> np.ndarray:
+    def _search(self, measure: RiskMeasure) -> np.ndarray:
+        # the highest mean and the lowest variance at once: the optimum of every measure
+        # (each is increasing in f and non-increasing in rho2)
         return self.space.encode({"lr": 1e-3, "gamma": 0.95, "batch": 16, "act": "relu"})
 
     def sample(self, config: dict[str, Any], seeds: Sequence[int]) -> list[float]:

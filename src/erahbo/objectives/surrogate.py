@@ -12,16 +12,21 @@ Exact ground truth, from the model, not from samples: ``f(x)``, ``rho2(x)`` (the
 moments), ``MV(x, alpha)``, ``MV* = max_x MV`` (:meth:`TableSurrogate._search`: dense Sobol
 points and the table's own configurations, then a mixed local search from the best), and the
 mean MV under uniform sampling of the space (:meth:`SyntheticTask.mv_uniform_mean`) for the
-normalized regret ``(MV* - MV(x)) / (MV* - mean uniform MV)``. A return is deterministic per
-(configuration, seed): the seed and the configuration's encoding key a numpy generator, as
+normalized regret ``(MV* - MV(x)) / (MV* - mean uniform MV)``. The same for the other risk
+measures of :mod:`erahbo.risk` (:meth:`TableSurrogate._value`): mean - c std from the moments,
+``CVaR_q`` and the ``q`` quantile from the mixture's quantile function, exactly (its atoms'
+shares and each mode's piecewise-linear integral), so their optimum (the same search) and
+normalized regret are exact too. A return is deterministic per (configuration, seed): the seed
+and the configuration's encoding key a numpy generator, as
 :class:`~erahbo.objectives.synthetic.SyntheticTask` does.
 
-The same interface as the synthetic tasks (``f``, ``rho2``, ``mv``, ``mv_max``, ``regret``,
-``regret_norm``, ``task(config, seed)``, ``sample``). For example::
+The same interface as the synthetic tasks (``f``, ``rho2``, ``mv``, ``mv_max``, ``value``,
+``value_max``, ``regret``, ``regret_norm``, ``task(config, seed)``, ``sample``). For example::
 
     task = TableSurrogate.bundled("ppo_cc_acrobot")       # stored fit, data/arlbench
     y = task(task.space.decode(task.space.sobol_unit(1, 0)[0]), seed=3)
     task.mv_max(alpha=1.0), task.mv_uniform_mean(alpha=1.0)
+    task.value_max(CVaR(q=0.1)), task.value_uniform_mean(CVaR(q=0.1))
 
 Stored fits (``data/arlbench/surrogates.json``, written by
 ``benchmarks/surrogate_validation.py --write-fits``) hold each table's lengthscales and a hash
@@ -41,8 +46,14 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from erahbo.objectives.surrogate_model import MixtureModel, fit_lengthscales
+from erahbo.objectives.surrogate_model import (
+    MixtureModel,
+    fit_lengthscales,
+    mixture_quantile,
+    mixture_tail_mean,
+)
 from erahbo.objectives.synthetic import SyntheticTask
+from erahbo.risk import CVaR, MeanStd, MeanVariance, Quantile, RiskMeasure
 from erahbo.space import SearchSpace
 
 __all__ = ["DEFAULT_DATA", "FITS_FILE", "TableSurrogate", "column_groups", "table_hash"]
@@ -189,17 +200,25 @@ class TableSurrogate(SyntheticTask):
     def _rho2(self, U: np.ndarray) -> np.ndarray:
         return self._moments(U)[1]
 
-    def _mv(self, U: np.ndarray, alpha: float) -> np.ndarray:
-        f, r = self._moments(U)
-        return f - alpha * r
+    def _value(self, U: np.ndarray, measure: RiskMeasure) -> np.ndarray:
+        """The measure of the mixture at ``U``, exact: MV and mean - c std from its moments,
+        CVaR_q and the ``q`` quantile from its quantile function
+        (:func:`~erahbo.objectives.surrogate_model.mixture_tail_mean`, ``mixture_quantile``)."""
+        V = self.space.project(np.atleast_2d(U))
+        if isinstance(measure, (MeanVariance, MeanStd)):
+            f, r = self.model.moments(V)
+            return measure.value(f, r)
+        if isinstance(measure, (CVaR, Quantile)):
+            tail = mixture_tail_mean if isinstance(measure, CVaR) else mixture_quantile
+            return tail(*self.model.predict(V), self.model.lo, self.model.hi, measure.q)
+        raise ValueError(f"{self.name}: no exact value of {measure.label} on a surrogate; add "
+                         "it to TableSurrogate._value (a function of the mixture's moments or "
+                         "of its quantile function)")
 
     def _uniform_moments(self) -> tuple[np.ndarray, np.ndarray]:
         cached = getattr(self, "_uniform_cache", None)
         if cached is None:
-            from erahbo.objectives.synthetic import UNIFORM_DRAWS, UNIFORM_SEED
-
-            U = self.space.sample_unit(UNIFORM_DRAWS, np.random.default_rng(UNIFORM_SEED))
-            cached = self.model.moments(U)  # valid points already: one prediction
+            cached = self.model.moments(self._uniform_points())  # valid points already
             self._uniform_cache = cached
         return cached
 
@@ -216,15 +235,15 @@ class TableSurrogate(SyntheticTask):
             out.append(self.model.draw(P[0], q0[0], q1[0], float(u1), float(u2)))
         return out
 
-    # ------------------------------------------------------------------ MV* search
-    def _search(self, alpha: float) -> np.ndarray:
-        """The best valid configuration: ``SEARCH_SOBOL`` Sobol points and the table's own
-        configurations, then from the ``SEARCH_STARTS`` best a local search alternating
-        L-BFGS-B over the float columns and coordinate sweeps over each discrete
-        hyperparameter (every choice of a categorical; ``GRID`` values and the nearest steps of
-        an integer), until a sweep gains nothing."""
+    # ------------------------------------------------------------------ the optimum search
+    def _search(self, measure: RiskMeasure) -> np.ndarray:
+        """The best valid configuration of the measure (MV*, CVaR*, ...): ``SEARCH_SOBOL``
+        Sobol points and the table's own configurations, then from the ``SEARCH_STARTS`` best
+        a local search alternating L-BFGS-B over the float columns and coordinate sweeps over
+        each discrete hyperparameter (every choice of a categorical; ``GRID`` values and the
+        nearest steps of an integer), until a sweep gains nothing."""
         cand = np.vstack([self.space.sobol_unit(SEARCH_SOBOL, seed=12345), self.model.X])
-        vals = self._mv(cand, alpha)
+        vals = self._value(cand, measure)
         order = np.argsort(-vals, kind="stable")
         starts: list[np.ndarray] = []
         for i in order:
@@ -234,27 +253,28 @@ class TableSurrogate(SyntheticTask):
                 break
         best_u, best_v = cand[order[0]].copy(), float(vals[order[0]])
         for u0 in starts:
-            u, v = self._local(u0, alpha)
+            u, v = self._local(u0, measure)
             if v > best_v:
                 best_u, best_v = u, v
         return best_u
 
-    def _local(self, u: np.ndarray, alpha: float, sweeps: int = 6) -> tuple[np.ndarray, float]:
+    def _local(self, u: np.ndarray, measure: RiskMeasure, sweeps: int = 6
+               ) -> tuple[np.ndarray, float]:
         u = self.space.project(u[None])[0]
-        v = float(self._mv(u[None], alpha)[0])
+        v = float(self._value(u[None], measure)[0])
         cont = np.flatnonzero(self.space.continuous_mask)
         for _ in range(sweeps):
             v_before = v
             if cont.size:
-                u, v = self._polish_continuous(u, v, cont, alpha)
+                u, v = self._polish_continuous(u, v, cont, measure)
             for name in self.space.names:
-                u, v = self._sweep(u, v, name, alpha)
+                u, v = self._sweep(u, v, name, measure)
             if v <= v_before + 1e-12:
                 break
         return u, v
 
-    def _polish_continuous(self, u: np.ndarray, v: float, cont: np.ndarray, alpha: float
-                           ) -> tuple[np.ndarray, float]:
+    def _polish_continuous(self, u: np.ndarray, v: float, cont: np.ndarray,
+                           measure: RiskMeasure) -> tuple[np.ndarray, float]:
         h = 1e-7
         eye = np.eye(cont.size)
 
@@ -263,7 +283,7 @@ class TableSurrogate(SyntheticTask):
             steps = np.where(z + h <= 1.0, h, -h)  # (c,)
             W = np.repeat(u[None], cont.size + 1, axis=0)
             W[:, cont] = z[None, :] + np.vstack([np.zeros(cont.size), eye * steps])
-            vals = -self._mv(W, alpha)
+            vals = -self._value(W, measure)
             return float(vals[0]), (vals[1:] - vals[0]) / steps
 
         r = minimize(neg_and_grad, u[cont], jac=True, method="L-BFGS-B",
@@ -273,12 +293,12 @@ class TableSurrogate(SyntheticTask):
             w = u.copy()
             w[cont] = np.clip(r.x, 0.0, 1.0)
             w = self.space.project(w[None])[0]
-            vw = float(self._mv(w[None], alpha)[0])
+            vw = float(self._value(w[None], measure)[0])
             if vw > v:
                 return w, vw
         return u, v
 
-    def _sweep(self, u: np.ndarray, v: float, name: str, alpha: float
+    def _sweep(self, u: np.ndarray, v: float, name: str, measure: RiskMeasure
                ) -> tuple[np.ndarray, float]:
         cols = self.space.columns(name)
         width = cols.stop - cols.start
@@ -293,7 +313,7 @@ class TableSurrogate(SyntheticTask):
         W = np.repeat(u[None], len(blocks), axis=0)
         W[:, cols] = np.clip(blocks, 0.0, 1.0)
         W = self.space.project(W)
-        vals = self._mv(W, alpha)
+        vals = self._value(W, measure)
         i = int(np.argmax(vals))
         return (W[i].copy(), float(vals[i])) if vals[i] > v else (u, v)
 

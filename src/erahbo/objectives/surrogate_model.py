@@ -27,7 +27,11 @@ mode, a quantile function (the mode's sorted returns interpolated onto ``M`` kno
 
 A return draws the component from one uniform number and, in a continuous mode, the level
 ``v`` of ``Q_k(u, v)`` from a second one. ``Q_k(u, .)`` is piecewise linear, so the
-mixture's mean and variance are exact sums over the knots (:func:`mixture_moments`).
+mixture's mean and variance are exact sums over the knots (:func:`mixture_moments`). The four
+components are ordered (``lo <= fail <= t < learn <= hi``), so the mixture's quantile function
+is theirs laid end to end (:func:`mixture_quantile`), and the mean of its lower ``q`` tail,
+``CVaR_q = (1/q) int_0^q Q(v) dv``, is exact too: the atoms' shares and each mode's partial
+integral of a piecewise-linear function (:func:`mixture_tail_mean`).
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-__all__ = ["MixtureModel", "fit_lengthscales", "mixture_moments", "mode_moments",
-           "otsu_threshold"]
+__all__ = ["MixtureModel", "fit_lengthscales", "mixture_moments", "mixture_quantile",
+           "mixture_tail_mean", "mode_moments", "otsu_threshold"]
 
 KNOTS = 33  # quantile levels per mode: 0, 1/32, ..., 1
 LOG_BOUNDS = (np.log(0.02), np.log(50.0))  # lengthscales on the unit cube
@@ -122,6 +126,72 @@ def mixture_moments(P: np.ndarray, q0: np.ndarray, q1: np.ndarray, lo: float, hi
     f = P[:, 0] * lo + P[:, 1] * e0 + P[:, 2] * e1 + P[:, 3] * hi
     m2 = P[:, 0] * lo * lo + P[:, 1] * s0 + P[:, 2] * s1 + P[:, 3] * hi * hi
     return f, np.maximum(m2 - f * f, 0.0)
+
+
+def _partial_integral(Q: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``int_0^s Q(v) dv`` of piecewise-linear quantile functions ``Q`` ``(n, M)`` on the
+    levels ``0, h, ..., 1`` at ``s`` ``(n,)`` in ``[0, 1]``: exact (full segments by the
+    trapezoid rule, the last one in part)."""
+    M = Q.shape[1]
+    h = 1.0 / (M - 1)
+    seg = h * 0.5 * (Q[:, :-1] + Q[:, 1:])  # (n, M - 1)
+    cum = np.concatenate([np.zeros((len(Q), 1)), np.cumsum(seg, axis=1)], axis=1)  # (n, M)
+    j = np.clip(np.floor(s / h).astype(int), 0, M - 2)  # (n,) the segment holding s
+    rows = np.arange(len(Q))
+    t = np.clip(s - j * h, 0.0, h)  # (n,) the part of segment j below s
+    a, b = Q[rows, j], Q[rows, j + 1]
+    return cum[rows, j] + t * a + 0.5 * t * t * (b - a) / h
+
+
+def _shares(P: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``(n, 4)`` the share of each component below level ``v`` ``(n,)``, over its own
+    probability: ``clip((v - start_k) / P_k, 0, 1)`` (0 where ``P_k = 0``)."""
+    start = np.concatenate([np.zeros((len(P), 1)), np.cumsum(P, axis=1)[:, :-1]], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = np.where(P > 0, (v[:, None] - start) / P, 0.0)
+    return np.clip(s, 0.0, 1.0)
+
+
+def mixture_tail_mean(P: np.ndarray, q0: np.ndarray, q1: np.ndarray, lo: float, hi: float,
+                      q: float) -> np.ndarray:
+    """Exact mean of the lower ``q`` tail of the mixture, ``(1/q) int_0^q Q(v) dv`` (CVaR_q
+    of the returns), at ``n`` points: ``P`` ``(n, 4)``, ``q0``, ``q1`` ``(n, M)`` as
+    :meth:`MixtureModel.predict` gives them; ``q`` in ``(0, 1]``."""
+    if not 0.0 < q <= 1.0:
+        raise ValueError(f"q={q!r} must be in (0, 1]: the share of the lower tail")
+    s = _shares(P, np.full(len(P), float(q)))  # (n, 4)
+    total = (P[:, 0] * s[:, 0] * lo + P[:, 1] * _partial_integral(q0, s[:, 1])
+             + P[:, 2] * _partial_integral(q1, s[:, 2]) + P[:, 3] * s[:, 3] * hi)
+    return total / q
+
+
+def mixture_quantile(P: np.ndarray, q0: np.ndarray, q1: np.ndarray, lo: float, hi: float,
+                     v: float | np.ndarray) -> np.ndarray:
+    """The mixture's ``v`` quantile ``inf {y : F(y) >= v}`` at ``n`` points (``P``, ``q0``,
+    ``q1`` as :func:`mixture_tail_mean`; ``v`` in ``(0, 1)``, a float or one level per point
+    ``(n,)``): the first component whose cumulative probability reaches ``v``, at its own
+    level (an atom: its value)."""
+    v = np.broadcast_to(np.asarray(v, dtype=float), (len(P),))
+    if not ((v > 0.0) & (v < 1.0)).all():
+        raise ValueError(f"v={v.min()!r}..{v.max()!r} must be in (0, 1): a quantile level")
+    cum = np.cumsum(P, axis=1)  # (n, 4)
+    k = np.minimum((cum < v[:, None]).sum(axis=1), 3)  # (n,) the component holding level v
+    s = _shares(P, v)  # (n, 4)
+    table = np.stack([np.full(len(P), lo), _at_level(q0, s[:, 1]), _at_level(q1, s[:, 2]),
+                      np.full(len(P), hi)], axis=1)
+    return table[np.arange(len(P)), k]
+
+
+def _at_level(Q: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Piecewise-linear quantile functions ``Q`` ``(n, M)`` at levels ``s`` ``(n,)`` in
+    ``[0, 1]`` (``np.interp`` row by row, vectorized)."""
+    M = Q.shape[1]
+    h = 1.0 / (M - 1)
+    j = np.clip(np.floor(s / h).astype(int), 0, M - 2)
+    rows = np.arange(len(Q))
+    t = np.clip((s - j * h) / h, 0.0, 1.0)
+    a, b = Q[rows, j], Q[rows, j + 1]
+    return a + t * (b - a)
 
 
 @dataclass

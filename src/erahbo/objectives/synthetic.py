@@ -1,9 +1,30 @@
-"""Synthetic tasks with a known mean-variance (MV) optimum.
+"""Synthetic tasks with a known mean-variance (MV) optimum, and that of any risk measure.
 
 Each task has a true mean ``f(x)``, a true noise variance ``rho2(x)`` and so a known
 ``MV(x) = f(x) - alpha * rho2(x)`` (eq. ``eq:mv_objective`` of the paper). One training run
 returns ``f(x) + sqrt(rho2(x)) * z`` with ``z ~ N(0, 1)``, drawn deterministically from the
 seed (eq. ``eq:bo_observation``).
+
+**Any risk measure** (:mod:`erahbo.risk`) has an exact truth too: the returns at ``x`` are
+``N(f, rho2)``, so the measure's Gaussian value ``measure.value(f, rho2)`` *is* its value
+(``CVaR_q = f - phi(z_q) / q * sqrt(rho2)``, the ``q`` quantile ``f + z_q sqrt(rho2)``). The
+measure-taking API, where ``risk`` is a :class:`~erahbo.risk.RiskMeasure` or a float (MV's
+``alpha``, as :func:`erahbo.risk.as_risk`):
+
+=====================================  ==========================================================
+``value(x, risk)``                     the measure at a config dict or unit points ``(n, d)``
+``value_argmax(risk)``                 the configuration maximizing it (:meth:`_search`)
+``value_max(risk)``                    its maximum
+``value_uniform_mean(risk)``, ``_se``  its mean over uniform configurations (and the MC error)
+``uniform_values(risk)``               its values at those uniform points
+``regret(x, alpha, measure=)``,        ``value_max - value``, and that over ``value_max - mean
+``regret_norm(x, alpha, measure=)``    uniform value``: give ``alpha`` (MV) or ``measure``
+=====================================  ==========================================================
+
+The MV names (``mv``, ``mv_argmax``, ``mv_max``, ``mv_uniform_mean``, ``mv_uniform_se``,
+``uniform_mv``) are these with :class:`~erahbo.risk.MeanVariance`, the same floating-point
+operations as before the measures were a part. A task whose returns are not Gaussian
+(:class:`~erahbo.objectives.surrogate.TableSurrogate`) overrides :meth:`SyntheticTask._value`.
 
 * :class:`Figure1Task`: the 1-D example of the paper's Figure 1, two maxima at different noise
   levels; the higher mean maximum is much noisier, so it is the MV optimum for ``alpha = 0``
@@ -33,6 +54,7 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import expit
 
+from erahbo.risk import MeanVariance, RiskLike, RiskMeasure, as_risk
 from erahbo.space import SearchSpace
 
 __all__ = [
@@ -69,7 +91,8 @@ class SyntheticTask:
 
     def __init__(self, *, common_random_numbers: bool = False) -> None:
         self.common_random_numbers = bool(common_random_numbers)
-        self._argmax_cache: dict[float, np.ndarray] = {}
+        self._argmax_cache: dict[RiskMeasure, np.ndarray] = {}
+        self._uniform_values: dict[RiskMeasure, np.ndarray] = {}
 
     # ---------------------------------------------------------------- to implement
     def _f(self, U: np.ndarray) -> np.ndarray:  # (n, d) -> (n,)
@@ -116,62 +139,127 @@ class SyntheticTask:
         return self._out(self._mv(U, float(alpha)), scalar)
 
     def _mv(self, U: np.ndarray, alpha: float) -> np.ndarray:  # (n, d) -> (n,)
-        return self._f(U) - alpha * self._rho2(U)
+        return self._value(U, MeanVariance.of_weight(alpha))
 
     def mv_argmax(self, alpha: float = 1.0) -> dict[str, Any]:
         """The configuration maximizing ``MV`` (see :meth:`_search` for the accuracy)."""
-        return self.space.decode(self._argmax_unit(alpha))
+        return self.value_argmax(MeanVariance.of_weight(alpha))
 
     def mv_max(self, alpha: float = 1.0) -> float:
         """``max_x MV(x)``."""
-        u = self._argmax_unit(alpha)
-        return float(self._mv(u[None], float(alpha))[0])
-
-    def regret(self, x: Any, alpha: float = 1.0) -> float | np.ndarray:
-        """MV regret ``max MV - MV(x)`` (>= 0 up to the accuracy of :meth:`mv_argmax`)."""
-        return self.mv_max(alpha) - self.mv(x, alpha)
+        return self.value_max(MeanVariance.of_weight(alpha))
 
     def mv_uniform_mean(self, alpha: float = 1.0) -> float:
         """Mean ``MV`` of a configuration drawn uniformly from the space (the space's own
         sampling: log-uniform for log hyperparameters): a Monte Carlo estimate on
         :data:`UNIFORM_DRAWS` points of a fixed generator (``UNIFORM_SEED``), the same on every
         call; its standard error is :meth:`mv_uniform_se`."""
-        f, r = self._uniform_moments()
-        return float(f.mean() - float(alpha) * r.mean())
+        return self.value_uniform_mean(MeanVariance.of_weight(alpha))
 
     def mv_uniform_se(self, alpha: float = 1.0) -> float:
         """Standard error of :meth:`mv_uniform_mean` (the Monte Carlo error)."""
-        f, r = self._uniform_moments()
-        return float((f - float(alpha) * r).std(ddof=1) / math.sqrt(len(f)))
+        return self.value_uniform_se(MeanVariance.of_weight(alpha))
 
     def uniform_mv(self, alpha: float = 1.0) -> np.ndarray:
         """``MV`` at the :data:`UNIFORM_DRAWS` uniform points of :meth:`mv_uniform_mean`."""
-        f, r = self._uniform_moments()
-        return f - float(alpha) * r
+        return self.uniform_values(MeanVariance.of_weight(alpha))
 
-    def regret_norm(self, x: Any, alpha: float = 1.0) -> float | np.ndarray:
-        """Normalized MV regret ``(MV* - MV(x)) / (MV* - mean uniform MV)``: 0 at the optimum,
-        1 for the average configuration of a uniform draw."""
-        star = self.mv_max(alpha)
-        return (star - self.mv(x, alpha)) / (star - self.mv_uniform_mean(alpha))
+    # ---------------------------------------------------------------- any risk measure
+    def value(self, x: Any, risk: RiskLike) -> float | np.ndarray:
+        """The exact value of the risk measure ``risk`` over seeds (a float: MV's ``alpha``)
+        at a config dict (float) or at unit points ``(n, d)`` (``(n,)``)."""
+        U, scalar = self._unit(x)
+        return self._out(self._value(U, as_risk(risk)), scalar)
+
+    def _value(self, U: np.ndarray, measure: RiskMeasure) -> np.ndarray:  # (n, d) -> (n,)
+        """The measure of the returns ``N(f, rho2)`` at ``U``: its Gaussian value, exact here
+        (a subclass with other returns overrides this)."""
+        return measure.value(self._f(U), self._rho2(U))
+
+    def value_argmax(self, risk: RiskLike) -> dict[str, Any]:
+        """The configuration maximizing the measure (see :meth:`_search` for the accuracy)."""
+        return self.space.decode(self._argmax_unit(risk))
+
+    def value_max(self, risk: RiskLike) -> float:
+        """``max_x`` of the measure."""
+        m = as_risk(risk)
+        return float(self._value(self._argmax_unit(m)[None], m)[0])
+
+    def value_uniform_mean(self, risk: RiskLike) -> float:
+        """Mean of the measure over a configuration drawn uniformly from the space (the
+        uniform points of :meth:`mv_uniform_mean`)."""
+        m = as_risk(risk)
+        if isinstance(m, MeanVariance):  # MV is linear in the moments: their means, as before
+            f, r = self._uniform_moments()
+            return float(f.mean() - m.alpha * r.mean())
+        return float(self.uniform_values(m).mean())
+
+    def value_uniform_se(self, risk: RiskLike) -> float:
+        """Standard error of :meth:`value_uniform_mean` (the Monte Carlo error)."""
+        v = self.uniform_values(risk)
+        return float(v.std(ddof=1) / math.sqrt(len(v)))
+
+    def uniform_values(self, risk: RiskLike) -> np.ndarray:
+        """The measure at the :data:`UNIFORM_DRAWS` uniform points of :meth:`mv_uniform_mean`."""
+        m = as_risk(risk)
+        if isinstance(m, MeanVariance):
+            f, r = self._uniform_moments()
+            return f - m.alpha * r
+        if m not in self._uniform_values:
+            self._uniform_values[m] = np.asarray(self._value(self._uniform_points(), m),
+                                                 dtype=float)
+        return self._uniform_values[m]
+
+    def _measure(self, alpha: float | None, measure: RiskLike | None) -> RiskMeasure:
+        """The measure of ``alpha`` (MV) or ``measure``; neither: MV with ``alpha = 1``."""
+        if alpha is not None and measure is not None:
+            raise ValueError(f"give alpha={alpha!r} (MV) or measure={measure!r}, not both: "
+                             "a measure other than MV reads no alpha")
+        if measure is not None:
+            return as_risk(measure)
+        return MeanVariance.of_weight(1.0 if alpha is None else float(alpha))
+
+    def regret(self, x: Any, alpha: float | None = None, *,
+               measure: RiskLike | None = None) -> float | np.ndarray:
+        """Regret ``max - value(x)`` in MV with ``alpha`` (default 1) or in ``measure``
+        (>= 0 up to the accuracy of :meth:`_search`)."""
+        m = self._measure(alpha, measure)
+        return self.value_max(m) - self.value(x, m)
+
+    def regret_norm(self, x: Any, alpha: float | None = None, *,
+                    measure: RiskLike | None = None) -> float | np.ndarray:
+        """Normalized regret ``(V* - V(x)) / (V* - mean uniform V)`` of the measure ``V``
+        (MV with ``alpha``, default 1, or ``measure``): 0 at the optimum, 1 for the average
+        configuration of a uniform draw."""
+        m = self._measure(alpha, measure)
+        star = self.value_max(m)
+        return (star - self.value(x, m)) / (star - self.value_uniform_mean(m))
+
+    def _uniform_points(self) -> np.ndarray:
+        """The :data:`UNIFORM_DRAWS` points of the space's own sampling (``UNIFORM_SEED``)."""
+        cached = getattr(self, "_uniform_unit", None)
+        if cached is None:
+            cached = self.space.sample_unit(UNIFORM_DRAWS, np.random.default_rng(UNIFORM_SEED))
+            self._uniform_unit = cached
+        return cached
 
     def _uniform_moments(self) -> tuple[np.ndarray, np.ndarray]:
         cached = getattr(self, "_uniform_cache", None)
         if cached is None:
-            U = self.space.sample_unit(UNIFORM_DRAWS, np.random.default_rng(UNIFORM_SEED))
+            U = self._uniform_points()
             cached = (np.asarray(self._f(U), dtype=float), np.asarray(self._rho2(U), dtype=float))
             self._uniform_cache = cached
         return cached
 
-    def _argmax_unit(self, alpha: float) -> np.ndarray:
-        alpha = float(alpha)
-        if alpha < 0:
-            raise ValueError(f"alpha={alpha} must be >= 0")
-        if alpha not in self._argmax_cache:
-            self._argmax_cache[alpha] = self._search(alpha)
-        return self._argmax_cache[alpha].copy()
+    def _argmax_unit(self, risk: RiskLike) -> np.ndarray:
+        m = as_risk(risk)
+        if isinstance(m, MeanVariance) and m.alpha < 0:
+            raise ValueError(f"alpha={m.alpha} must be >= 0")
+        if m not in self._argmax_cache:
+            self._argmax_cache[m] = self._search(m)
+        return self._argmax_cache[m].copy()
 
-    def _search(self, alpha: float) -> np.ndarray:
+    def _search(self, measure: RiskMeasure) -> np.ndarray:
         """Multi-start search: 2^13 scrambled Sobol points, L-BFGS-B from the best 16.
 
         Accurate to the L-BFGS-B tolerance (about 1e-8 in MV) at the best local maximum found;
@@ -179,14 +267,15 @@ class SyntheticTask:
         """
         d = self.space.dim
         U = self.space.sobol_unit(2**13, seed=12345)  # (8192, d)
-        return self._polish(U, alpha, n_starts=16, d=d)
+        return self._polish(U, measure, n_starts=16, d=d)
 
-    def _polish(self, U: np.ndarray, alpha: float, n_starts: int, d: int) -> np.ndarray:
-        vals = self._mv(U, alpha)  # (n,)
+    def _polish(self, U: np.ndarray, measure: RiskMeasure, n_starts: int, d: int
+                ) -> np.ndarray:
+        vals = self._value(U, measure)  # (n,)
         best_u, best_v = U[int(np.argmax(vals))], float(np.max(vals))
 
         def neg(u: np.ndarray) -> float:
-            return -float(self._mv(u[None], alpha)[0])
+            return -float(self._value(u[None], measure)[0])
 
         for i in np.argsort(-vals)[:n_starts]:
             r = minimize(neg, U[i], method="L-BFGS-B", bounds=[(0.0, 1.0)] * d,
@@ -270,13 +359,13 @@ class Figure1Task(SyntheticTask):
         step = expit((x - self.noise_center) / self.noise_width)
         return self.noise_floor + self.noise_peak * step
 
-    def _search(self, alpha: float) -> np.ndarray:
+    def _search(self, measure: RiskMeasure) -> np.ndarray:
         x = np.linspace(0.0, 1.0, 20001)[:, None]  # (20001, 1)
-        vals = self._f(x) - alpha * self._rho2(x)
+        vals = self._value(x, measure)
         i = int(np.argmax(vals))
         lo, hi = x[max(i - 1, 0), 0], x[min(i + 1, len(x) - 1), 0]
         r = minimize_scalar(
-            lambda t: -float((self._f(np.array([[t]])) - alpha * self._rho2(np.array([[t]])))[0]),
+            lambda t: -float(self._value(np.array([[t]]), measure)[0]),
             bounds=(lo, hi), method="bounded", options={"xatol": 1e-10},
         )
         best = r.x if -r.fun >= vals[i] else x[i, 0]
@@ -337,10 +426,10 @@ class HeteroscedasticBranin(SyntheticTask):
 
         return (self.noise_scale * g(x1 - 3.2) * g(x2)) ** 2
 
-    def _search(self, alpha: float) -> np.ndarray:
+    def _search(self, measure: RiskMeasure) -> np.ndarray:
         g = np.linspace(0.0, 1.0, 401)
         U = np.stack(np.meshgrid(g, g, indexing="ij"), -1).reshape(-1, 2)  # (160801, 2)
-        return self._polish(U, alpha, n_starts=16, d=2)
+        return self._polish(U, measure, n_starts=16, d=2)
 
 
 class RandomHeteroscedasticTask(SyntheticTask):
