@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import functools
 import glob
+import json
 import os
 import sys
 import time
@@ -205,6 +206,33 @@ def plot(traces: pd.DataFrame, metas: list[dict], path: Path) -> Path:
     return path
 
 
+def pool_outputs(dirs: list[Path], out: Path, budget: int, boot: int, seed: int) -> int:
+    """Summary and figure of the traces of several earlier ``--out`` folders (each with its
+    ``traces.csv`` and ``metas.json``), written to ``out``: the same budget, repetition set
+    and methods are expected (a repeated (table, alpha, method, repetition) is refused)."""
+    frames, metas = [], []
+    for d in dirs:
+        if not (d / "traces.csv").is_file() or not (d / "metas.json").is_file():
+            print(f"error: --pool {d}: no traces.csv and metas.json there (an --out folder "
+                  "of this script, written by a run of this version)", file=sys.stderr)
+            return 2
+        frames.append(pd.read_csv(d / "traces.csv"))
+        metas.extend(json.loads((d / "metas.json").read_text()))
+    traces = pd.concat(frames, ignore_index=True)
+    keys = [(m.get("task"), m.get("alpha"), m.get("method"), m.get("repetition"))
+            for m in metas]
+    if len(set(keys)) != len(keys):
+        print("error: --pool: the folders repeat a (table, alpha, method, repetition)",
+              file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    text = summary(traces, metas, budget, boot=boot, seed=seed)
+    (out / "summary.md").write_text(text + "\n")
+    plot(traces, metas, out / "regret_vs_steps.png")
+    print(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", default=DEFAULT_TABLES)
@@ -220,7 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="1 repetition, budget 20, alpha 1, 200 bootstrap draws")
     ap.add_argument("--out", type=Path, default=Path("results/multifidelity"))
+    ap.add_argument("--pool", nargs="+", type=Path, metavar="DIR",
+                    help="run nothing: pool the traces of earlier --out folders (e.g. one per "
+                         "table) into --out's summary and figure")
     a = ap.parse_args(argv)
+    if a.pool:
+        return pool_outputs(a.pool, a.out, a.budget, a.boot, a.seed)
     if a.quick:
         a.reps, a.budget, a.alphas, a.boot = 1, 20, "1", 200
 
@@ -253,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     metas = [m for _, m in results]
     a.out.mkdir(parents=True, exist_ok=True)
     traces.to_csv(a.out / "traces.csv", index=False)
+    (a.out / "metas.json").write_text(json.dumps(metas, default=float) + "\n")
     text = summary(traces, metas, a.budget, boot=a.boot, seed=a.seed)
     (a.out / "summary.md").write_text(text + "\n")
     plot(traces, metas, a.out / "regret_vs_steps.png")
