@@ -246,16 +246,19 @@ class _Tail(_LocationScale):
     own large sample variance; ``kappa * sqrt(var)`` is steep, so the models certify the
     needle worse than a configuration that never learns after one or two seeds, and the
     challenger rounds cannot give it more (docs/results/risk_measures, "Session 22"). MV's
-    ``alpha * var`` is flat there and lets the seeds come. So the stopping rule's bound is
-    the larger of the models' and the value of ``x_t``'s own runs under the same
-    location-scale model, ``value(mean, var)`` (after one seed: the variance GP's
-    ``model_var``): ``x_t`` is dominated when neither says it may beat ``B_t``. Only the
-    number of seeds changes; the estimate, the bounds, ``B_t`` and the recommendation stay
-    the models' (a configuration's measure is never read from its few runs alone).
+    ``alpha * var`` is flat there and lets the seeds come. So the bound the stopping rule
+    compares with ``B_t`` is the larger of the models' and the value of ``x_t``'s own runs
+    under the same location-scale model: its sample mean with the larger of its sample
+    variance and the variance GP's (after one seed: the variance GP's). ``x_t`` is dominated
+    when neither says it may beat ``B_t``. Its own runs speak for its location only: a few
+    seeds that agree do not earn a spread below the model's (they would keep lucky
+    configurations in long rounds). Only the number of seeds changes; the estimate, the
+    bounds, ``B_t`` and the recommendation stay the models' (a configuration's measure is
+    never read from its few runs alone).
     """
 
     def stop_ucb(self, ucb: float, mean: float, var: float, k: int, model_var: float) -> float:
-        own = self.value(mean, var if k >= 2 else model_var)
+        own = self.value(mean, max(var, model_var) if k >= 2 else model_var)
         return own if own > ucb else ucb
 
 
