@@ -349,3 +349,69 @@ def test_a_new_measure_is_its_class_and_one_line_in_measures(monkeypatch):
     res = erahbo.optimize(task, task.space, budget=24, seed=0, risk="worst3")
     assert res.settings["risk"] == "worst3" and res.measure == WorstCase()
     assert "mean-3std" in res.explain()
+
+
+# --------------------------------------------------------------------------- eq. 12, tail measures
+def test_a_tail_measures_stop_bound_is_the_larger_of_the_models_and_its_own_runs():
+    """Rule: under a tail measure (CVaR, quantile) the bound eq. 12 compares with B_t is the
+    larger of the models' UCB(x_t; k) and the measure's value of x_t's own runs: their sample
+    mean with the larger of their sample variance and the variance GP's mean (after one seed:
+    the variance GP's); MV and mean - c std keep the models' bound, the same float (their
+    decisions do not change)."""
+    cvar = CVaR(0.25)
+    own = cvar.value(0.7, 0.09)  # 0.7 - phi(z_0.25) / 0.25 * 0.3
+    assert own == pytest.approx(0.7 - 0.3177765 / 0.25 * 0.3, rel=1e-6)
+    assert cvar.stop_ucb(-0.3, 0.7, 0.09, 2, 0.04) == own  # the needle: its runs speak
+    assert cvar.stop_ucb(0.5, 0.7, 0.09, 2, 0.04) == 0.5  # the models' is larger
+    # two seeds that agree do not earn a spread below the model's
+    assert cvar.stop_ucb(-0.3, 0.7, 0.0001, 2, 0.04) == cvar.value(0.7, 0.04)
+    assert cvar.stop_ucb(-0.3, 0.7, 0.0, 1, 0.04) == cvar.value(0.7, 0.04)  # one seed
+    q = Quantile(0.1)
+    assert q.stop_ucb(-1.0, 0.5, 0.01, 5, 0.0025) == pytest.approx(0.5 + Z10 * 0.1)
+    for m in (MeanVariance(1.0), MeanVariance(0.0), MeanStd(2.0)):
+        ucb = -0.123456789
+        assert m.stop_ucb(ucb, 0.7, 0.09, 2, 0.2) is ucb
+
+
+def _needle_table():
+    """30 configurations on a grid that return about 0 (they never learn) but one, row 17,
+    that learns on most seeds; returns a deterministic function of (row, seed)."""
+    import pandas as pd
+
+    a, b = np.meshgrid(np.linspace(0.0, 1.0, 6), np.linspace(0.0, 1.0, 5))
+    table = pd.DataFrame({"a": a.ravel(), "b": b.ravel()})
+    needle = [0.9, 0.5, 0.8, 0.0, 0.85, 0.7, 0.95, 0.6]
+
+    def objective(row, seed):
+        return needle[seed % 8] if row == 17 else 0.002 * ((3 * seed + row) % 5)
+
+    return table, objective
+
+
+@pytest.mark.parametrize("risk", [{"risk": "cvar", "q": 0.25}, {"alpha": 1.0}], ids=str)
+def test_eq12_at_a_needle_hears_its_runs_under_cvar_only(risk):
+    """Rule: ``Optimizer.stopping_decision`` (eq. 12) at a configuration whose runs beat B_t
+    while the models pull it down to its never-learning neighbours: under CVaR its bound is
+    the larger of the models' and its runs' value (so it is not dominated); under MV it is
+    the models' alone. A deterministic table and objective, the study run by ask/tell."""
+    from erahbo.optimizer import Optimizer
+
+    table, objective = _needle_table()
+    opt = Optimizer(table, "erahbo", budget=40, seed=3, n_init=4, k_init=2, **risk)
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [objective(int(trial.config_id), s) for s in trial.seeds])
+    returns = [0.9, 0.5]
+    reason, ucb, B_t = opt.stopping_decision(17, returns)
+    row = opt.data.row_of(17)
+    pooled = ([] if row is None else list(opt.data.returns[row])) + returns
+    mean, var = float(np.mean(pooled)), float(np.var(pooled, ddof=1))
+    rm = opt.models.current()
+    ib = rm.inner(row, opt.state.candidates[17], 17, mean, var, len(pooled),
+                  opt._beta_stop(), opt.weight)
+    model = ib.ucb_mv
+    measure = opt.options.measure
+    if isinstance(measure, CVaR):
+        own = measure.value(mean, max(var, ib.mu_var))
+        assert model < own and ucb == own > B_t and reason is None
+    else:
+        assert ucb == model

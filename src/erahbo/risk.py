@@ -109,6 +109,17 @@ class RiskMeasure:
         """A bound on ``|value(f, v + d) - value(f, v)|`` for ``|d| <= scale * dvar``."""
         raise NotImplementedError
 
+    def stop_ucb(self, ucb: float, mean: float, var: float, k: int, model_var: float) -> float:
+        """The upper bound of ``x_t``'s measure that the stopping rule (eq. 12) compares
+        with ``B_t`` after ``k`` seeds: the models' ``UCB(x_t; k)`` (``ucb``), here and for
+        MV and mean - c std (the same float: decisions unchanged).
+
+        ``mean``, ``var``: ``x_t``'s sample mean and variance over its ``k`` seeds;
+        ``model_var``: the variance GP's posterior mean there (raw scale). The tail measures
+        (:class:`CVaR`, :class:`Quantile`) override it.
+        """
+        return ucb
+
     def describe(self) -> str:
         """One line, in return units, for explanations and reports."""
         raise NotImplementedError
@@ -226,6 +237,32 @@ class _LocationScale(RiskMeasure):
 
 
 @dataclass(frozen=True)
+class _Tail(_LocationScale):
+    """A tail measure (CVaR, a quantile): eq. 12 hears ``x_t``'s own runs too.
+
+    The models' value at ``x_t`` pairs the mean GP's ``f``, which a configuration far
+    better than its neighbours (a "needle": on a learn/fail table the one that often learns)
+    has pulled down towards theirs, with the variance GP's spread, which keeps the needle's
+    own large sample variance; ``kappa * sqrt(var)`` is steep, so the models certify the
+    needle worse than a configuration that never learns after one or two seeds, and the
+    challenger rounds cannot give it more (docs/results/risk_measures, "Session 22"). MV's
+    ``alpha * var`` is flat there and lets the seeds come. So the bound the stopping rule
+    compares with ``B_t`` is the larger of the models' and the value of ``x_t``'s own runs
+    under the same location-scale model: its sample mean with the larger of its sample
+    variance and the variance GP's (after one seed: the variance GP's). ``x_t`` is dominated
+    when neither says it may beat ``B_t``. Its own runs speak for its location only: a few
+    seeds that agree do not earn a spread below the model's (they would keep lucky
+    configurations in long rounds). Only the number of seeds changes; the estimate, the
+    bounds, ``B_t`` and the recommendation stay the models' (a configuration's measure is
+    never read from its few runs alone).
+    """
+
+    def stop_ucb(self, ucb: float, mean: float, var: float, k: int, model_var: float) -> float:
+        own = self.value(mean, max(var, model_var) if k >= 2 else model_var)
+        return own if own > ucb else ucb
+
+
+@dataclass(frozen=True)
 class MeanStd(_LocationScale):
     """``f - c * sqrt(var)``: the mean less ``c`` standard deviations over seeds."""
 
@@ -263,7 +300,7 @@ def _tail_share(q: Any) -> float:
 
 
 @dataclass(frozen=True)
-class CVaR(_LocationScale):
+class CVaR(_Tail):
     """``CVaR_q``: the mean return of the worst ``q`` share of seeds (lower tail).
 
     The models' value is that of ``N(f, var)``: ``f - phi(z_q) / q * sqrt(var)``. The ground
@@ -305,7 +342,7 @@ class CVaR(_LocationScale):
 
 
 @dataclass(frozen=True)
-class Quantile(_LocationScale):
+class Quantile(_Tail):
     """The ``q`` quantile of the returns over seeds (``q <= 0.5``: a low one).
 
     The models' value is that of ``N(f, var)``: ``f + z_q sqrt(var)``; the ground truth of

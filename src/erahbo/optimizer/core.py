@@ -272,7 +272,9 @@ class Optimizer(Telling, Inspection):
             self._close(r, "infeasible")
             return
         if r.rm is not None:  # UCB^MV(x_t; k) with the round's B_t, and the row of the round
-            r.ib = r.rm.inner(r.row0, r.u, r.cand, *d.stats(row), r.beta_stop, self.weight)
+            stats = d.stats(row)
+            r.ib = r.rm.inner(r.row0, r.u, r.cand, *stats, r.beta_stop, self.weight)
+            r.ib.ucb_mv = self.weight.stop_ucb(r.ib.ucb_mv, *stats, r.ib.mu_var)  # MV: itself
         pol = self.replication  # its final stop reason (or None: more seeds)
         reason = pol.after_tell(
             r.k, len(trial.seeds), self.remaining, self.seeds_left(r.config_id),

@@ -191,9 +191,9 @@ class RoundModels:
             rm = self.current()
             B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # (10)
             s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
-            ib = rm.inner(row, u, cand, float(np.mean(pooled)), s2, len(pooled), beta_stop,
-                          o.weight)
-            return ib.ucb_mv, B_t
+            mean = float(np.mean(pooled))
+            ib = rm.inner(row, u, cand, mean, s2, len(pooled), beta_stop, o.weight)
+            return o.weight.stop_ucb(ib.ucb_mv, mean, s2, len(pooled), ib.mu_var), B_t
 
         plain = o.method == "random" or st.data.n == 0  # no models
         return rule.verdict(len(vals), None if plain else bounds)
