@@ -20,6 +20,7 @@ Rules checked:
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -254,3 +255,11 @@ def test_the_option_is_validated_with_the_fix():
         erahbo.Optimizer(SPACE, budget=20, var_noise="lognormal")
     with pytest.raises(ValueError, match=r"var_noise='log' knows the noise.*drop var_noise_prior"):
         erahbo.Optimizer(SPACE, budget=20, var_noise="log", var_noise_prior=-1.0)
+
+
+def test_the_benchmark_names_the_option():
+    from erahbo.experiments.methods import parse_method
+
+    assert parse_method("erahbo-vnlog").options == {"var_noise": "log"}
+    with pytest.raises(ValueError, match=re.escape("erahbo-vn<fitted|chi2|log>")):
+        parse_method("erahbo-vngamma")

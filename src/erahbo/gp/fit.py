@@ -29,6 +29,7 @@ from erahbo.gp.prior import (
 )
 from erahbo.gp.round import RoundSettings, fixed_noise
 from erahbo.gp.variance_noise import (
+    LOG_PRIOR_SD,
     TRIGAMMA_HALF,
     chi2_scale,
     log_floor,
@@ -230,8 +231,8 @@ def fit_hyperparameters(
         The variance GP's observation noise (:mod:`erahbo.gp.variance_noise`): one MAP-fitted
         ``tau^2``, or the known ``2 rho_bar^4 / (k - 1)``, or a GP on bias-corrected log
         sample variances with the known noise ``psi'((k - 1) / 2)`` (only the lengthscales
-        are fitted; ``hyper_v.noise`` is ``psi'(1/2) / s_v^2``, the output scale ``s_v`` of
-        the log variances at this fit).
+        are fitted; ``hyper_v.noise`` is ``psi'(1/2) / s_v^2``, ``s_v`` the prior standard
+        deviation of ``log rho^2``, :data:`erahbo.gp.variance_noise.LOG_PRIOR_SD`).
 
     Returns
     -------
@@ -252,6 +253,8 @@ def fit_hyperparameters(
         floor = log_floor(pooled_variance(s2, kk, pilot_noise(sigma0_2, ybar)))
         obs = log_observations(obs, kk, floor)
     mv, sv = standardize(obs)
+    if log:  # log units are free of the returns' units: a fixed prior scale (variance_noise)
+        sv = LOG_PRIOR_SD
     yv = (obs - mv) / sv
     rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
     fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)

@@ -35,9 +35,14 @@ eq. 4). Three models of their noise, the option ``var_noise``
     always between the bounds, and not inflated where the model knows least, as the mean
     ``exp(m + s^2 / 2)`` would be). A sample variance of 0 (all seeds equal) is floored
     before the log at :data:`LOG_FLOOR_SHARE` of the pooled within-configuration variance
-    (:func:`log_floor`). The GP's output scale ``s_v`` is fixed when the hyperparameters are
-    (``tau^2 = psi'(1/2) / s_v^2``, the standardized noise of a 2-seed log variance, is
-    ``hyper_v.noise``: :func:`log_scale`), so the noise stays exact in log units.
+    (:func:`log_floor`). The GP's output scale, its prior standard deviation of ``log rho^2``
+    around the mean of the observations, is :data:`LOG_PRIOR_SD` (log units carry no unit of
+    the returns; ``tau^2 = psi'(1/2) / s_v^2``, the standardized noise of a 2-seed log
+    variance, is ``hyper_v.noise``: :func:`log_scale`), so the noise is exact in log units.
+    Measured (``docs/results/one_seed_models/``, session 22): the spread of the observations,
+    the standardization of the other models, is mostly their noise (``psi'(1/2) = 4.93``
+    against a spread of ``log rho^2`` near 1 on the README example) and gave the log GP a
+    prior several times too wide.
 
 A one-seed configuration has no sample variance: its observation carries no information
 (``NO_INFO``, :mod:`erahbo.gp.one_seed`) under all three.
@@ -51,7 +56,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import digamma, polygamma
 
-__all__ = ["LOG_FLOOR_SHARE", "NO_INFO", "TRIGAMMA_HALF", "VAR_NOISE", "chi2_scale",
+__all__ = ["LOG_FLOOR_SHARE", "LOG_PRIOR_SD", "NO_INFO", "TRIGAMMA_HALF", "VAR_NOISE", "chi2_scale",
            "log_bias", "log_floor", "log_observations", "log_scale", "variance_noise"]
 
 #: The variance-noise models (the option ``var_noise``).
@@ -62,6 +67,10 @@ TRIGAMMA_HALF = math.pi**2 / 2.0
 #: variance before the log (a sample variance of 0: all seeds returned the same value). A
 #: 2-seed sample variance falls below ``1e-4 rho^2`` with probability 0.8 %.
 LOG_FLOOR_SHARE = 1e-4
+#: ``"log"``: the prior standard deviation of ``log rho^2`` around the mean of the
+#: observations (the GP's output scale, log units): ``rho^2`` varies by a factor ``e`` per
+#: standard deviation. 0.5-2 measured on the README example (session 22).
+LOG_PRIOR_SD = 1.0
 #: ``"log"``: the floor when the pooled variance is 0 (every replicated configuration returned
 #: equal values): the log stays finite, the variances read as 0.
 LOG_FLOOR_ABS = 1e-12

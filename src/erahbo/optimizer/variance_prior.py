@@ -61,11 +61,12 @@ def _model(name: str, value: Any) -> str:
 PARAMS = (
     Param("var_noise", str, _model, default="fitted", paper="fitted", absent="fitted",
           help="The variance GP's observation noise: 'fitted' (default: one MAP-fitted value "
-               "for all, the paper's experiments) or 'chi2' (the paper appendix's "
+               "for all, the paper's experiments), 'chi2' (the paper appendix's "
                "2 rho_bar^4 / (k - 1) of a sample variance of k seeds, known; not the "
                "default: its scale is global, docs/results/one_seed_models) or 'log' (a GP "
                "on bias-corrected log sample variances, known noise psi'((k - 1) / 2); "
-               "bounds exp(m +- sqrt(beta) s))."),
+               "bounds exp(m +- sqrt(beta) s)).",
+          short="vn", label="variance noise {}", form="vn<fitted|chi2|log>"),
     Param("var_noise_prior", float, _log_median,
           default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
