@@ -3,7 +3,8 @@
 Runs the README's example study (budget 200, alpha 1, the README's settings) for each seed and,
 at the end, compares the round model's posterior at every evaluated configuration with the
 known truth: the share of configurations whose true mean ``f`` (and true seed variance
-``rho^2``) lies above the upper / below the lower bound at ``beta`` (1.58 standard deviations at
+``rho^2``; ``log rho^2`` under ``var_noise="log"``) lies above the upper / below the lower
+bound at ``beta`` (1.58 standard deviations at
 the recommender's ``beta = 2.5``: 5.7 % per side if calibrated), by the configuration's seeds.
 
     python benchmarks/calibration_check.py --seeds 0 1 2 3 4 5 6 7 8 9 [--set name=value ...]
@@ -37,11 +38,14 @@ def one_study(seed: int, options: dict) -> pd.DataFrame:
     opt = erahbo.Optimizer(erahbo.SearchSpace(rt.SPACE), seed=seed, **settings)
     while (t := opt.ask()) is not None:
         opt.tell(t, [rt.objective(t.config, s) for s in t.seeds])
-    mf, sf, mv, sv = opt.round_model().predict(opt.data.U)
+    rm = opt.round_model()
+    mf, sf, mv, sv = rm.predict(opt.data.U)
     c = opt.result().configs
     f = rt.true_mv(c["lr"].to_numpy(float), c["batch"].to_numpy(float),
                    c["act"].to_numpy(str), 0.0)  # alpha 0: the mean
     var = (0.1 + c["batch"].to_numpy(float) / 512.0) ** 2
+    if rm.log_var:  # var_noise="log": the variance GP's posterior is of log rho^2
+        var = np.log(var)
     return pd.DataFrame({"k": c["k"].to_numpy(), "zf": (f - mf) / np.maximum(sf, 1e-12),
                          "zv": (var - mv) / np.maximum(sv, 1e-12)})
 

@@ -129,15 +129,15 @@ def test_the_optuna_sampler_refuses_a_name_that_is_no_parts_option():
 
 
 def test_method_codes_are_distinct_and_parse_to_their_option():
-    """Rule: ``erahbo-<short><value>`` sets the part's option; codes are unique and not the
-    core variants' (exp, sig, bs, b)."""
+    """Rule: ``erahbo-<short><value>`` sets the part's option (a word for a word option:
+    ``erahbo-vnlog``); codes are unique and not the core variants' (exp, sig, bs, b)."""
     from erahbo.experiments.methods import parse_method
 
     coded = [p for p in PARAMS if p.short]
     shorts = [p.short for p in coded]
     assert len(shorts) == len(set(shorts)) and not set(shorts) & {"exp", "sig", "bs", "b"}
     for p in coded:
-        text = {bool: "0", int: "7", float: "0.5"}[p.type]
+        text = {bool: "0", int: "7", float: "0.5"}.get(p.type, str(p.default))  # str: a word
         spec = parse_method(f"erahbo-{p.short}{text}")
         assert spec.method == "erahbo" and list(spec.options) == [p.name]
         assert spec.label.startswith("ERAHBO (")

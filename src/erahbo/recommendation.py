@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erahbo.gp.bounds import lcb_mv, mean_variance, ucb_mv
+from erahbo.gp.bounds import lcb_mv, mean_variance, to_variance, ucb_mv
 from erahbo.risk import MeanVariance, RiskLike, RiskMeasure, as_risk, objective_name
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
@@ -60,6 +60,7 @@ def configs_table(
     failures: Mapping[int, int] | None = None,
     incumbent: int | None = None,
     rule: str | None = None,
+    log_var: bool = False,
 ) -> pd.DataFrame:
     """One row per evaluated configuration, with the bounds the recommendation compares.
 
@@ -93,6 +94,10 @@ def configs_table(
         How the rank-1 configuration was chosen, a key of :data:`RULES` (its ``rule``
         entry; the other rows get None). Default: ``"sample_mv"`` without a posterior,
         ``"well_sampled"`` when ``incumbent`` is not the highest bound, else ``"lcb_mv"``.
+    log_var : bool
+        The posterior's variance part is of ``log rho^2`` (``var_noise = "log"``): the
+        estimate is ``exp(mu_var)``, the bounds map through ``exp``
+        (:func:`erahbo.gp.bounds.to_variance`).
 
     Returns
     -------
@@ -111,9 +116,9 @@ def configs_table(
         score = as_risk(weight).value(ybar, s2)
     else:
         mf, sdf, mvar, sdv = (np.asarray(a, dtype=float) for a in posterior)
-        mv = as_risk(measure).value(mf, mvar)
-        lo = np.asarray(lcb_mv(mf, sdf, mvar, sdv, weight, beta), dtype=float)
-        hi = np.asarray(ucb_mv(mf, sdf, mvar, sdv, weight, beta), dtype=float)
+        mv = as_risk(measure).value(mf, to_variance(mvar, None, log_var))
+        lo = np.asarray(lcb_mv(mf, sdf, mvar, sdv, weight, beta, log_var=log_var), dtype=float)
+        hi = np.asarray(ucb_mv(mf, sdf, mvar, sdv, weight, beta, log_var=log_var), dtype=float)
         score = lo
     ok = np.ones(n, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)
     score = np.where(ok & np.isfinite(score), score, -np.inf)

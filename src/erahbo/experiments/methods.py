@@ -157,6 +157,9 @@ def parse_method(name: str) -> MethodSpec:
         spec = _erahbo_variant(key, m.group(1), m.group(2))
         if spec is not None:
             return spec
+    spec = _erahbo_word_variant(key)
+    if spec is not None:
+        return spec
     m = FIXED_K_RE.match(key)
     if m:
         base, k = m.group(1), int(m.group(2))
@@ -227,6 +230,21 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
         n = int(text)
         return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",
                           options={"seed_batch": n})
+    return None
+
+
+def _erahbo_word_variant(key: str) -> MethodSpec | None:
+    """``erahbo-<code><word>``: a strategy part's option whose values are words (``erahbo-vnlog``:
+    ``var_noise="log"``); None where no such option has the code or the word is not a value."""
+    rest = key.removeprefix("erahbo-")
+    if rest == key:
+        return None
+    for p in PARAMS:
+        if p.short and p.type is str and rest.startswith(p.short):
+            part = method_variant(p.short, rest[len(p.short):])
+            if part is not None:
+                return MethodSpec(name=key, label=f"ERAHBO ({p.label.format(part[1])})",
+                                  method="erahbo", options={p.name: part[1]})
     return None
 
 

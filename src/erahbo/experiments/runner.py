@@ -323,10 +323,11 @@ def final_interval(opt: Optimizer, task: ReplayTask) -> dict[str, Any]:
     measure = opt.options.measure
     z = NormalDist().inv_cdf(1.0 - (1.0 - INTERVAL_LEVEL) / 2.0)
     u = np.asarray(task.space.candidates_unit())[[int(inc)]]  # (1, dim)
-    mf, sdf, mvar, sdv = opt.round_model().predict(u)
+    rm = opt.round_model()
+    mf, sdf, mvar, sdv = rm.predict(u)
     beta = z * z
-    lo = float(np.asarray(lcb_mv(mf, sdf, mvar, sdv, measure, beta))[0])
-    hi = float(np.asarray(ucb_mv(mf, sdf, mvar, sdv, measure, beta))[0])
+    lo = float(np.asarray(lcb_mv(mf, sdf, mvar, sdv, measure, beta, log_var=rm.log_var))[0])
+    hi = float(np.asarray(ucb_mv(mf, sdf, mvar, sdv, measure, beta, log_var=rm.log_var))[0])
     truth = (float(task.mv[int(inc)]) if measure == task.risk
              else float(measure.truth(task.returns[int(inc)])))
     return {"interval_level": INTERVAL_LEVEL, "final_interval": [lo, hi],

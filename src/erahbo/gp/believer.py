@@ -4,9 +4,11 @@ Beyond the paper, which evaluates one configuration at a time.  With several con
 flight (``n_parallel > 1``), the next one is chosen on the *kriging believer* model
 (Ginsbourger et al., 2010): every pending configuration that has no data yet is added to
 ``D_{t-1}`` as if its seeds had returned what the models expect, ``ybar = mu_f(x)`` and
-``s2 = mu_var(x)`` with ``k`` its pending seeds.  The posterior means stay put while the
-uncertainty around the pending points collapses, so ``UCB^f - alpha LCB^var`` (eq. 8) moves to
-other regions instead of proposing the same point twice.
+``s2 = mu_var(x)`` with ``k`` its pending seeds (under ``var_noise = "log"``, the sample
+variance whose bias-corrected log is the posterior mean of ``log rho^2``).  The posterior
+means stay put while the uncertainty around the pending points collapses, so
+``UCB^f - alpha LCB^var`` (eq. 8) moves to other regions instead of proposing the same point
+twice.
 
 The fantasies serve the choice only: ``B_t``, ERAHBO's stopping rule and the recommendation use
 the real data.  The believer model is built by the round's own engine: the fast engine extends
@@ -17,9 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from erahbo.gp.bounds import to_variance
 from erahbo.gp.fast import FastModel
 from erahbo.gp.reference import ReferenceRound
 from erahbo.gp.round import RoundModel, RoundSettings
+from erahbo.gp.variance_noise import log_bias
 
 __all__ = ["believer_round"]
 
@@ -62,10 +66,15 @@ def believer_round(
     """
     P = np.atleast_2d(np.asarray(pending_u, dtype=float))
     mu_f, _, mu_v, _ = rm.predict(P)
+    kp = np.asarray(pending_k, dtype=float)
     X_all = np.vstack([X, P])
     ybar_all = np.concatenate([ybar, mu_f])
-    s2_all = np.concatenate([s2, np.maximum(mu_v, 0.0)])
-    k_all = np.concatenate([k, np.asarray(pending_k, dtype=float)])
+    if rm.log_var:  # the sample variance whose bias-corrected log is the posterior mean
+        fant = to_variance(mu_v + log_bias(kp), None, True)
+    else:
+        fant = np.maximum(mu_v, 0.0)
+    s2_all = np.concatenate([s2, fant])
+    k_all = np.concatenate([k, kp])
     if fast is not None:
         return fast.copy().round(X_all, ybar_all, s2_all, k_all)
     return ReferenceRound(X_all, ybar_all, s2_all, k_all, settings, candidates)

@@ -17,6 +17,13 @@ eq.      quantity                                           function
          / k_s)``, the mean GP's noise
 =======  =================================================  ====================================
 
+**The variance GP's output scale.** Under ``var_noise = "log"`` (:mod:`erahbo.gp.variance_noise`)
+the variance GP models ``log rho^2``: its posterior ``N(m, s^2)`` gives ``rho^2`` through
+:func:`to_variance`, the one place where a value of the variance GP becomes a variance
+(``exp``, monotone: a bound maps to a bound); :func:`variance_bounds` gives the estimate and
+both bounds. The functions of eqs. 8-10 take the flag ``log_var`` and apply it to the variance
+bound they combine; without it (``"fitted"``, ``"chi2"``) they compute what they always did.
+
 Each function takes Python floats (ERAHBO's inner loop, once per extra seed) or arrays of the
 same shape, ``(m,)`` over candidates or ``(n,)`` over evaluated points, and computes both in the
 same order, so a value does not depend on which engine or path asked for it.
@@ -58,6 +65,7 @@ import numpy as np
 from erahbo.risk import RiskLike, as_risk
 
 __all__ = [
+    "LOG_EXP_MAX",
     "adaptive_rule",
     "incumbent_lcb",
     "lcb",
@@ -68,13 +76,17 @@ __all__ = [
     "rahbo_acquisition",
     "rahbo_acquisition_grad",
     "sigma_hat",
+    "to_variance",
     "ucb",
     "ucb_f",
     "ucb_mv",
     "ucb_var",
+    "variance_bounds",
 ]
 
 ArrayLike = float | np.ndarray
+#: Largest exponent :func:`to_variance` takes (``e^700 ~ 1e304``): a bound stays finite.
+LOG_EXP_MAX = 700.0
 
 
 def _bad_beta(beta: float) -> ValueError:
@@ -128,6 +140,38 @@ def lcb_var(mu_var: ArrayLike, sd_var: ArrayLike, beta: float) -> ArrayLike:
     return lcb(mu_var, sd_var, beta)
 
 
+def to_variance(value: ArrayLike, std_var: tuple[float, float] | None = None,
+                log_var: bool = False) -> ArrayLike:
+    """``rho^2`` of a value of the variance GP's output (its posterior mean or a bound).
+
+    ``std_var`` ``(mean, std)``: the value is on the GP's standardized scale, mapped back first
+    (``mean + std * value``); then, under ``log_var`` (``var_noise = "log"``: the GP models
+    ``log rho^2``), ``exp`` of it (exponent capped at :data:`LOG_EXP_MAX`). Monotone
+    increasing: an upper (lower) bound of the GP's output gives one of ``rho^2``, and the
+    posterior mean its median. Floats (the inner loop) or ``(m,)`` arrays.
+    """
+    if std_var is not None:
+        value = std_var[0] + std_var[1] * value
+    if not log_var:
+        return value
+    if isinstance(value, np.ndarray):
+        return np.exp(np.minimum(value, LOG_EXP_MAX))
+    return math.exp(min(float(value), LOG_EXP_MAX))
+
+
+def variance_bounds(mu_var: ArrayLike, sd_var: ArrayLike, beta: float,
+                    log_var: bool = False) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
+    """``(estimate, LCB^var, UCB^var)`` of ``rho^2`` from the variance GP's raw posterior.
+
+    ``"fitted"`` / ``"chi2"``: ``(mu, mu - sqrt(beta) sd, mu + sqrt(beta) sd)`` (eqs. 17-18);
+    ``log_var``: ``(exp(m), exp(m - sqrt(beta) s), exp(m + sqrt(beta) s))`` with ``m, s`` the
+    posterior of ``log rho^2`` (the estimate is its median). Floats or ``(m,)`` arrays.
+    """
+    return (to_variance(mu_var, None, log_var),
+            to_variance(lcb_var(mu_var, sd_var, beta), None, log_var),
+            to_variance(ucb_var(mu_var, sd_var, beta), None, log_var))
+
+
 # ---------------------------------------------------------------- eq. (19)
 def sigma_hat(ucb_var: ArrayLike, rho_max2: float, k: ArrayLike) -> ArrayLike:
     """Diagonal of ``Sigma_hat`` (eq. 19): ``min(UCB^var(x_s), rho_max^2) / k_s``.
@@ -164,6 +208,7 @@ def ucb_mv(
     beta: float,
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
+    log_var: bool = False,
 ) -> ArrayLike:
     """``UCB_t^MV(x) = UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 9).
 
@@ -182,6 +227,9 @@ def ucb_mv(
         ``(mean, std)`` of the GP's output standardization when its posterior is given on the
         standardized scale: its bound is computed there and mapped back, ``mean + std * bound``
         (a bound is equivariant under this positive affine map).  None: raw posteriors.
+    log_var : bool
+        The variance GP models ``log rho^2`` (``var_noise = "log"``): its bound is mapped by
+        :func:`to_variance`.
 
     Returns
     -------
@@ -192,8 +240,8 @@ def ucb_mv(
     up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
     if std_f is not None:  # mapped back to the raw scale (inline: the inner loop's hot path)
         up_f = std_f[0] + std_f[1] * up_f
-    if std_var is not None:
-        lo_var = std_var[0] + std_var[1] * lo_var
+    if std_var is not None or log_var:
+        lo_var = to_variance(lo_var, std_var, log_var)
     return as_risk(risk).value(up_f, lo_var)
 
 
@@ -206,13 +254,14 @@ def lcb_mv(
     beta: float,
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
+    log_var: bool = False,
 ) -> ArrayLike:
     """``LCB_t^MV(x) = LCB_t^f(x) - alpha * UCB_t^var(x)`` (eq. 9); see :func:`ucb_mv`."""
     lo_f, up_var = lcb_f(mu_f, sd_f, beta), ucb_var(mu_var, sd_var, beta)
     if std_f is not None:
         lo_f = std_f[0] + std_f[1] * lo_f
-    if std_var is not None:
-        up_var = std_var[0] + std_var[1] * up_var
+    if std_var is not None or log_var:
+        up_var = to_variance(up_var, std_var, log_var)
     return as_risk(risk).value(lo_f, up_var)
 
 
@@ -225,6 +274,7 @@ def rahbo_acquisition(
     beta: float,
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
+    log_var: bool = False,
 ) -> ArrayLike:
     """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 8), shapes ``(m,)``.
 
@@ -232,10 +282,11 @@ def rahbo_acquisition(
     with ``alpha = 0`` it is GP-UCB's ``UCB_t^f``.  It is increasing in ``sd_f`` and in
     ``sd_var`` (for ``alpha >= 0``, and for every measure of :mod:`erahbo.risk`), so evaluated
     at upper bounds of the standard deviations it
-    bounds the acquisition from above (the fast engine's pruned argmax).  Its gradient is
+    bounds the acquisition from above (the fast engine's pruned argmax; ``log_var``: ``exp`` is
+    increasing, so ``LCB^var`` still decreases in ``sd_var``).  Its gradient is
     :func:`rahbo_acquisition_grad`.
     """
-    return ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta, std_f, std_var)
+    return ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta, std_f, std_var, log_var)
 
 
 def rahbo_acquisition_grad(
@@ -251,6 +302,7 @@ def rahbo_acquisition_grad(
     std_var: Standardization | None = None,
     mu_f: float = 0.0,
     mu_var: float = 0.0,
+    log_var: bool = False,
 ) -> np.ndarray:
     """Gradient in ``x`` of :func:`rahbo_acquisition` (eq. 8) at one point, shape ``(d,)``.
 
@@ -272,6 +324,9 @@ def rahbo_acquisition_grad(
     mu_f, mu_var : float
         Posterior means at the point (on the scale of ``sd_f``, ``sd_var``), where the
         measure's derivatives are taken (MV's do not depend on them).
+    log_var : bool
+        The variance GP models ``log rho^2``: ``LCB^var = exp(L)``, whose gradient is
+        ``exp(L)`` times that of ``L`` (the chain rule through :func:`to_variance`).
 
     Returns
     -------
@@ -285,9 +340,11 @@ def rahbo_acquisition_grad(
     up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
     if std_f is not None:
         up_f = std_f[0] + std_f[1] * up_f
-    if std_var is not None:
-        lo_var = std_var[0] + std_var[1] * lo_var
+    if std_var is not None or log_var:
+        lo_var = to_variance(lo_var, std_var, log_var)
     g_f, g_var = m.grad(up_f, lo_var)
+    if log_var:
+        s_var = s_var * lo_var
     return g_f * s_f * (dmu_f + r * dvar_f / (2 * sd_f)) + g_var * s_var * (
         dmu_var - r * dvar_var / (2 * sd_var)
     )
@@ -302,6 +359,7 @@ def incumbent_lcb(
     risk: RiskLike,
     beta_stop: float,
     mask: np.ndarray | None = None,
+    log_var: bool = False,
 ) -> tuple[float, int]:
     """Incumbent lower bound ``B_t = max_{x in D_{t-1}} LCB_t^MV(x)`` (eq. 10).
 
@@ -315,6 +373,8 @@ def incumbent_lcb(
         Confidence parameter of the stopping rule (``sqrt(beta_stop)`` standard deviations).
     mask : numpy.ndarray or None
         ``(n,)`` bool, the rows that may be the incumbent (None: all).
+    log_var : bool
+        The variance GP models ``log rho^2`` (see :func:`ucb_mv`).
 
     Returns
     -------
@@ -323,7 +383,8 @@ def incumbent_lcb(
     index : int
         Position of the maximizer in the arrays (lowest index on ties; -1 when none is left).
     """
-    values = np.atleast_1d(lcb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta_stop))
+    values = np.atleast_1d(lcb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta_stop,
+                                  log_var=log_var))
     if values.size == 0:
         raise ValueError("incumbent_lcb: no evaluated configurations yet")
     if mask is not None:

@@ -267,12 +267,13 @@ class FastModel:
         if X.shape[0] < self.n or not (X[: self.n] == self.X[: self.n]).all():
             raise RuntimeError("FastModel.sync: data rows must be append-only")
         chi2 = self.settings.var_noise == "chi2"  # per-row noise tau^2 / (k - 1)
-        one = k is not None and len(k) > 0 and bool(np.min(k) < 2 or chi2)
+        log = self.settings.var_noise == "log"  # per-row noise of a log sample variance
+        one = k is not None and len(k) > 0 and bool(np.min(k) < 2 or chi2 or log)
         if not one and not self.one_seed:  # every row tau^2, as before (the common case)
             for i in range(self.n, X.shape[0]):
                 self._append(np.asarray(X[i], dtype=float), self.tau2)
             return
-        tv = variance_noise(self.tau2, np.asarray(k, dtype=float), chi2)
+        tv = variance_noise(self.tau2, np.asarray(k, dtype=float), chi2, log)
         changed = np.flatnonzero(tv[: self.n] != self.tv[: self.n])  # rows whose noise changed
         if changed.size:
             self._truncate(int(changed[0]))  # rebuild from the first of them, with its noise
@@ -426,9 +427,10 @@ class FastRound(RoundModel):
         # var_f(c) <= 1 - k(x_j, c)^2 / (1 + D_j) for any row j (the variance given x_j
         # alone); j = the row most correlated with c
         g = self.k2max / (1.0 + self.D[self.nn])  # (m,)
+        lv = self.log_var  # the variance GP on log rho^2: its bounds through exp
         ub = rahbo_acquisition(mu_f, sf * np.sqrt(np.maximum(1.0 - g, 0.0)), mu_v, sd_v,
-                               risk, beta)  # (m,) upper bounds
-        at0 = rahbo_acquisition(mu_f, 0.0, mu_v, sd_v, risk, beta)  # (m,) lower bounds
+                               risk, beta, log_var=lv)  # (m,) upper bounds
+        at0 = rahbo_acquisition(mu_f, 0.0, mu_v, sd_v, risk, beta, log_var=lv)  # lower
         floor = (at0 if every else at0[mask]).max()  # the best value is at least this
         keep = ub >= floor
         idx = np.flatnonzero(keep if every else keep & mask)
@@ -438,7 +440,8 @@ class FastRound(RoundModel):
             # take: a column gather 3-5x faster than fancy indexing (measured, n = 50)
             V = blas.dtrsm(1.0, self.L, M.KfC[:n].take(cols, axis=1), lower=1)  # (n, b)
             sd_f = sf * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))  # (b,)
-            vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], risk, beta)
+            vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], risk, beta,
+                                     log_var=lv)
             i = int(np.argmax(vals))  # the first maximum: lowest index on ties
             return float(vals[i]), int(cols[i])
 
@@ -461,7 +464,7 @@ class FastRound(RoundModel):
         """
         n, sf = self.n, self.sf
         mu_f, mu_v, sd_v = self._data_parts()
-        bound = lcb_mv(mu_f, 0.0, mu_v, sd_v, risk, beta)  # (n,) upper bounds
+        bound = lcb_mv(mu_f, 0.0, mu_v, sd_v, risk, beta, log_var=self.log_var)  # (n,) upper
         order = np.argsort(-bound, kind="stable")
         if mask is not None:
             order = order[np.asarray(mask, dtype=bool)[order]]
@@ -478,7 +481,8 @@ class FastRound(RoundModel):
             q = (V * V).sum(0)  # (A^{-1})_ss
             D = self.D[rows]
             sd_f = sf * np.sqrt(np.maximum(D - D * D * q, 0.0))  # (b,)
-            B, i = incumbent_lcb(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], risk, beta)
+            B, i = incumbent_lcb(mu_f[rows], sd_f, mu_v[rows], sd_v[rows], risk, beta,
+                                 log_var=self.log_var)
             return B, (int(rows[i]) if i >= 0 else -1)
 
         tol = 1e-12 * (abs(float(bound[order[0]])) + math.sqrt(beta) * sf)
@@ -500,10 +504,11 @@ class FastRound(RoundModel):
         if n < SMALL_N:  # the check below costs more than the batches it could save
             return self.best_lcb_mv(risk, beta, mask)[1]
         mu_f, mu_v, sd_v = self._data_parts()
-        upper = lcb_mv(mu_f, 0.0, mu_v, sd_v, risk, beta)  # (n,)
+        lv = self.log_var
+        upper = lcb_mv(mu_f, 0.0, mu_v, sd_v, risk, beta, log_var=lv)  # (n,)
         before = np.maximum(np.diag(self.L) ** 2 - D, 0.0)  # var given the earlier rows
         var_hi = before * D / np.maximum(before + D, 1e-300)  # ... and its own observation
-        lower = lcb_mv(mu_f, sf * np.sqrt(var_hi), mu_v, sd_v, risk, beta)  # (n,)
+        lower = lcb_mv(mu_f, sf * np.sqrt(var_hi), mu_v, sd_v, risk, beta, log_var=lv)
         ok = np.ones(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         if not ok.any():
             return -1
@@ -512,7 +517,7 @@ class FastRound(RoundModel):
         if 3 * int(np.count_nonzero(ok & (upper >= floor - tol))) <= n:
             return self.best_lcb_mv(risk, beta, mask)[1]
         sd_f = sf * np.sqrt(np.maximum(self.var_f_rows(), 0.0))
-        return incumbent_lcb(mu_f, sd_f, mu_v, sd_v, risk, beta, mask)[1]
+        return incumbent_lcb(mu_f, sd_f, mu_v, sd_v, risk, beta, mask, log_var=lv)[1]
 
     # ------------------------------------------------------------------ inner loop
     def _others_posterior(self, row: int | None, u: np.ndarray, cand: int | None):

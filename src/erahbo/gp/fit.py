@@ -14,10 +14,10 @@ import numpy as np
 from scipy.linalg import cho_solve
 from scipy.optimize import minimize
 
-from erahbo.gp.bounds import ucb_var
+from erahbo.gp.bounds import to_variance, ucb_var
 from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
-from erahbo.gp.one_seed import variance_observations
+from erahbo.gp.one_seed import pilot_noise, pooled_variance, variance_observations
 from erahbo.gp.prior import (
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
@@ -28,7 +28,14 @@ from erahbo.gp.prior import (
     lognormal_logpdf,
 )
 from erahbo.gp.round import RoundSettings, fixed_noise
-from erahbo.gp.variance_noise import chi2_scale, variance_noise
+from erahbo.gp.variance_noise import (
+    LOG_PRIOR_SD,
+    TRIGAMMA_HALF,
+    chi2_scale,
+    log_floor,
+    log_observations,
+    variance_noise,
+)
 
 __all__ = ["fit_hyperparameters", "fit_map", "log_marginal_likelihood"]
 
@@ -192,7 +199,8 @@ def fit_hyperparameters(
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
     The variance GP is fitted first (lengthscales and homoscedastic noise, or lengthscales
-    under the known chi^2 noise: ``var_noise``); its ``UCB_var`` at
+    under the known chi^2 noise, or on log sample variances under their known noise:
+    ``var_noise``); its ``UCB_var`` at
     the evaluated points gives the mean GP's fixed noise (eq. 19), under which the mean GP's
     lengthscales are fitted. With one-seed configurations (``k = 1``) a pilot mean GP with
     homoscedastic noise is fitted before them (its noise is the prior of the pooled placeholder
@@ -219,9 +227,12 @@ def fit_hyperparameters(
         ``loc`` of the variance GP's LogNormal noise prior (scale as BoTorch's; default
         BoTorch's, the paper's; :mod:`erahbo.optimizer.variance_prior`). Read under
         ``var_noise = "fitted"`` only.
-    var_noise : {"fitted", "chi2"}
+    var_noise : {"fitted", "chi2", "log"}
         The variance GP's observation noise (:mod:`erahbo.gp.variance_noise`): one MAP-fitted
-        ``tau^2``, or the known ``2 rho_bar^4 / (k - 1)`` (only the lengthscales are fitted).
+        ``tau^2``, or the known ``2 rho_bar^4 / (k - 1)``, or a GP on bias-corrected log
+        sample variances with the known noise ``psi'((k - 1) / 2)`` (only the lengthscales
+        are fitted; ``hyper_v.noise`` is ``psi'(1/2) / s_v^2``, ``s_v`` the prior standard
+        deviation of ``log rho^2``, :data:`erahbo.gp.variance_noise.LOG_PRIOR_SD`).
 
     Returns
     -------
@@ -235,13 +246,25 @@ def fit_hyperparameters(
                         fixed_noise=None, seed=seed + 2)
         sigma0_2 = float(pilot.noise) * sf * sf
         s2 = variance_observations(s2, k, sigma0_2)
-    mv, sv = standardize(s2)
-    yv = (np.asarray(s2, dtype=float) - mv) / sv
+    kk = np.asarray(k, dtype=float)
+    chi2, log = var_noise == "chi2", var_noise == "log"
+    obs = np.asarray(s2, dtype=float)  # the variance GP's observations, raw units
+    if log:  # bias-corrected log sample variances (erahbo.gp.variance_noise)
+        floor = log_floor(pooled_variance(s2, kk, pilot_noise(sigma0_2, ybar)))
+        obs = log_observations(obs, kk, floor)
+    mv, sv = standardize(obs)
+    if log:  # log units are free of the returns' units: a fixed prior scale (variance_noise)
+        sv = LOG_PRIOR_SD
+    yv = (obs - mv) / sv
     rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
     fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)
-    kk = np.asarray(k, dtype=float)
-    chi2 = var_noise == "chi2"
-    if chi2:  # the known noise of each sample variance; the lengthscales fitted under it
+    if log:  # the known noise of a 2-seed log variance, standardized; the lengthscales under it
+        tau2 = TRIGAMMA_HALF / (sv * sv)
+        hv = fit_map(X[fit_on], yv[fit_on], kind=kind, seed=seed,
+                     fixed_noise=variance_noise(tau2, kk[fit_on], log=True))
+        hv = GPHyper(kind=hv.kind, lengthscales=hv.lengthscales, noise=tau2,
+                     log_posterior=hv.log_posterior)
+    elif chi2:  # the known noise of each sample variance; the lengthscales fitted under it
         tau2 = chi2_scale(s2, kk, sv)
         hv = fit_map(X[fit_on], yv[fit_on], kind=kind, seed=seed,
                      fixed_noise=variance_noise(tau2, kk[fit_on], chi2=True))
@@ -250,9 +273,9 @@ def fit_hyperparameters(
     else:
         hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed,
                      noise_prior=(var_noise_prior, NOISE_PRIOR[1]))
-    gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2), hv.lengthscales, kind)
+    gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2, log), hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
-    ucbv = mv + sv * ucb_var(mu, np.sqrt(var), beta)  # eq. 17 (standardized scale)
+    ucbv = to_variance(ucb_var(mu, np.sqrt(var), beta), (mv, sv), log)  # eq. 17, mapped back
     rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))
     mf, sf = standardize(ybar)
     D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf)

@@ -12,7 +12,6 @@ import numpy as np
 from erahbo.gp.bounds import incumbent_lcb
 from erahbo.gp.exact import ExactGP
 from erahbo.gp.round import InnerBounds, RoundModel, RoundSettings
-from erahbo.gp.variance_noise import variance_noise
 from erahbo.risk import RiskLike
 
 __all__ = ["ReferenceRound"]
@@ -80,7 +79,7 @@ class ReferenceRound(RoundModel):
 
         ``mask`` ``(n,)`` bool restricts the rows (None: all); ``(-inf, -1)`` if none is left.
         """
-        return incumbent_lcb(*self.predict(self.X), risk, beta, mask)
+        return incumbent_lcb(*self.predict(self.X), risk, beta, mask, log_var=self.log_var)
 
     def inner(
         self,
@@ -122,8 +121,8 @@ class ReferenceRound(RoundModel):
             yv, yf, D = np.append(yv, 0.0), np.append(yf, 0.0), np.append(D, 0.0)
             tv = np.append(tv, 0.0)
             row = self.n
-        yv[row] = (s2 - self.mv) / self.sv
-        tv[row] = variance_noise(self.tau2, k_total, self.chi2)
+        yv[row] = (self._var_obs(s2, k_total) - self.mv) / self.sv
+        tv[row] = self._var_noise(k_total)
         gp_v = ExactGP(X, yv, tv, hv.lengthscales, hv.kind)
         mu_v, var_v = gp_v.predict(u[None, :])
         D[row] = self._noise(mu_v, np.sqrt(var_v), np.array([k_total]))[0]
@@ -131,6 +130,6 @@ class ReferenceRound(RoundModel):
         gp_f = ExactGP(X, yf, D, hf.lengthscales, hf.kind)
         mu_f, var_f = gp_f.predict(u[None, :])
         mf, sdf, mv, sdv = (float(a[0]) for a in self._raw(mu_f, var_f, mu_v, var_v))
-        return InnerBounds(mf, sdf, mv, sdv, risk, beta_stop)
+        return InnerBounds(mf, sdf, mv, sdv, risk, beta_stop, self.log_var)
 
 

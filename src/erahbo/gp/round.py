@@ -37,12 +37,14 @@ from erahbo.gp.bounds import (
     rahbo_acquisition,
     rahbo_acquisition_grad,
     sigma_hat,
+    to_variance,
     ucb_mv,
     ucb_var,
+    variance_bounds,
 )
 from erahbo.gp.exact import GPHyper, standardize
 from erahbo.gp.one_seed import pilot_noise, pooled_variance
-from erahbo.gp.variance_noise import variance_noise
+from erahbo.gp.variance_noise import log_floor, log_observations, log_scale, variance_noise
 from erahbo.risk import RiskLike
 
 __all__ = [
@@ -74,9 +76,11 @@ class RoundSettings:
         Noise variance (raw scale) of the homoscedastic pilot GP on the sample means: the
         prior of the pooled placeholder a one-seed configuration gets
         (:mod:`erahbo.gp.one_seed`); None: not fitted (every configuration had 2 seeds).
-    var_noise : {"fitted", "chi2"}
+    var_noise : {"fitted", "chi2", "log"}
         The variance GP's observation noise (:mod:`erahbo.gp.variance_noise`): ``"chi2"``
-        reads ``hyper_v.noise`` as the noise of a 2-seed sample variance, divided by ``k - 1``.
+        reads ``hyper_v.noise`` as the noise of a 2-seed sample variance, divided by ``k - 1``;
+        ``"log"``: the GP models ``log rho^2``, ``hyper_v.noise`` is the standardized noise of
+        a 2-seed log variance and fixes the GP's output scale (``log_scale``).
     """
 
     hyper_f: GPHyper
@@ -97,26 +101,30 @@ class InnerBounds:
     Parameters
     ----------
     mu_f, sd_f, mu_var, sd_var : float
-        Raw-scale posterior means and standard deviations of ``f(x_t)`` and ``rho^2(x_t)``.
+        Raw-scale posterior means and standard deviations of ``f(x_t)`` and of the variance
+        GP's output at ``x_t`` (``rho^2``, or ``log rho^2`` under ``log_var``).
     risk : erahbo.risk.RiskMeasure or float
         The decision's risk measure (a float: MV's ``alpha``; GP-UCB's is risk-neutral).
     beta_stop : float
         Confidence parameter of the bounds.
+    log_var : bool
+        The variance GP models ``log rho^2`` (``var_noise = "log"``).
     """
 
-    __slots__ = ("beta_stop", "mu_f", "mu_var", "risk", "sd_f", "sd_var", "ucb_mv")
+    __slots__ = ("beta_stop", "log_var", "mu_f", "mu_var", "risk", "sd_f", "sd_var", "ucb_mv")
 
     def __init__(self, mu_f: float, sd_f: float, mu_var: float, sd_var: float,
-                 risk: RiskLike, beta_stop: float) -> None:
+                 risk: RiskLike, beta_stop: float, log_var: bool = False) -> None:
         self.mu_f, self.sd_f, self.mu_var, self.sd_var = mu_f, sd_f, mu_var, sd_var
-        self.risk, self.beta_stop = risk, beta_stop
-        self.ucb_mv = ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta_stop)  # eq. 9
+        self.risk, self.beta_stop, self.log_var = risk, beta_stop, log_var
+        self.ucb_mv = ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta_stop,
+                             log_var=log_var)  # eq. 9
 
     @property
     def lcb_mv(self) -> float:
         """``LCB^MV(x_t; k)`` (eq. 9) with ``beta_stop``."""
         return lcb_mv(self.mu_f, self.sd_f, self.mu_var, self.sd_var, self.risk,
-                      self.beta_stop)
+                      self.beta_stop, log_var=self.log_var)
 
     def __repr__(self) -> str:
         return (f"InnerBounds(ucb_mv={self.ucb_mv!r}, mu_f={self.mu_f!r}, sd_f={self.sd_f!r}, "
@@ -171,6 +179,7 @@ class RoundModel:
     sv: float
     rho2: float
     D: np.ndarray  # (n,) standardized fixed noise of the mean GP
+    log_var: bool = False  # the variance GP models log rho^2 (var_noise "log")
     _batch: dict | None = None  # acquisition_grads: u.tobytes() -> its posteriors
 
     def _setup_stats(
@@ -183,16 +192,39 @@ class RoundModel:
         self.n = len(ybar)
         self.k = np.array(k, dtype=float)  # (n,)
         self.chi2 = s.var_noise == "chi2"  # noise tau^2 / (k - 1) (erahbo.gp.variance_noise)
+        self.log_var = s.var_noise == "log"  # a GP on log sample variances
         # per-row variance-GP noise: a one-seed row (erahbo.gp.one_seed), or the chi^2 noise
-        self.one_seed = bool(self.n and (self.k.min() < 2 or self.chi2))
-        self.tv = (variance_noise(self.tau2, self.k, self.chi2) if self.one_seed  # (n,)
+        self.one_seed = bool(self.n and (self.k.min() < 2 or self.chi2 or self.log_var))
+        self.tv = (self._var_noise(self.k) if self.one_seed  # (n,)
                    else np.full(self.n, self.tau2))
         self.mf, self.sf = standardize(ybar)
-        self.mv, self.sv = standardize(s2)
-        self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
-        self.yv = (np.asarray(s2, dtype=float) - self.mv) / self.sv  # (n,)
-        self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.asarray(s2).max())
         self._ybar, self._s2 = ybar, s2  # for s2_one, computed when asked
+        if self.log_var:  # log units, the output scale fixed with the hyperparameters
+            self._floor = log_floor(self.s2_one)
+            obs = log_observations(np.asarray(s2, dtype=float), self.k, self._floor)
+            self.mv, self.sv = standardize(obs)[0], log_scale(self.tau2)
+        else:
+            obs = np.asarray(s2, dtype=float)
+            self.mv, self.sv = standardize(s2)
+        self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
+        self.yv = (obs - self.mv) / self.sv  # (n,)
+        self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.asarray(s2).max())
+
+    def _var_noise(self, k: np.ndarray | float) -> np.ndarray | float:
+        """The variance GP's noise (standardized) of observations of ``k`` seeds."""
+        return variance_noise(self.tau2, k, self.chi2, self.log_var)
+
+    def _var_obs(self, s2: float, k: int) -> float:
+        """The variance GP's observation (raw units) of a sample variance ``s2`` of ``k``
+        seeds: ``s2`` itself, or its bias-corrected log (``"log"``)."""
+        return log_observations(s2, k, self._floor) if self.log_var else s2
+
+    @property
+    def var_unit(self) -> float:
+        """A change of ``rho^2`` for one standardized unit of the variance GP at its mean:
+        ``s_v``, or ``exp(m_v) s_v`` in log units (the scale of rounding slacks)."""
+        return float(to_variance(self.mv, None, self.log_var)) * self.sv if self.log_var \
+            else self.sv
 
     @property
     def s2_one(self) -> float:
@@ -218,9 +250,9 @@ class RoundModel:
         ``mu_v``, ``sd_v`` and ``k`` are ``(n,)`` arrays (the evaluated points) or floats
         (``x_t`` in the inner loop).  ``UCB^var`` (eq. 17) is computed on the variance GP's
         standardized scale and mapped back (a bound is equivariant under the positive affine
-        map of the standardization).
+        map of the standardization, and under ``exp``: :func:`erahbo.gp.bounds.to_variance`).
         """
-        ucbv = self.mv + self.sv * ucb_var(mu_v, sd_v, self.beta)
+        ucbv = to_variance(ucb_var(mu_v, sd_v, self.beta), (self.mv, self.sv), self.log_var)
         return fixed_noise(ucbv, self.rho2, k, self.sf)
 
     def _inner_from(
@@ -241,14 +273,14 @@ class RoundModel:
         """
         if k_total < 2:
             s2 = self.s2_one
-        mu_v, var_v = observe(vo[0], vo[1], (s2 - self.mv) / self.sv,
-                              variance_noise(self.tau2, k_total, self.chi2))
+        mu_v, var_v = observe(vo[0], vo[1], (self._var_obs(s2, k_total) - self.mv) / self.sv,
+                              self._var_noise(k_total))
         sd_v = math.sqrt(max(var_v, 0.0))
         noise_t = self._noise(mu_v, sd_v, k_total)
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))
-        return InnerBounds(mf, sdf, mv, sdv, risk, beta_stop)
+        return InnerBounds(mf, sdf, mv, sdv, risk, beta_stop, self.log_var)
 
     # -- interface (implemented by the subclasses) ----------------------------------
     def lcb_mv_argmax(self, risk: RiskLike, beta: float,
@@ -257,14 +289,24 @@ class RoundModel:
         return self.best_lcb_mv(risk, beta, mask)[1]
 
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``."""
+        """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``.
+
+        ``mu_var``, ``sd_var``: the variance GP's posterior on its output scale, ``rho^2`` or,
+        under ``"log"`` (:attr:`log_var`), ``log rho^2``; :func:`erahbo.gp.bounds.variance_bounds`
+        (:meth:`variance_at`) gives ``rho^2``'s estimate and bounds."""
         raise NotImplementedError
+
+    def variance_at(self, U: np.ndarray, beta: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(estimate, LCB^var, UCB^var)`` of ``rho^2``, each ``(p,)``, at ``U (p, dim)``."""
+        _, _, mv, sdv = self.predict(U)
+        return variance_bounds(mv, sdv, beta, self.log_var)
 
     def acquisition(self, U: np.ndarray, risk: RiskLike) -> np.ndarray:
         """Eq. 8, ``UCB^f - alpha * LCB^var`` (the measure ``risk`` of ``UCB^f`` and
         ``LCB^var``) with ``beta``, at ``U (p, dim)``: ``(p,)``."""
         mf, sdf, mv, sdv = self.predict(U)
-        return rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta)
+        return rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, log_var=self.log_var)
 
     def acquisition_grad(self, u: np.ndarray, risk: RiskLike) -> tuple[float, np.ndarray]:
         """Acquisition (eq. 8) at one point ``u (dim,)`` and its gradient ``(dim,)``.
@@ -275,9 +317,9 @@ class RoundModel:
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
         sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
         std = (self.mf, self.sf), (self.mv, self.sv)  # both GPs' standardizations
-        val = rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, *std)
+        val = rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, *std, log_var=self.log_var)
         grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, risk, self.beta, *std,
-                                      mu_f=mf, mu_var=mv)
+                                      mu_f=mf, mu_var=mv, log_var=self.log_var)
         return float(val), grad
 
     def acquisition_grads(

@@ -46,7 +46,7 @@ import math
 import numpy as np
 from scipy.linalg import blas
 
-from erahbo.gp.bounds import rahbo_acquisition
+from erahbo.gp.bounds import rahbo_acquisition, to_variance
 from erahbo.gp.kernels import kernel
 from erahbo.risk import MeanVariance, RiskLike, as_risk
 
@@ -250,13 +250,19 @@ class _Bounds:
     def _acq(self, idx: np.ndarray) -> np.ndarray:
         """Eq. 8 at the bounds (raw scale), with the rounding slack."""
         rm, w = self.rm, self.w
+        lv = rm.log_var  # the variance GP on log rho^2: its bounds through exp
         sd_f = rm.sf * np.sqrt(np.maximum(self.var_f[idx], 0.0) + VAR_SLACK)
         sd_v = rm.sv * np.sqrt(np.maximum(self.var_v[idx], 0.0) + VAR_SLACK)
         mu_f = rm.mf + rm.sf * self.mu_f[idx]
         mu_v = rm.mv + rm.sv * self.mu_v[idx]
-        ub = rahbo_acquisition(mu_f, sd_f, mu_v, sd_v, w, rm.beta)
+        ub = rahbo_acquisition(mu_f, sd_f, mu_v, sd_v, w, rm.beta, log_var=lv)
         if isinstance(w, MeanVariance) and w.alpha < 0:  # eq. 8 then decreases in sd_var
-            ub = np.maximum(ub, rahbo_acquisition(mu_f, sd_f, mu_v, 0.0, w, rm.beta))
+            ub = np.maximum(ub, rahbo_acquisition(mu_f, sd_f, mu_v, 0.0, w, rm.beta, log_var=lv))
+        if lv:  # log rho^2 moves by d = sv * slack_v: rho^2 <= e^(m + d) by at most e^d - 1 of it
+            d = rm.sv * self.slack_v
+            top = float(to_variance(np.max(mu_v) + d, None, True)) if idx.size else 0.0
+            slack = rm.sf * self.slack_f + w.var_slack(top, math.expm1(d))
+            return ub + slack + 1e-9 * (np.abs(ub) + rm.sf + w.var_slack(top, 1.0))
         # the means' rounding moves f by sf * slack_f and rho^2 by sv * slack_v
         slack = rm.sf * self.slack_f + w.var_slack(rm.sv, self.slack_v)
         return ub + slack + 1e-9 * (np.abs(ub) + rm.sf + w.var_slack(rm.sv, 1.0))

@@ -31,6 +31,7 @@ import math
 import numpy as np
 from scipy.linalg import blas
 
+from erahbo.gp.bounds import to_variance
 from erahbo.gp.round import RoundModel
 from erahbo.risk import RiskLike, as_risk
 
@@ -62,6 +63,7 @@ class SingleRound(RoundModel):
         M, n = rm.M, rm.n
         self.n, self.beta = n, rm.beta
         self.mf, self.sf, self.mv, self.sv = rm.mf, rm.sf, rm.mv, rm.sv
+        self.log_var = rm.log_var  # the variance GP on log rho^2 (var_noise "log")
         Lv = M.Lv[:n, :n] if not M.m else rm._lv()  # a table keeps no Lv
         self._gps = (
             _GP(M.Xf[:n], M.ls_f, M.hf.kind, rm.L, rm.af),
@@ -72,13 +74,13 @@ class SingleRound(RoundModel):
         """``eq. 8 - risk.value(m_f, m_var)`` (MV: ``m_f - alpha m_var``) at ``u (dim,)`` and
         its gradient ``(dim,)`` (see the module docstring)."""
         val, grad = super().acquisition_grad(u, risk)
-        return val - as_risk(risk).value(self.mf, self.mv), grad
+        return val - as_risk(risk).value(self.mf, to_variance(self.mv, None, self.log_var)), grad
 
     def ftol(self, risk: RiskLike) -> float:
         """L-BFGS-B's ``ftol`` that ends an ascent on these values at a decrease of about
         :data:`POLISH_FTOL` times the acquisition's scale ``s_f + |alpha| s_var`` (another
         measure: its change for a change ``s_var`` of ``rho^2``)."""
-        return POLISH_FTOL * min(1.0, self.sf + as_risk(risk).var_slack(self.sv, 1.0))
+        return POLISH_FTOL * min(1.0, self.sf + as_risk(risk).var_slack(self.var_unit, 1.0))
 
     def _grad_f(self, u: np.ndarray):
         """See :meth:`erahbo.gp.round.RoundModel._grads` (single-precision solves)."""

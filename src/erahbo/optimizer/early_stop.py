@@ -267,7 +267,7 @@ def partial_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None,
     gain = (ib2.mu_f - ib.mu_f) / delta
     post_var = ib.sd_f ** 2
     if gain <= 1e-15 or post_var <= 0.0:  # the model gives x_t's own returns no weight
-        return InnerBounds(ib.mu_f, ib.sd_f, ib.mu_var, ib.sd_var, weight, beta)
+        return InnerBounds(ib.mu_f, ib.sd_f, ib.mu_var, ib.sd_var, weight, beta, ib.log_var)
     gain = min(gain, 1.0 - 1e-12)
     noise = post_var / gain  # the pooled mean's noise, Sigma_hat / k
     if fin:
@@ -280,7 +280,8 @@ def partial_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None,
             continue
         g = var / (var + seed_noise + float(tau2))
         mu, var = mu + g * (float(z) - mu), var * (1.0 - g)
-    return InnerBounds(mu, math.sqrt(max(var, 0.0)), ib.mu_var, ib.sd_var, weight, beta)
+    return InnerBounds(mu, math.sqrt(max(var, 0.0)), ib.mu_var, ib.sd_var, weight, beta,
+                       ib.log_var)
 
 
 @dataclass(frozen=True)

@@ -180,11 +180,12 @@ class Inspection:
         n = len(configs)
         if self.models.settings is None or not n:
             return np.full((n, 3), np.nan)
-        post = self.models.current().predict(np.array([self.space.encode(c) for c in configs]))
+        rm = self.models.current()
+        post = rm.predict(np.array([self.space.encode(c) for c in configs]))
         table = configs_table(range(n), [{}] * n, [], np.zeros(n), np.zeros(n), np.zeros(n),
                               posterior=tuple(np.asarray(a, dtype=float).ravel() for a in post),
                               measure=self.options.measure, weight=self.weight,
-                              beta=self.strategy.recommender.beta)
+                              beta=self.strategy.recommender.beta, log_var=rm.log_var)
         return table[["mv", "lcb_mv", "ucb_mv"]].to_numpy(dtype=float)
 
     @single_blas_thread

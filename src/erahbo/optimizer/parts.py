@@ -85,7 +85,7 @@ def check(o: Any, given: set[str]) -> None:
 def method_variant(short: str, text: str) -> tuple[Param, Any] | None:
     """The option and value of the benchmark method ``erahbo-<short><text>``; None when no
     part option has the code ``short`` or ``text`` is not a valid value of it (an int needs
-    digits, a bool ``0`` or ``1``; then the option's rule)."""
+    digits, a bool ``0`` or ``1``, a word option its word; then the option's rule)."""
     p = _BY_SHORT.get(short)
     if p is None:
         return None
@@ -97,6 +97,8 @@ def method_variant(short: str, text: str) -> tuple[Param, Any] | None:
         if not text.isdigit():
             return None
         value = int(text)
+    elif p.type is str:
+        value = text
     else:
         value = float(text)
     try:

@@ -159,7 +159,7 @@ class Recommender:
         study's, in which the estimate is given (:mod:`erahbo.risk`; a float: MV's alpha)."""
         if data.n == 0 or (mask is not None and not mask.any()):
             return None
-        from erahbo.gp.bounds import mean_variance  # scipy: not at start-up (the CLI)
+        from erahbo.gp.bounds import mean_variance, to_variance  # scipy: not at start-up
 
         if rm is None:
             score = mean_variance(data.ybar, data.s2, weight)  # (n,)
@@ -169,4 +169,5 @@ class Recommender:
         row = self.well_sampled(data, best, mask, weight)
         mf, _, mv, _ = rm.predict(data.U[row][None, :])
         rule = "lcb_mv" if row == best else "well_sampled"
-        return row, float(mean_variance(mf[0], mv[0], measure)), rule
+        var = to_variance(mv[0], None, rm.log_var)  # the variance GP's estimate of rho^2
+        return row, float(mean_variance(mf[0], var, measure)), rule

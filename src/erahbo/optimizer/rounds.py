@@ -201,13 +201,15 @@ class RoundModels:
     def configs_table(self, cfgs: list[dict[str, Any]], failures: dict[int, int]) -> Any:
         """:attr:`erahbo.Result.configs`: every configuration with its MV bounds and rank."""
         d, o = self.state.data, self.options
-        post = self.current().predict(d.U) if self.settings is not None and d.n else None
+        rm = self.current() if self.settings is not None and d.n else None
+        post = rm.predict(d.U) if rm is not None else None
         rec = self._recommendation() if d.n else None
         return configs_table(d.config_ids, cfgs, self.state.space.names, d.ybar, d.s2, d.k,
                              posterior=post, measure=o.measure, weight=o.weight,
                              beta=self.recommender.beta, eligible=self.state.row_mask(),
                              failures=failures, incumbent=None if rec is None else rec[0],
-                             rule=None if rec is None else rec[2])
+                             rule=None if rec is None else rec[2],
+                             log_var=rm is not None and rm.log_var)
 
     def incumbent_mask(self, bound: bool = False) -> np.ndarray | None:
         """``(n,)`` bool: the rows that may be the recommendation (``bound``: ``B_t``'s

@@ -1,6 +1,7 @@
 """The variance GP's noise: how much of the spread of the sample variances the variance GP
-may read as noise (``var_noise``: fitted under a prior, or the paper appendix's known chi^2
-noise, :mod:`erahbo.gp.variance_noise`; ``var_noise_prior``: the fitted noise's prior).
+may read as noise (``var_noise``: fitted under a prior, the paper appendix's known chi^2
+noise, or a GP on log sample variances with their known noise, :mod:`erahbo.gp.variance_noise`;
+``var_noise_prior``: the fitted noise's prior).
 
 The variance GP observes sample variances ``s^2`` of ``k`` seeds (paper Sec. 3.1). Under normal
 returns ``s^2`` scatters around ``rho^2`` with variance ``2 rho^4 / (k - 1)``: with two seeds its
@@ -51,7 +52,8 @@ def _model(name: str, value: Any) -> str:
 
     if value not in VAR_NOISE:
         raise ValueError(f"{name}={value!r} must be one of {VAR_NOISE} (the variance GP's "
-                         "noise: one fitted value, or the known chi^2 noise 2 rho^4 / (k - 1))")
+                         "noise: one fitted value, the known chi^2 noise 2 rho^4 / (k - 1), or "
+                         "a GP on log sample variances with their known noise)")
     return str(value)
 
 
@@ -59,9 +61,12 @@ def _model(name: str, value: Any) -> str:
 PARAMS = (
     Param("var_noise", str, _model, default="fitted", paper="fitted", absent="fitted",
           help="The variance GP's observation noise: 'fitted' (default: one MAP-fitted value "
-               "for all, the paper's experiments) or 'chi2' (the paper appendix's "
+               "for all, the paper's experiments), 'chi2' (the paper appendix's "
                "2 rho_bar^4 / (k - 1) of a sample variance of k seeds, known; not the "
-               "default: its scale is global, docs/results/one_seed_models)."),
+               "default: its scale is global, docs/results/one_seed_models) or 'log' (a GP "
+               "on bias-corrected log sample variances, known noise psi'((k - 1) / 2); "
+               "bounds exp(m +- sqrt(beta) s)).",
+          short="vn", label="variance noise {}", form="vn<fitted|chi2|log>"),
     Param("var_noise_prior", float, _log_median,
           default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
@@ -72,9 +77,9 @@ PARAMS = (
 
 def check(o: Any, given: set[str]) -> None:
     """Refuse a prior for a noise that is not fitted (``given``: the options named)."""
-    if ("var_noise_prior" in given and o.var_noise == "chi2"
+    if ("var_noise_prior" in given and o.var_noise in ("chi2", "log")
             and o.var_noise_prior != PRIOR_LOC):
         raise ValueError(
             f"var_noise_prior={o.var_noise_prior} is the prior of a fitted noise, but "
-            "var_noise='chi2' knows the noise of every sample variance: drop var_noise_prior, "
-            "or give var_noise='fitted'")
+            f"var_noise={o.var_noise!r} knows the noise of every sample variance: drop "
+            "var_noise_prior, or give var_noise='fitted'")
