@@ -258,3 +258,25 @@ def test_report_labels_and_order_of_the_risk_suffixes():
     order = sort_methods(names)
     assert order.index("erahbo-cvar0.25") == order.index("erahbo") + 1
     assert order.index("rahbo-k2-cvar") == order.index("rahbo-k2") + 1
+
+
+@pytest.mark.parametrize("method", ["erahbo-cvar", "erahbo-mv3"])
+def test_the_stated_interval_joins_the_models_and_the_recommendations_own_runs(raw, method):
+    """Rule: the final interval of a replay is the measure's stated interval
+    (``RiskMeasure.final_interval``) of the models' interval (``final_models_interval``,
+    eq. 9 at 1.645) and the recommendation's ``final_k`` own runs: under CVaR the hull with
+    the runs' interval from ceil(1/q) seeds (so it holds the models'), the models' alone
+    below; under MV (alpha 3 here) the models' interval itself."""
+    s = StudySettings(budget=60, protocol="user", outcome_processing="minmax", risk="cvar",
+                      q=0.25)
+    task = prepare_task(raw, outcome_processing="minmax", measure=s.measure)
+    trace, meta = run_repetition(task, parse_method(method), 0, s)
+    lo, hi = meta["final_interval"]
+    m_lo, m_hi = meta["final_models_interval"]
+    inc = int(trace["incumbent_id"].iloc[-1])
+    k = int(meta["final_k"])
+    assert k == int((trace["config_id"] == inc).sum())  # every run counted (user protocol)
+    if method == "erahbo-mv3" or k < CVaR(0.25).own_seeds:
+        assert (lo, hi) == (m_lo, m_hi)
+    else:
+        assert lo <= m_lo and m_hi <= hi
