@@ -275,7 +275,12 @@ def test_the_stated_interval_joins_the_models_and_the_recommendations_own_runs(r
     m_lo, m_hi = meta["final_models_interval"]
     inc = int(trace["incumbent_id"].iloc[-1])
     k = int(meta["final_k"])
-    assert k == int((trace["config_id"] == inc).sum())  # every run counted (user protocol)
+    seeds = trace.loc[trace["config_id"] == inc, "seed"]
+    assert k == len(seeds)  # every run counted (user protocol)
+    column = {int(label): c for c, label in enumerate(task.seeds)}
+    own = [float(task.returns[inc, column[int(label)]]) for label in seeds]
+    measure = s.measure if method == "erahbo-cvar" else MeanVariance(3.0)
+    assert (lo, hi) == measure.final_interval(m_lo, m_hi, own, 0.9)
     if method == "erahbo-mv3" or k < CVaR(0.25).own_seeds:
         assert (lo, hi) == (m_lo, m_hi)
     else:
