@@ -176,6 +176,30 @@ def test_risk_benchmark_script_runs_resumes_and_prints_the_table(raw, tmp_path):
         finals[f"erahbo-mv{chosen[raw.name]}"])
 
 
+def test_coverage_per_table_counts_misses_and_widths_of_both_intervals():
+    """``coverage``: per method and table, then pooled ("all"), the share of studies whose
+    stated interval holds the truth, the misses below / above, the median width, and the
+    same for the models' interval alone; studies without an interval are left out."""
+    import pandas as pd
+
+    rb = _script()
+    nan = np.nan
+    df = pd.DataFrame({
+        "method": ["m"] * 5, "task": ["a", "a", "a", "b", "b"],
+        "lo": [0.0, 0.0, 0.5, 0.0, nan], "hi": [1.0, 0.4, 1.0, 2.0, nan],
+        "m_lo": [0.0, 0.0, 0.5, 0.5, nan], "m_hi": [0.5, 0.4, 1.0, 1.0, nan],
+        "truth": [0.7, 0.45, 0.2, 0.3, 0.3]})
+    cov = rb.coverage(df).set_index("task")
+    assert list(cov.index) == ["a", "b", "all"]
+    a, b, pooled = cov.loc["a"], cov.loc["b"], cov.loc["all"]
+    assert (a["n"], b["n"], pooled["n"]) == (3, 1, 4)
+    assert a["coverage"] == pytest.approx(1 / 3) and b["coverage"] == 1.0
+    assert (a["below"], a["above"]) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
+    assert a["width"] == pytest.approx(0.5) and b["width"] == pytest.approx(2.0)
+    assert a["models coverage"] == 0.0 and b["models coverage"] == 0.0
+    assert pooled["coverage"] == 0.5 and pooled["models width"] == pytest.approx(0.5)
+
+
 def test_smac_k_grammar():
     """``smac-k<K>``: SMAC3 with K seeds per trial; a risk suffix only with K >= 2."""
     spec = parse_method("smac-k5-cvar")
