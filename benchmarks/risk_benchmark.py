@@ -26,7 +26,9 @@ stratified-bootstrap interval (repetitions resampled within each table) at 50 / 
 studies whose recommended configuration's two-sided 90 % interval of the method's measure
 contains its truth (``final_interval`` in a trace's metadata:
 :func:`erahbo.experiments.runner.final_interval`, eq. 9's bounds with each GP's band at
-1.645 posterior standard deviations).
+1.645 posterior standard deviations, joined with the recommendation's own runs under a tail
+measure: :meth:`erahbo.risk.RiskMeasure.final_interval`); ``--coverage`` adds it per table,
+where it misses, its median width and the models' interval alone.
 
     python benchmarks/risk_benchmark.py --budget 200 --reps 5 --seed 0 --q 0.1 \\
         --methods erahbo-cvar,rahbo-k2-cvar,optuna-tpe-k10-cvar,mv-best-alpha \\
@@ -106,9 +108,11 @@ def load(where: Path, budget: int, skipped: set[str] | None = None) -> pd.DataFr
         curve = np.full(budget, reg[-1] if len(reg) else np.nan)
         curve[: min(len(reg), budget)] = reg[:budget]
         lo, hi = meta.get("final_interval") or (np.nan, np.nan)
+        m_lo, m_hi = meta.get("final_models_interval") or (lo, hi)
         truth = meta.get("final_truth")
         rows.append({"task": meta["task"], "method": Path(path).parent.name,
                      "rep": int(meta["repetition"]), "curve": curve, "lo": lo, "hi": hi,
+                     "m_lo": m_lo, "m_hi": m_hi,
                      "truth": np.nan if truth is None else float(truth)})
     return pd.DataFrame(rows)
 
@@ -164,6 +168,27 @@ def summarize(df: pd.DataFrame, budget: int, checkpoints: tuple[int, ...] = CHEC
     return table.sort_values("_final").drop(columns="_final").reset_index(drop=True)
 
 
+def coverage(df: pd.DataFrame) -> pd.DataFrame:
+    """Per method and table, then pooled (``task`` "all"): the studies with an interval,
+    the coverage of the stated final interval, the shares of misses with the truth below /
+    above it, its median width, and the same coverage and median width of the models'
+    interval alone (``final_models_interval``; traces written before it: the stated one)."""
+    has = df[df["lo"].notna() & df["truth"].notna()]
+    rows = []
+    for method, g in has.groupby("method", sort=False):
+        for task, t in [*sorted(g.groupby("task")), ("all", g)]:
+            inside = (t["lo"] <= t["truth"]) & (t["truth"] <= t["hi"])
+            models = (t["m_lo"] <= t["truth"]) & (t["truth"] <= t["m_hi"])
+            rows.append({"method": method, "task": task, "n": len(t),
+                         "coverage": float(inside.mean()),
+                         "below": float((t["truth"] < t["lo"]).mean()),
+                         "above": float((t["truth"] > t["hi"]).mean()),
+                         "width": float((t["hi"] - t["lo"]).median()),
+                         "models coverage": float(models.mean()),
+                         "models width": float((t["m_hi"] - t["m_lo"]).median())})
+    return pd.DataFrame(rows)
+
+
 def markdown(table: pd.DataFrame) -> str:
     """A GitHub markdown table."""
     head = "| " + " | ".join(map(str, table.columns)) + " |"
@@ -211,6 +236,8 @@ def main() -> None:
     ap.add_argument("--summarize", action="store_true", help="only summarize --out")
     ap.add_argument("--all-alphas", action="store_true",
                     help="also print each erahbo-mv<alpha> row")
+    ap.add_argument("--coverage", action="store_true",
+                    help="also print the final interval's coverage and width per table")
     args = ap.parse_args()
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for q in (float(x) for x in args.q.split(",") if x.strip()):
@@ -222,6 +249,9 @@ def main() -> None:
         text = report(where, args.budget, None if args.all_alphas else methods)
         head = (f"{args.risk} q={q:g}, set {args.seed}, budget {args.budget}, {args.reps} "
                 f"reps, {args.processing} ({time.perf_counter() - t0:.0f} s)")
+        if args.coverage:
+            cov = coverage(load(where, args.budget))
+            text += "\n\n" + markdown(cov.round(3))
         (where / "summary.md").write_text(head + "\n\n" + text + "\n")
         print(head + "\n\n" + text + "\n")
 

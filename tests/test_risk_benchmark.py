@@ -176,6 +176,30 @@ def test_risk_benchmark_script_runs_resumes_and_prints_the_table(raw, tmp_path):
         finals[f"erahbo-mv{chosen[raw.name]}"])
 
 
+def test_coverage_per_table_counts_misses_and_widths_of_both_intervals():
+    """``coverage``: per method and table, then pooled ("all"), the share of studies whose
+    stated interval holds the truth, the misses below / above, the median width, and the
+    same for the models' interval alone; studies without an interval are left out."""
+    import pandas as pd
+
+    rb = _script()
+    nan = np.nan
+    df = pd.DataFrame({
+        "method": ["m"] * 5, "task": ["a", "a", "a", "b", "b"],
+        "lo": [0.0, 0.0, 0.5, 0.0, nan], "hi": [1.0, 0.4, 1.0, 2.0, nan],
+        "m_lo": [0.0, 0.0, 0.5, 0.5, nan], "m_hi": [0.5, 0.4, 1.0, 1.0, nan],
+        "truth": [0.7, 0.45, 0.2, 0.3, 0.3]})
+    cov = rb.coverage(df).set_index("task")
+    assert list(cov.index) == ["a", "b", "all"]
+    a, b, pooled = cov.loc["a"], cov.loc["b"], cov.loc["all"]
+    assert (a["n"], b["n"], pooled["n"]) == (3, 1, 4)
+    assert a["coverage"] == pytest.approx(1 / 3) and b["coverage"] == 1.0
+    assert (a["below"], a["above"]) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
+    assert a["width"] == pytest.approx(0.5) and b["width"] == pytest.approx(2.0)
+    assert a["models coverage"] == 0.0 and b["models coverage"] == 0.0
+    assert pooled["coverage"] == 0.5 and pooled["models width"] == pytest.approx(0.5)
+
+
 def test_smac_k_grammar():
     """``smac-k<K>``: SMAC3 with K seeds per trial; a risk suffix only with K >= 2."""
     spec = parse_method("smac-k5-cvar")
@@ -258,3 +282,30 @@ def test_report_labels_and_order_of_the_risk_suffixes():
     order = sort_methods(names)
     assert order.index("erahbo-cvar0.25") == order.index("erahbo") + 1
     assert order.index("rahbo-k2-cvar") == order.index("rahbo-k2") + 1
+
+
+@pytest.mark.parametrize("method", ["erahbo-cvar", "erahbo-mv3"])
+def test_the_stated_interval_joins_the_models_and_the_recommendations_own_runs(raw, method):
+    """Rule: the final interval of a replay is the measure's stated interval
+    (``RiskMeasure.final_interval``) of the models' interval (``final_models_interval``,
+    eq. 9 at 1.645) and the recommendation's ``final_k`` own runs: under CVaR the hull with
+    the runs' interval from ceil(1/q) seeds (so it holds the models'), the models' alone
+    below; under MV (alpha 3 here) the models' interval itself."""
+    s = StudySettings(budget=60, protocol="user", outcome_processing="minmax", risk="cvar",
+                      q=0.25)
+    task = prepare_task(raw, outcome_processing="minmax", measure=s.measure)
+    trace, meta = run_repetition(task, parse_method(method), 0, s)
+    lo, hi = meta["final_interval"]
+    m_lo, m_hi = meta["final_models_interval"]
+    inc = int(trace["incumbent_id"].iloc[-1])
+    k = int(meta["final_k"])
+    seeds = trace.loc[trace["config_id"] == inc, "seed"]
+    assert k == len(seeds)  # every run counted (user protocol)
+    column = {int(label): c for c, label in enumerate(task.seeds)}
+    own = [float(task.returns[inc, column[int(label)]]) for label in seeds]
+    measure = s.measure if method == "erahbo-cvar" else MeanVariance(3.0)
+    assert (lo, hi) == measure.final_interval(m_lo, m_hi, own, 0.9)
+    if method == "erahbo-mv3" or k < CVaR(0.25).own_seeds:
+        assert (lo, hi) == (m_lo, m_hi)
+    else:
+        assert lo <= m_lo and m_hi <= hi

@@ -415,3 +415,65 @@ def test_eq12_at_a_needle_hears_its_runs_under_cvar_only(risk):
         assert model < own and ucb == own > B_t and reason is None
     else:
         assert ucb == model
+
+
+def test_a_tail_measures_final_interval_hears_its_runs_from_1_over_q_seeds():
+    """Rule: the interval a study states for its recommendation's tail measure (CVaR, the
+    quantile) is the hull of the models' interval and the own runs' once the recommendation
+    has ceil(1/q) seeds, the models' alone below; the own runs' interval is the hull of the
+    Gaussian plug-in value +- z delta-method standard errors and the sample measure's
+    interval. MV and mean - c std state the models' interval (the same floats). The case: a
+    needle whose models' interval lies below its truth, while its own runs' holds it."""
+    needle = [0.9, 0.5, 0.8, 0.0, 0.85, 0.7, 0.95, 0.6]
+    cvar = CVaR(0.25)
+    truth = float(cvar.truth(needle))
+    assert truth == pytest.approx(0.25)  # the mean of its worst two of eight
+    lo, hi = -0.15, -0.01  # the models' interval of a needle pulled to its neighbours
+    assert not lo <= truth <= hi
+    z = 1.6448536
+    mean, std = float(np.mean(needle)), float(np.std(needle, ddof=1))
+    v, se = cvar.value(mean, std * std), cvar.standard_error(std, 8)
+    plug_in = (v - z * se, v + z * se)
+    sample = cvar.sample_interval(np.array(needle), 0.9)
+    own = cvar.own_interval(needle, 0.9)
+    assert own == pytest.approx((min(plug_in[0], sample[0]), max(plug_in[1], sample[1])),
+                                rel=1e-6)
+    assert own[0] <= truth <= own[1]
+    stated = cvar.final_interval(lo, hi, needle, 0.9)
+    assert stated == (min(lo, own[0]), max(hi, own[1])) and stated[0] <= truth <= stated[1]
+    # the boundary: ceil(1 / q) seeds (4 at q = 0.25, 10 at q = 0.1, 4 at q = 0.3)
+    assert (cvar.own_seeds, CVaR(0.1).own_seeds, CVaR(0.3).own_seeds) == (4, 10, 4)
+    assert cvar.final_interval(lo, hi, needle[:3], 0.9) == (lo, hi)
+    four = cvar.own_interval(needle[:4], 0.9)
+    assert cvar.final_interval(lo, hi, needle[:4], 0.9) == four  # holds [lo, hi] here
+    tenth = CVaR(0.1)
+    ten = [0.9, 0.5, 0.8, 0.0, 0.85, 0.7, 0.95, 0.6, 0.75, 0.65]
+    assert tenth.final_interval(lo, hi, ten[:9], 0.9) == (lo, hi)
+    assert tenth.final_interval(lo, hi, ten, 0.9)[1] > hi
+    quant = Quantile(0.25)
+    q_lo, q_hi = quant.own_interval(needle, 0.9)
+    assert quant.final_interval(lo, hi, needle, 0.9) == (min(lo, q_lo), q_hi)
+    assert q_lo <= float(quant.truth(needle)) <= q_hi
+    # a wide models' interval holding the own runs' is stated as it is
+    assert cvar.final_interval(-1.0, 2.0, needle, 0.9) == (-1.0, 2.0)
+    for m in (MeanVariance(1.0), MeanVariance(0.0), MeanStd(2.0)):
+        a, b = -0.123456789, -0.0123456789
+        got = m.final_interval(a, b, needle, 0.9)
+        assert got[0] is a and got[1] is b
+
+
+def test_the_sample_measures_interval_of_a_tail_measure():
+    """Rule: CVaR's sample interval is the sample CVaR +- z standard errors of its influence
+    function ``VaR + min(y - VaR, 0) / q``; the quantile's is the order-statistic interval
+    ``[y_(l), y_(u)]`` with ``l``, ``u - 1`` the 5 % and 95 % quantiles of Binomial(n, q)
+    (ranks from 1, clipped to the runs). Hand-made returns."""
+    y = np.array([0.9, 0.5, 0.8, 0.0, 0.85, 0.7, 0.95, 0.6])
+    var_q = float(np.quantile(y, 0.25))
+    influence = var_q + np.minimum(y - var_q, 0.0) / 0.25
+    se = float(np.std(influence, ddof=1)) / np.sqrt(8)
+    assert CVaR(0.25).sample_interval(y, 0.9) == pytest.approx(
+        (0.25 - 1.6448536 * se, 0.25 + 1.6448536 * se), rel=1e-6)
+    # Binomial(8, 0.25): 5 % quantile 0 (rank clipped to 1), 95 % quantile 4 -> rank 5
+    assert Quantile(0.25).sample_interval(y, 0.9) == (0.0, 0.8)
+    many = np.arange(1.0, 101.0)  # Binomial(100, 0.1): 5 % quantile 5, 95 % quantile 15
+    assert Quantile(0.1).sample_interval(many, 0.9) == (5.0, 16.0)

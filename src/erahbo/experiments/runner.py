@@ -314,8 +314,12 @@ def final_interval(opt: Optimizer, task: ReplayTask) -> dict[str, Any]:
 
     The interval is eq. 9's ``[LCB, UCB]`` of the measure with each GP's band at ``z =
     Phi^{-1}(1 - (1 - level) / 2)`` posterior standard deviations (``beta = z^2``, 1.645 for
-    90 %): ``[value(LCB_f, UCB_var), value(UCB_f, LCB_var)]``. Empty when the models were
-    never fit (no interval) or the study recommends nothing.
+    90 %): ``[value(LCB_f, UCB_var), value(UCB_f, LCB_var)]`` (``final_models_interval``),
+    joined by the measure with the recommendation's own runs
+    (:meth:`erahbo.risk.RiskMeasure.final_interval`: a tail measure takes the hull with its
+    runs' interval from ``ceil(1 / q)`` seeds; MV and mean - c std keep the models'):
+    ``final_interval``, and ``final_k`` its seeds. Empty when the models were never fit (no
+    interval) or the study recommends nothing.
     """
     inc = opt.incumbent_id
     if inc is None or opt.models.settings is None:
@@ -328,9 +332,13 @@ def final_interval(opt: Optimizer, task: ReplayTask) -> dict[str, Any]:
     beta = z * z
     lo = float(np.asarray(lcb_mv(mf, sdf, mvar, sdv, measure, beta, log_var=rm.log_var))[0])
     hi = float(np.asarray(ucb_mv(mf, sdf, mvar, sdv, measure, beta, log_var=rm.log_var))[0])
+    row = opt.data.row_of(int(inc))
+    own = [] if row is None else list(opt.data.returns[row])
+    lo_s, hi_s = measure.final_interval(lo, hi, own, INTERVAL_LEVEL)
     truth = (float(task.mv[int(inc)]) if measure == task.risk
              else float(measure.truth(task.returns[int(inc)])))
-    return {"interval_level": INTERVAL_LEVEL, "final_interval": [lo, hi],
+    return {"interval_level": INTERVAL_LEVEL, "final_interval": [float(lo_s), float(hi_s)],
+            "final_models_interval": [lo, hi], "final_k": len(own),
             "final_truth": truth, "final_measure": measure.label}
 
 
