@@ -255,3 +255,39 @@ def test_benchmark_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert set(csv["method"]) == {"erahbo", "tpe-hb-k2", "tpe-wilcoxon-k2"}
     assert (csv["steps"] <= 20 * 400).all()
     assert (tmp_path / "out" / "regret_vs_steps.png").stat().st_size > 0
+
+
+def test_benchmark_pools_runs_made_per_table(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """--pool joins the outputs of separate runs (one per table) into one summary over both
+    tables, the same as one run over both; a folder given twice (a repeated table, alpha,
+    method and repetition) or one without traces is refused with the folder named."""
+    a = write_curves(_table(n=16, s=6), tmp_path / "tiny_a.parquet")
+    t = _table(n=16, s=6)
+    b = write_curves(CurveTable(configs=t.configs, returns=t.returns * 2.0 + 1.0,
+                                wall_s=t.wall_s, steps=t.steps, env_steps=t.env_steps,
+                                seeds=t.seeds, config_ids=t.config_ids,
+                                meta={**t.meta, "task": "tiny_b"}),
+                     tmp_path / "tiny_b.parquet")
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        import multifidelity_benchmark as mb
+    finally:
+        sys.path.pop(0)
+    common = ["--quick", "--methods", "erahbo,tpe-wilcoxon", "--k", "2"]
+    assert mb.main(["--tables", str(a), "--out", str(tmp_path / "a"), *common]) == 0
+    assert mb.main(["--tables", str(b), "--out", str(tmp_path / "b"), *common]) == 0
+    assert mb.main(["--tables", f"{tmp_path}/tiny_*.parquet", "--out", str(tmp_path / "ab"),
+                    *common]) == 0
+    capsys.readouterr()
+    assert mb.main(["--pool", str(tmp_path / "a"), str(tmp_path / "b"), "--out",
+                    str(tmp_path / "pooled"), "--budget", "20", "--boot", "200"]) == 0
+    pooled = capsys.readouterr().out
+    assert "2 table(s)" in pooled
+    assert pooled.strip() == (tmp_path / "ab" / "summary.md").read_text().strip()
+    assert mb.main(["--pool", str(tmp_path / "a"), str(tmp_path / "a"), "--out",
+                    str(tmp_path / "x")]) == 2
+    assert "repeat" in capsys.readouterr().err
+    assert mb.main(["--pool", str(tmp_path / "nothing"), "--out", str(tmp_path / "x")]) == 2
+    assert "nothing" in capsys.readouterr().err
