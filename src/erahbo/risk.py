@@ -32,8 +32,9 @@ in the paper): MV reads it as it is; the measures of a standard deviation read
 
 A new measure is a frozen dataclass subclass of :class:`RiskMeasure` (its fields are the
 options it reads, each one of :data:`OPTIONS`) plus one entry in :data:`MEASURES`, and its
-tests: the option ``risk``, its validation, the study settings (JSON), the bounds, the
-engines, the recommendation and the ground truth follow.
+tests: the option ``risk`` (:mod:`erahbo.optimizer.risk_options`: the options, their
+validation and :func:`~erahbo.optimizer.risk_options.measure_of`), the study settings (JSON),
+the bounds, the engines, the recommendation and the ground truth follow.
 
 >>> CVaR(q=0.1).value(1.0, 0.04) < Quantile(q=0.1).value(1.0, 0.04) < 1.0
 True
@@ -51,7 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from erahbo.validation import Param, check_real
+from erahbo.validation import check_real
 
 __all__ = [
     "MEASURES",
@@ -63,10 +64,11 @@ __all__ = [
     "RiskLike",
     "RiskMeasure",
     "as_risk",
-    "check",
     "measure_from_json",
-    "measure_of",
+    "nonnegative",
     "objective_name",
+    "risk_rule",
+    "tail_share",
 ]
 
 ArrayLike = float | np.ndarray
@@ -159,7 +161,7 @@ class MeanVariance(RiskMeasure):
     alpha: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "alpha", _nonnegative("alpha", self.alpha,
+        object.__setattr__(self, "alpha", nonnegative("alpha", self.alpha,
                                                        "weighs the variance penalty of MV = "
                                                        "f - alpha * rho^2"))
 
@@ -336,7 +338,7 @@ class MeanStd(_LocationScale):
     c: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "c", _nonnegative("c", self.c, "counts the standard "
+        object.__setattr__(self, "c", nonnegative("c", self.c, "counts the standard "
                                                    "deviations in mean - c * std"))
 
     @property
@@ -357,7 +359,15 @@ class MeanStd(_LocationScale):
         return f"mean-{self.c:g}std"
 
 
-def _tail_share(q: Any) -> float:
+def nonnegative(name: str, value: Any, what: str) -> float:
+    """Rule of an option that must be >= 0 (``what``: what it does, for the message)."""
+    if check_real(name, value) < 0:
+        raise ValueError(f"{name}={value!r} is negative: {name} {what}; use {name} >= 0 "
+                         "(0 = risk-neutral)")
+    return float(value)
+
+
+def tail_share(q: Any) -> float:
     v = check_real("q", q)
     if not 0.0 < v <= 0.5:
         raise ValueError(f"q={q!r} must be in (0, 0.5]: the share of worst seeds (0.1: the "
@@ -380,7 +390,7 @@ class CVaR(_Tail):
     q: float = 0.1
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "q", _tail_share(self.q))
+        object.__setattr__(self, "q", tail_share(self.q))
 
     @cached_property
     def kappa(self) -> float:
@@ -432,7 +442,7 @@ class Quantile(_Tail):
     q: float = 0.1
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "q", _tail_share(self.q))
+        object.__setattr__(self, "q", tail_share(self.q))
 
     @cached_property
     def kappa(self) -> float:
@@ -492,83 +502,12 @@ def objective_name(measure: RiskLike | None) -> str:
     return "MV" if isinstance(m, MeanVariance) else m.label
 
 
-def _reads(name: str) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(MEASURES[name]))
-
-
-def _nonnegative(name: str, value: Any, what: str) -> float:
-    if check_real(name, value) < 0:
-        raise ValueError(f"{name}={value!r} is negative: {name} {what}; use {name} >= 0 "
-                         "(0 = risk-neutral)")
-    return float(value)
-
-
-def _risk_rule(name: str, value: Any) -> str:
+def risk_rule(name: str, value: Any) -> str:
+    """Rule of the option ``risk``: a key of :data:`MEASURES`."""
     if value not in MEASURES:
         raise ValueError(f"{name}={value!r} must be one of {tuple(MEASURES)} (the risk measure "
                          "over seeds; 'mv' = mean - alpha * variance, the default)")
     return str(value)
-
-
-def _c_rule(name: str, value: Any) -> float:
-    return _nonnegative(name, value, "counts the standard deviations in mean - c * std")
-
-
-def _given(o: Any, option: str) -> bool:
-    """Whether an option of the measures was set: ``q``, ``c`` not None; ``alpha`` (a core
-    option, always set) away from its default 1."""
-    value = getattr(o, option, None)
-    return value is not None and (option != "alpha" or value != OPTIONS["alpha"])
-
-
-def _resolved(option: str) -> Any:
-    """``Param.resolve`` of ``q`` / ``c``: the value the study's measure reads (None: its
-    measure does not read it)."""
-
-    def resolve(o: Any) -> Any:
-        if option not in _reads(o.risk):
-            return None
-        value = getattr(o, option)
-        return OPTIONS[option] if value is None else value
-
-    return resolve
-
-
-#: The risk measure's options (:class:`erahbo.validation.Param`); ``alpha`` is a core option.
-PARAMS = (
-    Param("risk", str, _risk_rule, default="mv", paper="mv", absent="mv",
-          help="The risk measure over seeds: 'mv' (mean - alpha * variance, the default), "
-               "'mean_std' (mean - c * std), 'cvar' (mean of the worst q share of seeds) or "
-               "'quantile' (the q quantile)."),
-    Param("q", float, lambda name, value: _tail_share(value), default=None, paper=None,
-          absent=None, resolve=_resolved("q"),
-          help="risk='cvar' or 'quantile': the share of worst seeds, in (0, 0.5] (default "
-               "0.1: the worst 10 %)."),
-    Param("c", float, _c_rule, default=None, paper=None, absent=None, resolve=_resolved("c"),
-          help="risk='mean_std': standard deviations subtracted from the mean (default 1)."),
-)
-
-
-def check(o: Any, given: set[str]) -> None:
-    """Refuse an option of the measures that the chosen measure does not read."""
-    reads = _reads(o.risk)
-    for option in OPTIONS:
-        if option not in reads and _given(o, option):
-            users = [n for n in MEASURES if option in _reads(n)]
-            raise ValueError(
-                f"{option}={getattr(o, option)!r} does nothing with risk={o.risk!r}: it is "
-                f"read by risk={' or '.join(map(repr, users))}; drop {option} or set risk="
-                f"{users[0]!r}")
-
-
-def measure_of(o: Any) -> RiskMeasure:
-    """The measure of validated options (``risk``, and ``alpha`` / ``c`` / ``q`` as it reads)."""
-    cls = MEASURES[o.risk or "mv"]
-    values = {}
-    for f in fields(cls):
-        value = getattr(o, f.name, None)
-        values[f.name] = OPTIONS[f.name] if value is None else value
-    return cls(**values)
 
 
 def measure_from_json(data: dict[str, Any] | None) -> RiskMeasure:
@@ -577,6 +516,6 @@ def measure_from_json(data: dict[str, Any] | None) -> RiskMeasure:
     data = dict(data or {})
     name = data.pop("risk", "mv")
     if name not in MEASURES:
-        _risk_rule("risk", name)
+        risk_rule("risk", name)
     cls = MEASURES[name]
     return cls(**{f.name: data.get(f.name, OPTIONS[f.name]) for f in fields(cls)})

@@ -41,8 +41,9 @@ from erahbo.optimizer import parts, replication
 from erahbo.optimizer.beta_stop import BetaStopSchedule
 from erahbo.optimizer.failure import FailurePolicy
 from erahbo.optimizer.recommender import seeds_of
+from erahbo.optimizer.risk_options import measure_of
 from erahbo.optimizer.seedcap import cap_of
-from erahbo.risk import RiskMeasure, measure_of
+from erahbo.risk import RiskMeasure
 from erahbo.space import SearchSpace
 from erahbo.validation import check_initial_budget, check_option
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from erahbo import risk
 from erahbo.optimizer import (
     beta_stop,
     challenger,
@@ -37,6 +36,7 @@ from erahbo.optimizer import (
     recommender,
     replicate,
     replication,
+    risk_options,
     seedcap,
     variance_prior,
 )
@@ -48,7 +48,7 @@ __all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "absent_values", "check", "method_v
 #: The parts with options, in the order their options are listed (CLI, docs) and checked
 #: (the replication rule first: its seed range before the caps that read it).
 PARTS = (replication, beta_stop, seedcap, recommender, random_design, challenger,
-         variance_prior, replicate, early_stop, risk)
+         variance_prior, replicate, early_stop, risk_options)
 #: Every part's options, in :data:`PARTS` order.
 PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
 #: The options the hosts derive from their declarations (``Param.hosts``): the CLI's flags,
