@@ -58,6 +58,7 @@ from erahbo._threads import one_blas_thread
 from erahbo.datasets.tradeoff import near_optimal_share
 from erahbo.experiments.continuous_peers import TraceRecorder, run_continuous_peer
 from erahbo.experiments.measures import (
+    StudyMeasure,
     method_measure,
     method_risk_options,
     without_risk_options,
@@ -69,7 +70,7 @@ from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.loop import drive
 from erahbo.optimizer.records import Trial
-from erahbo.risk import RiskLike, RiskMeasure, as_risk, measure_from_json
+from erahbo.risk import RiskLike, as_risk
 
 __all__ = ["ContinuousSettings", "SeedStream", "check_methods", "run_continuous_repetition",
            "run_continuous_study", "task_truth"]
@@ -78,7 +79,7 @@ SUITE = "continuous"
 
 
 @dataclass(frozen=True)
-class ContinuousSettings:
+class ContinuousSettings(StudyMeasure):
     """Settings of a continuous study.
 
     Attributes
@@ -108,30 +109,10 @@ class ContinuousSettings:
             raise ValueError(f"budget={self.budget} must be an integer >= 2 (training runs)")
         if not float(self.alpha) >= 0:
             raise ValueError(f"alpha={self.alpha} must be >= 0")
-        if self.q is not None and self.risk not in ("cvar", "quantile"):
-            raise ValueError(f"q={self.q!r} does nothing with risk={self.risk!r}: it is the "
-                             "share of worst seeds of risk='cvar' or 'quantile'; drop q or "
-                             "set risk")
-        if self.risk != "mv" and float(self.alpha) != 1.0:
-            raise ValueError(f"alpha={self.alpha!r} does nothing with risk={self.risk!r}: it "
-                             "weighs MV's variance; drop alpha or set risk='mv'")
+        self.check_measure_options()
         if self.risk in ("cvar", "quantile") and self.q is None:  # one spelling per study
             object.__setattr__(self, "q", float(self.measure.q))  # type: ignore[attr-defined]
         self.measure  # noqa: B018 - one clear error for a bad risk or q, here
-
-    @property
-    def measure(self) -> RiskMeasure:
-        """The study's risk measure (MV with ``alpha`` by default)."""
-        given = {"alpha": self.alpha, "q": self.q}
-        return measure_from_json({"risk": self.risk,
-                                  **{k: v for k, v in given.items() if v is not None}})
-
-    def risk_options(self) -> dict[str, Any]:
-        """The optimizer's options of the study's measure: ``alpha`` (MV, as before measures
-        were a part), or ``risk`` and ``q`` (another measure)."""
-        if self.risk == "mv":
-            return {"alpha": self.alpha}
-        return {k: v for k, v in self.measure.to_json().items() if k in ("risk", "q", "c")}
 
 
 class SeedStream:

@@ -13,7 +13,41 @@ from typing import Any
 from erahbo.experiments.methods import MethodSpec
 from erahbo.risk import MeanVariance, RiskMeasure, measure_from_json
 
-__all__ = ["method_measure", "method_risk_options", "without_risk_options"]
+__all__ = ["StudyMeasure", "method_measure", "method_risk_options", "without_risk_options"]
+
+
+class StudyMeasure:
+    """The risk measure of a study's settings (a mixin of the replay's
+    :class:`~erahbo.experiments.StudySettings` and the continuous benchmark's
+    ``ContinuousSettings``): both have the fields ``risk``, ``alpha`` and ``q``."""
+
+    risk: str
+    alpha: float
+    q: float | None
+
+    def check_measure_options(self) -> None:
+        """Refuse ``q`` outside a tail measure and an ``alpha`` other than 1 outside MV."""
+        if self.q is not None and self.risk not in ("cvar", "quantile"):
+            raise ValueError(f"q={self.q!r} does nothing with risk={self.risk!r}: it is the "
+                             "share of worst seeds of risk='cvar' or 'quantile'; drop q or "
+                             "set risk")
+        if self.risk != "mv" and float(self.alpha) != 1.0:
+            raise ValueError(f"alpha={self.alpha!r} does nothing with risk={self.risk!r}: it "
+                             "weighs MV's variance; drop alpha or set risk='mv'")
+
+    @property
+    def measure(self) -> RiskMeasure:
+        """The study's risk measure (MV with ``alpha`` by default)."""
+        given = {"alpha": self.alpha, "q": self.q}
+        return measure_from_json({"risk": self.risk,
+                                  **{k: v for k, v in given.items() if v is not None}})
+
+    def risk_options(self) -> dict[str, Any]:
+        """The optimizer's options of the study's measure: ``alpha`` (MV, as before measures
+        were a part), or ``risk`` and ``q`` (another measure)."""
+        if self.risk == "mv":
+            return {"alpha": self.alpha}
+        return {k: v for k, v in self.measure.to_json().items() if k in ("risk", "q", "c")}
 
 
 def method_risk_options(method: MethodSpec, settings: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from erahbo import __version__
 from erahbo.datasets.tradeoff import near_optimal_share
 from erahbo.datasets.warping import METHODS as PROCESSINGS
 from erahbo.experiments.measures import (
+    StudyMeasure,
     method_measure,
     method_risk_options,
     without_risk_options,
@@ -43,14 +44,13 @@ from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.loop import drive
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.records import Trial
-from erahbo.risk import RiskMeasure, measure_from_json
 
 PROTOCOLS = ("paper", "user")
 _PAPER_DESIGN = {"n_init": 5, "k_init": 20}  # the paper's shared initial design
 
 
 @dataclass(frozen=True)
-class StudySettings:
+class StudySettings(StudyMeasure):
     """Settings shared by every job of a benchmark study.
 
     Attributes
@@ -111,20 +111,6 @@ class StudySettings:
                     object.__setattr__(self, name, value)
         self.validate()
 
-    @property
-    def measure(self) -> RiskMeasure:
-        """The study's risk measure (MV with ``alpha`` by default)."""
-        given = {"alpha": self.alpha, "q": self.q}
-        return measure_from_json({"risk": self.risk,
-                                  **{k: v for k, v in given.items() if v is not None}})
-
-    def risk_options(self) -> dict[str, Any]:
-        """The optimizer's options of the study's measure: ``alpha`` (MV, as before measures
-        were a part), or ``risk`` and ``q`` (another measure)."""
-        if self.risk == "mv":
-            return {"alpha": self.alpha}
-        return {k: v for k, v in self.measure.to_json().items() if k in ("risk", "q", "c")}
-
     def overrides(self) -> dict[str, Any]:
         """The optimizer options this study sets for every method (None: the method's own)."""
         names = ("n_init", "k_init", "beta")
@@ -143,13 +129,7 @@ class StudySettings:
         :class:`erahbo.optimizer.options.Options` (e.g. ``beta > 0``) before any file is
         written; ``outcome_processing`` by :data:`erahbo.datasets.warping.METHODS`.
         """
-        if self.q is not None and self.risk not in ("cvar", "quantile"):
-            raise ValueError(f"q={self.q!r} does nothing with risk={self.risk!r}: it is the "
-                             "share of worst seeds of risk='cvar' or 'quantile'; drop q or "
-                             "set risk")
-        if self.risk != "mv" and self.alpha != 1.0:
-            raise ValueError(f"alpha={self.alpha!r} does nothing with risk={self.risk!r}: it "
-                             "weighs MV's variance; drop alpha or set risk='mv'")
+        self.check_measure_options()
         Options(method="erahbo", budget=self.budget, seed=self.seed,
                 initial_in_budget=self.protocol == "user", **self.overrides(),
                 **self.erahbo_overrides(), **self.risk_options())
