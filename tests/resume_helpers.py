@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pandas as pd
+
+import erahbo
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "fault_injection.py")
 SRC = os.path.join(os.path.dirname(os.path.dirname(__file__)), "src")
@@ -39,3 +42,30 @@ class Counting:
 
 def one_arg_objective(config):  # a wrong signature, for the CLI test
     return 0.0
+
+
+#: A 2-D space and an objective deterministic in (configuration, seed), with a seed spread
+#: that grows with ``x1``: the studies of the variance-model resume tests.
+NOISY_SPACE = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}
+
+
+def noisy_objective(c, s):
+    g = np.random.default_rng([s, int(c["x0"] * 1e6), int(c["x1"] * 1e6)])
+    return -(c["x0"] - 0.7) ** 2 - (c["x1"] - 0.3) ** 2 + (0.02 + 0.2 * c["x1"]) * \
+        g.standard_normal()
+
+
+def journaled_trials(space, path, objective, stop=None, check=None, **kw):
+    """Run a journaled study (``erahbo.Optimizer(space, journal=path, **kw)``) by ask/tell:
+    its trials as ``(config_id, seeds)``, cut after ``stop`` tells (None: to the end, then
+    ``check(opt)`` inside the study, if given). Run again on the same ``path`` it resumes."""
+    seen = []
+    with erahbo.Optimizer(space, journal=path, **kw) as opt:
+        while (t := opt.ask()) is not None:
+            opt.tell(t, [objective(t.config, s) for s in t.seeds])
+            seen.append((t.config_id, tuple(t.seeds)))
+            if stop is not None and len(seen) == stop:
+                return seen
+        if check is not None:
+            check(opt)
+    return seen

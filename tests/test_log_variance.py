@@ -41,6 +41,8 @@ from erahbo.gp.variance_noise import (
     log_observations,
     variance_noise,
 )
+from resume_helpers import NOISY_SPACE as SPACE
+from resume_helpers import journaled_trials, noisy_objective
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 20])
@@ -213,36 +215,22 @@ def test_a_quiet_region_keeps_its_own_scale_beside_a_noisy_one():
     assert lo[0] < 0.0025 < hi[0]
 
 
-def _obj(c, s):  # deterministic in (configuration, seed)
-    g = np.random.default_rng([s, int(c["x0"] * 1e6), int(c["x1"] * 1e6)])
-    return -(c["x0"] - 0.7) ** 2 - (c["x1"] - 0.3) ** 2 + (0.02 + 0.2 * c["x1"]) * \
-        g.standard_normal()
-
-
-SPACE = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}
-
-
 def test_a_log_study_orders_its_bounds_stores_the_option_and_resumes(tmp_path):
     """Cut after 15 tells and rebuilt from the journal: the same trials as uninterrupted;
     every configuration's ``lcb_mv <= mv <= ucb_mv``."""
     kw = dict(budget=36, seed=1, var_noise="log")
 
+    def check(opt):
+        res = opt.result()
+        assert res.settings["var_noise"] == "log"
+        c = res.configs
+        assert ((c["lcb_mv"] <= c["mv"] + 1e-12) & (c["mv"] <= c["ucb_mv"] + 1e-12)).all()
+        assert np.isfinite(c[["mv", "lcb_mv", "ucb_mv"]].to_numpy(float)).all()
+        b = opt.bounds_at([res.configs.iloc[0][list(SPACE)].to_dict()])
+        assert b[0, 1] <= b[0, 0] <= b[0, 2]
+
     def run(path, stop=None):
-        seen = []
-        with erahbo.Optimizer(SPACE, journal=path, **kw) as opt:
-            while (t := opt.ask()) is not None:
-                opt.tell(t, [_obj(t.config, s) for s in t.seeds])
-                seen.append((t.config_id, tuple(t.seeds)))
-                if stop is not None and len(seen) == stop:
-                    return seen
-            res = opt.result()
-            assert res.settings["var_noise"] == "log"
-            c = res.configs
-            assert ((c["lcb_mv"] <= c["mv"] + 1e-12) & (c["mv"] <= c["ucb_mv"] + 1e-12)).all()
-            assert np.isfinite(c[["mv", "lcb_mv", "ucb_mv"]].to_numpy(float)).all()
-            b = opt.bounds_at([res.configs.iloc[0][list(SPACE)].to_dict()])
-            assert b[0, 1] <= b[0, 0] <= b[0, 2]
-        return seen
+        return journaled_trials(SPACE, path, noisy_objective, stop, check, **kw)
 
     ref = run(tmp_path / "ref.db")
     head = run(tmp_path / "cut.db", stop=15)

@@ -26,6 +26,7 @@ import erahbo
 from erahbo.gp import GPHyper, RoundSettings, make_engine, make_round
 from erahbo.gp.exact import ExactGP
 from erahbo.gp.one_seed import PRIOR_DOF, pilot_noise, pooled_variance, variance_observations
+from resume_helpers import journaled_trials
 
 
 def _data(n: int = 9):
@@ -186,14 +187,7 @@ def test_a_one_seed_study_resumes_from_its_journal_to_the_same_history(tmp_path)
         return -(c["x0"] - 0.7) ** 2 - (c["x1"] - 0.3) ** 2 + 0.01 * (s % 7)
 
     def run(path, stop=None):
-        seen = []
-        with erahbo.Optimizer(space, journal=path, **kw) as opt:
-            while (t := opt.ask()) is not None:
-                opt.tell(t, [obj(t.config, s) for s in t.seeds])
-                seen.append((t.config_id, tuple(t.seeds)))
-                if stop is not None and len(seen) == stop:
-                    return seen
-        return seen
+        return journaled_trials(space, path, obj, stop, **kw)
 
     ref = run(tmp_path / "ref.db")
     head = run(tmp_path / "cut.db", stop=17)

@@ -24,6 +24,8 @@ from erahbo.gp import GPHyper, RoundSettings, make_engine, make_round
 from erahbo.gp.fit import fit_hyperparameters
 from erahbo.gp.variance_noise import NO_INFO, chi2_scale, variance_noise
 from erahbo.optimizer.options import normalize_settings
+from resume_helpers import NOISY_SPACE as SPACE
+from resume_helpers import journaled_trials, noisy_objective
 
 
 def test_chi2_noise_divides_by_the_degrees_of_freedom():
@@ -108,29 +110,15 @@ def test_the_fast_engine_rebuilds_when_a_row_gets_more_seeds_under_chi2():
                                                            rel=1e-9)
 
 
-def _obj(c, s):  # deterministic in (configuration, seed)
-    g = np.random.default_rng([s, int(c["x0"] * 1e6), int(c["x1"] * 1e6)])
-    return -(c["x0"] - 0.7) ** 2 - (c["x1"] - 0.3) ** 2 + (0.02 + 0.2 * c["x1"]) * \
-        g.standard_normal()
-
-
-SPACE = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}
-
-
 def test_a_chi2_study_stores_its_noise_model_and_resumes_to_the_same_trials(tmp_path):
     """Cut after 15 tells and rebuilt from the journal: the same trials as uninterrupted."""
     kw = dict(budget=36, seed=1, var_noise="chi2")
 
+    def check(opt):
+        assert opt.result().settings["var_noise"] == "chi2"
+
     def run(path, stop=None):
-        seen = []
-        with erahbo.Optimizer(SPACE, journal=path, **kw) as opt:
-            while (t := opt.ask()) is not None:
-                opt.tell(t, [_obj(t.config, s) for s in t.seeds])
-                seen.append((t.config_id, tuple(t.seeds)))
-                if stop is not None and len(seen) == stop:
-                    return seen
-            assert opt.result().settings["var_noise"] == "chi2"
-        return seen
+        return journaled_trials(SPACE, path, noisy_objective, stop, check, **kw)
 
     ref = run(tmp_path / "ref.db")
     head = run(tmp_path / "cut.db", stop=15)
