@@ -477,3 +477,30 @@ def test_the_sample_measures_interval_of_a_tail_measure():
     assert Quantile(0.25).sample_interval(y, 0.9) == (0.0, 0.8)
     many = np.arange(1.0, 101.0)  # Binomial(100, 0.1): 5 % quantile 5, 95 % quantile 15
     assert Quantile(0.1).sample_interval(many, 0.9) == (5.0, 16.0)
+
+
+def test_the_stop_bound_reads_the_variance_gps_rho2_under_the_log_model():
+    """Rule: the own-run stopping bound of a tail measure (eq. 12) takes the variance GP's
+    estimate of rho^2 at x_t; under ``var_noise="log"`` the GP's posterior is of log rho^2, so
+    the estimate is its exp, not the (negative) log value itself. The case: the needle table
+    under CVaR with the log model, an unevaluated configuration whose two seeds agree (sample
+    variance 0): its bound is the measure's stop bound with ``exp(mu_var)``, below the two
+    returns (agreeing seeds do not earn a zero spread)."""
+    from erahbo.gp.bounds import to_variance
+    from erahbo.optimizer import Optimizer
+
+    table, objective = _needle_table()
+    opt = Optimizer(table, "erahbo", budget=40, seed=3, n_init=4, k_init=2, risk="cvar",
+                    q=0.25, var_noise="log")
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [objective(int(trial.config_id), s) for s in trial.seeds])
+    new = next(c for c in range(len(table)) if opt.data.row_of(c) is None)
+    _, ucb, _ = opt.stopping_decision(new, [0.9, 0.9])
+    rm = opt.models.current()
+    assert rm.log_var
+    ib = rm.inner(None, opt.state.candidates[new], new, 0.9, 0.0, 2, opt._beta_stop(),
+                  opt.weight)
+    rho2 = float(to_variance(ib.mu_var, None, True))
+    measure = opt.options.measure
+    assert ib.mu_var < 0.0 < rho2
+    assert ucb == measure.stop_ucb(ib.ucb_mv, 0.9, 0.0, 2, rho2) < 0.9

@@ -32,7 +32,7 @@ from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.replication import CAPPED
-from erahbo.optimizer.rounds import RoundModels
+from erahbo.optimizer.rounds import RoundModels, stop_bounds
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
@@ -272,9 +272,8 @@ class Optimizer(Telling, Inspection):
             self._close(r, "infeasible")
             return
         if r.rm is not None:  # UCB^MV(x_t; k) with the round's B_t, and the row of the round
-            stats = d.stats(row)
-            r.ib = r.rm.inner(r.row0, r.u, r.cand, *stats, r.beta_stop, self.weight)
-            r.ib.ucb_mv = self.weight.stop_ucb(r.ib.ucb_mv, *stats, r.ib.mu_var)  # MV: itself
+            r.ib = stop_bounds(r.rm, r.row0, r.u, r.cand, *d.stats(row), r.beta_stop,
+                               self.weight)
         pol = self.replication  # its final stop reason (or None: more seeds)
         reason = pol.after_tell(
             r.k, len(trial.seeds), self.remaining, self.seeds_left(r.config_id),

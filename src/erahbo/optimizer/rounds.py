@@ -24,6 +24,7 @@ from erahbo.gp import (
     make_engine,
     make_round,
 )
+from erahbo.gp.bounds import to_variance
 from erahbo.gp.one_seed import variance_observations
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
@@ -32,7 +33,21 @@ from erahbo.optimizer.replication import Rule
 from erahbo.optimizer.state import StudyState
 from erahbo.recommendation import configs_table
 
-__all__ = ["RoundModels"]
+__all__ = ["RoundModels", "stop_bounds"]
+
+
+def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean: float,
+                s2: float, k: int, beta_stop: float, weight: Any) -> Any:
+    """The bounds at ``x_t`` that eq. 12 reads after ``k`` seeds with sample ``mean`` and
+    variance ``s2``: the round model's (:meth:`erahbo.gp.round.RoundModel.inner`), their
+    ``ucb_mv`` the measure's stopping bound (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's
+    is the models' own float; a tail measure's also hears the own runs, with the variance
+    GP's estimate of ``rho^2`` at ``x_t``). The optimizer's tell and
+    :meth:`RoundModels.stopping_decision` both use it."""
+    ib = rm.inner(row, u, cand, mean, s2, k, beta_stop, weight)
+    model_var = float(to_variance(ib.mu_var, None, ib.log_var))  # rho^2, also under "log"
+    ib.ucb_mv = weight.stop_ucb(ib.ucb_mv, mean, s2, k, model_var)
+    return ib
 
 
 class RoundModels:
@@ -191,9 +206,9 @@ class RoundModels:
             rm = self.current()
             B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # (10)
             s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
-            mean = float(np.mean(pooled))
-            ib = rm.inner(row, u, cand, mean, s2, len(pooled), beta_stop, o.weight)
-            return o.weight.stop_ucb(ib.ucb_mv, mean, s2, len(pooled), ib.mu_var), B_t
+            ib = stop_bounds(rm, row, u, cand, float(np.mean(pooled)), s2, len(pooled),
+                             beta_stop, o.weight)
+            return ib.ucb_mv, B_t
 
         plain = o.method == "random" or st.data.n == 0  # no models
         return rule.verdict(len(vals), None if plain else bounds)
