@@ -69,10 +69,17 @@ __all__ = [
     "objective_name",
     "risk_rule",
     "tail_share",
+    "two_sided_z",
 ]
 
 ArrayLike = float | np.ndarray
 _STD_NORMAL = NormalDist()
+
+
+def two_sided_z(level: float) -> float:
+    """``Phi^{-1}(1 - (1 - level) / 2)``: the standard deviations of a two-sided ``level``
+    interval of a Gaussian (1.645 for 90 %)."""
+    return _STD_NORMAL.inv_cdf(1.0 - (1.0 - level) / 2.0)
 
 
 def _sqrt(var: ArrayLike) -> ArrayLike:
@@ -294,7 +301,7 @@ class _Tail(_LocationScale):
         n = r.size
         if n < max(self.own_seeds, 2):
             return None
-        z = _STD_NORMAL.inv_cdf(1.0 - (1.0 - level) / 2.0)
+        z = two_sided_z(level)
         std = float(r.std(ddof=1))
         v = float(self.value(float(r.mean()), std * std))
         se = float(self.standard_error(std, n))
@@ -413,7 +420,7 @@ class CVaR(_Tail):
         influence function ``VaR + min(y - VaR, 0) / q`` (``VaR``: the sample ``q``
         quantile), ``SE = std(influence) / sqrt(n)``."""
         r = np.asarray(returns, dtype=float).ravel()
-        z = _STD_NORMAL.inv_cdf(1.0 - (1.0 - level) / 2.0)
+        z = two_sided_z(level)
         var_q = float(np.quantile(r, self.q))
         influence = var_q + np.minimum(r - var_q, 0.0) / self.q
         se = float(influence.std(ddof=1)) / math.sqrt(r.size)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -44,6 +43,7 @@ from erahbo.optimizer.core import Optimizer
 from erahbo.optimizer.loop import drive
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.records import Trial
+from erahbo.risk import two_sided_z
 
 PROTOCOLS = ("paper", "user")
 _PAPER_DESIGN = {"n_init": 5, "k_init": 20}  # the paper's shared initial design
@@ -305,7 +305,7 @@ def final_interval(opt: Optimizer, task: ReplayTask) -> dict[str, Any]:
     if inc is None or opt.models.settings is None:
         return {}
     measure = opt.options.measure
-    z = NormalDist().inv_cdf(1.0 - (1.0 - INTERVAL_LEVEL) / 2.0)
+    z = two_sided_z(INTERVAL_LEVEL)
     u = np.asarray(task.space.candidates_unit())[[int(inc)]]  # (1, dim)
     rm = opt.round_model()
     mf, sdf, mvar, sdv = rm.predict(u)
