@@ -187,10 +187,7 @@ def run_continuous_peer(
     if method.method == "optuna-tpe":
         return _tpe(task, int(method.options["k"]), budget, method_measure(method, settings),
                     rep_seed, stream, rec, progress)
-    if method.method == "smac":
-        if int(method.options.get("seeds_per_trial", 1)) > 1:
-            raise ValueError(f"method {method.name!r}: smac-k<K> runs on the tables only; "
-                             "the continuous benchmark runs 'smac' (one seed a trial)")
+    if method.method == "smac":  # smac-k<K>: refused before (continuous.check_methods)
         return _smac_run(task, budget, rep_seed, stream, rec, progress)
     if method.method == "bts-red":
         return run_bts_red_continuous(task, dict(method.options), budget,
