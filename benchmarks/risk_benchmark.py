@@ -146,15 +146,9 @@ def summarize(df: pd.DataFrame, budget: int, checkpoints: tuple[int, ...] = CHEC
     points = [t for t in checkpoints if t < budget] + [budget]
     rows = []
     for method, g in df.groupby("method", sort=False):
-        tasks = sorted(g["task"].unique())
-        n = min(int((g["task"] == t).sum()) for t in tasks)
-        # the same repetitions for every table: the first n of each (by repetition)
-        g = g.sort_values(["task", "rep"]).groupby("task", sort=False).head(n)
-        scores = np.stack([np.stack([c[[p - 1 for p in points]] for c in
-                                     g[g["task"] == t]["curve"].iloc[:n]]) for t in tasks],
-                          axis=1)  # (R, K, G)
+        scores, n = _scores(g, points, None)
         est = stratified_bootstrap_iqm(scores, reps=n_boot, seed=seed)
-        row: dict[str, object] = {"method": method, "n": n * len(tasks)}
+        row: dict[str, object] = {"method": method, "n": n}
         for j, p in enumerate(points):
             key = "final" if p == budget else f"@{p}"
             row[key] = f"{est.point[j]:.3f} [{est.lo[j]:.3f}, {est.hi[j]:.3f}]"
@@ -166,6 +160,46 @@ def summarize(df: pd.DataFrame, budget: int, checkpoints: tuple[int, ...] = CHEC
         rows.append(row)
     table = pd.DataFrame(rows)
     return table.sort_values("_final").drop(columns="_final").reset_index(drop=True)
+
+
+def _scores(g: pd.DataFrame, points: list[int],
+            pairs: set[tuple[str, int]] | None) -> tuple[np.ndarray, int]:
+    """``(R, K, G)`` regret of one method's rows ``g`` at ``points`` (runs), tables sorted,
+    the same ``R`` repetitions of each table (the first ``R`` by repetition; ``pairs``: only
+    these (table, repetition)), and ``R * K``."""
+    if pairs is not None:
+        g = g[[(t, r) in pairs for t, r in zip(g["task"], g["rep"], strict=True)]]
+    tasks = sorted(g["task"].unique())
+    n = min(int((g["task"] == t).sum()) for t in tasks)
+    g = g.sort_values(["task", "rep"]).groupby("task", sort=False).head(n)
+    scores = np.stack([np.stack([c[[p - 1 for p in points]] for c in
+                                 g[g["task"] == t]["curve"].iloc[:n]]) for t in tasks],
+                      axis=1)  # (R, K, G)
+    return scores, n * len(tasks)
+
+
+def paired(df: pd.DataFrame, a: str, b: str, budget: int,
+           checkpoints: tuple[int, ...] = CHECKPOINTS, n_boot: int = 2000,
+           seed: int = 0) -> str:
+    """IQM regret of ``a`` minus ``b`` at each checkpoint and at the end, on the (table,
+    repetition) pairs both ran, with a 95 % paired stratified-bootstrap interval (issue 40's
+    "no worse than MV at the best alpha": it includes 0 or lies below it)."""
+    from erahbo.analysis.intervals import paired_iqm_difference
+
+    best, _ = best_alpha(df)
+    df = pd.concat([df, best], ignore_index=True)
+    ga, gb = df[df["method"] == a], df[df["method"] == b]
+    pairs = (set(zip(ga["task"], ga["rep"], strict=True))
+             & set(zip(gb["task"], gb["rep"], strict=True)))
+    if not pairs:
+        return f"{a} minus {b}: no common (table, repetition) pairs"
+    points = [t for t in checkpoints if t < budget] + [budget]
+    sa, n = _scores(ga, points, pairs)
+    sb, _ = _scores(gb, points, pairs)
+    est = paired_iqm_difference(sa, sb, reps=n_boot, seed=seed)
+    cells = [f"{'final' if p == budget else f'@{p}'} {est.point[j]:+.3f} "
+             f"[{est.lo[j]:+.3f}, {est.hi[j]:+.3f}]" for j, p in enumerate(points)]
+    return f"IQM regret, {a} minus {b} ({n} pairs, 95% CI, paired): " + "; ".join(cells)
 
 
 def coverage(df: pd.DataFrame) -> pd.DataFrame:
@@ -236,6 +270,9 @@ def main() -> None:
     ap.add_argument("--summarize", action="store_true", help="only summarize --out")
     ap.add_argument("--all-alphas", action="store_true",
                     help="also print each erahbo-mv<alpha> row")
+    ap.add_argument("--paired", default=f"erahbo-cvar,{BEST_ALPHA}",
+                    help="'A,B[;A,C...]': also print IQM(A) - IQM(B) with a paired 95%% "
+                         "bootstrap interval ('' : none)")
     ap.add_argument("--coverage", action="store_true",
                     help="also print the final interval's coverage and width per table")
     args = ap.parse_args()
@@ -249,6 +286,10 @@ def main() -> None:
         text = report(where, args.budget, None if args.all_alphas else methods)
         head = (f"{args.risk} q={q:g}, set {args.seed}, budget {args.budget}, {args.reps} "
                 f"reps, {args.processing} ({time.perf_counter() - t0:.0f} s)")
+        for pair in (args.paired or "").split(";"):
+            if pair.strip():
+                a, b = (x.strip() for x in pair.split(","))
+                text += "\n\n" + paired(load(where, args.budget), a, b, args.budget)
         if args.coverage:
             cov = coverage(load(where, args.budget))
             text += "\n\n" + markdown(cov.round(3))

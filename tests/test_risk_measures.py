@@ -504,3 +504,45 @@ def test_the_stop_bound_reads_the_variance_gps_rho2_under_the_log_model():
     measure = opt.options.measure
     assert ib.mu_var < 0.0 < rho2
     assert ucb == measure.stop_ucb(ib.ucb_mv, 0.9, 0.0, 2, rho2) < 0.9
+
+
+def test_a_tail_measures_well_sampled_rule_reads_its_own_runs_from_1_over_q_seeds():
+    """Rule: under a tail measure the recommender's well-sampled rule lets a configuration
+    with at least ceil(1 / q) seeds (at most ``recommend_seeds``) compete on its own runs'
+    plug-in value, with no standard error subtracted; MV and mean - c std keep
+    ``recommend_seeds`` and one standard error. A rule that is off (0) stays off.
+
+    The case: a quiet configuration (20 seeds near 0.40, the models' choice) and a noisier
+    one with 10 seeds whose Gaussian plug-in CVaR_0.1 is higher (0.413 against 0.365) but
+    whose plug-in less one standard error (0.343) is not."""
+    from erahbo._data import Observations
+    from erahbo.optimizer.recommender import Recommender
+
+    assert CVaR(0.1).well_sampled_rule(20) == (10, 0.0)
+    assert CVaR(0.25).well_sampled_rule(20) == (4, 0.0)
+    assert Quantile(0.1).well_sampled_rule(5) == (5, 0.0)  # recommend_seeds caps it
+    assert CVaR(0.1).well_sampled_rule(0) == (0, 0.0)
+    for m in (MeanVariance(1.0), MeanStd(2.0)):
+        assert m.well_sampled_rule(20) == (20, 1.0)
+
+    quiet = list(0.40 + 0.02 * np.linspace(-1.6, 1.6, 20))
+    noisy = list(np.linspace(0.45, 0.85, 10))
+
+    def data(n_noisy):
+        d = Observations(dim=1)
+        d.add(0, np.array([0.2]), quiet, list(range(20)))
+        d.add(1, np.array([0.8]), noisy[:n_noisy], list(range(n_noisy)))
+        return d
+
+    cvar = CVaR(0.1)
+    kappa = cvar.kappa  # the same location-scale value under mean - c std
+    same = MeanStd(-kappa)
+    d = data(10)
+    assert cvar.value(np.mean(noisy), np.var(noisy, ddof=1)) > cvar.value(
+        np.mean(quiet), np.var(quiet, ddof=1))
+    rec = Recommender(beta=2.5, seeds=20, min_seeds=2)
+    assert rec.well_sampled(d, 0, None, cvar) == 1  # its own runs from 10 seeds
+    assert rec.well_sampled(d, 0, None, same) == 0  # the same values, MV's rule
+    assert Recommender(beta=2.5, seeds=10).well_sampled(d, 0, None, same) == 0  # one SE
+    assert rec.well_sampled(data(9), 0, None, cvar) == 0  # fewer than 1 / q seeds
+    assert Recommender(beta=2.5, seeds=0).well_sampled(d, 0, None, cvar) == 0  # off

@@ -39,7 +39,7 @@ CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv
 RULES = {
     "lcb_mv": "the highest lower bound LCB_MV (eq. inc_lcb)",
     "well_sampled": "the sample MV less one standard error of a configuration with at least "
-                    "recommend_seeds seeds",
+                    "recommend_seeds seeds (a tail measure: its sample value from ceil(1/q))",
     "sample_mv": "the highest sample MV (before the models are fit)",
 }
 
@@ -184,7 +184,8 @@ def explain_incumbent(configs: pd.DataFrame, *, risk_neutral: bool = False,
     top = top_configs(configs, len(configs))
     if top.empty:
         return ""
-    text = _why(top, risk_neutral) + " " + seeds_note(top.iloc[0])
+    _, z = as_risk(0.0 if measure is None else measure).well_sampled_rule(1)
+    text = _why(top, risk_neutral, z > 0) + " " + seeds_note(top.iloc[0])
     if measure is None or isinstance(measure, MeanVariance):
         return text
     return text.replace("MV", measure.label) + f" The objective: {measure.describe()}."
@@ -202,8 +203,9 @@ def seeds_note(inc: pd.Series) -> str:
             "recommends a configuration with two or more).")
 
 
-def _why(top: pd.DataFrame, risk_neutral: bool) -> str:
-    """The rule's sentence of :func:`explain_incumbent` (``top``: configurations by rank)."""
+def _why(top: pd.DataFrame, risk_neutral: bool, less_se: bool = True) -> str:
+    """The rule's sentence of :func:`explain_incumbent` (``top``: configurations by rank;
+    ``less_se``: the well-sampled rule subtracts a standard error, as under MV)."""
     inc = top.iloc[0]
     cid = int(inc["config_id"])
     bounded = not pd.isna(inc["lcb_mv"])
@@ -214,8 +216,9 @@ def _why(top: pd.DataFrame, risk_neutral: bool) -> str:
                 else "lcb_mv" if bounded else "sample_mv")
     if rule == "well_sampled" and len(top) > 1:  # recommend_seeds: the sample MV of many seeds
         rival = top.iloc[1:].sort_values("lcb_mv", ascending=False).iloc[0]
+        own = "sample MV less one standard error" if less_se else "sample MV"
         return (f"config {cid} is recommended because, with k = {int(inc['k'])} seeds, its "
-                "sample MV less one standard error is the best among the well-sampled "
+                f"{own} is the best among the well-sampled "
                 f"configurations and at least the sample MV of config {int(rival['config_id'])} "
                 f"(k = {int(rival['k'])}), which has the highest lower bound LCB_MV "
                 f"({_pair(rival['lcb_mv'], inc['lcb_mv'])}): with many seeds a "

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo.risk import RiskLike
+from erahbo.risk import RiskLike, as_risk
 from erahbo.validation import Param, int_at_least, real_above
 
 if TYPE_CHECKING:
@@ -137,16 +137,19 @@ class Recommender:
         """Among the eligible rows (``mask (n,)``) with at least :attr:`seeds` seeds, the one
         with the highest sample MV minus one standard error (eq. 5 on its sample mean and
         variance; :func:`erahbo.recommendation.sample_mv_bound`) replaces ``row`` when that
-        bound is at least ``row``'s sample MV."""
+        bound is at least ``row``'s sample MV. The measure may set its own threshold and
+        standard errors (:meth:`erahbo.risk.RiskMeasure.well_sampled_rule`: a tail measure's
+        configurations compete on their plug-in value from ``ceil(1 / q)`` seeds)."""
         if not self.seeds:
             return row
         from erahbo.recommendation import sample_mv_bound  # pandas: not at start-up (the CLI)
 
+        seeds, z = as_risk(weight).well_sampled_rule(self.seeds)
         k = np.asarray(data.k, dtype=float)  # (n,)
-        big = (k >= self.seeds) if mask is None else (k >= self.seeds) & mask
+        big = (k >= seeds) if mask is None else (k >= seeds) & mask
         if not big.any():
             return row
-        sample, bound = sample_mv_bound(data.ybar, data.s2, k, weight)  # (n,) each
+        sample, bound = sample_mv_bound(data.ybar, data.s2, k, weight, z)  # (n,) each
         best = int(np.flatnonzero(big)[np.argmax(bound[big])])
         return best if bound[best] >= sample[row] else row
 
