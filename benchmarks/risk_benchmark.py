@@ -28,7 +28,10 @@ contains its truth (``final_interval`` in a trace's metadata:
 :func:`erahbo.experiments.runner.final_interval`, eq. 9's bounds with each GP's band at
 1.645 posterior standard deviations, joined with the recommendation's own runs under a tail
 measure: :meth:`erahbo.risk.RiskMeasure.final_interval`); ``--coverage`` adds it per table,
-where it misses, its median width and the models' interval alone.
+where it misses, its median width and the models' interval alone. ``--paired A,B`` (default
+``erahbo-<risk>,mv-best-alpha``) adds IQM(A) minus IQM(B) on the (table, repetition) pairs
+both ran, with a 95 % paired bootstrap interval (the same repetitions drawn for both): issue
+40's "no worse than MV at the best alpha" when it includes 0 or lies below it.
 
     python benchmarks/risk_benchmark.py --budget 200 --reps 5 --seed 0 --q 0.1 \\
         --methods erahbo-cvar,rahbo-k2-cvar,optuna-tpe-k10-cvar,mv-best-alpha \\
@@ -184,7 +187,7 @@ def paired(df: pd.DataFrame, a: str, b: str, budget: int,
     """IQM regret of ``a`` minus ``b`` at each checkpoint and at the end, on the (table,
     repetition) pairs both ran, with a 95 % paired stratified-bootstrap interval (issue 40's
     "no worse than MV at the best alpha": it includes 0 or lies below it)."""
-    from erahbo.analysis.intervals import paired_iqm_difference
+    from erahbo.analysis.stats import paired_iqm_difference
 
     best, _ = best_alpha(df)
     df = pd.concat([df, best], ignore_index=True)
@@ -270,9 +273,10 @@ def main() -> None:
     ap.add_argument("--summarize", action="store_true", help="only summarize --out")
     ap.add_argument("--all-alphas", action="store_true",
                     help="also print each erahbo-mv<alpha> row")
-    ap.add_argument("--paired", default=f"erahbo-cvar,{BEST_ALPHA}",
+    ap.add_argument("--paired", default=None,
                     help="'A,B[;A,C...]': also print IQM(A) - IQM(B) with a paired 95%% "
-                         "bootstrap interval ('' : none)")
+                         "bootstrap interval (default: erahbo-<risk> against mv-best-alpha; "
+                         "'': none)")
     ap.add_argument("--coverage", action="store_true",
                     help="also print the final interval's coverage and width per table")
     args = ap.parse_args()
@@ -286,7 +290,8 @@ def main() -> None:
         text = report(where, args.budget, None if args.all_alphas else methods)
         head = (f"{args.risk} q={q:g}, set {args.seed}, budget {args.budget}, {args.reps} "
                 f"reps, {args.processing} ({time.perf_counter() - t0:.0f} s)")
-        for pair in (args.paired or "").split(";"):
+        pairs = f"erahbo-{args.risk},{BEST_ALPHA}" if args.paired is None else args.paired
+        for pair in pairs.split(";"):
             if pair.strip():
                 a, b = (x.strip() for x in pair.split(","))
                 text += "\n\n" + paired(load(where, args.budget), a, b, args.budget)

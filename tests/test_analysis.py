@@ -580,3 +580,19 @@ def test_table2_says_where_the_test_cannot_reject(report) -> None:
     for ln in rows:
         cells = ln.split("|")[3:-1]
         assert sum("**" in c for c in cells) == 1  # the best only
+
+
+def test_paired_iqm_difference_draws_the_same_runs_for_both() -> None:
+    """Rule: the paired bootstrap of IQM(a) - IQM(b) resamples the same runs of each task
+    for both methods; so a constant shift of every run of ``a`` is the difference exactly,
+    interval included (an unpaired bootstrap would spread it by both methods' noise), and a
+    method against itself is 0 with the interval [0, 0]."""
+    scores = np.random.default_rng(3).gamma(2.0, size=(12, 3, 2))  # (runs, tasks, points)
+    d = stats.paired_iqm_difference(scores + 0.25, scores, reps=300, seed=1)
+    np.testing.assert_allclose([d.lo, d.point, d.hi], 0.25, atol=1e-12)
+    same = stats.paired_iqm_difference(scores, scores, reps=50)
+    np.testing.assert_allclose([same.lo, same.point, same.hi], 0.0, atol=1e-12)
+    noisy = stats.paired_iqm_difference(scores, scores[::-1], reps=300, seed=1)
+    assert noisy.lo[0] < noisy.point[0] < noisy.hi[0]
+    with pytest.raises(ValueError, match="same shape"):
+        stats.paired_iqm_difference(scores, scores[:5])

@@ -355,22 +355,39 @@ def test_a_new_measure_is_its_class_and_one_line_in_measures(monkeypatch):
 def test_a_tail_measures_stop_bound_is_the_larger_of_the_models_and_its_own_runs():
     """Rule: under a tail measure (CVaR, quantile) the bound eq. 12 compares with B_t is the
     larger of the models' UCB(x_t; k) and the measure's value of x_t's own runs: their sample
-    mean with the larger of their sample variance and the variance GP's mean (after one seed:
-    the variance GP's); MV and mean - c std keep the models' bound, the same float (their
+    mean with a lower confidence bound of their variance, ``v (k - 1) / chi2_p(k - 1)``,
+    ``v`` the larger of their sample variance and the variance GP's mean, ``p =
+    Phi(sqrt(beta))`` at the acquisition's beta (beta 0: ``v`` itself; after one seed: the
+    variance GP's mean); MV and mean - c std keep the models' bound, the same float (their
     decisions do not change)."""
     cvar = CVaR(0.25)
     own = cvar.value(0.7, 0.09)  # 0.7 - phi(z_0.25) / 0.25 * 0.3
     assert own == pytest.approx(0.7 - 0.3177765 / 0.25 * 0.3, rel=1e-6)
-    assert cvar.stop_ucb(-0.3, 0.7, 0.09, 2, 0.04) == own  # the needle: its runs speak
-    assert cvar.stop_ucb(0.5, 0.7, 0.09, 2, 0.04) == 0.5  # the models' is larger
+    assert cvar.stop_ucb(-0.3, 0.7, 0.09, 2, 0.04, 0.0) == own  # the needle: its runs speak
+    assert cvar.stop_ucb(0.5, 0.7, 0.09, 2, 0.04, 0.0) == 0.5  # the models' is larger
     # two seeds that agree do not earn a spread below the model's
-    assert cvar.stop_ucb(-0.3, 0.7, 0.0001, 2, 0.04) == cvar.value(0.7, 0.04)
-    assert cvar.stop_ucb(-0.3, 0.7, 0.0, 1, 0.04) == cvar.value(0.7, 0.04)  # one seed
+    assert cvar.stop_ucb(-0.3, 0.7, 0.0001, 2, 0.04, 0.0) == cvar.value(0.7, 0.04)
+    assert cvar.stop_ucb(-0.3, 0.7, 0.0, 1, 0.04, 2.5) == cvar.value(0.7, 0.04)  # one seed
+    # at beta 2.5 the spread of two seeds is bounded below: chi2 with one degree of freedom
+    # is Z^2, so chi2_p(1) = Phi^{-1}((1 + p) / 2)^2 with p = Phi(sqrt(2.5))
+    from statistics import NormalDist
+
+    nd = NormalDist()
+    c2 = nd.inv_cdf((1 + nd.cdf(math.sqrt(2.5))) / 2) ** 2  # 3.61...
+    assert 3.5 < c2 < 3.7
+    lo = cvar.stop_ucb(-0.3, 0.7, 0.09, 2, 0.04, 2.5)
+    assert lo == pytest.approx(cvar.value(0.7, 0.09 / c2), rel=1e-9)
+    assert own < lo < 0.7
+    assert cvar.stop_ucb(-0.3, 0.7, 0.0001, 2, 0.04, 2.5) == pytest.approx(
+        cvar.value(0.7, 0.04 / c2), rel=1e-9)  # the floor is the model's, then bounded
+    # many seeds state their spread closely: the bound nears the point value
+    many = cvar.stop_ucb(-0.3, 0.7, 0.09, 200, 0.04, 2.5)
+    assert own < many < own + 0.2 * (lo - own)
     q = Quantile(0.1)
-    assert q.stop_ucb(-1.0, 0.5, 0.01, 5, 0.0025) == pytest.approx(0.5 + Z10 * 0.1)
+    assert q.stop_ucb(-1.0, 0.5, 0.01, 5, 0.0025, 0.0) == pytest.approx(0.5 + Z10 * 0.1)
     for m in (MeanVariance(1.0), MeanVariance(0.0), MeanStd(2.0)):
         ucb = -0.123456789
-        assert m.stop_ucb(ucb, 0.7, 0.09, 2, 0.2) is ucb
+        assert m.stop_ucb(ucb, 0.7, 0.09, 2, 0.2, 2.5) is ucb
 
 
 def _needle_table():
@@ -411,8 +428,13 @@ def test_eq12_at_a_needle_hears_its_runs_under_cvar_only(risk):
     model = ib.ucb_mv
     measure = opt.options.measure
     if isinstance(measure, CVaR):
-        own = measure.value(mean, max(var, ib.mu_var))
-        assert model < own and ucb == own > B_t and reason is None
+        from scipy.stats import chi2, norm
+
+        k = len(pooled)  # the spread at the acquisition's confidence (chi-square bound)
+        p = norm.cdf(math.sqrt(opt.options.beta))
+        own = measure.value(mean, max(var, ib.mu_var) * (k - 1) / chi2.ppf(p, k - 1))
+        assert model < own and ucb == pytest.approx(own, rel=1e-12) and ucb > B_t
+        assert reason is None
     else:
         assert ucb == model
 
@@ -503,7 +525,7 @@ def test_the_stop_bound_reads_the_variance_gps_rho2_under_the_log_model():
     rho2 = float(to_variance(ib.mu_var, None, True))
     measure = opt.options.measure
     assert ib.mu_var < 0.0 < rho2
-    assert ucb == measure.stop_ucb(ib.ucb_mv, 0.9, 0.0, 2, rho2) < 0.9
+    assert ucb == measure.stop_ucb(ib.ucb_mv, 0.9, 0.0, 2, rho2, opt.options.beta) < 0.9
 
 
 def test_a_tail_measures_well_sampled_rule_reads_its_own_runs_from_1_over_q_seeds():

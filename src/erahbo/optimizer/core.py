@@ -273,7 +273,7 @@ class Optimizer(Telling, Inspection):
             return
         if r.rm is not None:  # UCB^MV(x_t; k) with the round's B_t, and the row of the round
             r.ib = stop_bounds(r.rm, r.row0, r.u, r.cand, *d.stats(row), r.beta_stop,
-                               self.weight)
+                               self.weight, self.options.beta)
         pol = self.replication  # its final stop reason (or None: more seeds)
         reason = pol.after_tell(
             r.k, len(trial.seeds), self.remaining, self.seeds_left(r.config_id),

@@ -37,16 +37,16 @@ __all__ = ["RoundModels", "stop_bounds"]
 
 
 def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean: float,
-                s2: float, k: int, beta_stop: float, weight: Any) -> Any:
+                s2: float, k: int, beta_stop: float, weight: Any, beta: float) -> Any:
     """The bounds at ``x_t`` that eq. 12 reads after ``k`` seeds with sample ``mean`` and
     variance ``s2``: the round model's (:meth:`erahbo.gp.round.RoundModel.inner`), their
     ``ucb_mv`` the measure's stopping bound (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's
     is the models' own float; a tail measure's also hears the own runs, with the variance
-    GP's estimate of ``rho^2`` at ``x_t``). The optimizer's tell and
+    GP's estimate of ``rho^2`` at ``x_t`` and the acquisition's ``beta``). The optimizer's tell and
     :meth:`RoundModels.stopping_decision` both use it."""
     ib = rm.inner(row, u, cand, mean, s2, k, beta_stop, weight)
     model_var = float(to_variance(ib.mu_var, None, ib.log_var))  # rho^2, also under "log"
-    ib.ucb_mv = weight.stop_ucb(ib.ucb_mv, mean, s2, k, model_var)
+    ib.ucb_mv = weight.stop_ucb(ib.ucb_mv, mean, s2, k, model_var, beta)
     return ib
 
 
@@ -207,7 +207,7 @@ class RoundModels:
             B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # (10)
             s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
             ib = stop_bounds(rm, row, u, cand, float(np.mean(pooled)), s2, len(pooled),
-                             beta_stop, o.weight)
+                             beta_stop, o.weight, o.beta)
             return ib.ucb_mv, B_t
 
         plain = o.method == "random" or st.data.n == 0  # no models
