@@ -174,6 +174,23 @@ def test_risk_benchmark_script_runs_resumes_and_prints_the_table(raw, tmp_path):
     finals = {m: np.mean([c[-1] for c in g["curve"]]) for m, g in df.groupby("method")}
     assert min(finals[f"erahbo-mv{a:g}"] for a in rb.ALPHAS) == pytest.approx(
         finals[f"erahbo-mv{chosen[raw.name]}"])
+    # the paired comparison: one (table, repetition) pair; a method against itself is 0
+    line = rb.paired(df, "erahbo-cvar", "mv-best-alpha", 60)
+    assert line.startswith("IQM regret, erahbo-cvar minus mv-best-alpha (1 pairs, 95% CI")
+    assert "@50 " in line and "final " in line
+    assert rb.paired(df, "erahbo-cvar", "erahbo-cvar", 60).endswith(
+        "@50 +0.000 [+0.000, +0.000]; final +0.000 [+0.000, +0.000]")
+    assert "no common" in rb.paired(df, "erahbo-cvar", "optuna-tpe-k10-cvar", 60)
+    # benchmarks/risk_tail_check.py reads the same traces: where the regret sits
+    spec = importlib.util.spec_from_file_location("risk_tail_check",
+                                                  ROOT / "benchmarks" / "risk_tail_check.py")
+    tc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tc)
+    (fam,) = tc.family([str(path)], "cvar", 0.25)
+    assert re.fullmatch(rf"CVaR_0.25 {raw.name} +variance \d\.\d{{3}}  semi-deviation "
+                        r"\d\.\d{3}", fam)
+    got = tc.traces(where, [str(path)], "cvar", 0.25, "erahbo-cvar", 60)
+    assert got.startswith("CVaR_0.25 erahbo-cvar after 60 runs (1 studies)")
 
 
 def test_coverage_per_table_counts_misses_and_widths_of_both_intervals():
