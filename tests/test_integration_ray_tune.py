@@ -434,3 +434,18 @@ def test_repeater_around_the_searcher_is_refused_with_the_fix():
     with pytest.raises(ValueError, match=r"Repeater\(searcher, 2\)"):
         Repeater(make(), 2).suggest("t0")  # set up by hand, then wrapped
     assert ConcurrencyLimiter(make(), 2).suggest("t0") is not None  # the limiter alone is fine
+
+
+@pytest.mark.parametrize("mode,sign", [("max", 1.0), ("min", -1.0)])
+def test_a_cvar_search_recommends_the_quiet_peak_and_names_its_measure(mode, sign):
+    """Rule (issue 40, item 3): the searcher takes ``risk="cvar", q=...``; it maximizes the
+    mean of the worst q share of the metric's seeds (mode=min: minimizes the mean of the
+    highest q share of losses); its tables and explanation name the measure. Two peaks:
+    CVaR_0.25 of the quiet one is about 0.94, of the noisy higher one below 0."""
+    s = ERAHBOSearch(metric="ret", mode=mode, budget=60, risk="cvar", q=0.25, **OPTS)
+    s.set_search_properties(None, None, {"x": tune.uniform(0.0, 1.0)})
+    drive(s, value=lambda c: sign * two_peaks(c["x"], c["seed"]))
+    assert abs(s.recommend()["x"] - QUIET) < 0.1
+    res = s.optimizer.result()
+    assert res.measure.label == "CVaR_0.25"
+    assert "CVaR_0.25" in res.explain()

@@ -530,7 +530,7 @@ def test_the_stop_bound_reads_the_variance_gps_rho2_under_the_log_model():
 
 def test_a_tail_measures_well_sampled_rule_reads_its_own_runs_from_1_over_q_seeds():
     """Rule: under a tail measure the recommender's well-sampled rule lets a configuration
-    with at least ceil(1 / q) seeds (at most ``recommend_seeds``) compete on its own runs'
+    with at least ``max(recommend_seeds, ceil(1 / q))`` seeds compete on its own runs'
     plug-in value, with no standard error subtracted; MV and mean - c std keep
     ``recommend_seeds`` and one standard error. A rule that is off (0) stays off.
 
@@ -540,9 +540,9 @@ def test_a_tail_measures_well_sampled_rule_reads_its_own_runs_from_1_over_q_seed
     from erahbo._data import Observations
     from erahbo.optimizer.recommender import Recommender
 
-    assert CVaR(0.1).well_sampled_rule(20) == (10, 0.0)
-    assert CVaR(0.25).well_sampled_rule(20) == (4, 0.0)
-    assert Quantile(0.1).well_sampled_rule(5) == (5, 0.0)  # recommend_seeds caps it
+    assert CVaR(0.1).well_sampled_rule(20) == (20, 0.0)
+    assert CVaR(0.1).well_sampled_rule(10) == (10, 0.0)
+    assert Quantile(0.1).well_sampled_rule(5) == (10, 0.0)  # never from fewer than 1 / q
     assert CVaR(0.1).well_sampled_rule(0) == (0, 0.0)
     for m in (MeanVariance(1.0), MeanStd(2.0)):
         assert m.well_sampled_rule(20) == (20, 1.0)
@@ -557,14 +557,13 @@ def test_a_tail_measures_well_sampled_rule_reads_its_own_runs_from_1_over_q_seed
         return d
 
     cvar = CVaR(0.1)
-    kappa = cvar.kappa  # the same location-scale value under mean - c std
-    same = MeanStd(-kappa)
+    same = MeanStd(-cvar.kappa)  # the same location-scale value under mean - c std
     d = data(10)
     assert cvar.value(np.mean(noisy), np.var(noisy, ddof=1)) > cvar.value(
         np.mean(quiet), np.var(quiet, ddof=1))
-    rec = Recommender(beta=2.5, seeds=20, min_seeds=2)
-    assert rec.well_sampled(d, 0, None, cvar) == 1  # its own runs from 10 seeds
-    assert rec.well_sampled(d, 0, None, same) == 0  # the same values, MV's rule
-    assert Recommender(beta=2.5, seeds=10).well_sampled(d, 0, None, same) == 0  # one SE
-    assert rec.well_sampled(data(9), 0, None, cvar) == 0  # fewer than 1 / q seeds
+    rec = Recommender(beta=2.5, seeds=10, min_seeds=2)
+    assert rec.well_sampled(d, 0, None, cvar) == 1  # its own runs, no standard error
+    assert rec.well_sampled(d, 0, None, same) == 0  # the same values, one standard error
+    assert Recommender(beta=2.5, seeds=20).well_sampled(d, 0, None, cvar) == 0  # 10 < 20
+    assert Recommender(beta=2.5, seeds=5).well_sampled(data(9), 0, None, cvar) == 0  # < 1/q
     assert Recommender(beta=2.5, seeds=0).well_sampled(d, 0, None, cvar) == 0  # off

@@ -39,7 +39,8 @@ CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv
 RULES = {
     "lcb_mv": "the highest lower bound LCB_MV (eq. inc_lcb)",
     "well_sampled": "the sample MV less one standard error of a configuration with at least "
-                    "recommend_seeds seeds (a tail measure: its sample value from ceil(1/q))",
+                    "recommend_seeds seeds (a tail measure: its sample value, from at least "
+                    "ceil(1/q) seeds)",
     "sample_mv": "the highest sample MV (before the models are fit)",
 }
 

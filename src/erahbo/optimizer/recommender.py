@@ -139,7 +139,8 @@ class Recommender:
         variance; :func:`erahbo.recommendation.sample_mv_bound`) replaces ``row`` when that
         bound is at least ``row``'s sample MV. The measure may set its own threshold and
         standard errors (:meth:`erahbo.risk.RiskMeasure.well_sampled_rule`: a tail measure's
-        configurations compete on their plug-in value from ``ceil(1 / q)`` seeds)."""
+        configurations compete on their plug-in value, with no standard error, from
+        ``max(recommend_seeds, ceil(1 / q))`` seeds)."""
         if not self.seeds:
             return row
         from erahbo.recommendation import sample_mv_bound  # pandas: not at start-up (the CLI)
