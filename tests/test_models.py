@@ -392,3 +392,35 @@ def test_fast_model_keeps_each_candidates_most_correlated_row():
     other.sync(np.vstack([X, C[:3]]))
     np.testing.assert_array_equal(fm.k2max, kept)
     np.testing.assert_array_equal(other.k2max, (other.KfC[: len(X) + 3] ** 2).max(0))
+
+
+def test_eq19_reads_ucb_var_at_least_a_share_of_the_pooled_variance():
+    """Rule: in the mean GP's noise (eq. 19) ``UCB^var`` is at least ``UCB_VAR_FLOOR_SHARE``
+    of the pooled within-configuration variance, before ``rho_max^2`` caps it; both engines.
+
+    The case (1-D): two very noisy configurations next to quiet ones make the variance GP
+    (short lengthscale, little noise) extrapolate below 0 between them; two one-seed
+    configurations 0.0003 apart there returned 0.5 and 0.85. Without the floor their noise is
+    the mean GP's floor (1e-6) and the mean GP leaves the returns (the Figure 1 case in CVaR);
+    with it, the posterior mean stays within the returns it saw."""
+    from erahbo.gp.one_seed import pooled_variance
+    from erahbo.gp.round import UCB_VAR_FLOOR_SHARE
+
+    assert fixed_noise(np.array([-1.0, 0.5]), 2.0, np.array([1.0, 2.0]), 1.0, 0.1) == (
+        pytest.approx(np.array([0.1, 0.25])))
+    assert fixed_noise(-1.0, 0.05, 1.0, 1.0, 0.1) == pytest.approx(0.05)  # rho_max^2 caps
+    X = np.array([[0.0], [0.03], [0.06], [0.09], [0.12], [0.1950], [0.1953]])
+    s2 = np.array([1.0, 1.0, 1e-3, 1e-3, 1e-3, 0.0, 0.0])
+    k = np.array([10.0, 10.0, 10.0, 10.0, 10.0, 1.0, 1.0])
+    ybar = np.array([0.2, 0.3, 0.5, 0.55, 0.5, 0.5, 0.85])
+    s = RoundSettings(GPHyper("rbf", np.array([0.3])),
+                      GPHyper("rbf", np.array([0.06]), noise=1e-4), beta=2.5, sigma0_2=0.01)
+    ref = ReferenceRound(X, ybar, s2, k, s, X)
+    fast = FastModel(s, X).round(X, ybar, s2, k)
+    _, _, mu_v, sd_v = ref.predict(X[5:])
+    assert np.all(mu_v + np.sqrt(2.5) * sd_v < 0)  # UCB^var < 0: the variance GP overshoots
+    floor = UCB_VAR_FLOOR_SHARE * pooled_variance(s2, k, 0.01)
+    np.testing.assert_allclose(ref.D[5:], floor / ref.sf**2, rtol=1e-9)
+    np.testing.assert_allclose(fast.D, ref.D, rtol=1e-9)
+    mf = ref.predict(X)[0]
+    assert np.all(mf <= ybar.max() + 0.1) and np.all(mf >= ybar.min() - 0.1)

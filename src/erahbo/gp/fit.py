@@ -27,7 +27,7 @@ from erahbo.gp.prior import (
     lengthscale_prior,
     lognormal_logpdf,
 )
-from erahbo.gp.round import RoundSettings, fixed_noise
+from erahbo.gp.round import UCB_VAR_FLOOR_SHARE, RoundSettings, fixed_noise
 from erahbo.gp.variance_noise import (
     LOG_PRIOR_SD,
     TRIGAMMA_HALF,
@@ -278,7 +278,8 @@ def fit_hyperparameters(
     ucbv = to_variance(ucb_var(mu, np.sqrt(var), beta), (mv, sv), log)  # eq. 17, mapped back
     rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))
     mf, sf = standardize(ybar)
-    D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf)
+    ucb_floor = UCB_VAR_FLOOR_SHARE * pooled_variance(s2, kk, pilot_noise(sigma0_2, ybar))
+    D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf, ucb_floor)
     hf = fit_map(
         X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind, fixed_noise=D, seed=seed + 1
     )

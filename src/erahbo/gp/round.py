@@ -7,8 +7,10 @@ hyperparameters and holds, for that round:
 * the variance GP (homoscedastic, on sample variances) and ``UCB^var`` (eq. 17) at the
   evaluated points;
 * the fixed noise of the mean GP, ``Sigma_hat`` (eq. 19,
-  :func:`erahbo.gp.bounds.sigma_hat`), divided by ``std_y^2`` of the mean GP's
-  standardization (floored at :data:`erahbo.gp.round.MEAN_NOISE_FLOOR`): :func:`fixed_noise`;
+  :func:`erahbo.gp.bounds.sigma_hat`), with ``UCB^var`` at least
+  :data:`UCB_VAR_FLOOR_SHARE` of the pooled within-configuration variance, divided by
+  ``std_y^2`` of the mean GP's standardization (floored at
+  :data:`erahbo.gp.round.MEAN_NOISE_FLOOR`): :func:`fixed_noise`;
 * the mean GP with that noise.
 
 It answers the acquisition argmax (eq. 8), the incumbent bound ``B_t`` (eq. 10) and, in
@@ -49,6 +51,7 @@ from erahbo.risk import RiskLike
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
+    "UCB_VAR_FLOOR_SHARE",
     "InnerBounds",
     "RoundModel",
     "RoundSettings",
@@ -57,6 +60,17 @@ __all__ = [
 ]
 
 MEAN_NOISE_FLOOR = 1e-6  # floor of the fixed, standardized per-point noise of the mean GP
+
+#: ``UCB^var`` in eq. 19 is at least this share of the pooled within-configuration variance
+#: (:func:`erahbo.gp.one_seed.pooled_variance`). A variance bound is positive, but the variance
+#: GP (a Gaussian on sample variances) can extrapolate below 0 between a very noisy and a quiet
+#: configuration; eq. 19 then gave a one-seed configuration no noise at all, and two one-seed
+#: configurations 0.0003 apart whose returns differ by 0.35 were fitted by a mean GP with weights
+#: of 6e5 and a posterior mean of 8.9 where every return lay in [-0.22, 0.86] (Figure 1 in
+#: CVaR_0.1, 60 runs, seed 0). Measured (docs/results/one_seed_models, "Session 23"): on the
+#: real tables 957 of 960 studies unchanged; README example and continuous tasks level or
+#: better.
+UCB_VAR_FLOOR_SHARE = 1e-2
 
 
 @dataclass(frozen=True)
@@ -132,7 +146,8 @@ class InnerBounds:
 
 
 def fixed_noise(
-    ucb_v: np.ndarray | float, rho_max2: float, k: np.ndarray | float, std_y: float
+    ucb_v: np.ndarray | float, rho_max2: float, k: np.ndarray | float, std_y: float,
+    floor: float = 0.0,
 ) -> np.ndarray | float:
     """Standardized mean-GP noise: ``Sigma_hat`` (eq. 19) over ``std_y^2``, floored.
 
@@ -146,6 +161,9 @@ def fixed_noise(
         ``(n,)`` seed counts.
     std_y : float
         Scale of the mean GP's output standardization.
+    floor : float
+        Least ``UCB^var`` (raw scale; :data:`UCB_VAR_FLOOR_SHARE` of the pooled variance),
+        before ``rho_max^2`` caps it.
 
     Returns
     -------
@@ -153,6 +171,8 @@ def fixed_noise(
         ``(n,)`` noise on the standardized scale, at least ``MEAN_NOISE_FLOOR`` (a float for
         float inputs: ``x_t``'s noise in the inner loop).
     """
+    if floor > 0.0:
+        ucb_v = (np.maximum if isinstance(ucb_v, np.ndarray) else max)(ucb_v, floor)
     noise = sigma_hat(ucb_v, rho_max2, k) / (std_y * std_y)
     return (np.maximum if isinstance(noise, np.ndarray) else max)(noise, MEAN_NOISE_FLOOR)
 
@@ -209,6 +229,7 @@ class RoundModel:
         self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
         self.yv = (obs - self.mv) / self.sv  # (n,)
         self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.asarray(s2).max())
+        self.ucb_floor = UCB_VAR_FLOOR_SHARE * self.s2_one  # eq. 19's least UCB^var
 
     def _var_noise(self, k: np.ndarray | float) -> np.ndarray | float:
         """The variance GP's noise (standardized) of observations of ``k`` seeds."""
@@ -253,7 +274,7 @@ class RoundModel:
         map of the standardization, and under ``exp``: :func:`erahbo.gp.bounds.to_variance`).
         """
         ucbv = to_variance(ucb_var(mu_v, sd_v, self.beta), (self.mv, self.sv), self.log_var)
-        return fixed_noise(ucbv, self.rho2, k, self.sf)
+        return fixed_noise(ucbv, self.rho2, k, self.sf, self.ucb_floor)
 
     def _inner_from(
         self,
