@@ -245,6 +245,29 @@ def test_the_option_is_validated_with_the_fix():
         erahbo.Optimizer(SPACE, budget=20, var_noise="log", var_noise_prior=-1.0)
 
 
+def test_erahbos_variance_model_is_the_measures_unless_given():
+    """Rule (session 24): ``var_noise`` not given is ``"log"`` for ERAHBO in MV and mean - c
+    std, ``"fitted"`` in the tail measures (their defaults were measured with it), for the
+    fixed-k methods and under the paper's preset; a value given wins, and a study stores the
+    value in force (a resume reads it back). The models the study builds are the ones named."""
+    def in_force(**kw):
+        opt = erahbo.Optimizer(SPACE, budget=200, **kw)
+        return opt.study_settings()["var_noise"]
+
+    assert in_force() == "log" and in_force(risk="mean_std", c=1.0) == "log"
+    assert in_force(risk="cvar", q=0.1) == in_force(risk="quantile", q=0.25) == "fitted"
+    assert in_force(method="rahbo") == in_force(preset="paper") == "fitted"
+    assert in_force(risk="cvar", q=0.1, var_noise="log") == "log"
+    assert in_force(var_noise="fitted") == "fitted"
+    # the prior of a fitted noise is refused where the noise in force is not fitted, with the fix
+    with pytest.raises(ValueError, match=r"var_noise='log' knows.*give var_noise='fitted'"):
+        erahbo.Optimizer(SPACE, budget=200, var_noise_prior=-1.0)
+    assert in_force(risk="cvar", q=0.1, var_noise_prior=-1.0) == "fitted"
+    for kw, log in (({}, True), ({"risk": "cvar", "q": 0.1}, False)):
+        res = erahbo.optimize(noisy_objective, SPACE, budget=30, seed=0, **kw)
+        assert res.settings["var_noise"] == ("log" if log else "fitted")
+
+
 def test_the_benchmark_names_the_option():
     from erahbo.experiments.methods import parse_method
 

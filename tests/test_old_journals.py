@@ -47,6 +47,7 @@ CHANGED_SINCE = {
     "k_min": 2,  # session 19: ERAHBO's new configurations start with one seed
     "recommend_min_seeds": 1,  # session 20: the recommendation is a replicated configuration
     "replicate_within": 0.0,  # session 20: a proposal within the resolution replicates
+    "var_noise": "fitted",  # session 24: the variance GP models log sample variances
 }
 
 

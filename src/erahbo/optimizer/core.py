@@ -36,6 +36,7 @@ from erahbo.optimizer.rounds import RoundModels, stop_bounds
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
+from erahbo.optimizer.variance_prior import noise_of
 from erahbo.optimizer.warm import start_warm
 from erahbo.space import SearchSpace
 
@@ -119,7 +120,7 @@ class Optimizer(Telling, Inspection):
         self.models = RoundModels(opts, self.state, self.strategy.recommender)
         if hyperparameters is not None:
             self.models.use(RoundSettings(*hyperparameters, self.beta, opts.rho_max2,
-                                          var_noise=opts.var_noise))
+                                          var_noise=noise_of(opts)))
         self._init = [] if no_design else initial_design_of(self.space, initial_design,
                                                              opts.n_init, self.seed)
         self._init_pos = self._n_rounds = self._used = self._n_trials = 0  # _used: budget seeds

@@ -4,10 +4,12 @@
   acquisition's ``beta`` (or ``recommend_beta``; 0: the best posterior mean MV); GP-UCB's
   risk weight 0 makes it ``argmax LCB_f``;
 * ``recommend_seeds`` (an erahbo extension): a configuration with at least that many seeds is
-  recommended on its own runs (its sample MV less one standard error) when that bound is at
-  least the sample MV of ``argmax LCB^MV``: with many seeds a configuration's own runs are
-  more accurate than the posterior, which pulls it towards its neighbours (the variance GP is
-  homoscedastic: it trusts 50 seeds no more than 2);
+  recommended on its own runs (eq. 9's ``LCB^MV`` on them: the sample mean less one standard
+  error, the sample variance at its one-sided chi-square bound;
+  :func:`erahbo.recommendation.sample_lcb_mv`) when that bound is at least the sample MV of
+  ``argmax LCB^MV``: with many seeds a configuration's own runs are more accurate than the
+  posterior, which pulls it towards its neighbours (the variance GP is homoscedastic: it
+  trusts 50 seeds no more than 2);
 * before the first model fit, the best sample MV (eq. 5 on sample means and variances);
 * ``recommend_min_seeds`` (an erahbo extension, issue 37): the recommendation is a
   configuration with at least that many seeds whenever one exists (:meth:`Recommender.backed`).
@@ -135,22 +137,28 @@ class Recommender:
     def well_sampled(self, data: Observations, row: int, mask: np.ndarray | None,
                      weight: RiskLike) -> int:
         """Among the eligible rows (``mask (n,)``) with at least :attr:`seeds` seeds, the one
-        with the highest sample MV minus one standard error (eq. 5 on its sample mean and
-        variance; :func:`erahbo.recommendation.sample_mv_bound`) replaces ``row`` when that
-        bound is at least ``row``'s sample MV. The measure may set its own threshold and
-        standard errors (:meth:`erahbo.risk.RiskMeasure.well_sampled_rule`: a tail measure's
-        configurations compete on their plug-in value, with no standard error, from
-        ``max(recommend_seeds, ceil(1 / q))`` seeds)."""
+        with the highest lower bound on its own runs (eq. 9's ``LCB^MV`` with the sample mean
+        less one standard error and the sample variance at its one-sided chi-square bound,
+        :func:`erahbo.recommendation.sample_lcb_mv`) replaces ``row`` when that bound is at
+        least ``row``'s sample MV. The measure may set its own threshold and confidence
+        (:meth:`erahbo.risk.RiskMeasure.well_sampled_rule`: a tail measure's configurations
+        compete on their plug-in value, z = 0, from ``max(recommend_seeds, ceil(1 / q))``
+        seeds). Until session 24 the bound was the sample MV less one standard error
+        (:func:`erahbo.recommendation.sample_mv_bound`): a lucky low sample variance has a
+        small standard error too, and under ``var_noise="log"`` a noisy peak with 16 seeds
+        outbid a quiet one (Optuna's two-peaks tests)."""
         if not self.seeds:
             return row
-        from erahbo.recommendation import sample_mv_bound  # pandas: not at start-up (the CLI)
+        from erahbo.gp.bounds import mean_variance
+        from erahbo.recommendation import sample_lcb_mv  # pandas: not at start-up (the CLI)
 
         seeds, z = as_risk(weight).well_sampled_rule(self.seeds)
         k = np.asarray(data.k, dtype=float)  # (n,)
         big = (k >= seeds) if mask is None else (k >= seeds) & mask
         if not big.any():
             return row
-        sample, bound = sample_mv_bound(data.ybar, data.s2, k, weight, z)  # (n,) each
+        sample = mean_variance(data.ybar, data.s2, weight)  # (n,)
+        bound = sample_lcb_mv(data.ybar, data.s2, k, weight, z)  # (n,)
         best = int(np.flatnonzero(big)[np.argmax(bound[big])])
         return best if bound[best] >= sample[row] else row
 

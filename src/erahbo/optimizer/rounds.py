@@ -31,6 +31,7 @@ from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.replicate import nearest_replicate
 from erahbo.optimizer.replication import Rule
 from erahbo.optimizer.state import StudyState
+from erahbo.optimizer.variance_prior import noise_of
 from erahbo.recommendation import configs_table
 
 __all__ = ["RoundModels", "stop_bounds"]
@@ -98,7 +99,7 @@ class RoundModels:
                                      rho_max2=o.rho_max2, seed=o.seed,
                                      one_seed=o.min_seeds == 1,
                                      var_noise_prior=o.var_noise_prior,
-                                     var_noise=o.var_noise))
+                                     var_noise=noise_of(o)))
         return self.settings
 
     def count_round(self) -> None:

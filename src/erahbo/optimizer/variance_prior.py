@@ -30,7 +30,7 @@ from typing import Any
 
 from erahbo.validation import Param, check_real
 
-__all__ = ["HIGH", "LOW", "PARAMS", "check"]
+__all__ = ["HIGH", "LOW", "PARAMS", "check", "noise_of"]
 
 LOW, HIGH = -10.0, 3.0  # medians from 4.5e-5 to 20 times the standardized variance
 PRIOR_LOC = -4.0  # the paper's (BoTorch's) log prior median, the default
@@ -57,15 +57,29 @@ def _model(name: str, value: Any) -> str:
     return str(value)
 
 
+def noise_of(o: Any) -> str:
+    """``var_noise`` of validated options resolved: the value given; else ``"fitted"`` for the
+    fixed-k methods and under ``preset="paper"`` (the paper's experiments), and for ERAHBO the
+    study measure's (:attr:`erahbo.risk.RiskMeasure.var_noise`): ``"log"`` for MV and mean -
+    c std since session 24, ``"fitted"`` for the tail measures (measured with it)."""
+    if o.var_noise is not None:
+        return str(o.var_noise)
+    if o.method != "erahbo" or o.preset == "paper":
+        return "fitted"
+    return o.measure.var_noise
+
+
 #: The variance GP's noise options (:class:`erahbo.validation.Param`).
 PARAMS = (
-    Param("var_noise", str, _model, default="fitted", paper="fitted", absent="fitted",
-          help="The variance GP's observation noise: 'fitted' (default: one MAP-fitted value "
-               "for all, the paper's experiments), 'chi2' (the paper appendix's "
-               "2 rho_bar^4 / (k - 1) of a sample variance of k seeds, known; not the "
-               "default: its scale is global, docs/results/one_seed_models) or 'log' (a GP "
-               "on bias-corrected log sample variances, known noise psi'((k - 1) / 2); "
-               "bounds exp(m +- sqrt(beta) s)).",
+    Param("var_noise", str, _model, default=None, paper=None, absent="fitted",
+          resolve=noise_of,
+          help="The variance GP's observation noise: 'log' (a GP on bias-corrected log sample "
+               "variances, known noise psi'((k - 1) / 2), bounds exp(m +- sqrt(beta) s); "
+               "ERAHBO's default in MV since session 24), 'fitted' (one MAP-fitted value for "
+               "all: the paper's experiments, the fixed-k methods, preset 'paper' and ERAHBO "
+               "in CVaR / quantile) or 'chi2' (the paper appendix's 2 rho_bar^4 / (k - 1) of "
+               "a sample variance of k seeds, known; its scale is global). "
+               "docs/results/one_seed_models.",
           short="vn", label="variance noise {}", form="vn<fitted|chi2|log>"),
     Param("var_noise_prior", float, _log_median,
           default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
@@ -77,9 +91,10 @@ PARAMS = (
 
 def check(o: Any, given: set[str]) -> None:
     """Refuse a prior for a noise that is not fitted (``given``: the options named)."""
-    if ("var_noise_prior" in given and o.var_noise in ("chi2", "log")
+    noise = noise_of(o)
+    if ("var_noise_prior" in given and noise in ("chi2", "log")
             and o.var_noise_prior != PRIOR_LOC):
         raise ValueError(
             f"var_noise_prior={o.var_noise_prior} is the prior of a fitted noise, but "
-            f"var_noise={o.var_noise!r} knows the noise of every sample variance: drop "
+            f"var_noise={noise!r} knows the noise of every sample variance: drop "
             "var_noise_prior, or give var_noise='fitted'")
