@@ -45,7 +45,8 @@ def test_the_optimizer_fits_with_the_option_in_force():
         d = opt.data
         return opt.model_settings, fit_hyperparameters(
             d.U, d.ybar, d.s2, d.k, seed=opt.options.seed,
-            var_noise_prior=opt.options.var_noise_prior, var_noise=opt.options.var_noise)
+            var_noise_prior=opt.options.var_noise_prior,
+            var_noise=opt.study_settings()["var_noise"])  # in force ("log" for ERAHBO)
 
     fitted = {"var_noise": "fitted"}  # a prior acts on a fitted noise only (chi2: refused)
     for kw, loc in (({}, -4.0), ({"preset": "paper", "k_init": 2}, -4.0),

@@ -71,7 +71,7 @@ def noise_of(o: Any) -> str:
 
 #: The variance GP's noise options (:class:`erahbo.validation.Param`).
 PARAMS = (
-    Param("var_noise", str, _model, default=None, paper=None, absent="fitted",
+    Param("var_noise", str, _model, default="log", paper="fitted", absent="fitted",
           resolve=noise_of,
           help="The variance GP's observation noise: 'log' (a GP on bias-corrected log sample "
                "variances, known noise psi'((k - 1) / 2), bounds exp(m +- sqrt(beta) s); "
