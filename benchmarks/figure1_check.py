@@ -29,6 +29,8 @@ METHODS = {"erahbo": {}, "rahbo": {}, "rahbo (k=2)": {"k": 2}, "gpucb": {},
            "erahbo (k_min 1; var_noise_prior -4)": {"k_min": 1, "var_noise_prior": -4.0},
            # no replication of near-duplicates (erahbo.optimizer.replicate; issue 37)
            "erahbo (replicate_within 0)": {"replicate_within": 0.0},
+           # the variance GP's fitted noise: erahbo's default until session 24
+           "erahbo (var_noise fitted)": {"var_noise": "fitted"},
            # the defaults of session 19 (before issue 37's parts)
            "erahbo (session 19)": {"replicate_within": 0.0, "recommend_min_seeds": 1},
            # session 21: the Matern-5/2 kernel, and the variance GP's noise prior
