@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 
 from erahbo.gp.bounds import lcb_mv, mean_variance, to_variance, ucb_mv
-from erahbo.risk import MeanVariance, RiskLike, RiskMeasure, as_risk, objective_name
+from erahbo.risk import (
+    MeanVariance,
+    RiskLike,
+    RiskMeasure,
+    as_risk,
+    chi2_variance_bound,
+    objective_name,
+)
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
            "mv_standard_error", "objective_name", "sample_lcb_mv", "sample_mv_bound",
@@ -310,11 +317,11 @@ def sample_lcb_mv(ybar: Any, s2: Any, k: Any, weight: RiskLike, z: float = 1.0) 
     k = np.asarray(k, dtype=float)
     if z <= 0:
         return np.where(k >= 2, mean_variance(ybar, s2, weight), np.nan)
-    from scipy.stats import chi2, norm  # scipy: not at start-up (the CLI)
+    from scipy.stats import norm  # scipy: not at start-up (the CLI)
 
     kk = np.maximum(k, 2.0)  # (n,): defined everywhere, NaN below 2 seeds at the end
     s2 = np.maximum(s2, 0.0)
-    upper = s2 * (kk - 1.0) / chi2.ppf(norm.cdf(-z), kk - 1.0)
+    upper = chi2_variance_bound(s2, kk, norm.cdf(-z))
     lower_f = ybar - z * np.sqrt(s2 / kk)
     return np.where(k >= 2, mean_variance(lower_f, upper, weight), np.nan)
 

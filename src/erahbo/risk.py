@@ -64,6 +64,7 @@ __all__ = [
     "RiskLike",
     "RiskMeasure",
     "as_risk",
+    "chi2_variance_bound",
     "measure_from_json",
     "nonnegative",
     "objective_name",
@@ -80,6 +81,17 @@ def two_sided_z(level: float) -> float:
     """``Phi^{-1}(1 - (1 - level) / 2)``: the standard deviations of a two-sided ``level``
     interval of a Gaussian (1.645 for 90 %)."""
     return _STD_NORMAL.inv_cdf(1.0 - (1.0 - level) / 2.0)
+
+
+def chi2_variance_bound(s2: ArrayLike, k: ArrayLike, p: float) -> ArrayLike:
+    """``s2 (k - 1) / chi2_{k-1}(p)``: the one-sided confidence bound of a variance from the
+    sample variance ``s2`` of ``k >= 2`` normal returns (float or ``(n,)`` each) that lies
+    below the true variance with probability ``p`` (``p > 1/2``: a lower bound, eq. 12's
+    own-run bound of a tail measure; ``p < 1/2``: an upper bound, the well-sampled rule's
+    :func:`erahbo.recommendation.sample_lcb_mv`)."""
+    from scipy.stats import chi2  # scipy: not at start-up (the CLI)
+
+    return s2 * (k - 1) / chi2.ppf(p, k - 1)
 
 
 def _sqrt(var: ArrayLike) -> ArrayLike:
@@ -310,9 +322,7 @@ class _Tail(_LocationScale):
                  beta: float) -> float:
         v = max(var, model_var) if k >= 2 else model_var
         if k >= 2 and beta > 0:
-            from scipy.stats import chi2  # scipy: not at start-up (the CLI)
-
-            v = v * (k - 1) / float(chi2.ppf(_STD_NORMAL.cdf(math.sqrt(beta)), k - 1))
+            v = float(chi2_variance_bound(v, k, _STD_NORMAL.cdf(math.sqrt(beta))))
         own = self.value(mean, v)
         return own if own > ucb else ucb
 
