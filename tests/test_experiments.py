@@ -53,6 +53,10 @@ def test_parse_methods_grammar():
         parse_method("erahbo-b0")
     assert parse_method("erahbo-bs0.25").options == {"beta_stop": 0.25}
     assert parse_method("erahbo-bs0").options == {"beta_stop": 0.0}
+    # refit the hyperparameters each time the evaluated configurations grew that much (> 1)
+    assert parse_method("erahbo-rg2").options == {"refit_growth": 2.0}
+    with pytest.raises(ValueError, match="unknown method 'erahbo-rg1'"):
+        parse_method("erahbo-rg1")
     par = parse_method("rahbo-k2-p4")
     assert (par.method, par.options, par.label) == ("rahbo", {"k": 2, "n_parallel": 4},
                                                     "RAHBO (k=2, 4 in parallel)")
