@@ -48,6 +48,7 @@ CHANGED_SINCE = {
     "recommend_min_seeds": 1,  # session 20: the recommendation is a replicated configuration
     "replicate_within": 0.0,  # session 20: a proposal within the resolution replicates
     "var_noise": "fitted",  # session 24: the variance GP models log sample variances
+    "refit_evidence": 0.0,  # session 25: a refit keeps the hyperparameters the data favour
 }
 
 

@@ -37,7 +37,7 @@ from erahbo.gp.variance_noise import (
     variance_noise,
 )
 
-__all__ = ["fit_hyperparameters", "fit_map", "log_marginal_likelihood"]
+__all__ = ["fit_hyperparameters", "fit_map", "kept_hyper", "log_marginal_likelihood"]
 
 
 def log_marginal_likelihood(
@@ -182,6 +182,60 @@ def fit_map(
     return GPHyper(kind=kind, lengthscales=ls, noise=noise, log_posterior=best_v)
 
 
+def kept_hyper(
+    new: GPHyper,
+    old: GPHyper | None,
+    evidence: float,
+    X: np.ndarray,
+    y: np.ndarray,
+    fixed: np.ndarray | None,
+    noise_prior: tuple[float, float] = NOISE_PRIOR,
+) -> GPHyper:
+    """A refit's hyperparameters, or the previous fit's where the data do not favour the new.
+
+    The new MAP ``new`` replaces ``old`` only when its log posterior on the current data beats
+    the old hyperparameters' on the same data by at least ``evidence`` nats (0: always, a plain
+    refit). Without that test a refit on a few dozen configurations moves lengthscales on
+    noise as readily as on signal (``erahbo.optimizer.refit``).
+
+    Parameters
+    ----------
+    new, old : GPHyper
+        The refit and the hyperparameters in use (None: nothing to keep).
+    evidence : float
+        Least gain in log posterior (nats) for the new fit to be used.
+    X : numpy.ndarray
+        ``(n, d)`` the inputs the new fit was made on.
+    y : numpy.ndarray
+        ``(n,)`` its standardized outputs.
+    fixed : numpy.ndarray or None
+        ``(n,)`` the fixed noise the fit was made under; None: a learned noise (``old.noise``
+        is then part of the old hyperparameters).
+    noise_prior : (float, float)
+        The learned noise's prior, as in the fit.
+
+    Returns
+    -------
+    GPHyper
+        ``new``, or ``old``'s lengthscales (and learned noise) with their log posterior on
+        the current data; ``noise`` keeps ``new.noise`` where the noise is not learned.
+    """
+    if old is None or evidence <= 0.0 or old.kind != new.kind \
+            or np.shape(old.lengthscales) != np.shape(new.lengthscales):
+        return new
+    theta = np.log(np.asarray(old.lengthscales, dtype=float))
+    if fixed is None:
+        theta = np.append(theta, math.log(float(old.noise)))
+    try:
+        lp_old = log_marginal_likelihood(theta, X, y, new.kind, fixed, noise_prior)[0]
+    except np.linalg.LinAlgError:
+        return new
+    if not np.isfinite(lp_old) or new.log_posterior - lp_old >= evidence:
+        return new
+    return GPHyper(kind=old.kind, lengthscales=np.asarray(old.lengthscales, dtype=float),
+                   noise=old.noise if fixed is None else new.noise, log_posterior=float(lp_old))
+
+
 def fit_hyperparameters(
     X: np.ndarray,
     ybar: np.ndarray,
@@ -195,6 +249,8 @@ def fit_hyperparameters(
     one_seed: bool = False,
     var_noise_prior: float = NOISE_PRIOR[0],
     var_noise: str = "fitted",
+    previous: RoundSettings | None = None,
+    evidence: float = 0.0,
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
@@ -233,6 +289,11 @@ def fit_hyperparameters(
         sample variances with the known noise ``psi'((k - 1) / 2)`` (only the lengthscales
         are fitted; ``hyper_v.noise`` is ``psi'(1/2) / s_v^2``, ``s_v`` the prior standard
         deviation of ``log rho^2``, :data:`erahbo.gp.variance_noise.LOG_PRIOR_SD`).
+    previous : RoundSettings or None
+        The hyperparameters in use (a refit): each GP keeps its previous ones unless the new
+        fit beats them on the current data by ``evidence`` nats (:func:`kept_hyper`).
+    evidence : float
+        That least gain (``refit_evidence``; 0: a plain refit).
 
     Returns
     -------
@@ -273,6 +334,10 @@ def fit_hyperparameters(
     else:
         hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed,
                      noise_prior=(var_noise_prior, NOISE_PRIOR[1]))
+    if previous is not None:
+        fixed_v = None if not (log or chi2) else variance_noise(hv.noise, kk[fit_on], chi2, log)
+        hv = kept_hyper(hv, previous.hyper_v, evidence, X[fit_on], yv[fit_on], fixed_v,
+                        (var_noise_prior, NOISE_PRIOR[1]))
     gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2, log), hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = to_variance(ucb_var(mu, np.sqrt(var), beta), (mv, sv), log)  # eq. 17, mapped back
@@ -280,8 +345,9 @@ def fit_hyperparameters(
     mf, sf = standardize(ybar)
     ucb_floor = UCB_VAR_FLOOR_SHARE * pooled_variance(s2, kk, pilot_noise(sigma0_2, ybar))
     D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf, ucb_floor)
-    hf = fit_map(
-        X, (np.asarray(ybar, dtype=float) - mf) / sf, kind=kind, fixed_noise=D, seed=seed + 1
-    )
+    yf = (np.asarray(ybar, dtype=float) - mf) / sf
+    hf = fit_map(X, yf, kind=kind, fixed_noise=D, seed=seed + 1)
+    if previous is not None:
+        hf = kept_hyper(hf, previous.hyper_f, evidence, X, yf, D)
     return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
                          sigma0_2=sigma0_2, var_noise=var_noise)

@@ -210,6 +210,7 @@ class Options:
     challengers: bool | None = None
     var_noise_prior: float | None = None
     var_noise: str | None = None
+    refit_evidence: float | None = None
     replicate_within: float | None = None
     early_stop: bool | None = None
     early_stop_beta: float | None = None

@@ -34,6 +34,7 @@ from erahbo.optimizer import (
     early_stop,
     random_design,
     recommender,
+    refit,
     replicate,
     replication,
     risk_options,
@@ -48,7 +49,7 @@ __all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "absent_values", "check", "method_v
 #: The parts with options, in the order their options are listed (CLI, docs) and checked
 #: (the replication rule first: its seed range before the caps that read it).
 PARTS = (replication, beta_stop, seedcap, recommender, random_design, challenger,
-         variance_prior, replicate, early_stop, risk_options)
+         variance_prior, replicate, early_stop, risk_options, refit)
 #: Every part's options, in :data:`PARTS` order.
 PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
 #: The options the hosts derive from their declarations (``Param.hosts``): the CLI's flags,

@@ -99,7 +99,8 @@ class RoundModels:
                                      rho_max2=o.rho_max2, seed=o.seed,
                                      one_seed=o.min_seeds == 1,
                                      var_noise_prior=o.var_noise_prior,
-                                     var_noise=noise_of(o)))
+                                     var_noise=noise_of(o),
+                                     previous=self.settings, evidence=o.refit_evidence or 0.0))
         return self.settings
 
     def count_round(self) -> None:
