@@ -90,7 +90,9 @@ def test_the_replication_rules_core_options_are_listed_by_each_host_itself():
     seed_batch, stopping; the beta_stop schedule's) derives no flag, key or keyword: each host
     lists it with its own default (erahbo tune and the Hydra sweeper: k_max 10), and the Optuna
     sampler, whose trial runs a whole round, refuses seed_batch and stopping as unknown. The
-    early-stopping part's options (issue 39) reach no host yet: a host cannot stop a run."""
+    early-stopping part's options (issue 39) reach no host yet: a host cannot stop a run.
+    ``refit_evidence`` (session 25) is a library option like ``refit_every`` and
+    ``refit_growth``, which no host lists: it acts only where a study refits."""
     pytest.importorskip("hydra")
     pytest.importorskip("optuna")
     from erahbo.cli.optimize_cmd import optimize
@@ -100,7 +102,8 @@ def test_the_replication_rules_core_options_are_listed_by_each_host_itself():
 
     own = {p.name for p in PARAMS if not p.hosts}
     assert own == {"k", "k_min", "k_max", "seed_batch", "stopping",
-                   "beta_stop", "schedule", "gamma", "slope", "early_stop", "early_stop_beta"}
+                   "beta_stop", "schedule", "gamma", "slope", "early_stop", "early_stop_beta",
+                   "refit_evidence"}
     assert not own & set(HOSTED)
     for name in ("beta_stop", "schedule", "gamma", "slope"):
         assert name in inspect.signature(optimize).parameters
@@ -112,6 +115,8 @@ def test_the_replication_rules_core_options_are_listed_by_each_host_itself():
     for name in ("k", "k_min", "k_max", "seed_batch"):
         assert name in inspect.signature(optimize).parameters and name in conf
     assert "beta_stop" in conf
+    for name in ("refit_evidence", "refit_growth"):
+        assert name not in inspect.signature(optimize).parameters and name not in conf
     sampler = ERAHBOSampler(k_min=2, k_max=6, k=3, beta_stop=0.5)
     assert (sampler.k_min, sampler.k_max, sampler.k) == (2, 6, 3)
     assert sampler._options["beta_stop"] == 0.5

@@ -40,7 +40,8 @@ PARAMS = (
           help="A refit of the GPs' hyperparameters (refit_every, refit_growth) replaces the "
                "ones in use only when it beats them on the current data by this many nats of "
                "log posterior (0: always; default: the preset's, 3 for erahbo).",
-          short="ev", label="refit evidence {}", form="ev3"),
+          short="ev", label="refit evidence {}", form="ev3",
+          cli=False, hosts=False),  # like refit_every / refit_growth: a library option
 )
 
 
