@@ -6,9 +6,9 @@ seeds under erahbo's ``k_init = 2``); ``refit_every`` and ``refit_growth`` refit
 (:class:`erahbo.optimizer.rounds.RoundModels`). On 5 configurations the MAP lengthscales are
 close to the prior's mode, and on a continuous space that model can stay in use for the whole
 study: on the README example its mean GP kept a lengthscale of 1.3 (unit cube) on ``log lr``
-while the returns fall by 2 over that range, and it put one-seed configurations of
-``lr = 1e-5`` 5 posterior standard deviations above their runs
-(``docs/results/one_seed_models/``, "Session 25"). A plain refit fixes that, but on the real
+while the returns fall by 2 over that range, and it put a configuration with 5 seeds of
+mean -1.03 at a posterior of -0.17 +- 0.08 (``docs/results/one_seed_models/``, "Session
+25"). A plain refit fixes that, but on the real
 tables (6 to 14 dimensions, most of them irrelevant) a refit on 10 to 40 configurations moves
 lengthscales on noise as readily as on signal, and it cost regret there.
 
