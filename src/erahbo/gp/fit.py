@@ -220,8 +220,7 @@ def kept_hyper(
         ``new``, or ``old``'s lengthscales (and learned noise) with their log posterior on
         the current data; ``noise`` keeps ``new.noise`` where the noise is not learned.
     """
-    if old is None or evidence <= 0.0 or old.kind != new.kind \
-            or np.shape(old.lengthscales) != np.shape(new.lengthscales):
+    if old is None or evidence <= 0.0:
         return new
     theta = np.log(np.asarray(old.lengthscales, dtype=float))
     if fixed is None:
@@ -319,25 +318,21 @@ def fit_hyperparameters(
     yv = (obs - mv) / sv
     rep = np.asarray(k) >= 2  # (n,) rows with a sample variance
     fit_on = rep if 3 <= rep.sum() < len(rep) else np.ones(len(rep), dtype=bool)
-    if log:  # the known noise of a 2-seed log variance, standardized; the lengthscales under it
-        tau2 = TRIGAMMA_HALF / (sv * sv)
-        hv = fit_map(X[fit_on], yv[fit_on], kind=kind, seed=seed,
-                     fixed_noise=variance_noise(tau2, kk[fit_on], log=True))
-        hv = GPHyper(kind=hv.kind, lengthscales=hv.lengthscales, noise=tau2,
-                     log_posterior=hv.log_posterior)
-    elif chi2:  # the known noise of each sample variance; the lengthscales fitted under it
-        tau2 = chi2_scale(s2, kk, sv)
-        hv = fit_map(X[fit_on], yv[fit_on], kind=kind, seed=seed,
-                     fixed_noise=variance_noise(tau2, kk[fit_on], chi2=True))
+    prior_v = (var_noise_prior, NOISE_PRIOR[1])  # the fitted noise's prior ("fitted")
+    fixed_v = None  # the variance GP's known noise at the fitted rows ("chi2", "log")
+    if log or chi2:  # the known noise (log: of a 2-seed log variance; chi2: of each sample
+        # variance), standardized; only the lengthscales are fitted, under it
+        tau2 = TRIGAMMA_HALF / (sv * sv) if log else chi2_scale(s2, kk, sv)
+        fixed_v = variance_noise(tau2, kk[fit_on], chi2, log)
+        hv = fit_map(X[fit_on], yv[fit_on], kind=kind, seed=seed, fixed_noise=fixed_v)
         hv = GPHyper(kind=hv.kind, lengthscales=hv.lengthscales, noise=tau2,
                      log_posterior=hv.log_posterior)
     else:
         hv = fit_map(X[fit_on], yv[fit_on], kind=kind, fixed_noise=None, seed=seed,
-                     noise_prior=(var_noise_prior, NOISE_PRIOR[1]))
+                     noise_prior=prior_v)
     if previous is not None:
-        fixed_v = None if not (log or chi2) else variance_noise(hv.noise, kk[fit_on], chi2, log)
         hv = kept_hyper(hv, previous.hyper_v, evidence, X[fit_on], yv[fit_on], fixed_v,
-                        (var_noise_prior, NOISE_PRIOR[1]))
+                        prior_v)
     gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2, log), hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = to_variance(ucb_var(mu, np.sqrt(var), beta), (mv, sv), log)  # eq. 17, mapped back

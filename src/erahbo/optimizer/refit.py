@@ -48,7 +48,7 @@ PARAMS = (
 def check(o: Any, given: set[str]) -> None:
     """Refuse a refit evidence of its own where nothing is refit (the preset's value passes:
     a journal's settings name every option)."""
-    own = o.refit_evidence not in (0.0, PARAMS[0].default)
+    own = o.refit_evidence not in (PARAMS[0].default, PARAMS[0].paper)
     if "refit_evidence" in given and own and not (o.refit_every or o.refit_growth):
         raise ValueError(
             f"refit_evidence={o.refit_evidence!r} acts at a refit of the hyperparameters, and "
