@@ -11,6 +11,7 @@ import pytest
 import erahbo
 from erahbo.gp.exact import GPHyper
 from erahbo.gp.fit import fit_map, kept_hyper, log_marginal_likelihood
+from erahbo.gp.prior import FLAT_LENGTHSCALE
 from erahbo.optimizer.options import Options
 
 
@@ -49,6 +50,26 @@ def test_a_refit_that_gains_less_than_the_evidence_keeps_the_hyperparameters_in_
     assert kept.log_posterior == pytest.approx(lp_old)
     assert kept_hyper(new, old, 0.0, X, y, noise) is new
     assert kept_hyper(new, None, 3.0, X, y, noise) is new  # the first fit: nothing to keep
+
+
+def test_a_refit_that_sees_no_input_that_matters_keeps_the_hyperparameters_in_use():
+    # Rule: a refit whose every lengthscale exceeds FLAT_LENGTHSCALE models a constant and is
+    # not used, however much it gains; a learn-or-fail study: 22 runs at the failure level
+    # (a small noise), two that learned (a large one), on a 3-d unit cube.
+    X = (np.arange(24)[:, None] * np.array([0.37, 0.61, 0.83]) + 0.05) % 1.0
+    y = np.zeros(24)
+    y[[5, 17]] = 1.0
+    y = (y - y.mean()) / y.std()
+    noise = np.where(y > 0, 20.0, 0.01)
+    new = fit_map(X, y, fixed_noise=noise, seed=0)
+    assert new.lengthscales.min() > FLAT_LENGTHSCALE  # the data say: a constant
+    old = GPHyper(kind="rbf", lengthscales=np.full(3, 0.7), noise=None, log_posterior=0.0)
+    lp_old = log_marginal_likelihood(np.log(old.lengthscales), X, y, "rbf", noise)[0]
+    assert new.log_posterior - lp_old > 3.0  # it would pass the evidence test
+    kept = kept_hyper(new, old, 3.0, X, y, noise)
+    assert np.allclose(kept.lengthscales, 0.7)
+    assert kept.log_posterior == pytest.approx(lp_old)
+    assert kept_hyper(new, old, 0.0, X, y, noise) is new  # a plain refit takes it
 
 
 def test_a_learned_noise_is_kept_with_its_lengthscales():

@@ -19,6 +19,7 @@ from erahbo.gp.exact import ExactGP, GPHyper, robust_cholesky, standardize
 from erahbo.gp.kernels import KERNELS, kernel_and_dlogls
 from erahbo.gp.one_seed import pilot_noise, pooled_variance, variance_observations
 from erahbo.gp.prior import (
+    FLAT_LENGTHSCALE,
     LENGTHSCALE_MAX,
     LENGTHSCALE_MIN,
     NOISE_MAX,
@@ -195,8 +196,13 @@ def kept_hyper(
 
     The new MAP ``new`` replaces ``old`` only when its log posterior on the current data beats
     the old hyperparameters' on the same data by at least ``evidence`` nats (0: always, a plain
-    refit). Without that test a refit on a few dozen configurations moves lengthscales on
-    noise as readily as on signal (``erahbo.optimizer.refit``).
+    refit), and when it still sees an input that matters: a refit whose every lengthscale
+    exceeds :data:`erahbo.gp.prior.FLAT_LENGTHSCALE` models a constant, and a constant cannot
+    guide a search. Without the first test a refit on a few dozen configurations moves
+    lengthscales on noise as readily as on signal; without the second, on a learn-or-fail task
+    where most configurations fail (the surrogate of PPO MountainCar) a refit on 20
+    configurations put all 12 lengthscales at 22-31, and the study stopped exploring
+    (``erahbo.optimizer.refit``).
 
     Parameters
     ----------
@@ -222,6 +228,8 @@ def kept_hyper(
     """
     if old is None or evidence <= 0.0:
         return new
+    ls = np.asarray(new.lengthscales, dtype=float)
+    flat = bool(ls.size and ls.min() > FLAT_LENGTHSCALE)
     theta = np.log(np.asarray(old.lengthscales, dtype=float))
     if fixed is None:
         theta = np.append(theta, math.log(float(old.noise)))
@@ -229,7 +237,7 @@ def kept_hyper(
         lp_old = log_marginal_likelihood(theta, X, y, new.kind, fixed, noise_prior)[0]
     except np.linalg.LinAlgError:
         return new
-    if not np.isfinite(lp_old) or new.log_posterior - lp_old >= evidence:
+    if not np.isfinite(lp_old) or (new.log_posterior - lp_old >= evidence and not flat):
         return new
     return GPHyper(kind=old.kind, lengthscales=np.asarray(old.lengthscales, dtype=float),
                    noise=old.noise if fixed is None else new.noise, log_posterior=float(lp_old))

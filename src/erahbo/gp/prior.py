@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 __all__ = [
+    "FLAT_LENGTHSCALE",
     "LENGTHSCALE_MAX",
     "LENGTHSCALE_MIN",
     "NOISE_MAX",
@@ -24,6 +25,9 @@ __all__ = [
 
 LENGTHSCALE_MIN = 0.025  # BoTorch's lower bound on lengthscales
 LENGTHSCALE_MAX = 1e4
+# a GP whose every lengthscale exceeds this (unit cube) sees no input that matters: an RBF
+# correlation of exp(-1/8) = 0.88 across a whole dimension (erahbo.gp.fit.kept_hyper)
+FLAT_LENGTHSCALE = 2.0
 NOISE_MIN = 1e-4  # BoTorch's lower bound on an inferred (homoscedastic) noise variance
 NOISE_MAX = 1e2
 NOISE_PRIOR = (-4.0, 1.0)  # LogNormal(loc, scale) of the noise variance

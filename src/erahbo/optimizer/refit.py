@@ -17,7 +17,10 @@ MAP's log posterior on the current data beats theirs, on the same data, by at le
 (:func:`erahbo.gp.fit.kept_hyper`). 0 is a plain refit (the behaviour of ``refit_every`` and
 ``refit_growth`` before the option). 3 nats is a posterior density ratio of 20, "strong" on
 Jeffreys' scale: the new lengthscales must explain the data clearly better than the old ones.
-It acts only where the hyperparameters are refit.
+Under a positive evidence a refit that models a constant (every lengthscale above
+:data:`erahbo.gp.prior.FLAT_LENGTHSCALE`) is not used either: on a learn-or-fail task where most
+configurations fail, such a refit stopped the search (``docs/results/one_seed_models/``,
+"Session 26"). It acts only where the hyperparameters are refit.
 
 A part of a strategy (:mod:`erahbo.optimizer.strategy`); the fit that reads it is
 :func:`erahbo.gp.fit.fit_hyperparameters`.
