@@ -94,7 +94,9 @@ VARIANTS: dict[str, dict | tuple | None] = {
     "default-b1": ("default", {"beta": 1.0}),
     "default-b1.5": ("default", {"beta": 1.5}),
     "default-cap30": ("default", {"max_seeds": 30}),
-    "default-rg2": ("default", {"refit_growth": 2.0}),
+    "default-rg2": ("default", {"refit_growth": 2.0}),  # the default since session 26
+    # the defaults of sessions 19-25: the hyperparameters fitted once, on the initial design
+    "default-rg0": ("default", {"refit_growth": 0.0}),
     # session 18 (issue 27's outliers): the first refit at 20 configurations, then 80, 320
     "default-rg4": ("default", {"refit_growth": 4.0}),
     "default-n8": ("default", {"n_init": 8}),

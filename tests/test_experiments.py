@@ -55,6 +55,7 @@ def test_parse_methods_grammar():
     assert parse_method("erahbo-bs0").options == {"beta_stop": 0.0}
     # refit the hyperparameters each time the evaluated configurations grew that much (> 1)
     assert parse_method("erahbo-rg2").options == {"refit_growth": 2.0}
+    assert parse_method("erahbo-rg0").options == {"refit_growth": 0.0}  # fit once (the paper)
     with pytest.raises(ValueError, match="unknown method 'erahbo-rg1'"):
         parse_method("erahbo-rg1")
     par = parse_method("rahbo-k2-p4")

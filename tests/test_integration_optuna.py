@@ -64,8 +64,10 @@ OPTS = dict(seed=0, n_init=4, k_init=6, k_min=2, k_max=10, raw_samples=128, n_po
 
 
 def test_pruner_is_erahbos_stopping_rule():
-    """Each kind of trial gets its seeds; a trial is pruned only when the rule rejects it."""
-    sampler = ERAHBOSampler(**OPTS)
+    """Each kind of trial gets its seeds; a trial is pruned only when the rule rejects it.
+    (The hyperparameters of the initial design throughout, refit_growth=0: a study whose 12
+    rounds hold trials stopped early and trials run to k_max.)"""
+    sampler = ERAHBOSampler(**OPTS, refit_growth=0)
     study = run(sampler, 16)
     phase = {t.number: t.system_attrs["erahbo:phase"] for t in study.trials}
     init = [t for t in study.trials if phase[t.number] == "init"]
@@ -91,8 +93,8 @@ def test_pruner_is_erahbos_stopping_rule():
 
 
 def test_the_gp_hyperparameters_are_fitted_on_the_initial_design():
-    """The study's GP hyperparameters (user attribute ``erahbo_hyperparameters``) are fitted
-    once, as the core fits them: on the data of the first ``n_init`` configurations, not on
+    """The study's GP hyperparameters (user attribute ``erahbo_hyperparameters``) are first
+    fitted as the core fits them: on the data of the first ``n_init`` configurations, not on
     whatever the first finished trial left (a fit on one configuration is the prior's mode).
     Rule: they equal the fit of an Optimizer warm-started with those trials' records."""
     from erahbo import Optimizer
@@ -108,6 +110,40 @@ def test_the_gp_hyperparameters_are_fitted_on_the_initial_design():
     fit = Optimizer(coder.space, **dict(sampler._options, n_init=0, warm_start=records))
     stored = study.user_attrs["erahbo_hyperparameters"]
     assert stored["hyper"] == hyper_json(fit.fit_hyperparameters())
+
+
+def test_the_gp_hyperparameters_are_refit_as_the_core_refits_them():
+    """Rule (session 26): the stored fit names the configurations it was made on (``n``); once
+    the study holds ``refit_growth`` times as many, the next sync refits them as the core
+    does (its refit, with the stored ones as the fit in use: ``refit_evidence``) and stores the
+    new count; ``refit_growth=0`` keeps the fit of the initial design."""
+    import math
+
+    from erahbo import Optimizer
+    from erahbo.integrations._optuna_engine import HYPER, study_hyperparameters
+    from erahbo.integrations._optuna_space import Coder
+    from erahbo.integrations._optuna_trials import study_records
+    from erahbo.optimizer.options import hyper_json
+
+    sampler = ERAHBOSampler(**OPTS)
+    study = run(sampler, 14)
+    coder = Coder(study.trials[0].distributions)
+    records, _, _ = study_records(study.trials, coder)
+    assert len(records) >= 8
+    opts = sampler._options
+    first = Optimizer(coder.space, **dict(opts, n_init=0, warm_start=records[:4]))
+    h4 = first.fit_hyperparameters()
+    other = optuna.create_study()  # a study whose fit was made on the initial design
+    other.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_json(h4), "n": 4})
+    fitted = study_hyperparameters(other, opts, "erahbo", 4)
+    assert fitted(coder, records[:7]) == (h4, True, 8.0)  # 7 < 2 x 4: not yet
+    hyper, final, at = fitted(coder, records[:8])
+    core = Optimizer(coder.space, **dict(opts, n_init=0, warm_start=records[:8],
+                                         refit_growth=0), hyperparameters=h4)
+    assert hyper_json(hyper) == hyper_json(core.fit_hyperparameters())
+    assert final and at == 16.0 and other.user_attrs[HYPER]["n"] == 8
+    never = study_hyperparameters(other, dict(opts, refit_growth=0), "erahbo", 4)
+    assert never(coder, records)[2] == math.inf
 
 
 def test_random_rounds_alternate_early_as_in_the_optimizer():

@@ -49,6 +49,7 @@ CHANGED_SINCE = {
     "replicate_within": 0.0,  # session 20: a proposal within the resolution replicates
     "var_noise": "fitted",  # session 24: the variance GP models log sample variances
     "refit_evidence": 0.0,  # session 25: a refit keeps the hyperparameters the data favour
+    "refit_growth": 0.0,  # session 26: ERAHBO refits them at each doubling (0: never)
 }
 
 

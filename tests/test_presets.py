@@ -13,7 +13,7 @@ def test_paper_preset_is_the_papers_settings():
     o = Options(method="erahbo", preset="paper", budget=400)
     assert (o.beta, o.beta_stop, o.k_min, o.k_max, o.n_init, o.refit_every) == (
         2.5, 1.0, 2, 20, 5, 0)
-    assert o.k_init_value == 20 and o.refit_growth is None  # k_init = k_max, fitted once
+    assert o.k_init_value == 20 and o.refit_growth == 0.0  # k_init = k_max, fitted once
 
 
 def test_default_preset_uses_erahbos_defaults_and_names_win():
@@ -58,8 +58,26 @@ def test_refit_growth_refits_at_each_doubling():
             fits.append(opt.model_settings)
     # 35 configurations: fits on 5, 10, 20 (and 40 is never reached)
     assert len(fits) == 3
-    with pytest.raises(ValueError, match="refit_growth=1 must be > 1"):
+    with pytest.raises(ValueError, match=r"refit_growth=1 must be > 1 .* or 0 \(never refit"):
         Options(refit_growth=1)
+
+
+def test_erahbo_refits_at_each_doubling_by_default_and_fixed_hyperparameters_are_not_refit():
+    # Rule (session 26): ERAHBO's default refits the GPs' hyperparameters at each doubling of
+    # the evaluated configurations; 0 is never (the paper, the fixed-k methods); fixed
+    # hyperparameters are never refit unless a refit is asked for by name.
+    assert Options().refit_growth == 2.0
+    assert Options(refit_growth=0).refit_growth == 0.0
+    assert Options(method="rahbo").refit_growth == 0.0
+    space = {"x": ("float", 0.0, 1.0)}
+    fit = erahbo.Optimizer(space, seed=0, n_init=3, k_init=2)
+    for _ in range(3):  # the initial design
+        t = fit.ask()
+        fit.tell(t, [t.config["x"] + 0.1 * s for s in range(len(t.seeds))])
+    hyper = fit.fit_hyperparameters()
+    assert erahbo.Optimizer(space, hyperparameters=hyper).options.refit_growth == 0.0
+    with pytest.raises(ValueError, match=r"refit_growth=2.0 refits .* give refit_growth=0"):
+        erahbo.Optimizer(space, hyperparameters=hyper, refit_growth=2.0)
 
 
 def test_benchmark_method_erahbo_paper_sets_the_preset():

@@ -93,7 +93,7 @@ def test_refit_evidence_is_erahbos_default_and_a_plain_refit_elsewhere():
     with pytest.raises(ValueError, match=r"refit_evidence=-1 must be >= 0"):
         Options(refit_evidence=-1)
     with pytest.raises(ValueError, match="never refits them; give refit_growth"):
-        Options(refit_evidence=5.0, refit_growth=None, refit_every=0)
+        Options(refit_evidence=5.0, refit_growth=0, refit_every=0)
     # the preset's value, as a journal's settings name it, passes (it changes nothing)
     assert Options(refit_evidence=3.0).refit_evidence == 3.0
 

@@ -103,6 +103,16 @@ def _timeout(name: str, value: Any) -> float | str:
     return real_above(0, True, " seconds, 'auto' or None for no limit")(name, value)
 
 
+def _growth(name: str, value: Any) -> float:
+    """Rule of ``refit_growth``: 0 (never refit) or a factor > 1."""
+    v = check_real(name, value)
+    if v != 0.0 and not v > 1.0:
+        raise ValueError(f"{name}={value!r} must be > 1 (refit when the evaluated configurations "
+                         "grew by this factor; 2: at each doubling) or 0 (never refit: the "
+                         "paper's fit once, on the initial design)")
+    return v
+
+
 def _seeds(what: str) -> Rule:
     def rule(name: str, value: Any) -> int:
         if check_int(name, value) < 2:
@@ -194,8 +204,7 @@ RULES: dict[str, Rule] = {
     "n_parallel": int_at_least(1, " (trials pending at once: the number of configurations "
                                    "trained in parallel, or 1 for the paper's loop)"),
     "refit_every": int_at_least(0, " (0: never refit)"),
-    "refit_growth": real_above(1, True, " or None (refit when the evaluated configurations "
-                                "grew by this factor; 2: at each doubling)"),
+    "refit_growth": _growth,
     "raw_samples": int_at_least(1),
     "n_polish": int_at_least(0),
     "retries": int_at_least(0, " (new seeds per failed run under failures='retry')", what=""),

@@ -220,8 +220,9 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
     if kind == "bs":
         return MethodSpec(name=key, label=f"ERAHBO (beta_stop={text})", method="erahbo",
                           options={"beta_stop": value})
-    if kind == "rg" and value > 1.0:  # refit the GPs' hyperparameters at each growth
-        return MethodSpec(name=key, label=f"ERAHBO (refit_growth={text})", method="erahbo",
+    if kind == "rg" and (value > 1.0 or value == 0.0):  # refit at each growth; 0: never
+        label = f"refit_growth={text}" if value else "fit once, no refit"
+        return MethodSpec(name=key, label=f"ERAHBO ({label})", method="erahbo",
                           options={"refit_growth": value})
     part = method_variant(kind, text)  # an option of a strategy part, by its code
     if part is not None:

@@ -25,16 +25,19 @@ from erahbo.gp import GPHyper
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import TrialIndex, study_records
 from erahbo.optimizer import Optimizer, Trial
-from erahbo.optimizer.host import whole_round_seeds
+from erahbo.optimizer.host import check_options, whole_round_seeds
 from erahbo.optimizer.options import hyper_json, hyper_of_json
+from erahbo.optimizer.rounds import next_refit
 
 __all__ = ["HYPER", "Engine", "bounds", "study_hyperparameters"]
 
 MAX_PENDING = 256  # trials in flight per process (the optimizer's n_parallel)
 HYPER = "erahbo_hyperparameters"  # study user attribute: the fitted GP hyperparameters
 # (coder, records) -> (the GP hyperparameters, None: fit none; whether they are the study's
-# final ones: False while the initial design is not in, so the optimizer is rebuilt later)
-Hyper = Callable[[Coder, list[dict[str, Any]]], "tuple[tuple[GPHyper, GPHyper] | None, bool]"]
+# final ones: False while the initial design is not in, so the optimizer is rebuilt later; the
+# configurations at which they are refit, inf: never)
+Hyper = Callable[[Coder, list[dict[str, Any]]],
+                 "tuple[tuple[GPHyper, GPHyper] | None, bool, float]"]
 Extra = dict[int, tuple[FrozenTrial, list[int], list[float | None]]]
 
 
@@ -72,6 +75,7 @@ class Engine:
         self.sign = 1.0  # -1: a minimizing study (the optimizer maximizes)
         self.rebuilds = 0
         self.provisional = False  # the optimizer's hyperparameters are not the study's yet
+        self.refit_at = math.inf  # configurations held at which the study refits them
         self._seen = (0, 0)  # (index epoch, finished trials of the index compared with held)
         self._view: tuple[tuple[Any, ...], Optimizer] | None = None  # (what it holds, view)
 
@@ -81,17 +85,22 @@ class Engine:
         finishing now, number -> (trial, seeds, runs)); rebuilt from them when it does not
         hold exactly those runs.
 
-        ``hyper(coder, records)``: the study's GP hyperparameters (None: fit none) and whether
-        they are final (an optimizer built on provisional ones is rebuilt at every call);
+        ``hyper(coder, records)``: the study's GP hyperparameters (None: fit none), whether
+        they are final (an optimizer built on provisional ones is rebuilt at every call) and
+        the configurations at which they are refit (the optimizer is rebuilt then);
         ``sign``: -1 for a minimizing study."""
         if (self.opt is not None and not self.dirty and not self.provisional
-                and self.key == coder.key
+                and self.key == coder.key and self._configs() < self.refit_at
                 and self.sign == sign and self._holds(index)
                 and all(self.held.get(n) == tuple(runs)
                         for n, (_, _, runs) in (extra or {}).items() if runs)):
             return self.opt  # (held trials not finished in storage yet are finishing now)
         self.sign = sign
         return self._rebuild(index, coder, hyper, extra)
+
+    def _configs(self) -> int:
+        """Configurations the optimizer holds with enough runs to be in its data."""
+        return sum(1 for k in self.k.values() if k >= self.min_runs)
 
     def _holds(self, index: TrialIndex) -> bool:
         """Whether the optimizer holds the runs of the trials finished since the last check
@@ -121,7 +130,7 @@ class Engine:
         self.rebuilds += 1
         if not records:
             return None
-        fitted, final = hyper(coder, records)
+        fitted, final, self.refit_at = hyper(coder, records)
         self.provisional = not final
         self.opt = self._warm(coder, records, fitted)
         return self.opt
@@ -129,7 +138,8 @@ class Engine:
     def _warm(self, coder: Coder, records: list[dict[str, Any]],
               hyperparameters: Any = None) -> Optimizer | None:
         """An optimizer warm-started from ``records`` (None: every one excluded or failed)."""
-        given = {} if hyperparameters is None else {"hyperparameters": hyperparameters}
+        given = {} if hyperparameters is None else {  # the study refits them (HYPER)
+            "hyperparameters": hyperparameters, "refit_growth": 0.0}
         try:
             return Optimizer(coder.space, **{**self.options, **given, "n_init": 0,
                                              "warm_start": records, "n_parallel": MAX_PENDING})
@@ -261,24 +271,32 @@ def bounds(opt: Optimizer | None, coder: Coder, configs: list[dict[str, Any]],
 def study_hyperparameters(study: Any, options: dict[str, Any], method: str,
                           n_init: int) -> Hyper:
     """The study's GP hyperparameters for :meth:`Engine.sync` (``options``: the sampler's)."""
+    growth = check_options(**options).refit_growth
+
     def fitted(coder: Coder, records: list[dict[str, Any]]
-               ) -> tuple[tuple[GPHyper, GPHyper] | None, bool]:
-        """Fitted once, as the core fits them: on the data of the initial design (the first
-        ``n_init`` configurations with data), then kept in the study. Before that (the
+               ) -> tuple[tuple[GPHyper, GPHyper] | None, bool, float]:
+        """Fitted as the core fits them: on the data of the initial design (the first
+        ``n_init`` configurations with data), then refit each time the configurations grew
+        ``refit_growth``-fold (:func:`erahbo.optimizer.rounds.next_refit`; the core's refit,
+        which keeps the stored ones unless the data favour the new), kept in the study with
+        the configurations they were fitted on. Before the initial design is in (the
         estimates of the first trials' annotations) a provisional fit on the data so far,
         not kept."""
         if method == "random":
-            return None, True
+            return None, True, math.inf
         stored = study.user_attrs.get(HYPER)
+        given = {}
         if stored and stored.get("space") == coder.key:
-            return hyper_of_json(stored["hyper"]), True
-        opt = Optimizer(coder.space, **dict(options, n_init=0, warm_start=records))
-        hyper = opt.fit_hyperparameters()
+            at = int(stored.get("n", n_init))  # studies of erahbo before refits: the design
+            given = {"hyperparameters": hyper_of_json(stored["hyper"]), "refit_growth": 0.0}
+            if len(records) < next_refit(growth, at):
+                return given["hyperparameters"], True, next_refit(growth, at)
+        opt = Optimizer(coder.space, **{**options, "n_init": 0, "warm_start": records, **given})
+        hyper = opt.fit_hyperparameters()  # a refit: the stored ones are the previous
         if len(records) < n_init:
-            return hyper, False
-        study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_json(hyper)})
-        return hyper, True
+            return hyper, False, math.inf
+        study.set_user_attr(HYPER, {"space": coder.key, "hyper": hyper_json(hyper),
+                                    "n": len(records)})
+        return hyper, True, next_refit(growth, len(records))
 
     return fitted
-
-

@@ -55,7 +55,8 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   :func:`recommended_trial`, ``trials_dataframe()``, the dashboard);
   :meth:`ERAHBOSampler.result` gives erahbo's tables (real values).
 * **State.** Everything that decides lives in the storage (claims, round kinds, the GP
-  hyperparameters fitted once after the initial design), so any process resumes a study; each
+  hyperparameters fitted after the initial design and refit as the core refits them, with the
+  configurations they were fitted on), so any process resumes a study; each
   keeps one optimizer (:mod:`erahbo.integrations._optuna_engine`).
 * **Failures** follow ``failures`` (``"penalize"``: a failed run counts at erahbo's penalty,
   :func:`erahbo.runtime.failures.penalty_value`, never raising a mean; ``"exclude"``: the
@@ -163,11 +164,14 @@ class ERAHBOSampler(BaseSampler):
     Parameters
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
-    preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_every, seed, kernel
+    preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_growth, seed, kernel
     failures, raw_samples, n_polish
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
-        design; ``k_init``: their seeds; None: the preset's default). ``failures``:
-        ``"penalize"`` (default) or ``"exclude"``.
+        design; ``k_init``: their seeds; ``refit_growth``: the study's GP hyperparameters are
+        refit each time its configurations grew this much, 0 never; None: the preset's
+        default). ``failures``: ``"penalize"`` (default) or ``"exclude"``.
+    refit_every : int or None
+        0 or None only: the study refits by ``refit_growth`` (configurations), not by rounds.
     independent_sampler : optuna.samplers.BaseSampler or None
         Samples what ERAHBO cannot model (default: Optuna's ``RandomSampler`` seeded per trial
         and parameter, so that workers draw different points).
@@ -208,6 +212,7 @@ class ERAHBOSampler(BaseSampler):
         n_init: int | None = None,
         k_init: int | None = None,
         refit_every: int | None = None,
+        refit_growth: float | None = None,
         seed: int = 0,
         failures: str = "penalize",
         kernel: str = "rbf",
@@ -232,8 +237,12 @@ class ERAHBOSampler(BaseSampler):
             hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
             raise TypeError(f"ERAHBOSampler: unknown option(s) {', '.join(map(repr, unknown))}"
                             f"{hint}; it takes {', '.join(known)}")
+        if refit_every:
+            raise ValueError(f"refit_every={refit_every!r}: ERAHBOSampler refits the study's "
+                             "GP hyperparameters as its configurations grow; give refit_growth "
+                             "(e.g. 2, the default: at each doubling) instead")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
-                     k_init=k_init, refit_every=refit_every, **options)
+                     k_init=k_init, refit_growth=refit_growth, **options)
         self._options: dict[str, Any] = dict(
             method=method, preset=preset, alpha=alpha, seed=seed, failures=failures,
             kernel=kernel, raw_samples=raw_samples, n_polish=n_polish,

@@ -100,6 +100,8 @@ class Optimizer(Telling, Inspection):
         options: Options | None = None,
         **option_values: Any,
     ) -> None:
+        if hyperparameters is not None and options is None:  # fixed: not refit by default
+            option_values = {"refit_growth": 0.0, **option_values}
         opts = Options.build(options, method, option_values)
         no_design = warm_start is not None and initial_design is None and opts.n_init == 0
         if not no_design:

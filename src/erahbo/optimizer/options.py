@@ -67,7 +67,7 @@ PRESETS = ("default", "paper")
 # hyperparameters fitted once, after the initial design; the strategy's parts off (their
 # ``Param.paper``).
 PAPER_SETTINGS: dict[str, Any] = {"beta": 2.5, "n_init": 5, "k_init": None, "refit_every": 0,
-                                  "refit_growth": None, **parts.preset_values("paper")}
+                                  "refit_growth": 0.0, **parts.preset_values("paper")}
 # erahbo's defaults for method="erahbo" (preset "default"): the paper's, with the extensions
 # chosen by the defaults study (docs/results/defaults_study/README.md; the parts' values:
 # ``Param.default``). The fixed-k methods (RAHBO, GP-UCB, random search) keep the paper's
@@ -77,6 +77,9 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
     # k_min 1: one seed per new configuration, more while eq. 12 says so (session 18);
     # beta_stop 0: B_t and the stopping UCB on posterior means, a tie stops at k_min
+    # refit_growth 2: the GPs' hyperparameters refit at 10, 20, 40, ... configurations, a refit
+    # used where the data favour it (refit_evidence; session 26)
+    "refit_growth": 2.0,
     **parts.preset_values("default"),
 }
 #: Version of the study settings a journal stores (:meth:`Options.settings_json`).
@@ -85,7 +88,7 @@ SETTINGS_SCHEMA = 2
 #: settings only away from these values (and not at all before they existed): the one table
 #: that reads them back (:func:`normalize_settings`; the parts' values: ``Param.absent``).
 SCHEMA_1_ABSENT: dict[str, Any] = {
-    "n_parallel": 1, "refit_growth": None,
+    "n_parallel": 1, "refit_growth": 0.0,
     **parts.absent_values(),  # seed_batch 1, stopping "ucb", ...
 }
 # the core options with a rule in erahbo.validation.RULES (None: not given, where allowed);
@@ -155,11 +158,13 @@ class Options:
         before the round (scale-equivariant; see docs/method.md).
     refit_every : int
         0: MAP hyperparameters once, after the initial design (paper); m: refit every m rounds.
-    refit_growth : float or None
+    refit_growth : float
         An erahbo extension: refit the hyperparameters each time the number of evaluated
         configurations has grown by this factor since the last fit (2: after 10, 20, 40, ...
         configurations from an initial design of 5; a few fits per study, unlike
-        ``refit_every``, which costs one fit per ``refit_every`` rounds). None: never.
+        ``refit_every``, which costs one fit per ``refit_every`` rounds); a refit is used
+        where the data favour it (``refit_evidence``). 0: never (the paper's, the fixed-k
+        methods'). Default: 2 for ERAHBO, 0 elsewhere and with fixed ``hyperparameters``.
     raw_samples, n_polish : int
         Continuous spaces: Sobol raw samples and L-BFGS-B starts per round.
     engine : {"fast", "reference"}
@@ -416,6 +421,8 @@ def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:
             f"{SETTINGS_SCHEMA}; resume the journal with the erahbo version that wrote it")
     for name, value in parts.absent_values().items():
         out.setdefault(name, value)
+    if out.get("refit_growth") is None:  # "never" before session 26 (now 0)
+        out["refit_growth"] = 0.0
     return out
 
 
@@ -465,7 +472,8 @@ def check_hyperparameters(hyperparameters: Any, refit_every: int,
     if refit_every:
         raise ValueError("refit_every must be 0 when hyperparameters are given")
     if refit_growth:
-        raise ValueError("refit_growth must be None when hyperparameters are given")
+        raise ValueError(f"refit_growth={refit_growth!r} refits the hyperparameters, and fixed "
+                         "hyperparameters are given; give refit_growth=0 (or leave it out)")
 
 
 def space_json(space: SearchSpace) -> dict[str, Any]:

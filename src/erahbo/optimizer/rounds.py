@@ -34,7 +34,14 @@ from erahbo.optimizer.state import StudyState
 from erahbo.optimizer.variance_prior import noise_of
 from erahbo.recommendation import configs_table
 
-__all__ = ["RoundModels", "stop_bounds"]
+__all__ = ["RoundModels", "next_refit", "stop_bounds"]
+
+
+def next_refit(growth: float | None, n_at_fit: int) -> float:
+    """Evaluated configurations at which the next refit of the hyperparameters is due after a
+    fit on ``n_at_fit``: ``growth`` times as many (``refit_growth``; 0 or None: never, inf).
+    The core's rounds and the Optuna host's stored fit both read it."""
+    return float(growth) * max(n_at_fit, 1) if growth else math.inf
 
 
 def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean: float,
@@ -89,7 +96,7 @@ class RoundModels:
         the evaluated configurations grew ``refit_growth``-fold since the last fit)."""
         refit, growth = self.options.refit_every, self.options.refit_growth
         if (self.settings is None or (refit and self._rounds_since_fit >= refit)
-                or (growth and self.state.data.n >= growth * max(self._n_at_fit, 1))):
+                or self.state.data.n >= next_refit(growth, self._n_at_fit)):
             self.fit()
 
     def fit(self) -> RoundSettings:
