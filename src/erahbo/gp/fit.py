@@ -1,4 +1,5 @@
-"""MAP hyperparameters of the GPs (paper Sec. 3.1: fitted once, on the initial design).
+"""MAP hyperparameters of the GPs (paper Sec. 3.1: fitted once, on the initial design; erahbo
+refits them as the data grow, ``refit_growth``, keeping a fit the data do not improve on).
 
 :func:`log_marginal_likelihood` is the MAP objective (log marginal likelihood plus the log
 priors of :mod:`erahbo.gp.prior`) with its gradient; :func:`fit_map` maximizes it with L-BFGS-B

@@ -15,9 +15,9 @@ the highest acquisition (eq. 8): the unevaluated rows of a finite table, or ``ra
 uniform points of a continuous space. ``random_top = 1`` draws uniformly from all of them
 (an unevaluated row, or one point of the unit cube), as SMAC's random design does.
 
-Why random rounds: with ``k_init = 2`` the GPs' hyperparameters are fitted once on 5
-configurations x 2 seeds; in 6-14 dimensions the first acquisition rounds then exploit a poor
-model. Random search with 3 seeds per configuration reaches a rough answer as early as any GP
+Why random rounds: with ``k_init = 2`` the GPs' hyperparameters are first fitted on 5
+configurations x 2 seeds (refit from 10 configurations on: ``refit_growth``); in 6-14
+dimensions the first acquisition rounds then exploit a poor model. Random search with 3 seeds per configuration reaches a rough answer as early as any GP
 method on the real tables (it spreads its runs), then stalls; interleaving random
 configurations early gives the GPs a spread of data while the study is young (the defaults
 study, docs/results/defaults_study, "Interleaved random rounds": a length of 50 runs).
