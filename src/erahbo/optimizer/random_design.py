@@ -17,8 +17,9 @@ uniform points of a continuous space. ``random_top = 1`` draws uniformly from al
 
 Why random rounds: with ``k_init = 2`` the GPs' hyperparameters are first fitted on 5
 configurations x 2 seeds (refit from 10 configurations on: ``refit_growth``); in 6-14
-dimensions the first acquisition rounds then exploit a poor model. Random search with 3 seeds per configuration reaches a rough answer as early as any GP
-method on the real tables (it spreads its runs), then stalls; interleaving random
+dimensions the first acquisition rounds then exploit a poor model. Random search with 3 seeds
+per configuration reaches a rough answer as early as any GP method on the real tables (it
+spreads its runs), then stalls; interleaving random
 configurations early gives the GPs a spread of data while the study is young (the defaults
 study, docs/results/defaults_study, "Interleaved random rounds": a length of 50 runs).
 
