@@ -80,6 +80,17 @@ def test_erahbo_refits_at_each_doubling_by_default_and_fixed_hyperparameters_are
         erahbo.Optimizer(space, hyperparameters=hyper, refit_growth=2.0)
 
 
+def test_a_journal_that_stored_refit_growth_none_reads_as_never():
+    # Rule: journals of settings schema 2 written before session 26 stored "never" as None;
+    # today None is "not given" (ERAHBO's default, 2), so the stored None reads as 0 and the
+    # resumed study keeps its one fit.
+    from erahbo.optimizer.options import normalize_settings
+
+    stored = {**Options(refit_growth=0).settings_json(), "refit_growth": None}
+    assert normalize_settings(stored)["refit_growth"] == 0.0
+    assert normalize_settings(Options().settings_json())["refit_growth"] == 2.0
+
+
 def test_benchmark_method_erahbo_paper_sets_the_preset():
     spec = parse_method("erahbo-paper")
     assert spec.method == "erahbo" and spec.options == {"preset": "paper"}
