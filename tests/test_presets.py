@@ -69,6 +69,9 @@ def test_erahbo_refits_at_each_doubling_by_default_and_fixed_hyperparameters_are
     assert Options().refit_growth == 2.0
     assert Options(refit_growth=0).refit_growth == 0.0
     assert Options(method="rahbo").refit_growth == 0.0
+    # measured in MV; the tail measures keep one fit (session 26: a loss on one set)
+    assert Options(risk="cvar", q=0.1).refit_growth == 0.0
+    assert Options(risk="quantile", q=0.1, refit_growth=2).refit_growth == 2.0
     space = {"x": ("float", 0.0, 1.0)}
     fit = erahbo.Optimizer(space, seed=0, n_init=3, k_init=2)
     for _ in range(3):  # the initial design
