@@ -111,6 +111,10 @@ class RiskMeasure:
     #: (:func:`erahbo.optimizer.variance_prior.noise_of`): the one its defaults were measured
     #: with. ``"log"`` since session 24 (docs/results/one_seed_models, "Session 24").
     var_noise: ClassVar[str] = "log"
+    #: ERAHBO's ``refit_growth`` under this measure when it is not given: 0, the one fit its
+    #: defaults were measured with; MV's refits (session 26: with the refit, quantile mode lost
+    #: on one repetition set and CVaR nearly did; docs/results/one_seed_models, "Session 26").
+    refit_growth: ClassVar[float] = 0.0
 
     def value(self, f: ArrayLike, var: ArrayLike) -> ArrayLike:
         """The measure of seeds with mean ``f`` and variance ``var`` (floats or ``(m,)``)."""
@@ -192,6 +196,7 @@ class MeanVariance(RiskMeasure):
     """
 
     name: ClassVar[str] = "mv"
+    refit_growth: ClassVar[float] = 2.0  # the refit at each doubling (session 26)
     alpha: float = 1.0
 
     def __post_init__(self) -> None:

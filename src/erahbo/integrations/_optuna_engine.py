@@ -287,10 +287,11 @@ def study_hyperparameters(study: Any, options: dict[str, Any], method: str,
         stored = study.user_attrs.get(HYPER)
         given = {}
         if stored and stored.get("space") == coder.key:
-            at = int(stored.get("n", n_init))  # studies of erahbo before refits: the design
-            given = {"hyperparameters": hyper_of_json(stored["hyper"]), "refit_growth": 0.0}
-            if len(records) < next_refit(growth, at):
-                return given["hyperparameters"], True, next_refit(growth, at)
+            kept = hyper_of_json(stored["hyper"])
+            due = next_refit(growth, int(stored.get("n", n_init)))  # no "n": before refits
+            if len(records) < due:
+                return kept, True, due
+            given = {"hyperparameters": kept, "refit_growth": 0.0}
         opt = Optimizer(coder.space, **{**options, "n_init": 0, "warm_start": records, **given})
         hyper = opt.fit_hyperparameters()  # a refit: the stored ones are the previous
         if len(records) < n_init:

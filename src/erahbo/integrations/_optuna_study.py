@@ -14,6 +14,9 @@
   (user attribute ``erahbo_warm_start``), so later processes read them the same way, and a
   warning counts what was read and names the trials that gave nothing.
 
+* **The recommendation** the sampler publishes (user attribute ``erahbo_recommendation``) is
+  read back by :func:`recommended_trial`.
+
 A refused trial is failed in the storage before the error is raised (it never runs), marked
 ``erahbo:phase = "refused"``: it is neither another sampler's trial nor a failed run.
 """
@@ -42,11 +45,13 @@ from erahbo.integrations._optuna_trials import (
 )
 from erahbo.runtime.journal_format import canonical_json, settings_diff
 
-__all__ = ["SETTINGS", "WARM_START", "check_foreign", "check_settings", "describe_others",
-           "reading", "refuse", "sampler_settings", "stored_mode"]
+__all__ = ["RECOMMENDATION", "SETTINGS", "WARM_START", "check_foreign", "check_settings",
+           "describe_others", "reading", "recommended_trial", "refuse", "sampler_settings",
+           "stored_mode"]
 
 SETTINGS = "erahbo_settings"  # study user attribute: the settings of the study's sampler
 WARM_START = "erahbo_warm_start"  # study user attribute: how other samplers' trials are read
+RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
 _NOT_SETTINGS = ("space", "budget", "n_parallel")  # the study's, or the adapter's own
 
 
@@ -92,6 +97,15 @@ def stored_mode(study: Study) -> str | None:
     """How the study reads other samplers' trials, if a sampler chose it already."""
     mode = study.user_attrs.get(WARM_START)
     return mode if mode in FOREIGN_MODES else None
+
+
+def recommended_trial(study: Study) -> FrozenTrial | None:
+    """The first trial of the configuration ERAHBO recommends (``argmax LCB_MV``), as of the
+    last finished trial; None before any configuration has 2 runs."""
+    rec = study.user_attrs.get(RECOMMENDATION)
+    if not rec:
+        return None
+    return next((t for t in study.get_trials(deepcopy=False) if t.number == rec["trial"]), None)
 
 
 def describe_others(index: TrialIndex, foreign: Foreign, coder: Coder | None,

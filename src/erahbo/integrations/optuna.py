@@ -55,8 +55,7 @@ when ``trial.should_prune()`` is True (CleanRL's tuner pattern):
   :func:`recommended_trial`, ``trials_dataframe()``, the dashboard);
   :meth:`ERAHBOSampler.result` gives erahbo's tables (real values).
 * **State.** Everything that decides lives in the storage (claims, round kinds, the GP
-  hyperparameters fitted after the initial design and refit as the core refits them, with the
-  configurations they were fitted on), so any process resumes a study; each
+  hyperparameters and the configurations they were fit on), so any process resumes a study; each
   keeps one optimizer (:mod:`erahbo.integrations._optuna_engine`).
 * **Failures** follow ``failures`` (``"penalize"``: a failed run counts at erahbo's penalty,
   :func:`erahbo.runtime.failures.penalty_value`, never raising a mean; ``"exclude"``: the
@@ -89,9 +88,11 @@ from erahbo.integrations._optuna_engine import Engine, Hyper, study_hyperparamet
 from erahbo.integrations._optuna_pruner import ERAHBOPruner, sign_of
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_study import (
+    RECOMMENDATION,
     check_foreign,
     check_settings,
     reading,
+    recommended_trial,
     refuse,
     sampler_settings,
     stored_mode,
@@ -122,7 +123,6 @@ __all__ = ["RECOMMENDATION", "SEEDS", "SEED_OFFSET", "ERAHBOPruner", "ERAHBOSamp
            "recommended_trial", "trial_seeds"]
 
 Pick = Callable[[set[int]], list[int]]  # seeds taken by other trials -> a trial's seeds
-RECOMMENDATION = "erahbo_recommendation"  # study user attribute: the current recommendation
 _PHASE = PHASE  # trial system attribute: init, given, random, challenger, bo (refused)
 
 
@@ -149,15 +149,6 @@ def trial_seeds(trial: Any) -> list[int]:
     return [int(s) for s in seeds]
 
 
-def recommended_trial(study: Study) -> FrozenTrial | None:
-    """The first trial of the configuration ERAHBO recommends (``argmax LCB_MV``), as of the
-    last finished trial; None before any configuration has 2 runs."""
-    rec = study.user_attrs.get(RECOMMENDATION)
-    if not rec:
-        return None
-    return next((t for t in study.get_trials(deepcopy=False) if t.number == rec["trial"]), None)
-
-
 class ERAHBOSampler(BaseSampler):
     """ERAHBO, RAHBO, GP-UCB or random search as an Optuna sampler (see the module docstring).
 
@@ -167,11 +158,8 @@ class ERAHBOSampler(BaseSampler):
     preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_growth, seed, kernel
     failures, raw_samples, n_polish
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
-        design; ``k_init``: their seeds; ``refit_growth``: the study's GP hyperparameters are
-        refit each time its configurations grew this much, 0 never; None: the preset's
-        default). ``failures``: ``"penalize"`` (default) or ``"exclude"``.
-    refit_every : int or None
-        0 or None only: the study refits by ``refit_growth`` (configurations), not by rounds.
+        design; ``k_init``: their seeds; None: the preset's default). ``failures``:
+        ``"penalize"`` (default) or ``"exclude"``. ``refit_every``: 0 or None only.
     independent_sampler : optuna.samplers.BaseSampler or None
         Samples what ERAHBO cannot model (default: Optuna's ``RandomSampler`` seeded per trial
         and parameter, so that workers draw different points).
@@ -237,10 +225,9 @@ class ERAHBOSampler(BaseSampler):
             hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
             raise TypeError(f"ERAHBOSampler: unknown option(s) {', '.join(map(repr, unknown))}"
                             f"{hint}; it takes {', '.join(known)}")
-        if refit_every:
-            raise ValueError(f"refit_every={refit_every!r}: ERAHBOSampler refits the study's "
-                             "GP hyperparameters as its configurations grow; give refit_growth "
-                             "(e.g. 2, the default: at each doubling) instead")
+        if refit_every:  # the study's fit is refit by configurations, not by rounds
+            raise ValueError(f"refit_every={refit_every!r}: ERAHBOSampler refits the study's GP "
+                             "hyperparameters as it grows; give refit_growth (2: each doubling)")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
                      k_init=k_init, refit_growth=refit_growth, **options)
         self._options: dict[str, Any] = dict(

@@ -43,7 +43,7 @@ from erahbo.optimizer.failure import FailurePolicy
 from erahbo.optimizer.recommender import seeds_of
 from erahbo.optimizer.risk_options import measure_of
 from erahbo.optimizer.seedcap import cap_of
-from erahbo.risk import RiskMeasure
+from erahbo.risk import MEASURES, RiskMeasure
 from erahbo.space import SearchSpace
 from erahbo.validation import check_initial_budget, check_option
 
@@ -77,9 +77,9 @@ ERAHBO_DEFAULTS: dict[str, Any] = {
     "k_init": 2,  # 5 x 2 initial runs instead of 5 x 20: the model-based search starts at run 11
     # k_min 1: one seed per new configuration, more while eq. 12 says so (session 18);
     # beta_stop 0: B_t and the stopping UCB on posterior means, a tie stops at k_min
-    # refit_growth 2: the GPs' hyperparameters refit at 10, 20, 40, ... configurations, a refit
-    # used where the data favour it (refit_evidence; session 26)
-    "refit_growth": 2.0,
+    # refit_growth: the study measure's (RiskMeasure.refit_growth), MV's here: 2, a refit at 10,
+    # 20, 40, ... configurations, used where the data favour it (refit_evidence; session 26)
+    "refit_growth": MEASURES["mv"].refit_growth,
     **parts.preset_values("default"),
 }
 #: Version of the study settings a journal stores (:meth:`Options.settings_json`).
@@ -238,10 +238,9 @@ class Options:
         for name, value in base.items():
             if name not in given:
                 set_(self, name, value)
-        if "refit_growth" not in given and self.risk not in (None, "mv"):
-            # the refit is measured in MV; CVaR and quantile mode lost with it on one
-            # repetition set (session 26): the other measures keep the one fit
-            set_(self, "refit_growth", 0.0)
+        measure = MEASURES.get(self.risk or "mv")  # an unknown risk is refused below
+        if base is ERAHBO_DEFAULTS and "refit_growth" not in given and measure is not None:
+            set_(self, "refit_growth", measure.refit_growth)
         for name, value in replication.defaults(self, given).items():
             set_(self, name, value)  # the rule's own (racing: k_min 2, a sample variance)
         for name in _CHECKED:
