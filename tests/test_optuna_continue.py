@@ -13,6 +13,7 @@ from optuna.trial import TrialState  # noqa: E402
 
 from conftest import cleanrl_objective  # noqa: E402
 from conftest import two_peaks_run as train  # noqa: E402
+from erahbo.integrations._optuna_study import SETTINGS  # noqa: E402
 from erahbo.integrations.optuna import RECOMMENDATION, ERAHBOSampler, trial_seeds  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -181,3 +182,30 @@ def test_a_bad_warm_start_is_refused_with_the_choices():
     with pytest.raises(ValueError, match=r"warm_start='value' must be one of 'reports', "
                                          r"'values', 'ignore' or None"):
         ERAHBOSampler(warm_start="value")
+
+
+def test_a_study_of_an_older_erahbo_reads_its_options_as_that_erahbo_did(tmp_path):
+    """Stored sampler settings are compared in today's schema, as a journal's: a study
+    written before ``refit_evidence`` existed and while ``refit_growth`` None meant "never"
+    (session 26) is refused by today's defaults naming both options at their old behaviour,
+    and continued by a sampler that passes them."""
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    first = ERAHBOSampler(**OPTS, refit_growth=0, refit_evidence=0.0)
+    study = optuna.create_study(study_name="s", storage=url, direction="maximize",
+                                sampler=first, pruner=first.pruner)
+    study.optimize(cleanrl_objective, n_trials=6)
+    old = dict(study.user_attrs[SETTINGS])
+    del old["refit_evidence"]  # not an option yet
+    old["refit_growth"] = None  # "never" then
+    study.set_user_attr(SETTINGS, old)
+    today = ERAHBOSampler(**OPTS)
+    loaded = optuna.load_study(study_name="s", storage=url, sampler=today, pruner=today.pruner)
+    with pytest.raises(ValueError, match="built with other ERAHBOSampler options") as err:
+        loaded.optimize(cleanrl_objective, n_trials=1)
+    message = str(err.value)
+    assert "refit_evidence: 0.0 in the study, 3.0 now" in message
+    assert "ERAHBOSampler(refit_evidence=0.0, refit_growth=0.0, ...)" in message
+    then = ERAHBOSampler(**OPTS, refit_evidence=0.0, refit_growth=0.0)
+    again = optuna.load_study(study_name="s", storage=url, sampler=then, pruner=then.pruner)
+    again.optimize(cleanrl_objective, n_trials=2)
+    assert all(t.state != TrialState.FAIL for t in again.trials[-2:])

@@ -43,6 +43,7 @@ from erahbo.integrations._optuna_trials import (
     trial_key,
     write_attrs,
 )
+from erahbo.optimizer.options import normalize_settings
 from erahbo.runtime.journal_format import canonical_json, settings_diff
 
 __all__ = ["RECOMMENDATION", "SETTINGS", "WARM_START", "check_foreign", "check_settings",
@@ -73,11 +74,23 @@ def refuse(study: Study, trial: FrozenTrial | None, message: str) -> None:
 def check_settings(study: Study, trial: FrozenTrial, settings: dict[str, Any],
                    names: set[str]) -> None:
     """Store the sampler's settings in a study that has none; refuse a sampler whose settings
-    differ from the stored ones (``names``: the options the fix names when they differ)."""
+    differ from the stored ones (``names``: the options the fix names when they differ).
+
+    Both are compared in the current schema (:func:`erahbo.optimizer.options.
+    normalize_settings`, as a journal's): an option a study written by an older erahbo lacks
+    reads as that erahbo's behaviour, which the refusal names as the option to pass."""
     stored = study.user_attrs.get(SETTINGS)
     if stored is None:
         study.set_user_attr(SETTINGS, settings)
         stored = study.user_attrs.get(SETTINGS)  # another worker may have written first
+    if canonical_json(stored) == canonical_json(settings):
+        return
+    try:
+        stored = sampler_settings(normalize_settings(stored))
+    except ValueError as err:  # a schema this erahbo cannot read
+        refuse(study, trial, f"ERAHBOSampler: study {study.study_name!r}: "
+               + str(err).replace("resume the journal", "continue the study"))
+    settings = sampler_settings(normalize_settings(settings))
     if canonical_json(stored) == canonical_json(settings):
         return
     diff = [line.replace("in the journal", "in the study")

@@ -155,8 +155,8 @@ class ERAHBOSampler(BaseSampler):
     Parameters
     ----------
     method : {"erahbo", "rahbo", "gpucb", "random"}
-    preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_growth, seed, kernel
-    failures, raw_samples, n_polish
+    preset, alpha, beta, beta_stop, k_min, k_max, k, n_init, k_init, refit_growth, refit_evidence
+    seed, kernel, failures, raw_samples, n_polish
         As :class:`erahbo.Optimizer` (``n_init``: the first ``n_init`` trials form the initial
         design; ``k_init``: their seeds; None: the preset's default). ``failures``:
         ``"penalize"`` (default) or ``"exclude"``. ``refit_every``: 0 or None only.
@@ -201,6 +201,7 @@ class ERAHBOSampler(BaseSampler):
         k_init: int | None = None,
         refit_every: int | None = None,
         refit_growth: float | None = None,
+        refit_evidence: float | None = None,
         seed: int = 0,
         failures: str = "penalize",
         kernel: str = "rbf",
@@ -229,7 +230,8 @@ class ERAHBOSampler(BaseSampler):
             raise ValueError(f"refit_every={refit_every!r}: ERAHBOSampler refits the study's GP "
                              "hyperparameters as it grows; give refit_growth (2: each doubling)")
         given = dict(beta=beta, beta_stop=beta_stop, k_min=k_min, k_max=k_max, k=k,
-                     k_init=k_init, refit_growth=refit_growth, **options)
+                     k_init=k_init, refit_growth=refit_growth,
+                     refit_evidence=refit_evidence, **options)
         self._options: dict[str, Any] = dict(
             method=method, preset=preset, alpha=alpha, seed=seed, failures=failures,
             kernel=kernel, raw_samples=raw_samples, n_polish=n_polish,
