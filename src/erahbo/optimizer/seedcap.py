@@ -64,6 +64,7 @@ PARAMS = (
           share("the share of the runs so far one configuration may hold until max_seeds; 0: "
                 "the cap is max_seeds from the start"),
           default=0.0, paper=0.0, absent=0.0,
+          short="ss", label="seed share {}", form="ss<q>",
           help="Share of all runs so far one configuration may hold until --max-seeds: the cap "
                "grows with the study (default: the preset's; 0: --max-seeds from the start)."),
 )
