@@ -76,15 +76,15 @@ def test_run_timeout_none_is_no_limit(kind):
         return RayExecutor(num_cpus=1, max_workers=1, auto_timeout=auto,
                            init_kwargs={"log_to_driver": False})
 
-    for timeout, status in (("auto", "penalized"), (None, "ok")):
-        # runs of seeds 1, 2: well under a second; seed 3: 5 s, past 3 x the longest of them
-        with make(AutoTimeout(factor=3.0, floor=0.5)) as ex:
+    with make(AutoTimeout(factor=3.0, floor=0.5)) as ex:  # one pool (Ray starts once; the
+        for timeout, status in ((None, "ok"), ("auto", "penalized")):  # kill comes last)
+            # runs of seeds 1, 2: well under a second; seed 3: 5 s, past 3 x the longest
             ex.submit(slow_seed_3, {"x": 0.5}, 1).result()  # a worker up, the module imported
-            ex.auto_timeout.longest = None  # (that first call is not a run)
+            ex.auto_timeout.longest = None  # (that call is not a run; nor the runs before)
             out = evaluate(slow_seed_3, {"x": 0.5}, [1, 2, 3], run_timeout=timeout, executor=ex)
-        assert [r.status for r in out.runs] == ["ok", "ok", status], out.runs
-        if status == "penalized":
-            assert "automatic run_timeout" in out.runs[2].error
+            assert [r.status for r in out.runs] == ["ok", "ok", status], out.runs
+            if status == "penalized":
+                assert "automatic run_timeout" in out.runs[2].error
 
 
 def test_serial_runs_keep_no_limit_and_need_no_pickling():
