@@ -70,6 +70,7 @@ from erahbo._names import (
     risk_label,
 )
 from erahbo.optimizer.parts import PARAMS, method_variant
+from erahbo.validation import RULES
 
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
@@ -220,7 +221,7 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
     if kind == "bs":
         return MethodSpec(name=key, label=f"ERAHBO (beta_stop={text})", method="erahbo",
                           options={"beta_stop": value})
-    if kind == "rg" and (value > 1.0 or value == 0.0):  # refit at each growth; 0: never
+    if kind == "rg" and _valid("refit_growth", value):  # refit at each growth; 0: never
         label = f"refit_growth={text}" if value else "fit once, no refit"
         return MethodSpec(name=key, label=f"ERAHBO ({label})", method="erahbo",
                           options={"refit_growth": value})
@@ -235,6 +236,15 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
         return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",
                           options={"seed_batch": n})
     return None
+
+
+def _valid(name: str, value: float) -> bool:
+    """Whether ``value`` passes the option ``name``'s rule (:data:`erahbo.validation.RULES`)."""
+    try:
+        RULES[name](name, value)
+    except ValueError:
+        return False
+    return True
 
 
 def _erahbo_word_variant(key: str) -> MethodSpec | None:
