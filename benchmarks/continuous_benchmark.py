@@ -95,6 +95,8 @@ def summary(out: Path, checkpoints: list[int], seed: int = 0) -> str:
     lines.append("mean rank of the final regret over tasks (1 = best): " + ", ".join(
         f"{m} {float(np.asarray(ranks.loc[ranks['method'] == m, 'mean_rank_simple'])[0]):.2f}"
         for m in ts.methods))
+    if ts.notes:  # tasks dropped or repetitions left out (partial traces): said, not hidden
+        lines += ["", "notes:", *(f"- {n}" for n in ts.notes)]
     return "\n".join(lines)
 
 

@@ -219,3 +219,16 @@ def test_continuous_benchmark_script_in_cvar(tmp_path, capsys):
     assert cb.main(["--risk", "cvar", "--alpha", "3", "--tasks", "figure1", "--out",
                     str(tmp_path / "bad")]) == 2
     assert "does nothing with risk='cvar'" in capsys.readouterr().err
+
+
+def test_the_summary_says_which_traces_it_left_out(tmp_path):
+    """Rule: the summary of traces where a method lacks a repetition (a partial run) compares
+    the repetitions all methods share and says so under its tables, never silently."""
+    cb = _script("continuous_benchmark")
+    task = make_task("figure1")
+    settings = ContinuousSettings(budget=12, alpha=1.0, seed=0)
+    run_continuous_study([task], parse_methods("erahbo,random-k2"), 2, settings, tmp_path)
+    (tmp_path / "traces" / "figure1" / "random-k2" / "rep-001.parquet").unlink()
+    text = cb.summary(tmp_path, [6, 12])
+    assert "notes:" in text
+    assert "task figure1: using the 1 repetitions shared by all methods (of 2)" in text
