@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import LAST_RUN_UNSPENT_AFTER
@@ -232,3 +233,26 @@ def test_the_summary_says_which_traces_it_left_out(tmp_path):
     text = cb.summary(tmp_path, [6, 12])
     assert "notes:" in text
     assert "task figure1: using the 1 repetitions shared by all methods (of 2)" in text
+
+
+def test_seed_allocation_counts_the_first_runs_of_each_trace(tmp_path, capsys):
+    """Rule (benchmarks/seed_allocation.py): at checkpoint t, configurations, those with 2+
+    seeds and the most-seeded one's share are counted over the first t runs only; the pooled
+    row carries no regret (tasks' regrets have their own units); on real traces a fixed-k
+    method with k = 2 has every configuration replicated."""
+    sa = _script("seed_allocation")
+    frame = pd.DataFrame({"run": range(1, 8), "config_id": [0, 0, 1, 2, 2, 2, 3],
+                          "simple_regret": [0.9, 0.9, 0.8, 0.5, 0.5, 0.4, 0.4]})
+    assert sa.allocation(frame, 6) == {"configs": 3.0, "replicated": 2.0, "top_share": 0.5,
+                                       "regret": 0.4}
+    assert sa.allocation(frame, 2) == {"configs": 1.0, "replicated": 1.0, "top_share": 1.0,
+                                       "regret": 0.9}
+    task = make_task("figure1")
+    run_continuous_study([task], parse_methods("rahbo-k2"), 1,
+                         ContinuousSettings(budget=12, alpha=1.0, seed=0), tmp_path)
+    df = sa.main([str(tmp_path), "--runs", "6,12"])
+    own = df[df["task"] == "figure1"].set_index("runs")
+    assert own.loc[6, "configs"] == own.loc[6, "replicated"] == 3
+    assert own.loc[12, "configs"] == own.loc[12, "replicated"] == 6
+    assert df[df["task"] == "all"]["regret"].isna().all()
+    assert "top_share" in capsys.readouterr().out
