@@ -236,3 +236,38 @@ def test_options_refuse_early_stopping_that_would_do_nothing() -> None:
     trial = opt.ask()
     with pytest.raises(ValueError, match="early_stop is off"):
         opt.tell_stopped(trial)
+
+
+def test_the_verdict_ends_a_round_on_the_measures_stopping_bound(monkeypatch) -> None:
+    """Rule: the early-stop verdict's bound is eq. 12's as the optimizer's own rule reads it
+    (:func:`erahbo.optimizer.rounds.stop_bounds`): with partial runs that say nothing (an
+    infinite variance) it equals that bound after ``x_t``'s final returns, under CVaR too,
+    whose bound also hears the configuration's own runs. A round at a configuration with
+    returns is certain: 16 configurations, at most 2 seeds a round, 25 rounds or more."""
+    from erahbo.optimizer.rounds import stop_bounds
+
+    ct = _ctask()
+    opt = Optimizer(ct.task.space, "erahbo", budget=60, seed=3, risk="cvar", q=0.25, k_max=2,
+                    early_stop=True)
+    es = EarlyStop.from_options(opt.options, ct.n_checkpoints)
+    for cid in range(5):  # the part is ready
+        es.add_curves(100 + cid, ct.curves[cid, :2, :])
+    monkeypatch.setattr(CurveModel, "observation", lambda self, c, v: (float(v), float("inf")))
+    used: dict[int, int] = {}
+    checked = 0
+    while (trial := opt.ask()) is not None:
+        r, row = opt.open_round(trial.round), opt.data.row_of(trial.config_id)
+        if trial.phase == "bo" and r is not None and r.rm is not None and row is not None:
+            finals = [float(v) for v in opt.data.returns[row]]
+            v = es.verdict(opt, trial, 0, [0.0] * len(trial.seeds))
+            s2 = float(np.var(finals, ddof=1)) if len(finals) > 1 else 0.0
+            ref = stop_bounds(r.rm, r.row0, r.u, r.cand, float(np.mean(finals)), s2,
+                              len(finals), max(float(r.beta_stop), es.beta), opt.weight,
+                              opt.options.beta)
+            assert v.ucb_mv == pytest.approx(ref.ucb_mv, rel=1e-9, abs=1e-12)
+            checked += 1
+        cid = int(trial.config_id)
+        cols = [(used.get(cid, 0) + j) % S for j in range(len(trial.seeds))]
+        used[cid] = used.get(cid, 0) + len(cols)
+        opt.tell(trial, [float(ct.curves[cid, j, -1]) for j in cols])
+    assert checked

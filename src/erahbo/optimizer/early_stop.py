@@ -21,8 +21,10 @@ asks the same rule *during* a run, with the run's partial return in place of its
   eq. 19), then after each partial run's observation of its final return
   (:meth:`CurveModel.observation`: the prediction ``y_hat`` with the population's prior
   removed) with that observation's variance added to the seed's noise; then eq. 9 at
-  ``x_t`` with confidence ``max(beta_stop_t, early_stop_beta)`` and eq. 12 against the
-  round's ``B_t``: stop the run (and the round) when ``UCB_MV <= B_t`` *and* the partial
+  ``x_t`` with confidence ``max(beta_stop_t, early_stop_beta)`` (a tail measure's bound also
+  hears ``x_t``'s final returns, as the optimizer's own rule does:
+  :func:`erahbo.optimizer.rounds.own_run_bound`) and eq. 12 against the round's ``B_t``:
+  stop the run (and the round) when ``UCB_MV <= B_t`` *and* the partial
   runs lowered the bound (it is below the bound without them, ``Verdict.prior_ucb_mv``): a
   stop is certified by the run's evidence, never by the models' belief alone. Without that
   condition a checkpoint that says nothing stops every configuration whose posterior given
@@ -403,12 +405,21 @@ class EarlyStop:
         row = d.row_of(trial.config_id)
         finals = [] if row is None else list(d.returns[row])
         beta = max(float(r.beta_stop), self.beta)
-        ib = partial_bounds(r.rm, r.row0, r.u, r.cand, finals, preds, pvars, beta, opt.weight)
         from erahbo.gp.bounds import adaptive_rule
+        from erahbo.optimizer.rounds import own_run_bound
 
+        def bound(obs: tuple, obs_vars: tuple) -> Any:  # a tail measure also hears the finals
+            ib = partial_bounds(r.rm, r.row0, r.u, r.cand, finals, obs, obs_vars, beta,
+                                opt.weight)
+            if not finals:  # eq. 12's bound after no run of x_t: the models' own
+                return ib
+            s2 = float(np.var(finals, ddof=1)) if len(finals) > 1 else 0.0
+            return own_run_bound(ib, float(np.mean(finals)), s2, len(finals), opt.weight,
+                                 float(opt.options.beta))
+
+        ib = bound(preds, pvars)
         # the bound without the partial runs: the models' own, before this run's evidence
-        prior = float(partial_bounds(r.rm, r.row0, r.u, r.cand, finals, (), (), beta,
-                                     opt.weight).ucb_mv)
+        prior = float(bound((), ()).ucb_mv)
         evidence = ib.ucb_mv < prior - 1e-12 * max(1.0, abs(prior))
         stop = adaptive_rule(ib.ucb_mv, r.B_t) and evidence  # eq. 12, on the run's evidence
         return Verdict(stop, float(ib.ucb_mv), float(r.B_t), preds, pvars, ib,
