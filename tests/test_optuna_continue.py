@@ -209,3 +209,31 @@ def test_a_study_of_an_older_erahbo_reads_its_options_as_that_erahbo_did(tmp_pat
     again = optuna.load_study(study_name="s", storage=url, sampler=then, pruner=then.pruner)
     again.optimize(cleanrl_objective, n_trials=2)
     assert all(t.state != TrialState.FAIL for t in again.trials[-2:])
+
+
+def test_the_result_labels_each_run_with_its_trial():
+    """Rule: ``sampler.result(study)`` reads like a study of erahbo's own: each run of an
+    ERAHBO trial has its trial's phase (``erahbo:phase``) and number (``iteration``), the
+    rounds table has one row per ERAHBO trial (its seeds, its stop decision), and only the
+    runs of the other sampler's trials are ``"warm"`` (the engine holds every run as a warm
+    start, so all were ``"warm"`` before)."""
+    sampler = ERAHBOSampler(**OPTS, warm_start="reports")
+    study = tpe_study()
+    continue_with(study, sampler, n_trials=8)
+    res = sampler.result(study)
+    h, rounds = res.history, res.rounds
+    own = [t for t in study.trials if "erahbo:phase" in t.system_attrs
+           and t.state != TrialState.RUNNING]
+    assert own and {t.system_attrs["erahbo:phase"] for t in own} >= {"bo"}
+    for t in own:
+        runs = h[(h["iteration"] == t.number) & (h["phase"] != "warm")]
+        assert len(runs) == len(t.intermediate_values), t.number
+        assert set(runs["phase"]) == {t.system_attrs["erahbo:phase"]}
+        row = rounds[(rounds["iteration"] == t.number) & (rounds["phase"] != "warm")]
+        assert len(row) == 1 and int(row["k"].iloc[0]) == len(t.intermediate_values)
+        decision = t.system_attrs.get("erahbo:decision")
+        if decision:
+            assert row["stop_reason"].iloc[0] == decision["reason"]
+    warm = h[h["phase"] == "warm"]  # TPE's per-seed reports: trials 0-9, steps 0, 1, 2
+    assert len(warm) == 3 * len(PER_SEED) and set(warm["seed"]) == {0, 1, 2}
+    assert len(h) == len(warm) + sum(len(t.intermediate_values) for t in own)

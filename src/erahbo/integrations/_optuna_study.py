@@ -28,27 +28,33 @@ import warnings
 from collections import Counter
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from erahbo.integrations._optuna_pruner import DECISION
 from erahbo.integrations._optuna_space import Coder, config_key
 from erahbo.integrations._optuna_trials import (
+    FINISHED,
     FOREIGN_MODES,
     PHASE,
     Foreign,
     TrialIndex,
     foreign_reading,
+    is_own,
     study_records,
     trial_key,
+    trial_runs,
     write_attrs,
 )
 from erahbo.optimizer.options import normalize_settings
 from erahbo.runtime.journal_format import canonical_json, settings_diff
 
 __all__ = ["RECOMMENDATION", "SETTINGS", "WARM_START", "check_foreign", "check_settings",
-           "describe_others", "reading", "recommended_trial", "refuse", "sampler_settings",
-           "stored_mode"]
+           "describe_others", "own_trials_in", "reading", "recommended_trial", "refuse",
+           "sampler_settings", "stored_mode"]
 
 SETTINGS = "erahbo_settings"  # study user attribute: the settings of the study's sampler
 WARM_START = "erahbo_warm_start"  # study user attribute: how other samplers' trials are read
@@ -212,3 +218,56 @@ def _steps_of(t: FrozenTrial) -> str:
     if steps == list(range(len(steps))):
         return f"steps 0..{len(steps) - 1}" if len(steps) > 1 else "step 0"
     return f"steps {steps[:3]}{' ...' if len(steps) > 3 else ''}"
+
+
+def own_trials_in(res: Any, trials: list[FrozenTrial], coder: Coder, first: dict[str, int],
+                  fixed_k: bool, k_max: int) -> None:
+    """Put the study's own trials in ``res``'s history and rounds (in place).
+
+    The engine's optimizer holds every run of the study as a warm start, so its tables label
+    every run ``"warm"`` and have one round per configuration. Here each run of an ERAHBO trial
+    gets its trial's phase (``init``, ``random``, ``bo``, ...) and number (``iteration``),
+    and the rounds table has one row per ERAHBO trial: its seeds, its configuration's seeds
+    and sample statistics after it, and the stopping decision it ended on (``B_t``,
+    ``UCB_MV``; ``initial`` / ``random`` for those trials; a trial that ran all its seeds:
+    ``fixed_k`` under a fixed-k method, else ``k_max`` or ``max_seeds``). Runs of other
+    samplers' trials stay ``"warm"`` with their rounds. ``config_id`` is the number of the
+    configuration's first trial (``first``: configuration key -> that number).
+    """
+    h, rounds = res.history, res.rounds
+    own: dict[tuple[int, int], tuple[int, str]] = {}  # (config_id, seed) -> (trial, phase)
+    made = []
+    for t in sorted(trials, key=lambda t: t.number):
+        key = trial_key(t, coder) if t.state in FINISHED and is_own(t) else None
+        if key is None or key not in first:
+            continue
+        seeds, runs = trial_runs(t)
+        phase = str(t.system_attrs.get(PHASE, "bo"))
+        cid = first[key]
+        own.update({(cid, int(s)): (t.number, phase) for s in seeds})
+        made.append((t.number, phase, cid, seeds, runs, t.system_attrs.get(DECISION) or {}))
+    if not made:
+        return
+    at = [own.get((int(c), int(s))) for c, s in zip(h["config_id"], h["seed"], strict=True)]
+    h["iteration"] = [a[0] if a else i for a, i in zip(at, h["iteration"], strict=True)]
+    h["phase"] = [a[1] if a else p for a, p in zip(at, h["phase"], strict=True)]
+    warm = h[[a is None for a in at]]
+    pooled = {int(c): list(g.loc[g["status"] == "ok", "return"].astype(float))
+              for c, g in warm.groupby("config_id")}
+    rows = []
+    for number, phase, cid, seeds, runs, dec in made:
+        got = pooled.setdefault(cid, [])
+        got += [float(v) for v in runs if v is not None and np.isfinite(v)]
+        reason = dec.get("reason") or {"init": "initial", "random": "random"}.get(phase) or (
+            "fixed_k" if fixed_k else "k_max" if len(seeds) >= k_max else "max_seeds")
+        rows.append({"iteration": number, "phase": phase, "config_id": cid, "k": len(seeds),
+                     "k_total": len(got), "ucb_mv": dec.get("ucb_mv", np.nan),
+                     "lcb_mv": np.nan, "B_t": dec.get("B_t", np.nan), "beta_stop": np.nan,
+                     "acquisition": np.nan, "stop_reason": reason,
+                     "mean": float(np.mean(got)) if got else np.nan,
+                     "var": float(np.var(got, ddof=1)) if len(got) > 1 else np.nan,
+                     "n_failed": sum(v is None for v in runs)})
+    kept = rounds[~rounds["config_id"].isin({r["config_id"] for r in rows})
+                  | (rounds["phase"] != "warm")]
+    res.rounds = pd.concat([kept, pd.DataFrame(rows, columns=rounds.columns)],
+                           ignore_index=True).sort_values("iteration", kind="stable")

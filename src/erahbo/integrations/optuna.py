@@ -91,6 +91,7 @@ from erahbo.integrations._optuna_study import (
     RECOMMENDATION,
     check_foreign,
     check_settings,
+    own_trials_in,
     reading,
     recommended_trial,
     refuse,
@@ -590,6 +591,7 @@ class ERAHBOSampler(BaseSampler):
         for table in (res.configs, res.history, res.rounds):
             table["config_id"] = table["config_id"].map(lambda c: ids.get(int(c), c))
         res.incumbent_id = ids.get(res.incumbent_id, res.incumbent_id)
+        own_trials_in(res, trials, coder, first, self.method != "erahbo", self.k_max)
         return res
 
     def _study_coder(self, study: Study) -> Coder | None:
