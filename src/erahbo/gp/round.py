@@ -47,7 +47,7 @@ from erahbo.gp.bounds import (
 from erahbo.gp.exact import GPHyper, standardize
 from erahbo.gp.one_seed import pilot_noise, pooled_variance
 from erahbo.gp.variance_noise import log_floor, log_observations, log_scale, variance_noise
-from erahbo.risk import RiskLike
+from erahbo.risk import RiskLike, RiskMeasure
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
@@ -57,6 +57,7 @@ __all__ = [
     "RoundSettings",
     "fixed_noise",
     "observe",
+    "own_run_bound",
 ]
 
 MEAN_NOISE_FLOOR = 1e-6  # floor of the fixed, standardized per-point noise of the mean GP
@@ -143,6 +144,18 @@ class InnerBounds:
     def __repr__(self) -> str:
         return (f"InnerBounds(ucb_mv={self.ucb_mv!r}, mu_f={self.mu_f!r}, sd_f={self.sd_f!r}, "
                 f"mu_var={self.mu_var!r}, sd_var={self.sd_var!r})")
+
+
+def own_run_bound(ib: InnerBounds, mean: float, s2: float, k: int, risk: RiskMeasure,
+                  beta: float) -> InnerBounds:
+    """``ib`` with its ``ucb_mv`` made the measure's stopping bound after ``k`` seeds of
+    sample ``mean`` and variance ``s2`` (:meth:`erahbo.risk.RiskMeasure.stop_ucb`, with the
+    variance GP's estimate of ``rho^2`` at ``x_t`` and the acquisition's ``beta``; MV's is the
+    models' own float). The optimizer's rule (:func:`erahbo.optimizer.rounds.stop_bounds`) and
+    the early-stop verdict (:mod:`erahbo.optimizer.early_stop`) both end a round on it."""
+    model_var = float(to_variance(ib.mu_var, None, ib.log_var))  # rho^2, also under "log"
+    ib.ucb_mv = risk.stop_ucb(ib.ucb_mv, mean, s2, k, model_var, beta)
+    return ib
 
 
 def fixed_noise(

@@ -23,7 +23,7 @@ asks the same rule *during* a run, with the run's partial return in place of its
   removed) with that observation's variance added to the seed's noise; then eq. 9 at
   ``x_t`` with confidence ``max(beta_stop_t, early_stop_beta)`` (a tail measure's bound also
   hears ``x_t``'s final returns, as the optimizer's own rule does:
-  :func:`erahbo.optimizer.rounds.own_run_bound`) and eq. 12 against the round's ``B_t``:
+  :func:`erahbo.gp.round.own_run_bound`) and eq. 12 against the round's ``B_t``:
   stop the run (and the round) when ``UCB_MV <= B_t`` *and* the partial
   runs lowered the bound (it is below the bound without them, ``Verdict.prior_ucb_mv``): a
   stop is certified by the run's evidence, never by the models' belief alone. Without that
@@ -406,7 +406,7 @@ class EarlyStop:
         finals = [] if row is None else list(d.returns[row])
         beta = max(float(r.beta_stop), self.beta)
         from erahbo.gp.bounds import adaptive_rule
-        from erahbo.optimizer.rounds import own_run_bound
+        from erahbo.gp.round import own_run_bound
 
         def bound(obs: tuple, obs_vars: tuple) -> Any:  # a tail measure also hears the finals
             ib = partial_bounds(r.rm, r.row0, r.u, r.cand, finals, obs, obs_vars, beta,

@@ -24,8 +24,8 @@ from erahbo.gp import (
     make_engine,
     make_round,
 )
-from erahbo.gp.bounds import to_variance
 from erahbo.gp.one_seed import variance_observations
+from erahbo.gp.round import own_run_bound
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.replicate import nearest_replicate
@@ -34,7 +34,7 @@ from erahbo.optimizer.state import StudyState
 from erahbo.optimizer.variance_prior import noise_of
 from erahbo.recommendation import configs_table
 
-__all__ = ["RoundModels", "next_refit", "own_run_bound", "stop_bounds"]
+__all__ = ["RoundModels", "next_refit", "stop_bounds"]
 
 
 def next_refit(growth: float | None, n_at_fit: int) -> float:
@@ -54,17 +54,6 @@ def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean:
     :meth:`RoundModels.stopping_decision` both use it."""
     return own_run_bound(rm.inner(row, u, cand, mean, s2, k, beta_stop, weight), mean, s2, k,
                          weight, beta)
-
-
-def own_run_bound(ib: Any, mean: float, s2: float, k: int, weight: Any, beta: float) -> Any:
-    """``ib`` (:class:`erahbo.gp.round.InnerBounds` at ``x_t``) with its ``ucb_mv`` made the
-    measure's stopping bound after ``k`` seeds of sample ``mean`` and variance ``s2``
-    (:meth:`erahbo.risk.RiskMeasure.stop_ucb`, with the variance GP's estimate of ``rho^2`` at
-    ``x_t`` and the acquisition's ``beta``): :func:`stop_bounds` and the early-stop verdict
-    (:mod:`erahbo.optimizer.early_stop`) both end a round on it."""
-    model_var = float(to_variance(ib.mu_var, None, ib.log_var))  # rho^2, also under "log"
-    ib.ucb_mv = weight.stop_ucb(ib.ucb_mv, mean, s2, k, model_var, beta)
-    return ib
 
 
 class RoundModels:
