@@ -78,16 +78,30 @@ def table(results_dir: str, runs: list[int], methods: list[str] | None = None,
     return pd.concat([pooled, df], ignore_index=True)
 
 
+def _runs(text: str) -> list[int]:
+    """``--runs``: comma-separated positive integers."""
+    try:
+        runs = [int(r) for r in text.split(",")]
+    except ValueError:
+        runs = []
+    if not runs or min(runs) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give the checkpoints as positive integers, comma-separated (e.g. 50,100)")
+    return runs
+
+
 def main(argv: list[str] | None = None) -> pd.DataFrame:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("results_dir")
-    p.add_argument("--runs", default="50,100", help="checkpoints, comma-separated")
+    p.add_argument("--runs", type=_runs, default=[50, 100], help="checkpoints, comma-separated")
     p.add_argument("--methods", default=None, help="comma-separated (default: all)")
     p.add_argument("--tasks", default=None, help="comma-separated (default: all)")
     a = p.parse_args(argv)
-    runs = [int(r) for r in a.runs.split(",")]
     split = (lambda s: s.split(",") if s else None)  # noqa: E731
-    df = table(a.results_dir, runs, split(a.methods), split(a.tasks))
+    try:
+        df = table(a.results_dir, a.runs, split(a.methods), split(a.tasks))
+    except ValueError as e:
+        p.error(str(e))
     with pd.option_context("display.width", 200, "display.max_rows", 10_000):
         print(df.round(3).to_string(index=False))
     return df
