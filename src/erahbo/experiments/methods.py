@@ -70,7 +70,7 @@ from erahbo._names import (
     risk_label,
 )
 from erahbo.optimizer.parts import PARAMS, method_variant
-from erahbo.validation import RULES
+from erahbo.validation import check_option
 
 PAPER_METHODS = ("erahbo", "rahbo-k2", "rahbo-k20", "gpucb-k20")
 
@@ -239,10 +239,11 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
 
 
 def _valid(name: str, value: float) -> bool:
-    """Whether ``value`` passes the option ``name``'s rule (:data:`erahbo.validation.RULES`)."""
+    """Whether ``value`` passes the core option ``name``'s rule
+    (:func:`erahbo.validation.check_option`; a part's option: :func:`method_variant`)."""
     try:
-        RULES[name](name, value)
-    except ValueError:
+        check_option(name, value)
+    except (TypeError, ValueError):
         return False
     return True
 
