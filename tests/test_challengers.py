@@ -171,8 +171,8 @@ def test_a_challenger_is_never_a_configuration_with_a_pending_trial():
 def _mountain_car(method: str, repetition: int) -> int:
     task = prepare_task(load_task(DATA / "ppo_cc_mountain_car.parquet"), alpha=1.0,
                         outcome_processing="minmax")
-    spec = parse_method(method)  # under the defaults of sessions 12-15 (TWO)
-    spec = replace(spec, options={**spec.options, **TWO})
+    spec = parse_method(method)  # under the defaults of sessions 12-15 (TWO, no refit)
+    spec = replace(spec, options={**spec.options, **TWO, "refit_growth": 0.0})
     trace, _ = run_repetition(task, spec, repetition,
                               StudySettings(budget=1000, alpha=1.0, protocol="user",
                                             outcome_processing="minmax"))
@@ -183,11 +183,13 @@ def _mountain_car(method: str, repetition: int) -> int:
 def test_the_needle_of_ppo_mountain_car_is_found_with_challengers():
     """Configuration 79 reaches the flag on 44 of 50 seeds; its neighbours never do. In
     repetition 14 of the user's protocol (alpha 1, min-max; 2 seeds per configuration first,
-    the defaults of sessions 12-15) it keeps few seeds without
-    challenger rounds, and a quiet configuration is recommended; challenger rounds give it
-    seeds and recommend it. (The real-data example of the rule; the rule itself, built so
-    that it holds on any machine: the needle-scenario tests above and
-    test_recommendation.py::test_the_rule_acts_on_a_well_sampled_needle.)"""
+    the defaults of sessions 12-15, which fitted the GPs' hyperparameters once) it keeps few
+    seeds without challenger rounds, and a quiet configuration is recommended; challenger
+    rounds give it seeds and recommend it. (Session 26's refits move the trajectory: with them
+    repetition 14 of these settings misses the needle; today's default finds it in 20 of 20
+    repetitions at 1000 runs and 18 of 20 at 200, session 28.) The real-data example of the
+    rule; the rule itself, built so that it holds on any machine: the needle-scenario tests
+    above and test_recommendation.py::test_the_rule_acts_on_a_well_sampled_needle."""
     assert _mountain_car("erahbo-ch0", 14) != 79
     assert _mountain_car("erahbo", 14) == 79
 
