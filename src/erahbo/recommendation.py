@@ -300,7 +300,7 @@ def sample_mv_bound(
 
 def familywise_z(z: float, m: int) -> float:
     """The confidence at which each of ``m`` one-sided bounds is taken so that all ``m`` hold
-    together with at least the probability one bound at ``z`` holds alone (Bonferroni:
+    together with the probability one bound at ``z`` holds alone (Bonferroni:
     ``Phi^-1(1 - Phi(-z) / m)``; ``z`` itself for ``m <= 1`` or ``z <= 0``, the plug-in).
 
     The well-sampled rule picks the highest of ``m`` own-run bounds; each configuration got

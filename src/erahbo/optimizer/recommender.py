@@ -144,10 +144,7 @@ class Recommender:
         :func:`erahbo.recommendation.familywise_z` (``Phi^-1(1 - Phi(-1) / m)``), so that the
         highest of ``m`` lucky samples is not read as the best (session 28: on the outliers
         scenario a 25-seed configuration 2.2 standard errors above its truth beat two better
-        ones with 21 and 59 seeds). The corrected bound also faces ``row``'s sample MV, so
-        the rule overrides the models' choice less often as ``m`` grows (on one of 160
-        budget-500 table studies, a 20-seed needle lost to the models' choice: session 28,
-        docs/results/one_seed_models/). The measure may set its own threshold and confidence
+        ones with 21 and 59 seeds). The measure may set its own threshold and confidence
         (:meth:`erahbo.risk.RiskMeasure.well_sampled_rule`: a tail measure's configurations
         compete on their plug-in value, z = 0, from ``max(recommend_seeds, ceil(1 / q))``
         seeds). Until session 24 the bound was the sample MV less one standard error
