@@ -35,8 +35,7 @@ from erahbo.risk import (
 )
 
 __all__ = ["CONFIG_COLUMNS", "RULES", "configs_table", "explain_incumbent", "explain_verification",
-           "familywise_z", "mv_standard_error", "objective_name", "sample_lcb_mv",
-           "sample_mv_bound",
+           "mv_standard_error", "objective_name", "sample_lcb_mv", "sample_mv_bound",
            "seeds_note",
            "top_configs"]
 
@@ -48,10 +47,9 @@ CONFIG_COLUMNS = ("k", "mean", "std", "var", "n_failed", "mv", "lcb_mv", "ucb_mv
 RULES = {
     "lcb_mv": "the highest lower bound LCB_MV (eq. inc_lcb)",
     "well_sampled": "the lower bound of a configuration's own runs (eq. 9 on its sample mean "
-                    "less z standard errors and its sample variance at its one-sided "
-                    "chi-square bound; z = Phi^-1(1 - Phi(-1)/m) for m such configurations) "
-                    "with at least recommend_seeds seeds (a tail measure: its sample value, "
-                    "from at least ceil(1/q) seeds)",
+                    "less one standard error and its sample variance at its one-sided "
+                    "chi-square bound) with at least recommend_seeds seeds (a tail measure: "
+                    "its sample value, from at least ceil(1/q) seeds)",
     "sample_mv": "the highest sample MV (before the models are fit)",
 }
 
@@ -228,9 +226,8 @@ def _why(top: pd.DataFrame, risk_neutral: bool, less_se: bool = True) -> str:
                 else "lcb_mv" if bounded else "sample_mv")
     if rule == "well_sampled" and len(top) > 1:  # recommend_seeds: the sample MV of many seeds
         rival = top.iloc[1:].sort_values("lcb_mv", ascending=False).iloc[0]
-        own = ("own-run lower bound (sample mean less z standard errors, z growing with the "
-               "number of well-sampled configurations; sample variance at its chi-square "
-               "bound)" if less_se else "sample value")
+        own = ("own-run lower bound (sample mean less one standard error, sample variance "
+               "at its chi-square bound)" if less_se else "sample value")
         return (f"config {cid} is recommended because, with k = {int(inc['k'])} seeds, its "
                 f"{own} is the best among the well-sampled "
                 f"configurations and at least the sample MV of config {int(rival['config_id'])} "
@@ -296,23 +293,6 @@ def sample_mv_bound(
     ybar, s2 = np.asarray(ybar, dtype=float), np.asarray(s2, dtype=float)
     sample = mean_variance(ybar, s2, weight)
     return sample, sample - z * mv_standard_error(np.sqrt(np.maximum(s2, 0.0)), k, weight)
-
-
-def familywise_z(z: float, m: int) -> float:
-    """The confidence at which each of ``m`` one-sided bounds is taken so that all ``m`` hold
-    together with the probability one bound at ``z`` holds alone (Bonferroni:
-    ``Phi^-1(1 - Phi(-z) / m)``; ``z`` itself for ``m <= 1`` or ``z <= 0``, the plug-in).
-
-    The well-sampled rule picks the highest of ``m`` own-run bounds; each configuration got
-    its seeds because its runs looked good, so the highest of ``m`` bounds at ``z`` is biased
-    up by the luckiest sample (a winner's curse). At ``z = 1``: 1.53 for ``m = 2``, 1.94 for
-    6, 2.33 for 16. Scalars; returns a float.
-    """
-    if z <= 0 or m <= 1:
-        return float(z)
-    from scipy.stats import norm  # scipy: not at start-up (the CLI)
-
-    return float(norm.isf(norm.cdf(-z) / m))
 
 
 def sample_lcb_mv(ybar: Any, s2: Any, k: Any, weight: RiskLike, z: float = 1.0) -> np.ndarray:

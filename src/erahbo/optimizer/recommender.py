@@ -138,13 +138,9 @@ class Recommender:
                      weight: RiskLike) -> int:
         """Among the eligible rows (``mask (n,)``) with at least :attr:`seeds` seeds, the one
         with the highest lower bound on its own runs (eq. 9's ``LCB^MV`` with the sample mean
-        less ``z`` standard errors and the sample variance at its one-sided chi-square bound,
+        less one standard error and the sample variance at its one-sided chi-square bound,
         :func:`erahbo.recommendation.sample_lcb_mv`) replaces ``row`` when that bound is at
-        least ``row``'s sample MV. With ``m`` such rows each bound is taken at
-        :func:`erahbo.recommendation.familywise_z` (``Phi^-1(1 - Phi(-1) / m)``), so that the
-        highest of ``m`` lucky samples is not read as the best (session 28: on the outliers
-        scenario a 25-seed configuration 2.2 standard errors above its truth beat two better
-        ones with 21 and 59 seeds). The measure may set its own threshold and confidence
+        least ``row``'s sample MV. The measure may set its own threshold and confidence
         (:meth:`erahbo.risk.RiskMeasure.well_sampled_rule`: a tail measure's configurations
         compete on their plug-in value, z = 0, from ``max(recommend_seeds, ceil(1 / q))``
         seeds). Until session 24 the bound was the sample MV less one standard error
@@ -154,7 +150,7 @@ class Recommender:
         if not self.seeds:
             return row
         from erahbo.gp.bounds import mean_variance
-        from erahbo.recommendation import familywise_z, sample_lcb_mv  # pandas: not at start-up
+        from erahbo.recommendation import sample_lcb_mv  # pandas: not at start-up (the CLI)
 
         seeds, z = as_risk(weight).well_sampled_rule(self.seeds)
         k = np.asarray(data.k, dtype=float)  # (n,)
@@ -162,7 +158,6 @@ class Recommender:
         if not big.any():
             return row
         sample = mean_variance(data.ybar, data.s2, weight)  # (n,)
-        z = familywise_z(z, int(big.sum()))  # the luckiest of m is not the best (session 28)
         bound = sample_lcb_mv(data.ybar, data.s2, k, weight, z)  # (n,)
         best = int(np.flatnonzero(big)[np.argmax(bound[big])])
         return best if bound[best] >= sample[row] else row
