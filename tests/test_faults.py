@@ -186,7 +186,9 @@ def test_full_disk_ends_in_one_line_and_loses_nothing(tmp_path):
         stack.push(ctx)
         journal = fs / "j.db"
         args = ["--journal", str(journal), "--no-progress", "--out", str(tmp_path / "out")]
-        line = one_line_error(cli("optimize", "--objective", "figure1", "--budget", "300",
+        # the 1 MB fills up after about 25 runs whatever the budget (24 on the tmpfs, 26
+        # under the file-size limit): a budget of 60 leaves more than half to the resume
+        line = one_line_error(cli("optimize", "--objective", "figure1", "--budget", "60",
                                   *args, limit_file_size=limit))
         assert f"journal {journal}" in line and "Every run recorded before is kept" in line
         assert f"erahbo resume {journal}" in line and (limit or "the disk is full" in line)
@@ -197,7 +199,7 @@ def test_full_disk_ends_in_one_line_and_loses_nothing(tmp_path):
         done = cli("resume", str(journal), "--no-progress")
         assert done.returncode == 0, done.stderr
         after = counted_runs(journal)
-        assert after[:len(before)] == before and len(after) >= 299  # nothing lost or changed
+        assert after[:len(before)] == before and len(after) >= 59  # nothing lost or changed
         assert len({(t, s) for t, s, *_ in after}) == len(after)  # no slot counted twice
 
 

@@ -208,13 +208,20 @@ hyperparameters:
     assert "another hydra.sweep.dir" in proc.stderr
 
 
-def test_sweep_options_reach_the_optimizer(tmp_path):
-    folder = _app(tmp_path, 1.0, """search_space:
+@pytest.fixture(scope="module")
+def options_sweep(tmp_path_factory):
+    """A sweep of the app (its seed_keyword train.seed, a key of its config) with a strategy
+    part's option set by each key: ``(folder, process)``. The tests only read it."""
+    folder = _app(tmp_path_factory.mktemp("options"), 1.0, """search_space:
   hp_config.x: [float, 0.0, 1.0]
 """)
-    proc = _run(folder, "hydra.sweeper.budget=6", "hydra.sweeper.challengers=false",
-                "hydra.sweeper.random_interleave=0", "hydra.sweeper.random_top=1",
-                "hydra.sweeper.max_seeds=6")  # every strategy part's option is a key
+    return folder, _run(folder, "hydra.sweeper.budget=6", "hydra.sweeper.challengers=false",
+                        "hydra.sweeper.random_interleave=0", "hydra.sweeper.random_top=1",
+                        "hydra.sweeper.max_seeds=6")  # every strategy part's option is a key
+
+
+def test_sweep_options_reach_the_optimizer(options_sweep):
+    folder, proc = options_sweep
     assert proc.returncode == 0, proc.stderr[-3000:]
     journal = Journal.open(folder / "sweep" / "erahbo_journal.db")
     settings = journal.settings
@@ -299,7 +306,7 @@ search_space: {hp_config.x: [float, 0.0, 1.0], hp_config.act: [good, bad]}
                                sorted(rh[["performance_seed_0", "performance_seed_1"]].stack()))
 
 
-def test_a_seed_keyword_the_task_config_lacks_is_warned_about(tmp_path):
+def test_a_seed_keyword_the_task_config_lacks_is_warned_about(tmp_path, options_sweep):
     """Rule: a seed_keyword that is not a key of the task config (ARLBench reads autorl.seed,
     not seed) is named with the fix; one the config has is not."""
     folder = _app(tmp_path, 1.0, "search_space: {hp_config.x: [float, 0.0, 1.0]}\n")
@@ -308,8 +315,7 @@ def test_a_seed_keyword_the_task_config_lacks_is_warned_about(tmp_path):
     out = proc.stdout + proc.stderr
     assert "seed_keyword 'seed' is not a key of the task config" in out
     assert "set hydra.sweeper.seed_keyword: autorl.seed" in out
-    (folder / "sweep").rename(folder / "first")
-    proc = _run(folder, "hydra.sweeper.budget=4")  # train.seed: a key of the config
+    _, proc = options_sweep  # the same app's sweep with train.seed: a key of the config
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "is not a key of the task config" not in proc.stdout + proc.stderr
 

@@ -213,11 +213,18 @@ def test_arlbench_smac_switches_with_one_line(tmp_path):
     assert (pd.read_csv(sweep / "runhistory.csv")["budget"] == 100000.0).all()
 
 
-def test_hypersweeper_branin_example_switches_and_still_minimizes(tmp_path):
+@pytest.fixture(scope="module")
+def switched_branin(tmp_path_factory):
+    """Hypersweeper's branin_rs.yaml, its sweeper line switched to erahbo, run once as shipped
+    (``python branin.py -m``): ``(folder, process)``. The tests only read what it wrote."""
+    folder = _layout(tmp_path_factory.mktemp("branin"), "hypersweeper", "branin_rs.yaml")
+    return folder, _run(folder, "branin.py")
+
+
+def test_hypersweeper_branin_example_switches_and_still_minimizes(switched_branin):
     """Rule: Hypersweeper's branin_rs.yaml (no maximize: a cost) switched: erahbo minimizes
     the cost; runhistory.csv keeps the task's values, history.csv erahbo's negated ones."""
-    folder = _layout(tmp_path, "hypersweeper", "branin_rs.yaml")
-    proc = _run(folder, "branin.py")
+    folder, proc = switched_branin
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "maximize: false (Hypersweeper's default" in proc.stdout + proc.stderr
     sweep = folder / "tmp" / "branin_rs"
@@ -281,22 +288,22 @@ def test_erahbo_reads_a_real_hypersweeper_sweep_back(tmp_path):
     no 'columns ... ignored' warning; erahbo's incumbent.csv has Hypersweeper's columns."""
     theirs = _layout(tmp_path / "hs", "arlbench", "random_search.yaml", sweeper=None)
     proc = _run(theirs, "run_arlbench.py", "--config-name=random_search",
-                "hydra.sweeper.n_trials=4", python=HS_PYTHON, erahbo=False)
+                "hydra.sweeper.n_trials=2", python=HS_PYTHON, erahbo=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     sweep = theirs / "results" / "sobol" / "dqn_CartPole-v1" / "42"
     task = load_task(sweep / "runhistory.csv")
-    assert (task.n_configs, sorted(task.seeds)) == (4, [42, 43, 44])
+    assert (task.n_configs, sorted(task.seeds)) == (2, [42, 43, 44])
     assert np.isfinite(task.returns).all()
     ours = _layout(tmp_path / "erahbo", "arlbench", "random_search.yaml")
     proc = _run(ours, "run_arlbench.py", "--config-name=random_search",
-                "hydra.sweeper.n_trials=4", "hydra.sweeper.n_init=0",
+                "hydra.sweeper.n_trials=2", "hydra.sweeper.n_init=0",
                 f"hydra.sweeper.warm_start={sweep / 'runhistory.csv'}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "neither hyperparameters" not in proc.stderr
     mine = ours / "results" / "sobol" / "dqn_CartPole-v1" / "42"
     hist = pd.read_csv(mine / "history.csv")
     warm = hist[hist["phase"] == "warm"]
-    assert len(warm) == 12 and set(warm["seed"]) == {42, 43, 44}
+    assert len(warm) == 6 and set(warm["seed"]) == {42, 43, 44}
     np.testing.assert_allclose(sorted(warm["return"]), sorted(task.returns.ravel()))
     assert list(pd.read_csv(mine / "incumbent.csv").columns) == list(
         pd.read_csv(sweep / "incumbent.csv").columns)
@@ -314,12 +321,12 @@ print(json.dumps([[dict(i.config), r.performance] for i, r in runs]))
 
 
 @real
-def test_the_real_hypersweeper_reads_erahbos_runhistory_back(tmp_path):
+def test_the_real_hypersweeper_reads_erahbos_runhistory_back(tmp_path, switched_branin):
     """Rule: Hypersweeper's own reader (read_warmstart_data) reads the runhistory.csv of the
     switched branin sweep: every configuration with its mean cost; a real HyperRS sweep
     warm-starts from it."""
-    ours = _layout(tmp_path / "erahbo", "hypersweeper", "branin_rs.yaml")
-    assert _run(ours, "branin.py").returncode == 0
+    ours, proc = switched_branin
+    assert proc.returncode == 0, proc.stderr[-3000:]
     path = ours / "tmp" / "branin_rs" / "runhistory.csv"
     space = ours / "configs" / "search_space" / "branin.yaml"
     out = subprocess.run([HS_PYTHON, "-c", _READ, str(path), str(space)], capture_output=True,

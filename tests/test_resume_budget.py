@@ -87,14 +87,14 @@ def test_running_study_extended_then_killed_resumes_exactly(tmp_path):
 def test_cli_resume_with_more_budget(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     db = tmp_path / "study.db"
-    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "100",
+    res = CliRunner().invoke(app, ["optimize", "--objective", "figure1", "--budget", "40",
                                    "--journal", str(db), "--out", "o", "--no-progress"])
     assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(app, ["resume", str(db), "--budget", "140", "--no-progress"])
+    res = CliRunner().invoke(app, ["resume", str(db), "--budget", "60", "--no-progress"])
     assert res.exit_code == 0, res.output
-    assert "budget raised from 100 to 140" in res.output
-    spent_budget_cli(tmp_path / "o", 140)
-    res = CliRunner().invoke(app, ["resume", str(db), "--budget", "120", "--no-progress"])
+    assert "budget raised from 40 to 60" in res.output
+    spent_budget_cli(tmp_path / "o", 60)
+    res = CliRunner().invoke(app, ["resume", str(db), "--budget", "50", "--no-progress"])
     assert res.exit_code != 0 and "more budget, not less" in res.output
     assert not (tmp_path / "study.db.lock").exists()
 
