@@ -157,8 +157,8 @@ def sleep_300(config: dict[str, Any], seed: int) -> float:
 
 
 def slow_seed_3(config: dict[str, Any], seed: int) -> float:
-    """0.05 s per run, 2.5 s for seed 3."""
-    time.sleep(2.5 if seed == 3 else 0.05)
+    """0.05 s per run, 5 s for seed 3."""
+    time.sleep(5.0 if seed == 3 else 0.05)
     return float(config["x"])
 
 

@@ -78,7 +78,7 @@ def test_run_timeout_none_is_no_limit(kind):
 
     with make(AutoTimeout(factor=3.0, floor=0.5)) as ex:  # one pool (Ray starts once; the
         for timeout, status in ((None, "ok"), ("auto", "penalized")):  # kill comes last)
-            # runs of seeds 1, 2: well under a second; seed 3: 2.5 s, past 3 x the longest
+            # runs of seeds 1, 2: well under a second; seed 3: 5 s, past 3 x the longest
             ex.submit(slow_seed_3, {"x": 0.5}, 1).result()  # a worker up, the module imported
             ex.auto_timeout.longest = None  # (that call is not a run; nor the runs before)
             out = evaluate(slow_seed_3, {"x": 0.5}, [1, 2, 3], run_timeout=timeout, executor=ex)
