@@ -258,12 +258,10 @@ def test_the_verdict_ends_a_round_on_the_measures_stopping_bound(monkeypatch) ->
     while (trial := opt.ask()) is not None:
         r, row = opt.open_round(trial.round), opt.data.row_of(trial.config_id)
         if trial.phase == "bo" and r is not None and r.rm is not None and row is not None:
-            finals = [float(v) for v in opt.data.returns[row]]
             v = es.verdict(opt, trial, 0, [0.0] * len(trial.seeds))
-            s2 = float(np.var(finals, ddof=1)) if len(finals) > 1 else 0.0
-            ref = stop_bounds(r.rm, r.row0, r.u, r.cand, float(np.mean(finals)), s2,
-                              len(finals), max(float(r.beta_stop), es.beta), opt.weight,
-                              opt.options.beta)
+            # the pooled statistics the optimizer's tell hands its rule (core: d.stats(row))
+            ref = stop_bounds(r.rm, r.row0, r.u, r.cand, *opt.data.stats(row),
+                              max(float(r.beta_stop), es.beta), opt.weight, opt.options.beta)
             assert v.ucb_mv == pytest.approx(ref.ucb_mv, rel=1e-9, abs=1e-12)
             checked += 1
         cid = int(trial.config_id)

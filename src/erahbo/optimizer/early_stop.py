@@ -413,9 +413,8 @@ class EarlyStop:
                                 opt.weight)
             if not finals:  # eq. 12's bound after no run of x_t: the models' own
                 return ib
-            s2 = float(np.var(finals, ddof=1)) if len(finals) > 1 else 0.0
-            return own_run_bound(ib, float(np.mean(finals)), s2, len(finals), opt.weight,
-                                 float(opt.options.beta))
+            mean, s2, k = d.stats(row)  # the pooled statistics the optimizer's own rule reads
+            return own_run_bound(ib, mean, s2, k, opt.weight, float(opt.options.beta))
 
         ib = bound(preds, pvars)
         # the bound without the partial runs: the models' own, before this run's evidence
