@@ -20,7 +20,10 @@ Normalized regret (report section 3)::
 
     simple_regret / init_regret,   init_regret = mv_star - init_mv_mean
 
-i.e. ``(MV* - MV(incumbent)) / (MV* - mean MV of the initial configurations)``.
+i.e. ``(MV* - MV(incumbent)) / (MV* - mean MV of the initial configurations)``. A repetition
+whose initial configurations are all optimal (``init_regret <= 0``) is normalized by the median
+positive ``init_regret`` of its task, so a later worse recommendation still shows; only a task
+with no positive ``init_regret`` at all keeps normalized regret 0.
 """
 
 from __future__ import annotations
@@ -375,6 +378,7 @@ def load_traces(
     normalized: dict[str, np.ndarray] = {}
     init_reg: dict[str, np.ndarray] = {}
     degenerate: list[str] = []
+    fallback: dict[str, float] = {}
     for task in kept_tasks:
         s_arr, c_arr, ir = _align_task(task, reps_of[task], all_methods, by_key, grid_budget)
         # the initial design is shared by all methods of a repetition: one normaliser per rep
@@ -382,19 +386,21 @@ def load_traces(
         if np.any(np.abs(ir - init_r[None, :]) > 1e-9 * np.maximum(1.0, np.abs(init_r))):
             notes.append(f"task {task}: methods disagree on init_regret within a repetition; "
                          "each trace is normalised by its own value")
-        denom = ir[:, :, None]  # (M, R, 1)
-        ok = denom > 0
-        if not np.all(ok):
+        if np.any(ir <= 0):
             degenerate.append(task)
+        fallback[task] = _regret_scale(ir)
+        denom = np.where(ir > 0, ir, fallback[task])[:, :, None]  # (M, R, 1)
+        ok = denom > 0
         n_arr = np.where(ok, s_arr / np.where(ok, denom, 1.0), 0.0)  # (M, R, T)
         simple[task], cumulative[task], normalized[task] = s_arr, c_arr, n_arr
         init_reg[task] = init_r
     if degenerate:
         notes.append("init_regret <= 0 (initial design already optimal) in task(s) "
-                     f"{degenerate}; their normalized regret is set to 0 there")
+                     f"{degenerate}; those repetitions are normalized by the task's median "
+                     "positive init_regret (0 where the task has none)")
     notes += _ill_conditioned_notes(meta_df, kept_tasks)
 
-    rounds = _rounds_table(frames, records, task_domain, set(kept_tasks), reps_of)
+    rounds = _rounds_table(frames, records, task_domain, fallback, reps_of)
     return TraceSet(
         results_dir=root, budget=grid_budget, methods=tuple(all_methods),
         tasks=tuple(kept_tasks), domains={t: task_domain[t] for t in kept_tasks},
@@ -530,22 +536,31 @@ def _align_task(
     return s_arr, c_arr, ir
 
 
+def _regret_scale(init_regret: np.ndarray) -> float:
+    """The median of a task's positive ``init_regret`` values (any shape, e.g. ``(M, R)``);
+    0.0 when none is positive."""
+    pos = np.asarray(init_regret, dtype=float)
+    pos = pos[pos > 0]
+    return float(np.median(pos)) if pos.size else 0.0
+
+
 def _rounds_table(
     frames: list[pd.DataFrame],
     records: list[dict[str, Any]],
     task_domain: dict[str, str],
-    kept_tasks: set[str],
+    fallback: dict[str, float],
     reps_of: dict[str, np.ndarray],
 ) -> pd.DataFrame:
     """One row per BO round (see :class:`TraceSet`), in the order the rounds started; the
-    rows of a round interleave with other rounds' when configurations ran in parallel."""
+    rows of a round interleave with other rounds' when configurations ran in parallel.
+    ``fallback``: kept task -> its normaliser where a repetition's ``init_regret <= 0``."""
     cols: dict[str, list[np.ndarray]] = {c: [] for c in (
         "task", "domain", "method", "repetition", "round", "config_id", "k", "n_runs",
         "config_mv", "stop_reason", "config_norm_regret")}
     keep_reps = {t: set(r.tolist()) for t, r in reps_of.items()}
     for f, rec in zip(frames, records, strict=True):
         task = rec["task"]
-        if task not in kept_tasks or rec["repetition"] not in keep_reps[task] or not len(f):
+        if task not in fallback or rec["repetition"] not in keep_reps[task] or not len(f):
             continue
         rnd = f["round"].to_numpy()  # (n,)
         _, first, counts = np.unique(rnd, return_index=True, return_counts=True)
@@ -558,7 +573,7 @@ def _rounds_table(
         else:
             reason = np.full(starts.size, "", dtype=object)
         mv = f["config_mv"].to_numpy(dtype=np.float64)[starts]
-        denom = rec["init_regret"]
+        denom = rec["init_regret"] if rec["init_regret"] > 0 else fallback[task]
         n_r = starts.size
         cols["task"].append(np.full(n_r, task, dtype=object))
         cols["domain"].append(np.full(n_r, task_domain[task], dtype=object))
