@@ -20,6 +20,7 @@ pytest.importorskip("hydra")
 from erahbo.datasets.loaders import load_task
 from erahbo.datasets.run_rows import read_runs
 from erahbo.runtime.journal import Journal
+from forked_app import run_script
 from hydra_plugins.erahbo_sweeper._space import load_search_space
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -79,11 +80,16 @@ def _app(tmp_path: Path, sign: float, sweeper: str) -> Path:
     return tmp_path
 
 
-def _run(folder: Path, *args: str, crash_after: int | None = None) -> subprocess.CompletedProcess:
+def _run(folder: Path, *args: str, crash_after: int | None = None,
+         fresh: bool = False) -> subprocess.CompletedProcess:
+    """``python app.py -m ARGS`` in ``folder``: in a process of its own, forked from a server
+    that imported Hydra and erahbo once (tests/forked_app.py); ``fresh``: a new interpreter."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
                CALLS=str(folder / "calls.jsonl"), OPENBLAS_NUM_THREADS="1")
     if crash_after is not None:
         env["CRASH_AFTER"] = str(crash_after)
+    if not fresh:
+        return run_script("app.py", "-m", *args, cwd=folder, env=env, timeout=300)
     return subprocess.run([sys.executable, "app.py", "-m", *args], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=300)
 
@@ -98,7 +104,7 @@ search_space:
   hp_config.x: [float, 0.0, 1.0]
   hp_config.act: [good, bad, text]
 """)
-    proc = _run(folder)
+    proc = _run(folder, fresh=True)  # a new interpreter, as a user runs it
     assert proc.returncode == 0, proc.stderr[-3000:]
     sweep = folder / "sweep"
     calls = _calls(folder)

@@ -28,6 +28,7 @@ import erahbo
 from erahbo.cli import app
 from erahbo.datasets.loaders import load_task
 from erahbo.optimizer.options import Options
+from forked_app import run_script
 from hydra_plugins.erahbo_sweeper._hypersweeper import SWEEPER_KWARGS, TOP_LEVEL, translate
 from hydra_plugins.erahbo_sweeper._outputs import INCUMBENT_COLUMNS, warm_runs
 from hydra_plugins.erahbo_sweeper.config import ErahboSweeperConf
@@ -152,10 +153,15 @@ def _layout(tmp_path: Path, name: str, config: str, sweeper: str | None = "erahb
 
 
 def _run(folder: Path, script: str, *args: str, python: str = sys.executable,
-         erahbo: bool = True) -> subprocess.CompletedProcess:
+         erahbo: bool = True, fresh: bool = False) -> subprocess.CompletedProcess:
+    """``python script -m ARGS`` in ``folder``. erahbo's sweeps run in a process of their own
+    forked from a server that imported Hydra and erahbo once (tests/forked_app.py); ``fresh``
+    (or another ``python``: the real hypersweeper's) starts a new interpreter."""
     env = dict(os.environ, CALLS=str(folder / "calls.jsonl"), OPENBLAS_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")]) \
         if erahbo else ""
+    if erahbo and python == sys.executable and not fresh:
+        return run_script(script, "-m", *args, cwd=folder, env=env, timeout=600)
     return subprocess.run([python, script, "-m", *args], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=600)
 
@@ -218,7 +224,7 @@ def switched_branin(tmp_path_factory):
     """Hypersweeper's branin_rs.yaml, its sweeper line switched to erahbo, run once as shipped
     (``python branin.py -m``): ``(folder, process)``. The tests only read what it wrote."""
     folder = _layout(tmp_path_factory.mktemp("branin"), "hypersweeper", "branin_rs.yaml")
-    return folder, _run(folder, "branin.py")
+    return folder, _run(folder, "branin.py", fresh=True)  # a new interpreter, as shipped
 
 
 def test_hypersweeper_branin_example_switches_and_still_minimizes(switched_branin):

@@ -1,0 +1,98 @@
+"""``python SCRIPT -m ARGS`` for the Hydra apps of the sweeper tests, without a new interpreter.
+
+A new ``python`` spends seconds importing Hydra, erahbo, pandas and SciPy before the app's
+first line; the sweeper tests start about twenty of them. :func:`run_script` runs the script
+instead in a fresh process forked from a server that imported those modules once
+(multiprocessing's ``forkserver``, one per test process). The child is a real, separate
+process as before: the script runs as ``__main__`` (``runpy``) with its folder first on
+``sys.path``, ``sys.argv``, the working folder and the environment of the command line, its
+own stdout and stderr (file descriptors 1 and 2, returned as text), and the exit code of the
+script (``sys.exit``, an uncaught exception: 1, ``os._exit``); at its end the interpreter's
+exit steps run (threads joined, ``atexit`` handlers). Only a script for the Python running
+the tests can run this way: a script for another interpreter (the real hypersweeper's venv)
+still starts its own ``python``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# what the sweeper apps import before their first job (imported once, by the server)
+PRELOAD = ["numpy", "pandas", "scipy.stats", "scipy.optimize", "yaml", "omegaconf",
+           "hydra", "hydra.main", "hydra._internal.utils", "hydra._internal.hydra",
+           "hydra._internal.config_loader_impl", "hydra.core.plugins",
+           "hydra._internal.core_plugins.basic_launcher", "hydra.utils",
+           "erahbo", "erahbo.optimizer.core", "erahbo.study", "erahbo.runtime.journal",
+           "hydra_plugins.erahbo_sweeper.erahbo_sweeper", "hydra_plugins.erahbo_sweeper._impl",
+           "hydra_plugins.erahbo_sweeper._outputs", "hydra_plugins.erahbo_sweeper._hypersweeper"]
+
+_ctx = None
+
+
+def _context():
+    global _ctx
+    if _ctx is None:
+        _ctx = multiprocessing.get_context("forkserver")
+        _ctx.set_forkserver_preload(PRELOAD)
+    return _ctx
+
+
+def _main(script: str, args: list[str], cwd: str, env: dict[str, str], out: str,
+          err: str) -> None:
+    """The child: ``python script *args`` in ``cwd`` with ``env``, stdout/stderr to files."""
+    import atexit
+    import os
+    import runpy
+    import threading
+    import traceback
+
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, out), (2, err)):
+        f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.stdout = open(1, "w", closefd=False)
+    sys.stderr = open(2, "w", closefd=False)
+    sys.argv = [script, *args]
+    sys.path.insert(0, str(Path(cwd, script).resolve().parent))
+    code: int | str | None = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()  # what the interpreter does at its exit, in its order
+    atexit._run_exitfuncs()
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
+
+
+def run_script(script: str, *args: str, cwd: Path, env: dict[str, str],
+               timeout: float) -> subprocess.CompletedProcess:
+    """As ``subprocess.run([sys.executable, script, *args], cwd=cwd, env=env,
+    capture_output=True, text=True, timeout=timeout)``, in a process forked from the
+    preloaded server."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
+        p = _context().Process(target=_main, args=(script, list(args), str(cwd), dict(env),
+                                                   str(out), str(err)))
+        p.start()
+        p.join(timeout)
+        if p.is_alive():
+            p.kill()
+            p.join()
+            raise subprocess.TimeoutExpired([script, *args], timeout)
+        return subprocess.CompletedProcess([sys.executable, script, *args], p.exitcode,
+                                           out.read_text(), err.read_text())
