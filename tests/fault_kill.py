@@ -20,11 +20,12 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from forked_app import start_script
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -102,13 +103,9 @@ def run_study_process(
         full_env[KILL_ENV] = str(int(kill_after_commits))
     full_env.update(env or {})
     t0 = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, *argv],
-        env=full_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # a process of its own, forked from a server that imported erahbo and the study script
+    # once (tests/forked_app.py), as ``python argv...`` would run it
+    proc = start_script(*argv, env=full_env)
     runs_at_kill = None
     try:
         if kill_after_seconds is not None:

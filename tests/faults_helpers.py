@@ -4,11 +4,10 @@ tests/fault_injection.py in its own process, and what a refusal must leave behin
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 from fault_kill import count_runs
+from forked_app import Forked, start_script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "fault_injection.py")
@@ -20,24 +19,22 @@ def study_env(**extra: str) -> dict[str, str]:
     return {**env, "PYTHONPATH": os.pathsep.join([SRC, HERE]), **extra}
 
 
-def start_study(journal, *args: str, **env: str) -> subprocess.Popen:
+def start_study(journal, *args: str, **env: str) -> Forked:
     """The fake study of fault_injection.py on ``journal``, in its own process."""
-    return subprocess.Popen([sys.executable, SCRIPT, str(journal), *args],
-                            env=study_env(**env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return start_script(SCRIPT, str(journal), *args, env=study_env(**env))  # forked_app.py
 
 
-def wait_for_runs(journal, n: int, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+def wait_for_runs(journal, n: int, proc: Forked, timeout: float = 120.0) -> None:
     t0 = time.monotonic()
     while count_runs(journal) < n:
         if proc.poll() is not None:
-            raise AssertionError(f"study process ended early:\n{proc.stderr.read()[-2000:]}")
+            raise AssertionError(f"study process ended early:\n{proc.communicate()[1][-2000:]}")
         if time.monotonic() - t0 > timeout:
             raise AssertionError(f"no {n} runs in {journal} after {timeout} s")
         time.sleep(0.02)
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: Forked) -> None:
     if proc.poll() is None:
         proc.kill()
     proc.communicate()

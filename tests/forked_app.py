@@ -1,7 +1,8 @@
-"""``python SCRIPT -m ARGS`` for the Hydra apps of the sweeper tests, without a new interpreter.
+"""``python SCRIPT ARGS`` for the tests' study scripts and Hydra apps, without a new interpreter.
 
-A new ``python`` spends seconds importing Hydra, erahbo, pandas and SciPy before the app's
-first line; the sweeper tests start about twenty of them. :func:`run_script` runs the script
+A new ``python`` spends seconds importing Hydra, erahbo, pandas and SciPy before the script's
+first line; the sweeper and fault tests start dozens of them. :func:`run_script` (and
+:func:`start_script`, a ``Popen``-like handle to poll, signal and wait for) runs the script
 instead in a fresh process forked from a server that imported those modules once
 (multiprocessing's ``forkserver``, one per test process). The child is a real, separate
 process as before: the script runs as ``__main__`` (``runpy``) with its folder first on
@@ -16,6 +17,8 @@ still starts its own ``python``.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,7 +31,10 @@ PRELOAD = ["numpy", "pandas", "scipy.stats", "scipy.optimize", "yaml", "omegacon
            "hydra._internal.core_plugins.basic_launcher", "hydra.utils",
            "erahbo", "erahbo.optimizer.core", "erahbo.study", "erahbo.runtime.journal",
            "hydra_plugins.erahbo_sweeper.erahbo_sweeper", "hydra_plugins.erahbo_sweeper._impl",
-           "hydra_plugins.erahbo_sweeper._outputs", "hydra_plugins.erahbo_sweeper._hypersweeper"]
+           "hydra_plugins.erahbo_sweeper._outputs", "hydra_plugins.erahbo_sweeper._hypersweeper",
+           # and the fault tests' study script (tests/fault_injection.py)
+           "erahbo.runtime.executors", "erahbo.runtime.replay", "erahbo.study.run",
+           "fake_study", "fault_injection"]
 
 _ctx = None
 
@@ -79,20 +85,66 @@ def _main(script: str, args: list[str], cwd: str, env: dict[str, str], out: str,
     os._exit(code or 0)
 
 
+class Forked:
+    """A script running in a forked process: the parts of ``subprocess.Popen`` the tests use
+    (``pid``, ``poll``, ``wait``, ``send_signal``, ``kill``, ``communicate``, ``returncode``:
+    minus the signal number for a process killed by one)."""
+
+    def __init__(self, script: str, args: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.args = [sys.executable, script, *args]
+        self._tmp = tempfile.TemporaryDirectory()
+        self._out, self._err = Path(self._tmp.name, "stdout"), Path(self._tmp.name, "stderr")
+        self._p = _context().Process(target=_main, args=(script, list(args), str(cwd),
+                                                         dict(env), str(self._out),
+                                                         str(self._err)))
+        self._p.start()
+        self.pid = self._p.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._p.exitcode
+
+    def poll(self) -> int | None:
+        return self._p.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._p.join(timeout)
+        if self._p.exitcode is None:
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        return self._p.exitcode
+
+    def send_signal(self, sig: int) -> None:
+        if self._p.exitcode is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        self.wait(timeout)
+        out, err = self._out.read_text(), self._err.read_text()
+        self._tmp.cleanup()
+        return out, err
+
+
+def start_script(script: str, *args: str, cwd: Path | str | None = None,
+                 env: dict[str, str] | None = None) -> Forked:
+    """As ``subprocess.Popen([sys.executable, script, *args], cwd=cwd, env=env, stdout=PIPE,
+    stderr=PIPE, text=True)``, in a process forked from the preloaded server."""
+    return Forked(script, list(args), Path(cwd or os.getcwd()),
+                  dict(os.environ if env is None else env))
+
+
 def run_script(script: str, *args: str, cwd: Path, env: dict[str, str],
                timeout: float) -> subprocess.CompletedProcess:
     """As ``subprocess.run([sys.executable, script, *args], cwd=cwd, env=env,
     capture_output=True, text=True, timeout=timeout)``, in a process forked from the
     preloaded server."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
-        p = _context().Process(target=_main, args=(script, list(args), str(cwd), dict(env),
-                                                   str(out), str(err)))
-        p.start()
-        p.join(timeout)
-        if p.is_alive():
-            p.kill()
-            p.join()
-            raise subprocess.TimeoutExpired([script, *args], timeout)
-        return subprocess.CompletedProcess([sys.executable, script, *args], p.exitcode,
-                                           out.read_text(), err.read_text())
+    p = start_script(script, *args, cwd=cwd, env=env)
+    try:
+        out, err = p.communicate(timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
