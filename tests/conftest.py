@@ -207,3 +207,52 @@ def cleanrl_objective_for(run):
 
 
 cleanrl_objective = cleanrl_objective_for(two_peaks_run)  # on the two-peak training run
+
+
+# One local Ray instance (loopback, 2 CPUs; RayExecutor(address=None, num_cpus=2)) shared by the
+# modules that use Ray through erahbo (tests/test_executors.py, test_arlbench_ray.py,
+# test_faults_timeout.py): starting one costs about 10 s. Their executors and clients join it
+# as they join any initialized session (and leave it running). Modules that start Ray themselves
+# (ray.init in a Tune test or doc example) ask for ``no_shared_ray``, which shuts it down first;
+# a later ``shared_ray`` starts it again. The Ray modules share the xdist group "ray" (`make
+# test` runs with --dist loadgroup), so they run one after the other in one process.
+class _SharedRay:
+    def __init__(self):
+        self.ex = None
+
+    def get(self):
+        import ray
+
+        from erahbo.runtime.executors import RayExecutor
+
+        if self.ex is None or not ray.is_initialized():
+            self.ex = RayExecutor(address=None, num_cpus=2, init_kwargs={"log_to_driver": False})
+        return self.ex
+
+    def release(self):
+        if self.ex is not None:
+            import ray
+
+            self.ex.shutdown()  # the executor that started the instance shuts it down
+            self.ex = None
+            assert not ray.is_initialized()
+
+
+@pytest.fixture(scope="session")
+def _ray_holder():
+    holder = _SharedRay()
+    yield holder
+    holder.release()
+
+
+@pytest.fixture(scope="module")
+def shared_ray(_ray_holder):
+    """The shared local Ray instance's RayExecutor (it owns the session)."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install erahbo[ray])")
+    return _ray_holder.get()
+
+
+@pytest.fixture
+def no_shared_ray(_ray_holder):
+    """No shared Ray instance is running (for a test that calls ray.init itself)."""
+    _ray_holder.release()

@@ -1,6 +1,7 @@
 """Dataset generation on a Ray cluster (``erahbo.arlbench.ray_pool``), on a local instance.
 
-One Ray instance on loopback (2 CPUs) serves the whole module; the actors drive the fake
+One Ray instance on loopback (2 CPUs, shared with the other Ray modules: conftest.py) serves
+the whole module; the actors drive the fake
 worker of ``test_arlbench.py``. A lost actor is simulated by a fake worker that kills its
 parent (the actor process) at a chosen training request.
 """
@@ -26,16 +27,15 @@ from test_arlbench import FAKE_WORKER
 pytest.importorskip("ray", reason="Ray is not installed (pip install erahbo[ray])")
 
 TASK = "ppo_cc_cartpole"
+pytestmark = pytest.mark.xdist_group("ray")  # the shared Ray instance (conftest.py)
 TIMING = ("wall_s", "run_runtime_s", "first_run_s")  # metadata that may differ between runs
 
 
 @pytest.fixture(scope="module")
-def ray_session():
-    from erahbo.runtime.executors import RayExecutor
-
-    ex = RayExecutor(address=None, num_cpus=2, init_kwargs={"log_to_driver": False})
-    yield ex
-    ex.shutdown()
+def ray_session(shared_ray):
+    """RayExecutor(address=None, num_cpus=2): the instance shared with the other Ray modules
+    (conftest.py)."""
+    return shared_ray
 
 
 def fake_worker(tmp_path: Path, **env: str) -> list[str]:

@@ -25,6 +25,7 @@ from erahbo.runtime.executors import (
 )
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+pytestmark = pytest.mark.xdist_group("ray")  # the shared Ray instance (conftest.py)
 
 
 # --- functions run by workers (module level: picklable) --------------------------------------
@@ -230,20 +231,10 @@ def test_make_executor():
 
 
 @pytest.fixture(scope="module")
-def ray_ex():
-    pytest.importorskip(
-        "ray", reason="Ray is not installed (pip install erahbo[ray]); Ray executor tests skipped"
-    )
-    from erahbo.runtime.executors import RayExecutor
-
-    ex = RayExecutor(address=None, num_cpus=2, init_kwargs={"log_to_driver": False})
-    try:
-        yield ex
-    finally:
-        ex.shutdown()
-        import ray
-
-        assert not ray.is_initialized()
+def ray_ex(shared_ray):
+    """RayExecutor(address=None, num_cpus=2): the local instance shared with the other Ray
+    modules (conftest.py); its shutdown at the end of the session is checked to end Ray."""
+    return shared_ray
 
 
 def test_ray_local_instance_on_loopback(ray_ex):

@@ -9,6 +9,8 @@ import pytest
 
 from fault_injection import HANG_ENV, hang_once, slow_seed_3
 
+pytestmark = pytest.mark.xdist_group("ray")  # the shared Ray instance (conftest.py)
+
 # --------------------------------------------------------------------------------------------
 # 4. the default run timeout
 # --------------------------------------------------------------------------------------------
@@ -61,7 +63,7 @@ def test_a_hung_run_is_killed_by_the_default_and_the_study_goes_on(tmp_path, mon
 
 
 @pytest.mark.parametrize("kind", ["process", "ray"])
-def test_run_timeout_none_is_no_limit(kind):
+def test_run_timeout_none_is_no_limit(kind, request):
     """Rule: a run far longer than the others is killed under "auto" but not with None (the
     process pool, and Ray where installed)."""
     from erahbo.runtime.evaluate import evaluate
@@ -73,6 +75,7 @@ def test_run_timeout_none_is_no_limit(kind):
         pytest.importorskip("ray", reason="Ray is not installed (pip install erahbo[ray])")
         from erahbo.runtime.executors import RayExecutor
 
+        request.getfixturevalue("shared_ray")  # joins the shared local instance (conftest.py)
         return RayExecutor(num_cpus=1, max_workers=1, auto_timeout=auto,
                            init_kwargs={"log_to_driver": False})
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.xdist_group("ray")  # with the other Ray modules (conftest.py)
 
 
 def _blocks(name: str) -> list[str]:
@@ -26,7 +27,7 @@ def test_optuna_doc_example_runs_and_resumes(tmp_path, monkeypatch, capsys):
     assert "lr" in capsys.readouterr().out
 
 
-def test_ray_tune_doc_example_runs(tmp_path, monkeypatch, capsys):
+def test_ray_tune_doc_example_runs(tmp_path, monkeypatch, capsys, no_shared_ray):
     pytest.importorskip("ray.tune")
     monkeypatch.chdir(tmp_path)
     (block,) = _blocks("ray_tune.md")

@@ -13,6 +13,8 @@ from ray.tune.search import ConcurrencyLimiter, Searcher
 
 from erahbo.integrations.ray_tune import ERAHBOSearch
 
+pytestmark = pytest.mark.xdist_group("ray")  # with the other Ray modules (conftest.py)
+
 QUIET, NOISY = 0.25, 0.75
 
 
@@ -153,7 +155,7 @@ def test_a_misspelled_option_is_named_with_the_one_it_resembles():
         ERAHBOSearch(scheduler="asha")  # not "did you mean 'schedule'" (beta_stop's schedule)
 
 
-def test_a_real_tuner_run(tmp_path):
+def test_a_real_tuner_run(tmp_path, no_shared_ray):
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              configure_logging=False)

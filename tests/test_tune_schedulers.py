@@ -20,9 +20,12 @@ from ray.tune.search import ConcurrencyLimiter, Repeater
 import erahbo.integrations.ray_tune as rt
 from erahbo.integrations.ray_tune import ERAHBOSearch
 
+pytestmark = pytest.mark.xdist_group("ray")  # with the other Ray modules (conftest.py)
+
 
 @pytest.fixture(scope="module")
-def local_ray():
+def local_ray(_ray_holder):
+    _ray_holder.release()  # no shared instance (conftest.py): this module starts its own
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
