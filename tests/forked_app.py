@@ -33,7 +33,7 @@ PRELOAD = ["numpy", "pandas", "scipy.stats", "scipy.optimize", "yaml", "omegacon
            "hydra_plugins.erahbo_sweeper.erahbo_sweeper", "hydra_plugins.erahbo_sweeper._impl",
            "hydra_plugins.erahbo_sweeper._outputs", "hydra_plugins.erahbo_sweeper._hypersweeper",
            # and the fault tests' study script (tests/fault_injection.py)
-           "erahbo.runtime.executors", "erahbo.runtime.replay", "erahbo.study.run",
+           "erahbo.runtime.executors", "erahbo.runtime.replay", "erahbo.study.run", "erahbo.cli",
            "fake_study", "fault_injection"]
 
 _ctx = None
@@ -48,14 +48,18 @@ def _context():
 
 
 def _main(script: str, args: list[str], cwd: str, env: dict[str, str], out: str,
-          err: str) -> None:
-    """The child: ``python script *args`` in ``cwd`` with ``env``, stdout/stderr to files."""
+          err: str, fsize: int | None = None) -> None:
+    """The child: ``python script *args`` (``script`` ``-m NAME``: ``python -m NAME *args``)
+    in ``cwd`` with ``env``, stdout/stderr to files; ``fsize``: RLIMIT_FSIZE (bytes)."""
     import atexit
     import os
+    import resource
     import runpy
     import threading
     import traceback
 
+    if fsize is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
@@ -65,11 +69,15 @@ def _main(script: str, args: list[str], cwd: str, env: dict[str, str], out: str,
         os.close(f)
     sys.stdout = open(1, "w", closefd=False)
     sys.stderr = open(2, "w", closefd=False)
-    sys.argv = [script, *args]
-    sys.path.insert(0, str(Path(cwd, script).resolve().parent))
+    module = script[3:] if script.startswith("-m ") else None
+    sys.argv = [script if module is None else "-m", *args]
+    sys.path.insert(0, cwd if module else str(Path(cwd, script).resolve().parent))
     code: int | str | None = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module:  # sets sys.argv[0] to the module's file, as python -m does
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = e.code
     except BaseException:
@@ -90,13 +98,14 @@ class Forked:
     (``pid``, ``poll``, ``wait``, ``send_signal``, ``kill``, ``communicate``, ``returncode``:
     minus the signal number for a process killed by one)."""
 
-    def __init__(self, script: str, args: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.args = [sys.executable, script, *args]
+    def __init__(self, script: str, args: list[str], cwd: Path, env: dict[str, str],
+                 fsize: int | None = None) -> None:
+        self.args = [sys.executable, *script.split(" ", 1), *args]
         self._tmp = tempfile.TemporaryDirectory()
         self._out, self._err = Path(self._tmp.name, "stdout"), Path(self._tmp.name, "stderr")
         self._p = _context().Process(target=_main, args=(script, list(args), str(cwd),
                                                          dict(env), str(self._out),
-                                                         str(self._err)))
+                                                         str(self._err), fsize))
         self._p.start()
         self.pid = self._p.pid
 
@@ -128,19 +137,22 @@ class Forked:
 
 
 def start_script(script: str, *args: str, cwd: Path | str | None = None,
-                 env: dict[str, str] | None = None) -> Forked:
+                 env: dict[str, str] | None = None, fsize: int | None = None) -> Forked:
     """As ``subprocess.Popen([sys.executable, script, *args], cwd=cwd, env=env, stdout=PIPE,
-    stderr=PIPE, text=True)``, in a process forked from the preloaded server."""
+    stderr=PIPE, text=True)``, in a process forked from the preloaded server. ``script``
+    ``"-m NAME"`` runs the module NAME (``python -m NAME``); ``fsize``: a file-size limit
+    (RLIMIT_FSIZE, bytes) set in the process before the script starts."""
     return Forked(script, list(args), Path(cwd or os.getcwd()),
-                  dict(os.environ if env is None else env))
+                  dict(os.environ if env is None else env), fsize)
 
 
-def run_script(script: str, *args: str, cwd: Path, env: dict[str, str],
-               timeout: float) -> subprocess.CompletedProcess:
+def run_script(script: str, *args: str, cwd: Path | str | None = None,
+               env: dict[str, str] | None = None, timeout: float,
+               fsize: int | None = None) -> subprocess.CompletedProcess:
     """As ``subprocess.run([sys.executable, script, *args], cwd=cwd, env=env,
     capture_output=True, text=True, timeout=timeout)``, in a process forked from the
-    preloaded server."""
-    p = start_script(script, *args, cwd=cwd, env=env)
+    preloaded server (``script``, ``fsize``: as for :func:`start_script`)."""
+    p = start_script(script, *args, cwd=cwd, env=env, fsize=fsize)
     try:
         out, err = p.communicate(timeout)
     except subprocess.TimeoutExpired:

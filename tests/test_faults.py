@@ -13,7 +13,6 @@ import re
 import shutil
 import sqlite3
 import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -32,6 +31,7 @@ from faults_helpers import (
     study_env,
     wait_for_runs,
 )
+from forked_app import run_script
 
 # --------------------------------------------------------------------------------------------
 # 1. one lock per journal file, whatever its name
@@ -148,15 +148,10 @@ def remount(folder, mode: str) -> None:
 
 
 def cli(*args: str, limit_file_size: int | None = None) -> subprocess.CompletedProcess:
-    """``erahbo ARGS`` in its own process (its stderr as a user sees it)."""
-    def pre() -> None:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_file_size, limit_file_size))
-
-    return subprocess.run([sys.executable, "-m", "erahbo", *args], env=study_env(),
-                          capture_output=True, text=True, timeout=600,
-                          preexec_fn=pre if limit_file_size else None)
+    """``python -m erahbo ARGS`` in its own process (its stderr as a user sees it), forked from
+    a server that imported erahbo once (tests/forked_app.py)."""
+    return run_script("-m erahbo", *args, env=study_env(), timeout=600,
+                      fsize=limit_file_size)
 
 
 def counted_runs(path) -> list[tuple]:
