@@ -19,7 +19,7 @@ demo: setup
 # checked by a fast test); `make test-slow`: the long ones alone.
 test: setup hypersweeper-env
 	$(BIN)/ruff check src tests benchmarks
-	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -m "not slow" -n 2 --dist loadgroup
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -m "not slow" -n 2
 
 test-slow: setup
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q -m slow

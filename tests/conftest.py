@@ -214,8 +214,12 @@ cleanrl_objective = cleanrl_objective_for(two_peaks_run)  # on the two-peak trai
 # test_faults_timeout.py): starting one costs about 10 s. Their executors and clients join it
 # as they join any initialized session (and leave it running). Modules that start Ray themselves
 # (ray.init in a Tune test or doc example) ask for ``no_shared_ray``, which shuts it down first;
-# a later ``shared_ray`` starts it again. The Ray modules share the xdist group "ray" (`make
-# test` runs with --dist loadgroup), so they run one after the other in one process.
+# a later ``shared_ray`` starts it again. The Ray modules carry the xdist group "ray" and are
+# moved, in their order, to the front of the collection (pytest_collection_modifyitems below):
+# `make test`'s `-n 2` (--dist load) hands tests out in collection order, in consecutive
+# chunks, so they run one after the other in one process. (--dist loadgroup would group them
+# but is broken with pytest 9 and xdist 3.8: it sets item._nodeid, which pytest 9 no longer
+# reads, and then hands out single tests alternately, setting module fixtures up twice.)
 class _SharedRay:
     def __init__(self):
         self.ex = None
@@ -256,3 +260,12 @@ def shared_ray(_ray_holder):
 def no_shared_ray(_ray_holder):
     """No shared Ray instance is running (for a test that calls ray.init itself)."""
     _ray_holder.release()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests of the xdist group "ray" first, in their order; then the others, in theirs."""
+    ray = [it for it in items if any(m.args[:1] == ("ray",)
+                                     for m in it.iter_markers("xdist_group"))]
+    if ray:
+        chosen = set(map(id, ray))
+        items[:] = ray + [it for it in items if id(it) not in chosen]
