@@ -175,15 +175,15 @@ def test_run_study_writes_and_resumes(tmp_path, replay_task):
 
 
 def test_a_resumed_study_refuses_traces_of_other_defaults(tmp_path, replay_task, monkeypatch):
-    from erahbo.optimizer.options import ERAHBO_DEFAULTS
+    from erahbo.optimizer import random_design
 
     settings = StudySettings(budget=30, k_init=4)
     run_study([replay_task], parse_methods("erahbo,rahbo-k2"), 1, settings, tmp_path)
     info = json.loads((tmp_path / "study.json").read_text())
     assert {m["name"]: m["options"].get("random_interleave") for m in info["methods"]} == {
-        "erahbo": ERAHBO_DEFAULTS["random_interleave"], "rahbo-k2": 0}  # every setting stored
+        "erahbo": random_design.TABLE_RUNS, "rahbo-k2": 0}  # every setting stored (a table's)
     # the package's defaults for erahbo change (a new version): its old traces are not reused
-    monkeypatch.setitem(ERAHBO_DEFAULTS, "random_interleave", 0)
+    monkeypatch.setattr(random_design, "TABLE_RUNS", 0)
     with pytest.raises(ValueError, match=r"traces of method 'erahbo' run with other options "
                        r"\(random_interleave differ.*delete .*/traces/\*/erahbo"):
         run_study([replay_task], parse_methods("erahbo,rahbo-k2"), 1, settings, tmp_path)

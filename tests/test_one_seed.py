@@ -159,7 +159,10 @@ def test_a_one_seed_study_runs_to_its_budget_with_one_seed_configurations():
     opt = _study(k_init=1, k_min=1, n_init=10)
     d = opt.state.data
     assert int(d.k.sum()) == 40
-    assert (d.k == 1).sum() >= 10  # the initial design, and every round that stopped at once
+    rounds = opt.result().rounds
+    init, bo = rounds[rounds.phase == "init"], rounds[rounds.phase == "bo"]
+    assert len(init) == 10 and (init.k == 1).all()  # the initial design: one seed each
+    assert (bo.k == 1).any() and (d.k == 1).any()  # rounds that stopped at once
     assert opt.models.settings.sigma0_2 > 0  # the pilot GP was fitted
     assert opt.recommend() is not None
 

@@ -97,3 +97,34 @@ def test_after_a_warm_start_the_first_bo_round_is_random_too():
     bo = opt.result().rounds.query("phase == 'bo'")
     assert list(bo.stop_reason.iloc[0:5:2]) == ["random"] * 3
     assert "random" not in set(bo.stop_reason.iloc[1:5:2])
+
+
+def _last_random_round_start(res: erahbo.Result) -> float:
+    """Runs told before the last random round started."""
+    before = _runs_before(res)
+    return float(before[res.rounds.stop_reason == "random"].max())
+
+
+def test_the_default_length_is_the_spaces_a_table_50_runs_a_continuous_space_20():
+    """Rule (session 32): without ``random_interleave`` given, ERAHBO's random rounds run
+    while fewer than 50 runs are spent on a finite table and 20 on a continuous space; the
+    study settings store the value in force; given by name it is the same on both."""
+    space = {"a": ("float", 0.0, 1.0), "b": ("float", 0.0, 1.0), "c": ("float", 0.0, 1.0)}
+    table = _table()
+    assert list(table.columns) == list(space)  # the same space, once as 200 candidate rows
+    on_table = _study()
+    assert on_table.settings["random_interleave"] == 50
+    assert 20 <= _last_random_round_start(on_table) < 50
+    opt = erahbo.Optimizer(space, budget=160, seed=2)
+    while (trial := opt.ask()) is not None:
+        opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
+    continuous = opt.result()
+    assert continuous.settings["random_interleave"] == 20
+    assert _last_random_round_start(continuous) < 20
+    bo = continuous.rounds[continuous.rounds.phase == "bo"]
+    assert (bo.stop_reason == "random").sum() >= 2
+    for kw in ({"random_interleave": 35}, {"preset": "paper", "budget": 500},
+               {"method": "rahbo"}):
+        want = kw.get("random_interleave", 0)
+        assert erahbo.Optimizer(table, **{"budget": 160, **kw}).options.random_interleave == want
+        assert erahbo.Optimizer(space, **{"budget": 160, **kw}).options.random_interleave == want

@@ -31,6 +31,7 @@ from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import StudySettings, run_repetition
 from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.optimizer.options import Options, normalize_settings
+from erahbo.optimizer.random_design import for_space
 from erahbo.runtime.executors import Executor, RayExecutor, make_executor
 from erahbo.validation import check_option
 
@@ -236,10 +237,10 @@ def _method_options(method: MethodSpec, settings: StudySettings) -> Options:
     opts = {**settings.overrides(), **without_risk_options(method.options)}
     if method.method == "erahbo":
         opts = {**settings.erahbo_overrides(), **opts}
-    return Options(method=method.method, budget=settings.budget,
-                   initial_in_budget=settings.protocol == "user",
-                   **{k: v for k, v in opts.items() if k in _OPTION_NAMES},
-                   **method_risk_options(method, settings))
+    return for_space(Options(method=method.method, budget=settings.budget,
+                             initial_in_budget=settings.protocol == "user",
+                             **{k: v for k, v in opts.items() if k in _OPTION_NAMES},
+                             **method_risk_options(method, settings)), finite=True)
 
 
 def method_settings(method: MethodSpec, settings: StudySettings) -> dict[str, Any]:

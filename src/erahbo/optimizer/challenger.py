@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from erahbo.optimizer.random_design import interleave_of
 from erahbo.risk import RiskLike
 from erahbo.validation import Param, flag
 
@@ -90,7 +91,7 @@ class ChallengerRounds:
     @classmethod
     def from_options(cls, o: Any) -> ChallengerRounds:
         """The challenger rounds of validated options."""
-        return cls(bool(o.challengers), int(o.random_interleave or 0))
+        return cls(bool(o.challengers), interleave_of(o))
 
     def is_round(self, bo_round: int, used: float) -> bool:
         """Whether BO round ``bo_round`` (from 1) goes to the challenger when ``used`` runs

@@ -30,6 +30,7 @@ from erahbo.optimizer.failure import FailurePolicy, Penalizer, spent_runs
 from erahbo.optimizer.ingest import add_runs
 from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
+from erahbo.optimizer.random_design import for_space
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.replication import CAPPED
 from erahbo.optimizer.rounds import RoundModels, stop_bounds
@@ -102,13 +103,13 @@ class Optimizer(Telling, Inspection):
     ) -> None:
         if hyperparameters is not None and options is None:  # fixed: not refit by default
             option_values = {"refit_growth": 0.0, **option_values}
-        opts = Options.build(options, method, option_values)
+        self.space = space if isinstance(space, SearchSpace) else SearchSpace(space)
+        opts = for_space(Options.build(options, method, option_values), self.space.is_finite)
         no_design = warm_start is not None and initial_design is None and opts.n_init == 0
         if not no_design:
             opts.check_budget(len(initial_design) if initial_design is not None else opts.n_init)
         check_hyperparameters(hyperparameters, opts.refit_every, opts.refit_growth)
         self.options = opts
-        self.space = space if isinstance(space, SearchSpace) else SearchSpace(space)
         for name in ("method", "budget", "seed", "alpha", "beta", "n_parallel", "seed_batch",
                      "stopping", "initial_in_budget", "kernel", "rho_max2", "refit_every",
                      "raw_samples", "n_polish", "engine"):  # the options, as attributes

@@ -23,8 +23,8 @@ overrides the preset's value of a part's parameter. The integrations (the Optuna
 the same :class:`RoundSchedule` instead of copying it.
 
 >>> from erahbo.optimizer.options import Options
->>> s = Strategy.from_options(Options(method="erahbo", budget=200))
->>> [s.schedule.kind(t, used=20) for t in (1, 2)]
+>>> s = Strategy.from_options(Options(method="erahbo", budget=200))  # no space: continuous
+>>> [s.schedule.kind(t, used=10) for t in (1, 2)]
 ['random', 'acquisition']
 >>> [s.schedule.kind(t, used=60) for t in (1, 2)]
 ['challenger', 'acquisition']
