@@ -141,3 +141,21 @@ def test_options_that_would_do_nothing_together_are_refused_with_the_fix(options
     key = {"give beta_stop > 0": "beta_stop", "give max_seeds > 0": "max_seeds",
            "give random_interleave > 0": "random_interleave", "drop seed_batch": "seed_batch"}
     Options(method="erahbo", budget=200, **{**options, key[fix]: fixed[key[fix]]})  # accepted
+
+
+def test_validated_options_keep_what_was_given_when_the_optimizer_completes_them(tmp_path):
+    """Rule: options valid on their own stay valid when an optimizer completes them (the
+    random design's length for its space, a journal's failure policy): nothing the preset
+    filled in is read as given by name. ``max_seeds=0`` with the preset's ``pool_share`` is
+    valid; ``pool_share`` given with no cap is refused (as before)."""
+    opts = erahbo.Options(budget=30, n_init=3, max_seeds=0)
+    with erahbo.Optimizer({"x": ("float", 0.0, 1.0)}, options=opts,
+                          journal=tmp_path / "s.db") as opt:
+        while (trial := opt.ask()) is not None:
+            opt.tell(trial, [trial.config["x"] + 0.01 * s for s in trial.seeds])
+        settings = opt.study_settings()
+    assert settings["failures"] == "penalize" and settings["max_seeds"] == 0
+    assert settings["random_interleave"] == 20  # resolved for the continuous space
+    assert opts.failures is None and opts.random_interleave is None  # the caller's, untouched
+    with pytest.raises(ValueError, match="drop pool_share"):
+        erahbo.Options(budget=30, max_seeds=0, pool_share=0.25)

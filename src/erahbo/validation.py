@@ -18,6 +18,7 @@ ValueError: k_max=1 is too small: the sample variance needs at least 2 seeds; us
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import numbers
@@ -284,6 +285,20 @@ class Param:
     def check(self, value: Any) -> Any:
         """``value`` checked by :attr:`rule` (None passes: not given)."""
         return None if value is None else self.rule(self.name, value)
+
+
+def with_checked(o: Any, **values: Any) -> Any:
+    """A copy of the validated frozen options ``o`` with ``values`` set, not validated again.
+
+    ``dataclasses.replace`` would run the checks a second time with every value the preset
+    filled in counted as given by name (``Options(max_seeds=0)``, valid with the preset's
+    ``pool_share``, would then be refused for giving ``pool_share`` without a cap). The caller
+    sets only values the rules accept with the others (a resolved value, a failure policy).
+    """
+    out = copy.copy(o)
+    for name, value in values.items():
+        object.__setattr__(out, name, value)  # frozen: written once, like __post_init__
+    return out
 
 
 def check_option(name: str, value: Any) -> Any:

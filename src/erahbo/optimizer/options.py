@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import textwrap
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
 
@@ -45,7 +45,7 @@ from erahbo.optimizer.risk_options import measure_of
 from erahbo.optimizer.seedcap import cap_of
 from erahbo.risk import MEASURES, RiskMeasure
 from erahbo.space import SearchSpace
-from erahbo.validation import check_initial_budget, check_option
+from erahbo.validation import check_initial_budget, check_option, with_checked
 
 __all__ = [
     "METHODS",
@@ -281,7 +281,8 @@ class Options:
                                 f"options are {', '.join(cls.names())}")
             options = cls(method=method, **values)
         if journaled and options.failures is None:
-            options = replace(options, failures="penalize")
+            FailurePolicy.coerce("penalize", options.retries)  # retries given: checked with it
+            options = with_checked(options, failures="penalize")
         return options
 
     # ------------------------------------------------------------------ derived values

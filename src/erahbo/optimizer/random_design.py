@@ -36,14 +36,13 @@ configurations are commoner, pays a little (IQM regret after 500 runs 0.039 -> 0
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo.validation import Param, int_at_least, share
+from erahbo.validation import Param, int_at_least, share, with_checked
 
 if TYPE_CHECKING:
     from erahbo.gp import RoundModel
@@ -88,10 +87,7 @@ def for_space(o: Any, finite: bool) -> Any:
     what an optimizer on that space runs with and its study settings store."""
     if o.random_interleave is not None:
         return o
-    out = copy.copy(o)  # not dataclasses.replace: o is validated, and a second validation
-    # would read every preset value as given (pool_share with max_seeds=0 is refused then)
-    object.__setattr__(out, "random_interleave", interleave_of(o, finite))
-    return out
+    return with_checked(o, random_interleave=interleave_of(o, finite))
 
 
 #: The random design's options (:class:`erahbo.validation.Param`).

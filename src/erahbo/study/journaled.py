@@ -13,7 +13,6 @@ import inspect
 import os
 import time
 from collections.abc import Callable
-from dataclasses import replace as replace_options
 from typing import TYPE_CHECKING, Any
 
 from erahbo.optimizer.core import JOURNALED, Optimizer
@@ -85,7 +84,7 @@ class JournaledOptimizer(Optimizer):
         refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
         check_journal_path(journal)
         if options is not None and options.failures is None:
-            options = replace_options(options, failures="penalize")
+            options = Options.build(options, method, {}, journaled=True)  # failures: penalize
         elif options is None and option_values.get("failures") is None:
             option_values["failures"] = "penalize"
         super().__init__(space, method, options=options, **option_values)
