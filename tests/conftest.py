@@ -16,6 +16,32 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+# The tests' folders (tmp_path) in memory where the machine has a RAM file system: a journal
+# is SQLite with synchronous=FULL, so every commit of every study the tests run is an fsync
+# (about 3 ms on a CI machine's virtual disk, nothing on tmpfs), and the suite writes tens of
+# thousands of them. What a test checks does not depend on it: the crash tests kill processes
+# (SIGKILL, os._exit), whose writes the page cache keeps either way; the full-disk test sets
+# RLIMIT_FSIZE; the read-only test mounts a tmpfs of its own. ERAHBO_TEST_TMP=disk (or
+# PYTEST_DEBUG_TEMPROOT, pytest's own setting, or --basetemp) keeps them on the disk.
+def _ram_temproot(path: str = "/dev/shm", min_free: int = 2 << 30) -> str | None:
+    """``path`` when it is a writable tmpfs with ``min_free`` bytes free, else None."""
+    try:
+        with open("/proc/mounts") as fh:
+            if not any(f[1:3] == [path, "tmpfs"] for f in (line.split() for line in fh)):
+                return None
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    ok = st.f_bavail * st.f_frsize >= min_free and os.access(path, os.W_OK | os.X_OK)
+    return path if ok else None
+
+
+if os.environ.get("ERAHBO_TEST_TMP") != "disk" and "PYTEST_DEBUG_TEMPROOT" not in os.environ:
+    _root = _ram_temproot()  # read by pytest's tmp_path_factory (one per run, xdist included)
+    if _root:
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = _root
+
+
 # Why a study may end with one run of its budget unspent. Where a new round needs 2 seeds
 # (Options.min_seeds: 2 unless k_min or k_init is 1; Optimizer.ask returns None when fewer runs
 # are free), when the last round closes with exactly one run left, that run is never spent.
