@@ -237,11 +237,13 @@ cleanrl_objective = cleanrl_objective_for(two_peaks_run)  # on the two-peak trai
 
 # One local Ray instance (loopback, 2 CPUs; RayExecutor(address=None, num_cpus=2)) shared by the
 # modules that use Ray through erahbo (tests/test_executors.py, test_arlbench_ray.py,
-# test_faults_timeout.py): starting one costs about 10 s. Their executors and clients join it
-# as they join any initialized session (and leave it running). Modules that start Ray themselves
-# (ray.init in a Tune test or doc example) ask for ``no_shared_ray``, which shuts it down first;
-# a later ``shared_ray`` starts it again. The Ray modules carry the xdist group "ray" and are
-# moved, in their order, to the front of the collection (pytest_collection_modifyitems below):
+# test_faults_timeout.py) and by the real Tune run of test_integration_ray_tune.py: starting
+# one costs about 10 s. Their executors and clients join it as they join any initialized
+# session (and leave it running). Modules that start Ray themselves (ray.init in a Tune test
+# or doc example) ask for ``no_shared_ray``, which shuts it down first; a later ``shared_ray``
+# starts it again (they are therefore put after the modules that only join it). The Ray
+# modules carry the xdist group "ray" and are moved to the front of the
+# collection (pytest_collection_modifyitems below):
 # `make test`'s `-n 2` (--dist load) hands tests out in collection order, in consecutive
 # chunks, so they run one after the other in one process. (--dist loadgroup would group them
 # but is broken with pytest 9 and xdist 3.8: it sets item._nodeid, which pytest 9 no longer
@@ -289,9 +291,17 @@ def no_shared_ray(_ray_holder):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The tests of the xdist group "ray" first, in their order; then the others, in theirs."""
+    """The tests of the xdist group "ray" first, in their order, those of the modules that
+    start Ray themselves (a test or module fixture that ends the shared instance) after the
+    others (the shared instance starts once); then the other tests, in their order."""
     ray = [it for it in items if any(m.args[:1] == ("ray",)
                                      for m in it.iter_markers("xdist_group"))]
     if ray:
+        own = {it.module for it in ray if _OWN_RAY & set(it.fixturenames)}
         chosen = set(map(id, ray))
-        items[:] = ray + [it for it in items if id(it) not in chosen]
+        items[:] = ([it for it in ray if it.module not in own]
+                    + [it for it in ray if it.module in own]
+                    + [it for it in items if id(it) not in chosen])
+
+
+_OWN_RAY = {"no_shared_ray", "local_ray"}  # the fixtures that end the shared instance

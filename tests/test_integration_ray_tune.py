@@ -155,60 +155,57 @@ def test_a_misspelled_option_is_named_with_the_one_it_resembles():
         ERAHBOSearch(scheduler="asha")  # not "did you mean 'schedule'" (beta_stop's schedule)
 
 
-def test_a_real_tuner_run(tmp_path, no_shared_ray):
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    try:
-        def train(config):  # self-contained: Ray's workers cannot import the test module
-            import math
-            import random
+def test_a_real_tuner_run(tmp_path, shared_ray):
+    """Tune on the shared local Ray instance (conftest.py: loopback, 2 CPUs, the
+    ray.init(num_cpus=2) this test made itself before): one Ray start less. Tune on a
+    session the user starts is the doc example's (tests/test_integration_docs.py)."""
+    def train(config):  # self-contained: Ray's workers cannot import the test module
+        import math
+        import random
 
-            rng = random.Random(config["seed"])
-            tune.report({"ret": math.exp(-((config["x"] - 0.25) / 0.12) ** 2)
-                         + rng.gauss(0.0, 0.1)})
+        rng = random.Random(config["seed"])
+        tune.report({"ret": math.exp(-((config["x"] - 0.25) / 0.12) ** 2)
+                     + rng.gauss(0.0, 0.1)})
 
-        searcher = ERAHBOSearch(budget=10, seed=0, n_init=2, k_init=3, k_max=4,
-                                raw_samples=64, n_polish=1)
-        tuner = tune.Tuner(
-            train,
-            param_space={"x": tune.uniform(0.0, 1.0)},
-            tune_config=tune.TuneConfig(metric="ret", mode="max", num_samples=10,
-                                        reuse_actors=True,
-                                        search_alg=ConcurrencyLimiter(searcher, 2)),
-            run_config=tune.RunConfig(verbose=0, storage_path=str(tmp_path)),
-        )
-        results = tuner.fit()
-        assert len(results) == 10 and not results.errors
-        seeds = {}
-        for r in results:
-            seeds.setdefault(r.config["x"], []).append(r.config["seed"])
-        ks = sorted(len(v) for v in seeds.values())
-        assert ks[-2] >= 3 and ks[-1] <= 4  # the initial design (3 seeds each), k_max = 4
-        assert all(len(set(v)) == len(v) for v in seeds.values())
-        assert searcher.optimizer.n_evals == 10
-        assert searcher.recommend()["x"] in seeds
-        # the recommendation as Tune results: its own runs, one per seed
-        rec = searcher.recommendation(results)
-        assert rec.config == searcher.recommend()
-        assert len(rec.results) == rec.k == len(seeds[rec.config["x"]]) >= 1
-        assert sorted(r.config["seed"] for r in rec.results) == sorted(seeds[rec.config["x"]])
-        # Tune checkpoints the searcher with save(); restoring it gives the same state
-        restored = ERAHBOSearch()
-        restored.restore_from_dir(results.experiment_path)
-        assert restored.recommend() == searcher.recommend()
-        # the ResultGrid warm-starts a new study (Tune's add_evaluated_trials): every run
-        # with its seed, none run again
-        again = ERAHBOSearch(metric="ret", mode="max", budget=4, seed=1, n_init=0)
-        again.set_search_properties(None, None, {"x": tune.uniform(0.0, 1.0)})
-        again.add_evaluated_trials(results, "ret")
-        again.suggest("t0")
-        warm = again.result().history
-        assert sorted(zip(warm["x"], warm["seed"], warm["return"], strict=True)) == sorted(
-            (r.config["x"], r.config["seed"], r.metrics["ret"]) for r in results)
-        assert set(warm["phase"]) == {"warm"} and again.optimizer.n_evals == 0
-    finally:
-        ray.shutdown()
+    searcher = ERAHBOSearch(budget=10, seed=0, n_init=2, k_init=3, k_max=4,
+                            raw_samples=64, n_polish=1)
+    tuner = tune.Tuner(
+        train,
+        param_space={"x": tune.uniform(0.0, 1.0)},
+        tune_config=tune.TuneConfig(metric="ret", mode="max", num_samples=10,
+                                    reuse_actors=True,
+                                    search_alg=ConcurrencyLimiter(searcher, 2)),
+        run_config=tune.RunConfig(verbose=0, storage_path=str(tmp_path)),
+    )
+    results = tuner.fit()
+    assert len(results) == 10 and not results.errors
+    seeds = {}
+    for r in results:
+        seeds.setdefault(r.config["x"], []).append(r.config["seed"])
+    ks = sorted(len(v) for v in seeds.values())
+    assert ks[-2] >= 3 and ks[-1] <= 4  # the initial design (3 seeds each), k_max = 4
+    assert all(len(set(v)) == len(v) for v in seeds.values())
+    assert searcher.optimizer.n_evals == 10
+    assert searcher.recommend()["x"] in seeds
+    # the recommendation as Tune results: its own runs, one per seed
+    rec = searcher.recommendation(results)
+    assert rec.config == searcher.recommend()
+    assert len(rec.results) == rec.k == len(seeds[rec.config["x"]]) >= 1
+    assert sorted(r.config["seed"] for r in rec.results) == sorted(seeds[rec.config["x"]])
+    # Tune checkpoints the searcher with save(); restoring it gives the same state
+    restored = ERAHBOSearch()
+    restored.restore_from_dir(results.experiment_path)
+    assert restored.recommend() == searcher.recommend()
+    # the ResultGrid warm-starts a new study (Tune's add_evaluated_trials): every run
+    # with its seed, none run again
+    again = ERAHBOSearch(metric="ret", mode="max", budget=4, seed=1, n_init=0)
+    again.set_search_properties(None, None, {"x": tune.uniform(0.0, 1.0)})
+    again.add_evaluated_trials(results, "ret")
+    again.suggest("t0")
+    warm = again.result().history
+    assert sorted(zip(warm["x"], warm["seed"], warm["return"], strict=True)) == sorted(
+        (r.config["x"], r.config["seed"], r.metrics["ret"]) for r in results)
+    assert set(warm["phase"]) == {"warm"} and again.optimizer.n_evals == 0
 
 
 # --- the host's habits: schedulers, points to evaluate, the recommendation as a Tune result ---
