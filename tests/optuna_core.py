@@ -15,6 +15,24 @@ from erahbo.optimizer.options import hyper_of_json
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 
 
+def retry_callbacks() -> list[str]:
+    """The names of Optuna's distinct retry callbacks (the tests that retry a failed or lost
+    trial run once per name): RetryFailedTrialCallback (Optuna < 4.9) and its replacement
+    RetryHeartbeatStaleTrialCallback. Where the old name is only the deprecated subclass of the
+    new one that adds a warning to its ``__init__`` (Optuna 4.9 and later), it runs the same
+    code as the new one, and only the new one is listed."""
+    import optuna
+
+    new = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)
+    old = getattr(optuna.storages, "RetryFailedTrialCallback", None)
+    own = set(vars(old)) if old is not None else set()
+    alias = (new is not None and old is not None and issubclass(old, new)
+             and own <= {"__module__", "__doc__", "__qualname__", "__init__"}
+             and ("__init__" not in own  # or the deprecation wrapper of new.__init__
+                  or getattr(vars(old)["__init__"], "__wrapped__", None) is new.__init__))
+    return [c.__name__ for c in (old, new) if c is not None and not (alias and c is old)]
+
+
 def study_runs(trials: list[FrozenTrial]) -> list[dict[str, Any]]:
     """Each configuration's runs (pooled by parameters, in order of its first trial) as the
     user's objective ran them: the reported returns at steps 0, 1, ... with the trial's seeds

@@ -27,7 +27,7 @@ from erahbo.integrations.optuna import (  # noqa: E402
     recommended_trial,
     trial_seeds,
 )
-from optuna_core import core_optimizer  # noqa: E402
+from optuna_core import core_optimizer, retry_callbacks  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,9 +98,7 @@ def test_a_trial_enqueued_outside_the_space_is_refused_and_the_study_goes_on(val
     assert recommended_trial(study).params["x"] != value
 
 
-RETRY_CALLBACKS = [name for name in ("RetryFailedTrialCallback",  # deprecated in Optuna 5
-                                     "RetryHeartbeatStaleTrialCallback")  # its replacement
-                   if hasattr(optuna.storages, name)]
+RETRY_CALLBACKS = retry_callbacks()  # each distinct one (optuna_core.retry_callbacks)
 
 
 @pytest.mark.parametrize("callback", RETRY_CALLBACKS)

@@ -16,12 +16,11 @@ from optuna.trial import TrialState  # noqa: E402
 from conftest import cleanrl_objective  # noqa: E402
 from conftest import two_peaks_run as train  # noqa: E402
 from erahbo.integrations.optuna import ERAHBOSampler, trial_seeds  # noqa: E402
+from optuna_core import retry_callbacks  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 OPTS = dict(seed=0, n_init=4, k_init=3, k_min=2, k_max=6, raw_samples=128, n_polish=2)
-RETRY_CALLBACKS = [name for name in ("RetryFailedTrialCallback",  # deprecated in Optuna 5
-                                     "RetryHeartbeatStaleTrialCallback")  # its replacement
-                   if hasattr(optuna.storages, name)]
+RETRY_CALLBACKS = retry_callbacks()  # each distinct one (optuna_core.retry_callbacks)
 
 
 def heartbeat_study(tmp_path, callback, **opts):
