@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "erahbo"
 
 
@@ -83,35 +85,40 @@ def test_find_cycle_sees_a_cycle_and_its_absence():
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_the_package_has_no_import_cycle():
+@pytest.fixture(scope="module")
+def package() -> tuple[dict[str, Path], dict[str, set[str]]]:
+    """The package's modules and its import graph (``name`` -> :func:`imports_of`), read from
+    the source once for the tests below (each reads them, none changes them)."""
     modules = module_names(SRC)
+    return modules, {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def test_the_package_has_no_import_cycle(package):
+    modules, graph = package
     assert "erahbo.optimizer.core" in modules and "erahbo.runtime.journal" in modules
-    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
     assert graph["erahbo.study.run"] >= {"erahbo.optimizer.core"}  # the walk sees imports
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-def test_the_optimizer_knows_no_storage():
+def test_the_optimizer_knows_no_storage(package):
     """The storage-free optimizer never imports the study package, which owns the journal and
     registers its journaled subclass with the core instead."""
-    modules = module_names(SRC)
-    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+    modules, graph = package
     storage = {m for m in modules if m == "erahbo.study" or m.startswith("erahbo.study.")}
     offenders = {name: sorted(graph[name] & storage) for name in modules
                  if name.startswith("erahbo.optimizer") and graph[name] & storage}
     assert not offenders, f"erahbo.optimizer imports erahbo.study: {offenders}"
 
 
-def test_the_optimizer_imports_nothing_of_the_runtime_nor_the_study():
+def test_the_optimizer_imports_nothing_of_the_runtime_nor_the_study(package):
     """The optimizer only asks and tells: no module under ``erahbo/optimizer`` imports
     ``erahbo.runtime`` (executors, the scheduler, the journal) or ``erahbo.study``, not even
     inside a function or under ``TYPE_CHECKING`` (the AST scan sees every import statement).
     The failure rule is its own part (``erahbo.optimizer.failure``), canonical JSON is low level
     (``erahbo._json``), and running a trial's seeds is the study's
     (``erahbo.study.run_trial``)."""
-    modules = module_names(SRC)
-    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+    modules, graph = package
     below = {m for m in modules if m.split(".")[:2] in (["erahbo", "runtime"],
                                                         ["erahbo", "study"])}
     assert "erahbo.runtime.evaluate" in below and "erahbo.study.run" in below
@@ -121,12 +128,12 @@ def test_the_optimizer_imports_nothing_of_the_runtime_nor_the_study():
     assert not offenders, f"erahbo.optimizer imports the runtime or the study: {offenders}"
 
 
-def test_modules_do_not_import_the_lazy_package_root():
+def test_modules_do_not_import_the_lazy_package_root(package):
     """``from erahbo import X`` would go through the lazy ``__getattr__`` (a hidden edge)."""
-    modules = module_names(SRC)
+    modules, graph = package
     offenders = sorted(
         name for name, path in modules.items()
-        if name != "erahbo" and "erahbo" in imports_of(name, path, modules)
+        if name != "erahbo" and "erahbo" in graph[name]
         and _lazy_names_used(path, modules)
     )
     assert not offenders, f"import the defining module instead of the erahbo root: {offenders}"
