@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -268,18 +269,34 @@ for m in pkgutil.iter_modules(hydra_plugins.__path__):
                     f.name for f in dataclasses.fields(obj)}:
                 fields |= {f.name for f in dataclasses.fields(obj)}
 params = list(inspect.signature(HypersweeperSweeper.__init__).parameters)
-print(json.dumps({"fields": sorted(fields), "params": params}))
+print("KEYS", json.dumps({"fields": sorted(fields), "params": params}))
 """
 
 
+@pytest.fixture(scope="module")
+def real_hs_views(switched_branin):
+    """What two tests read of the real hypersweeper, from one process of its Python (its start
+    is most of the cost): the keys of its sweeper configs and its sweeper's parameters
+    (``_KEYS``), then its own reader on the runhistory.csv of the switched branin sweep
+    (``_READ``; skipped where that sweep wrote none): ``(process, keys, read or None)``."""
+    ours, _ = switched_branin
+    path = ours / "tmp" / "branin_rs" / "runhistory.csv"
+    space = ours / "configs" / "search_space" / "branin.yaml"
+    code = _KEYS + "import os, sys\nif os.path.exists(sys.argv[1]):\n" + textwrap.indent(
+        _READ, "    ")
+    out = subprocess.run([HS_PYTHON, "-c", code, str(path), str(space)], capture_output=True,
+                         text=True, timeout=300, env=dict(os.environ, PYTHONPATH=""))
+    found = {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1])
+             for line in out.stdout.splitlines() if line.startswith(("KEYS ", "READ "))}
+    return out, found.get("KEYS"), found.get("READ")
+
+
 @real
-def test_every_key_of_the_real_hypersweeper_is_translated_or_refused():
+def test_every_key_of_the_real_hypersweeper_is_translated_or_refused(real_hs_views):
     """Rule: the keys of Hypersweeper's sweeper configs and of its ``sweeper_kwargs`` (the
     keyword arguments of HypersweeperSweeper) are exactly those erahbo translates or refuses."""
-    out = subprocess.run([HS_PYTHON, "-c", _KEYS], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ, PYTHONPATH=""))
-    assert out.returncode == 0, out.stderr[-2000:]
-    keys = json.loads(out.stdout.strip().splitlines()[-1])
+    out, keys, _ = real_hs_views
+    assert keys is not None, out.stderr[-2000:]
     assert set(keys["fields"]) == {"_target_", "search_space", "budget", *TOP_LEVEL}
     internal = {"self", "global_config", "global_overrides", "launcher", "make_optimizer",
                 "budget_arg_name", "load_arg_name", "save_arg_name", "cs", "budget", "n_trials",
@@ -322,23 +339,21 @@ from hydra_plugins.hypersweeper.search_space_encoding import search_space_to_con
 from hydra_plugins.hypersweeper.utils import read_warmstart_data
 space = search_space_to_config_space(OmegaConf.load(sys.argv[2]))
 runs = read_warmstart_data(sys.argv[1], space, maximize=False)
-print(json.dumps([[dict(i.config), r.performance] for i, r in runs]))
+print("READ", json.dumps([[dict(i.config), r.performance] for i, r in runs]))
 """
 
 
 @real
-def test_the_real_hypersweeper_reads_erahbos_runhistory_back(tmp_path, switched_branin):
+def test_the_real_hypersweeper_reads_erahbos_runhistory_back(tmp_path, switched_branin,
+                                                             real_hs_views):
     """Rule: Hypersweeper's own reader (read_warmstart_data) reads the runhistory.csv of the
     switched branin sweep: every configuration with its mean cost; a real HyperRS sweep
     warm-starts from it."""
     ours, proc = switched_branin
     assert proc.returncode == 0, proc.stderr[-3000:]
     path = ours / "tmp" / "branin_rs" / "runhistory.csv"
-    space = ours / "configs" / "search_space" / "branin.yaml"
-    out = subprocess.run([HS_PYTHON, "-c", _READ, str(path), str(space)], capture_output=True,
-                         text=True, timeout=300, env=dict(os.environ, PYTHONPATH=""))
-    assert out.returncode == 0, out.stderr[-2000:]
-    read = json.loads(out.stdout.strip().splitlines()[-1])
+    out, _, read = real_hs_views
+    assert out.returncode == 0 and read is not None, out.stderr[-2000:]
     rh = pd.read_csv(path)
     assert len(read) == len(rh)
     for (config, perf), (_, row) in zip(read, rh.iterrows(), strict=True):
