@@ -5,8 +5,6 @@ trials, heartbeats, a forgotten pruner, learning curves, and erahbo's answer in 
 import inspect
 import json
 import os
-import subprocess
-import sys
 import textwrap
 import time
 import warnings
@@ -27,6 +25,7 @@ from erahbo.integrations.optuna import (  # noqa: E402
     recommended_trial,
     trial_seeds,
 )
+from forked_app import run_script  # noqa: E402
 from optuna_core import core_optimizer, retry_callbacks  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -162,9 +161,11 @@ def test_a_trial_lost_with_its_worker_is_not_penalized(tmp_path):
     url = f"sqlite:///{tmp_path / 'hb.db'}"
     optuna.create_study(study_name="hb", storage=url, direction="maximize")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    code = KILLED_WORKER.format(tests=str(ROOT / "tests"), url=url)
-    done = subprocess.run([sys.executable, "-c", code], env=env, timeout=300)
-    assert done.returncode == 3
+    (tmp_path / "worker.py").write_text(KILLED_WORKER.format(tests=str(ROOT / "tests"), url=url))
+    # the worker: a process of its own, forked from the server that imported erahbo once
+    # (tests/forked_app.py), as ``python worker.py`` would run it
+    done = run_script("worker.py", cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 3, done.stderr[-3000:]
     time.sleep(3)  # past the grace period
     retry = optuna.storages.RetryFailedTrialCallback()
     name = ("heartbeat_stale_trial_callback"  # optuna >= 4.9; failed_trial_callback before
