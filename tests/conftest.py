@@ -237,12 +237,12 @@ cleanrl_objective = cleanrl_objective_for(two_peaks_run)  # on the two-peak trai
 
 # One local Ray instance (loopback, 2 CPUs; RayExecutor(address=None, num_cpus=2)) shared by the
 # modules that use Ray through erahbo (tests/test_executors.py, test_arlbench_ray.py,
-# test_faults_timeout.py) and by the real Tune run of test_integration_ray_tune.py: starting
-# one costs about 10 s. Their executors and clients join it as they join any initialized
-# session (and leave it running). Modules that start Ray themselves (ray.init in a Tune test
-# or doc example) ask for ``no_shared_ray``, which shuts it down first; a later ``shared_ray``
-# starts it again (they are therefore put after the modules that only join it). The Ray
-# modules carry the xdist group "ray" and are moved to the front of the
+# test_faults_timeout.py) and by the Tune runs of test_integration_ray_tune.py and
+# test_tune_schedulers.py: starting one costs about 10 s. Their executors and clients join it
+# as they join any initialized session (and leave it running). Modules that start Ray
+# themselves (ray.init in a doc example) ask for ``no_shared_ray``, which shuts it down first;
+# a later ``shared_ray`` starts it again (they are therefore put after the modules that only
+# join it). The Ray modules carry the xdist group "ray" and are moved to the front of the
 # collection (pytest_collection_modifyitems below):
 # `make test`'s `-n 2` (--dist load) hands tests out in collection order, in consecutive
 # chunks, so they run one after the other in one process. (--dist loadgroup would group them
@@ -304,4 +304,4 @@ def pytest_collection_modifyitems(config, items):
                     + [it for it in items if id(it) not in chosen])
 
 
-_OWN_RAY = {"no_shared_ray", "local_ray"}  # the fixtures that end the shared instance
+_OWN_RAY = {"no_shared_ray"}  # the fixture that ends the shared instance

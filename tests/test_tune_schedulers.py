@@ -12,7 +12,6 @@ import pytest
 
 pytest.importorskip("ray.tune")
 
-import ray
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search import ConcurrencyLimiter, Repeater
@@ -24,11 +23,11 @@ pytestmark = pytest.mark.xdist_group("ray")  # with the other Ray modules (conft
 
 
 @pytest.fixture(scope="module")
-def local_ray(_ray_holder):
-    _ray_holder.release()  # no shared instance (conftest.py): this module starts its own
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
+def local_ray(shared_ray):
+    """The shared local Ray instance (conftest.py; it started its own 1-CPU instance before:
+    one Ray start less). One trial at a time as on one CPU: the tuners below run under
+    ConcurrencyLimiter(searcher, 1), or are refused before their first trial."""
+    return shared_ray
 
 
 def _tuner(searcher, path, n):
