@@ -290,6 +290,9 @@ def no_shared_ray(_ray_holder):
     _ray_holder.release()
 
 
+_OWN_RAY = {"no_shared_ray"}  # the fixture that ends the shared instance
+
+
 def pytest_collection_modifyitems(config, items):
     """The tests of the xdist group "ray" first, in their order, those of the modules that
     start Ray themselves (a test or module fixture that ends the shared instance) after the
@@ -303,5 +306,3 @@ def pytest_collection_modifyitems(config, items):
                     + [it for it in ray if it.module in own]
                     + [it for it in items if id(it) not in chosen])
 
-
-_OWN_RAY = {"no_shared_ray"}  # the fixture that ends the shared instance

@@ -159,3 +159,10 @@ def test_validated_options_keep_what_was_given_when_the_optimizer_completes_them
     assert opts.failures is None and opts.random_interleave is None  # the caller's, untouched
     with pytest.raises(ValueError, match="drop pool_share"):
         erahbo.Options(budget=30, max_seeds=0, pool_share=0.25)
+
+
+def test_the_refusal_names_the_random_design_length_in_force():
+    """Rule: ``random_top`` without random rounds is refused naming the length in force (the
+    paper preset's 0), not the unresolved option."""
+    with pytest.raises(ValueError, match="random_interleave=0 has none: give random_interleave"):
+        Options(method="erahbo", budget=200, random_top=0.2, preset="paper")

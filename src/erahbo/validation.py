@@ -19,6 +19,7 @@ ValueError: k_max=1 is too small: the sample variance needs at least 2 seeds; us
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import math
 import numbers
@@ -294,8 +295,13 @@ def with_checked(o: Any, **values: Any) -> Any:
     filled in counted as given by name (``Options(max_seeds=0)``, valid with the preset's
     ``pool_share``, would then be refused for giving ``pool_share`` without a cap). The caller
     sets only values the rules accept with the others (a resolved value, a failure policy).
+    Values cached from the old ones (``functools.cached_property``) are dropped: the copy
+    computes them again.
     """
     out = copy.copy(o)
+    for name, attr in vars(type(o)).items():
+        if isinstance(attr, functools.cached_property):
+            out.__dict__.pop(name, None)
     for name, value in values.items():
         object.__setattr__(out, name, value)  # frozen: written once, like __post_init__
     return out

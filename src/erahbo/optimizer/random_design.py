@@ -95,7 +95,7 @@ PARAMS = (
     Param("random_interleave", int,
           int_at_least(0, " (runs during which every other round is a random configuration; "
                           "0: never)"),
-          default=None, paper=None, absent=0, resolve=lambda o: interleave_of(o),
+          default=None, paper=None, absent=0, resolve=interleave_of,
           help="Runs during which every other round is a random configuration (default: the "
                f"preset's, for erahbo {TABLE_RUNS} on a finite table and {CONTINUOUS_RUNS} on "
                "a continuous space; 0: never).",
@@ -123,7 +123,7 @@ def check(o: Any, given: set[str]) -> None:
     if "random_top" in given and o.random_top != 1 and not interleave_of(o):
         raise ValueError(
             f"random_top={o.random_top} shapes the random rounds, but random_interleave="
-            f"{o.random_interleave} has none: give random_interleave > 0, or drop random_top")
+            f"{interleave_of(o)} has none: give random_interleave > 0, or drop random_top")
 
 
 @dataclass(frozen=True)
