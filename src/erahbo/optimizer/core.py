@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -79,6 +79,10 @@ class Optimizer(Telling, Inspection):
 
     """
 
+    #: A journal records the study (the journaled subclass): without a failure policy it
+    #: penalizes failed runs (:meth:`Options.build`, ``journaled``).
+    _journaled: ClassVar[bool] = False
+
     def __new__(cls, *args: Any, journal: Any = None, **kwargs: Any) -> Optimizer:
         if journal is not None and cls is Optimizer:
             if not JOURNALED:  # registered by erahbo.study.journaled
@@ -104,7 +108,8 @@ class Optimizer(Telling, Inspection):
         if hyperparameters is not None and options is None:  # fixed: not refit by default
             option_values = {"refit_growth": 0.0, **option_values}
         self.space = space if isinstance(space, SearchSpace) else SearchSpace(space)
-        opts = for_space(Options.build(options, method, option_values), self.space.is_finite)
+        opts = for_space(Options.build(options, method, option_values, journaled=self._journaled),
+                         self.space.is_finite)
         no_design = warm_start is not None and initial_design is None and opts.n_init == 0
         if not no_design:
             opts.check_budget(len(initial_design) if initial_design is not None else opts.n_init)

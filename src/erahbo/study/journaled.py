@@ -69,6 +69,8 @@ class JournaledOptimizer(Optimizer):
         the replay arrives at that snapshot (``ReplayDivergenceError`` if not).
     """
 
+    _journaled = True  # failures default to "penalize" (Optimizer.__init__)
+
     def __init__(
         self,
         space: Any,
@@ -83,10 +85,6 @@ class JournaledOptimizer(Optimizer):
     ) -> None:
         refuse_in_worker_start()  # a worker re-importing a script without a __main__ guard
         check_journal_path(journal)
-        if options is not None and options.failures is None:
-            options = Options.build(options, method, {}, journaled=True)  # failures: penalize
-        elif options is None and option_values.get("failures") is None:
-            option_values["failures"] = "penalize"
         super().__init__(space, method, options=options, **option_values)
         self._snap = (time.monotonic(), -1)  # (time, events) of the last snapshot
         self._study = open_study_journal(
