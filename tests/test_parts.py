@@ -23,7 +23,10 @@ from erahbo.optimizer.parts import HOST_PARAMS, PARAMS, PARTS
 IDS = [p.name for p in PARAMS]
 #: Options read by one risk measure only (erahbo.risk refuses them with another): the measure
 #: and a valid value.
-NEEDS = {"q": ({"risk": "cvar"}, 0.25), "c": ({"risk": "mean_std"}, 2.0)}
+# options whose 0 (the fallback below, for an option resolved from the others) is not valid:
+# a valid value given by name
+NEEDS = {"q": ({"risk": "cvar"}, 0.25), "c": ({"risk": "mean_std"}, 2.0),
+         "bound_min_seeds": ({}, 2)}
 HOSTED = [p.name for p in HOST_PARAMS]
 
 

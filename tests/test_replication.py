@@ -145,3 +145,39 @@ def test_b_t_is_the_best_posterior_mv_over_the_rows_bound_min_seeds_allows(bound
     _, _, B_t = opt.stopping_decision({n: c[n].iloc[0] for n in SPACE}, [0.0])
     rows = c if bound == 1 else c[c["k"] >= 2]
     assert B_t == pytest.approx(rows["mv"].max(), rel=1e-9, abs=1e-12)
+
+
+def _run(opt: erahbo.Optimizer, objective) -> erahbo.Result:
+    while (t := opt.ask()) is not None:
+        opt.tell(t, [objective(t.config, s) for s in t.seeds])
+    return opt.result()
+
+
+def test_the_default_b_t_rows_are_the_spaces_two_seeds_on_a_continuous_space_all_on_a_table():
+    """Rule (session 34): without ``bound_min_seeds`` given, ERAHBO's ``B_t`` (eq. 10) is the
+    best posterior MV over the configurations with two or more seeds on a continuous or mixed
+    space, and over every configuration (the paper's eq. 10) on a finite table; the study
+    settings store the value in force; the paper preset and the fixed-k methods keep 1; a value
+    given by name is the same on both."""
+    from conftest import corner_peak, table3
+
+    continuous = _run(erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1), _objective)
+    assert continuous.settings["bound_min_seeds"] == 2
+    c = continuous.configs
+    assert (c["k"] == 1).any() and (c["k"] >= 2).any()
+    opt = erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1)
+    _run(opt, _objective)
+    _, _, B_t = opt.stopping_decision({n: c[n].iloc[0] for n in SPACE}, [0.0])
+    assert B_t == pytest.approx(c[c["k"] >= 2]["mv"].max(), rel=1e-9, abs=1e-12)
+
+    on_table = _run(erahbo.Optimizer(table3(200, seed=3), budget=60, seed=2), corner_peak)
+    assert on_table.settings["bound_min_seeds"] == 1
+    given = _run(erahbo.Optimizer(table3(200, seed=3), budget=60, seed=2, bound_min_seeds=2),
+                 corner_peak)
+    assert given.settings["bound_min_seeds"] == 2
+    assert erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1,
+                            bound_min_seeds=1).options.bound_min_seeds == 1
+    assert erahbo.Optimizer(SPACE, method="erahbo", preset="paper", budget=400,
+                            seed=1).options.bound_min_seeds == 1
+    assert erahbo.Optimizer(SPACE, method="rahbo", k=2, budget=40,
+                            seed=1).options.bound_min_seeds == 1

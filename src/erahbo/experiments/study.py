@@ -31,7 +31,7 @@ from erahbo.experiments.replay import ReplayTask
 from erahbo.experiments.runner import StudySettings, run_repetition
 from erahbo.experiments.traces import trace_path, write_trace
 from erahbo.optimizer.options import Options, normalize_settings
-from erahbo.optimizer.random_design import for_space
+from erahbo.optimizer.parts import for_space
 from erahbo.runtime.executors import Executor, RayExecutor, make_executor
 from erahbo.validation import check_option
 

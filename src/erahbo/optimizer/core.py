@@ -30,7 +30,7 @@ from erahbo.optimizer.failure import FailurePolicy, Penalizer, spent_runs
 from erahbo.optimizer.ingest import add_runs
 from erahbo.optimizer.inspection import Inspection
 from erahbo.optimizer.options import Options, check_hyperparameters
-from erahbo.optimizer.random_design import for_space
+from erahbo.optimizer.parts import for_space
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.replication import CAPPED
 from erahbo.optimizer.rounds import RoundModels, stop_bounds

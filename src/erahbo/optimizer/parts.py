@@ -41,10 +41,10 @@ from erahbo.optimizer import (
     seedcap,
     variance_prior,
 )
-from erahbo.validation import Param
+from erahbo.validation import Param, with_checked
 
-__all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "absent_values", "check", "method_variant",
-           "preset_values", "settings"]
+__all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "absent_values", "check", "for_space",
+           "method_variant", "preset_values", "settings"]
 
 #: The parts with options, in the order their options are listed (CLI, docs) and checked
 #: (the replication rule first: its seed range before the caps that read it).
@@ -75,6 +75,20 @@ def absent_values() -> dict[str, Any]:
 def settings(o: Any) -> dict[str, Any]:
     """The part options of validated options as the study settings store them (resolved)."""
     return {p.name: getattr(o, p.name) if p.resolve is None else p.resolve(o) for p in PARAMS}
+
+
+def for_space(o: Any, finite: bool) -> Any:
+    """Options ``o`` with the options erahbo keys by the kind of space resolved for one:
+    ``random_interleave`` (:func:`erahbo.optimizer.random_design.interleave_of`) and
+    ``bound_min_seeds`` (:func:`erahbo.optimizer.recommender.bound_seeds_of`); what an
+    optimizer on that space runs with and its study settings store. ``finite``: a finite
+    table (False: a continuous or mixed space, or a host without a candidate table)."""
+    values = {}
+    if o.random_interleave is None:
+        values["random_interleave"] = random_design.interleave_of(o, finite)
+    if o.bound_min_seeds is None:
+        values["bound_min_seeds"] = recommender.bound_seeds_of(o, finite)
+    return with_checked(o, **values) if values else o
 
 
 def check(o: Any, given: set[str]) -> None:

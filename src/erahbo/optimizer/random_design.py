@@ -42,14 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo.validation import Param, int_at_least, share, with_checked
+from erahbo.validation import Param, int_at_least, share
 
 if TYPE_CHECKING:
     from erahbo.gp import RoundModel
     from erahbo.optimizer.state import StudyState
 
-__all__ = ["CONTINUOUS_RUNS", "PARAMS", "TABLE_RUNS", "RandomRounds", "check", "for_space",
-           "interleave_of", "is_random_round", "random_configuration", "top_share"]
+__all__ = ["CONTINUOUS_RUNS", "PARAMS", "TABLE_RUNS", "RandomRounds", "check", "interleave_of",
+           "is_random_round", "random_configuration", "top_share"]
 
 #: erahbo's ``random_interleave`` on a finite table (the unevaluated rows are the pool).
 TABLE_RUNS = 50
@@ -80,14 +80,6 @@ def interleave_of(o: Any, finite: bool = False) -> int:
     if o.method != "erahbo" or o.preset != "default":
         return 0
     return TABLE_RUNS if finite else CONTINUOUS_RUNS
-
-
-def for_space(o: Any, finite: bool) -> Any:
-    """Options ``o`` with ``random_interleave`` resolved for a space (:func:`interleave_of`):
-    what an optimizer on that space runs with and its study settings store."""
-    if o.random_interleave is not None:
-        return o
-    return with_checked(o, random_interleave=interleave_of(o, finite))
 
 
 #: The random design's options (:class:`erahbo.validation.Param`).

@@ -18,12 +18,17 @@
   ``benchmarks/readme_truth.py``, session-19 defaults, 20 studies: mean regret 0.181, four
   studies above 0.5; in small studies a one-seed configuration was the recommendation in 6 of
   24);
-* ``bound_min_seeds`` (an option, 1: the paper's eq. 10 over every configuration): ``B_t``, the
-  bound the stopping rule (eq. 12) compares with, is the highest ``LCB^MV`` over the
-  configurations with at least that many seeds. At 2 the real tables' final regret improves
-  (alpha 1: IQM 0.033 / 0.031 against 0.040 / 0.042 on two sets of 20 repetitions) but the
-  race to regret 0.25 slows (median 46.5 / 47.5 runs against 37 / 40) and Figure 1 loses a
-  study to the broken one-seed posterior (``docs/results/one_seed_models/``).
+* ``bound_min_seeds`` (1: the paper's eq. 10 over every configuration): ``B_t``, the bound the
+  stopping rule (eq. 12) compares with, is the highest ``LCB^MV`` over the configurations with
+  at least that many seeds (:func:`bound_seeds_of`: erahbo's default is 2 on a continuous or
+  mixed space, 1 on a finite table). On a continuous space a one-seed configuration's
+  posterior MV rests on a variance the variance GP has not seen; under ``beta_stop = 0`` the
+  best such posterior set ``B_t`` and every later configuration stopped at one seed ("dominated")
+  however good its run: on the PPO Acrobot surrogate (alpha 3, 100 runs) 66 of 74
+  configurations had one seed, the best evaluated one among them in 16 of 20 studies
+  (docs/results/one_seed_models, "Session 34"). On the real tables 2 improved the final
+  regret but slowed the race to regret 0.25 (session 20, alpha 1: median 46.5 / 47.5 runs
+  against 37 / 40), so a finite table keeps 1.
 
 A part of a strategy (:mod:`erahbo.optimizer.strategy`); its options are declared in
 :data:`PARAMS` (checks, both presets, CLI flags: :mod:`erahbo.optimizer.parts`).
@@ -43,7 +48,15 @@ if TYPE_CHECKING:
     from erahbo._data import Observations
     from erahbo.gp import RoundModel
 
-__all__ = ["PARAMS", "Recommender", "check", "seeds_of"]
+__all__ = [
+    "CONTINUOUS_BOUND_SEEDS",
+    "PARAMS",
+    "TABLE_BOUND_SEEDS",
+    "Recommender",
+    "bound_seeds_of",
+    "check",
+    "seeds_of",
+]
 
 
 def seeds_of(o: Any) -> int:
@@ -55,6 +68,35 @@ def seeds_of(o: Any) -> int:
     if o.method != "erahbo" or o.preset == "paper":
         return 0
     return o.seed_cap or o.k_max
+
+
+#: erahbo's ``bound_min_seeds`` on a finite table (the paper's eq. 10: every configuration).
+TABLE_BOUND_SEEDS = 1
+#: erahbo's ``bound_min_seeds`` on a continuous (or mixed) space.
+CONTINUOUS_BOUND_SEEDS = 2
+
+
+def bound_seeds_of(o: Any, finite: bool = False) -> int:
+    """``bound_min_seeds`` in force: the fewest seeds of the configuration whose ``LCB^MV`` is
+    ``B_t`` (eq. 10) when one has them.
+
+    Given by name: that value. Otherwise 1 (eq. 10 over every configuration) but for ERAHBO
+    under ``preset="default"`` on a continuous or mixed space (``finite`` False: also a host
+    without a candidate table, the Optuna sampler): :data:`CONTINUOUS_BOUND_SEEDS`.
+
+    >>> from erahbo.optimizer.options import Options
+    >>> bound_seeds_of(Options(budget=100)), bound_seeds_of(Options(budget=100), finite=True)
+    (2, 1)
+    >>> bound_seeds_of(Options(budget=100, bound_min_seeds=3), finite=True)
+    3
+    >>> bound_seeds_of(Options(method="erahbo", preset="paper", budget=100))
+    1
+    """
+    if o.bound_min_seeds is not None:
+        return int(o.bound_min_seeds)
+    if o.method != "erahbo" or o.preset != "default":
+        return TABLE_BOUND_SEEDS
+    return TABLE_BOUND_SEEDS if finite else CONTINUOUS_BOUND_SEEDS
 
 
 #: The recommender's options (:class:`erahbo.validation.Param`).
@@ -82,9 +124,11 @@ PARAMS = (
     Param("bound_min_seeds", int,
           int_at_least(1, " (B_t is the highest LCB_MV over the configurations with at least "
                           "this many seeds when one has; 1: all, the paper's eq. 10)"),
-          default=1, paper=1, absent=1,
+          default=None, paper=None, absent=1, resolve=bound_seeds_of,
           help="B_t, the stopping rule's bound, is the highest LCB_MV over the configurations "
-               "with at least this many seeds whenever one has (default 1: all, eq. 10).",
+               f"with at least this many seeds whenever one has (default: the preset's, for "
+               f"erahbo {CONTINUOUS_BOUND_SEEDS} on a continuous or mixed space and "
+               f"{TABLE_BOUND_SEEDS} on a finite table; 1: all, eq. 10).",
           short="bms", label="B_t from configurations with at least {} seeds", form="bms<N>"),
 )
 
@@ -120,7 +164,7 @@ class Recommender:
     def from_options(cls, o: Any) -> Recommender:
         """The recommender of validated options."""
         return cls(o.beta if o.recommend_beta is None else o.recommend_beta, seeds_of(o),
-                   o.recommend_min_seeds, o.bound_min_seeds)
+                   o.recommend_min_seeds, bound_seeds_of(o))
 
     @staticmethod
     def backed(k: np.ndarray, mask: np.ndarray | None, min_seeds: int) -> np.ndarray | None:
