@@ -21,10 +21,9 @@ from erahbo.optimizer.options import (
 from erahbo.optimizer.parts import HOST_PARAMS, PARAMS, PARTS
 
 IDS = [p.name for p in PARAMS]
-#: Options read by one risk measure only (erahbo.risk refuses them with another): the measure
-#: and a valid value.
-# options whose 0 (the fallback below, for an option resolved from the others) is not valid:
-# a valid value given by name
+#: A valid value given by name, with the options it needs, where the fallback below (the
+#: paper's value, 0 for an option resolved from the others) is not one: options read by one
+#: risk measure only (erahbo.risk refuses them with another) and ``bound_min_seeds`` (>= 1).
 NEEDS = {"q": ({"risk": "cvar"}, 0.25), "c": ({"risk": "mean_std"}, 2.0),
          "bound_min_seeds": ({}, 2)}
 HOSTED = [p.name for p in HOST_PARAMS]

@@ -131,6 +131,13 @@ def test_a_one_seed_recommendation_is_named(min_seeds):
         assert "one_seed_incumbent" not in codes
 
 
+def _run(opt: erahbo.Optimizer, objective) -> erahbo.Result:
+    """Runs ``opt`` to the end of its budget on ``objective(config, seed)``."""
+    while (t := opt.ask()) is not None:
+        opt.tell(t, [objective(t.config, s) for s in t.seeds])
+    return opt.result()
+
+
 @pytest.mark.parametrize("bound", [1, 2])
 def test_b_t_is_the_best_posterior_mv_over_the_rows_bound_min_seeds_allows(bound):
     """Under beta_stop = 0 (the default) B_t (eq. 10) is the highest posterior mean MV over the
@@ -138,19 +145,11 @@ def test_b_t_is_the_best_posterior_mv_over_the_rows_bound_min_seeds_allows(bound
     more seeds (2)."""
     space = erahbo.SearchSpace(SPACE)
     opt = erahbo.Optimizer(space, method="erahbo", budget=40, seed=1, bound_min_seeds=bound)
-    while (t := opt.ask()) is not None:
-        opt.tell(t, [_objective(t.config, s) for s in t.seeds])
-    c = opt.result().configs
+    c = _run(opt, _objective).configs
     assert (c["k"] == 1).any() and (c["k"] >= 2).any()
     _, _, B_t = opt.stopping_decision({n: c[n].iloc[0] for n in SPACE}, [0.0])
     rows = c if bound == 1 else c[c["k"] >= 2]
     assert B_t == pytest.approx(rows["mv"].max(), rel=1e-9, abs=1e-12)
-
-
-def _run(opt: erahbo.Optimizer, objective) -> erahbo.Result:
-    while (t := opt.ask()) is not None:
-        opt.tell(t, [objective(t.config, s) for s in t.seeds])
-    return opt.result()
 
 
 def test_the_default_b_t_rows_are_the_spaces_two_seeds_on_a_continuous_space_all_on_a_table():
@@ -161,12 +160,11 @@ def test_the_default_b_t_rows_are_the_spaces_two_seeds_on_a_continuous_space_all
     given by name is the same on both."""
     from conftest import corner_peak, table3
 
-    continuous = _run(erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1), _objective)
+    opt = erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1)
+    continuous = _run(opt, _objective)
     assert continuous.settings["bound_min_seeds"] == 2
     c = continuous.configs
     assert (c["k"] == 1).any() and (c["k"] >= 2).any()
-    opt = erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1)
-    _run(opt, _objective)
     _, _, B_t = opt.stopping_decision({n: c[n].iloc[0] for n in SPACE}, [0.0])
     assert B_t == pytest.approx(c[c["k"] >= 2]["mv"].max(), rel=1e-9, abs=1e-12)
 
