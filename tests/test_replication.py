@@ -179,3 +179,28 @@ def test_the_default_b_t_rows_are_the_spaces_two_seeds_on_a_continuous_space_all
                             seed=1).options.bound_min_seeds == 1
     assert erahbo.Optimizer(SPACE, method="rahbo", k=2, budget=40,
                             seed=1).options.bound_min_seeds == 1
+
+
+def test_the_options_keyed_by_the_space_share_one_rule():
+    """Rule (``erahbo.validation.by_space``): every option erahbo keys by the kind of space is
+    resolved for the optimizer's space: its table value on a finite table, its continuous
+    value on a continuous space, its off value under the paper preset and for the fixed-k
+    methods, and a value given by name on both."""
+    from conftest import table3
+    from erahbo.optimizer.parts import SPACE_PARAMS
+
+    names = {p.name for p in SPACE_PARAMS}
+    assert names == {"random_interleave", "bound_min_seeds"}
+    table = table3(50, seed=3)
+    cont = erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1).options
+    fin = erahbo.Optimizer(table, budget=40, seed=1).options
+    paper = erahbo.Optimizer(SPACE, method="erahbo", preset="paper", budget=400, seed=1).options
+    fixed = erahbo.Optimizer(SPACE, method="rahbo", k=2, budget=40, seed=1).options
+    assert {n: getattr(cont, n) for n in names} == {"random_interleave": 20, "bound_min_seeds": 2}
+    assert {n: getattr(fin, n) for n in names} == {"random_interleave": 50, "bound_min_seeds": 1}
+    for o in (paper, fixed):
+        assert {n: getattr(o, n) for n in names} == {"random_interleave": 0, "bound_min_seeds": 1}
+    given = {"random_interleave": 7, "bound_min_seeds": 3}
+    for space in (SPACE, table):
+        o = erahbo.Optimizer(space, method="erahbo", budget=40, seed=1, **given).options
+        assert {n: getattr(o, n) for n in names} == given

@@ -33,6 +33,7 @@ from erahbo.objectives import is_batch_objective
 __all__ = [
     "MAX_BUDGET",
     "Param",
+    "by_space",
     "check_initial_budget",
     "check_int",
     "check_journal_path",
@@ -251,6 +252,11 @@ class Param:
         For an option whose value in force is computed from the other options:
         ``resolve(options)`` gives it (as the study settings store it), and the presets leave
         the option out (``default`` and ``paper`` are not used). None: the preset's value.
+    by_space : bool
+        Whether erahbo keys the option by the kind of space (:func:`by_space`):
+        ``resolve(options, finite)`` gives its value on a finite table (``finite`` True) or a
+        continuous or mixed space, and :func:`erahbo.optimizer.parts.for_space` resolves it
+        for the optimizer's space.
     short : str
         Code of the benchmark method ``erahbo-<short><value>`` (empty: none).
     label : str
@@ -276,7 +282,8 @@ class Param:
     paper: Any
     absent: Any
     help: str
-    resolve: Callable[[Any], Any] | None = None
+    resolve: Callable[..., Any] | None = None
+    by_space: bool = False
     short: str = ""
     label: str = ""
     form: str = ""
@@ -286,6 +293,23 @@ class Param:
     def check(self, value: Any) -> Any:
         """``value`` checked by :attr:`rule` (None passes: not given)."""
         return None if value is None else self.rule(self.name, value)
+
+
+def by_space(o: Any, name: str, finite: bool, table: Any, continuous: Any, off: Any) -> Any:
+    """The value in force of an option erahbo keys by the kind of space (``Param.by_space``).
+
+    Given by name (not None on ``o``): that value. Otherwise ``off`` but for ERAHBO under
+    ``preset="default"``: ``table`` on a finite table (``finite`` True), ``continuous`` on a
+    continuous or mixed space (``finite`` False: also a host without a candidate table, the
+    Optuna sampler). One rule for every such option (``random_interleave``,
+    ``bound_min_seeds``): each is chosen on both kinds of space.
+    """
+    given = getattr(o, name)
+    if given is not None:
+        return given
+    if o.method != "erahbo" or o.preset != "default":
+        return off
+    return table if finite else continuous
 
 
 def with_checked(o: Any, **values: Any) -> Any:

@@ -43,8 +43,8 @@ from erahbo.optimizer import (
 )
 from erahbo.validation import Param, with_checked
 
-__all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "absent_values", "check", "for_space",
-           "method_variant", "preset_values", "settings"]
+__all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "SPACE_PARAMS", "absent_values", "check",
+           "for_space", "method_variant", "preset_values", "settings"]
 
 #: The parts with options, in the order their options are listed (CLI, docs) and checked
 #: (the replication rule first: its seed range before the caps that read it).
@@ -77,17 +77,18 @@ def settings(o: Any) -> dict[str, Any]:
     return {p.name: getattr(o, p.name) if p.resolve is None else p.resolve(o) for p in PARAMS}
 
 
+#: The options erahbo keys by the kind of space (``Param.by_space``; one rule,
+#: :func:`erahbo.validation.by_space`): ``random_interleave``, ``bound_min_seeds``.
+SPACE_PARAMS: tuple[Param, ...] = tuple(p for p in PARAMS if p.by_space)
+
+
 def for_space(o: Any, finite: bool) -> Any:
-    """Options ``o`` with the options erahbo keys by the kind of space resolved for one:
-    ``random_interleave`` (:func:`erahbo.optimizer.random_design.interleave_of`) and
-    ``bound_min_seeds`` (:func:`erahbo.optimizer.recommender.bound_seeds_of`); what an
-    optimizer on that space runs with and its study settings store. ``finite``: a finite
-    table (False: a continuous or mixed space, or a host without a candidate table)."""
-    values = {}
-    if o.random_interleave is None:
-        values["random_interleave"] = random_design.interleave_of(o, finite)
-    if o.bound_min_seeds is None:
-        values["bound_min_seeds"] = recommender.bound_seeds_of(o, finite)
+    """Options ``o`` with the options erahbo keys by the kind of space
+    (:data:`SPACE_PARAMS`) resolved for one; what an optimizer on that space runs with and its
+    study settings store. ``finite``: a finite table (False: a continuous or mixed space, or a
+    host without a candidate table)."""
+    values = {p.name: p.resolve(o, finite) for p in SPACE_PARAMS  # type: ignore[misc]
+              if getattr(o, p.name) is None}
     return with_checked(o, **values) if values else o
 
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from erahbo.validation import Param, int_at_least, share
+from erahbo.validation import Param, by_space, int_at_least, share
 
 if TYPE_CHECKING:
     from erahbo.gp import RoundModel
@@ -75,11 +75,7 @@ def interleave_of(o: Any, finite: bool = False) -> int:
     >>> interleave_of(Options(method="rahbo", budget=100), finite=True)
     0
     """
-    if o.random_interleave is not None:
-        return int(o.random_interleave)
-    if o.method != "erahbo" or o.preset != "default":
-        return 0
-    return TABLE_RUNS if finite else CONTINUOUS_RUNS
+    return int(by_space(o, "random_interleave", finite, TABLE_RUNS, CONTINUOUS_RUNS, 0))
 
 
 #: The random design's options (:class:`erahbo.validation.Param`).
@@ -87,7 +83,7 @@ PARAMS = (
     Param("random_interleave", int,
           int_at_least(0, " (runs during which every other round is a random configuration; "
                           "0: never)"),
-          default=None, paper=None, absent=0, resolve=interleave_of,
+          default=None, paper=None, absent=0, resolve=interleave_of, by_space=True,
           help="Runs during which every other round is a random configuration (default: the "
                f"preset's, for erahbo {TABLE_RUNS} on a finite table and {CONTINUOUS_RUNS} on "
                "a continuous space; 0: never).",

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from erahbo.risk import RiskLike, as_risk
-from erahbo.validation import Param, int_at_least, real_above
+from erahbo.validation import Param, by_space, int_at_least, real_above
 
 if TYPE_CHECKING:
     from erahbo._data import Observations
@@ -93,11 +93,8 @@ def bound_seeds_of(o: Any, finite: bool = False) -> int:
     >>> bound_seeds_of(Options(method="erahbo", preset="paper", budget=100))
     1
     """
-    if o.bound_min_seeds is not None:
-        return int(o.bound_min_seeds)
-    if o.method != "erahbo" or o.preset != "default":
-        return TABLE_BOUND_SEEDS
-    return TABLE_BOUND_SEEDS if finite else CONTINUOUS_BOUND_SEEDS
+    return int(by_space(o, "bound_min_seeds", finite, TABLE_BOUND_SEEDS, CONTINUOUS_BOUND_SEEDS,
+                        TABLE_BOUND_SEEDS))
 
 
 #: The recommender's options (:class:`erahbo.validation.Param`).
@@ -125,7 +122,7 @@ PARAMS = (
     Param("bound_min_seeds", int,
           int_at_least(1, " (B_t is the highest LCB_MV over the configurations with at least "
                           "this many seeds when one has; 1: all, the paper's eq. 10)"),
-          default=None, paper=None, absent=1, resolve=bound_seeds_of,
+          default=None, paper=None, absent=1, resolve=bound_seeds_of, by_space=True,
           help="B_t, the stopping rule's bound, is the highest LCB_MV over the configurations "
                f"with at least this many seeds whenever one has (default: the preset's, for "
                f"erahbo {CONTINUOUS_BOUND_SEEDS} on a continuous or mixed space and "
