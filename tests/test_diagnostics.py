@@ -172,3 +172,7 @@ def test_new_configurations_next_to_earlier_ones_are_reported_as_near_duplicates
     assert found["near_duplicates"].startswith("24 of 25 runs (96%) went to 24 new "
                                                "configuration(s) within 0.05")
     assert "replicate_within" in found["near_duplicates"]
+    # with the lookahead on, the finding says the lookahead chose them and names the switch
+    res.settings = {"replicate_within": 0.3, "replicate_lookahead": True}
+    found = {f.code: f.message for f in diagnose(res)}
+    assert "replicate_lookahead=False" in found["near_duplicates"]

@@ -54,12 +54,13 @@ def test_nearest_replicate_takes_the_nearest_open_row_within_the_radius():
 
 def test_new_configurations_keep_their_distance_from_replicable_ones():
     """Without random rounds every new configuration after the initial design is the
-    acquisition's argmax; the rule makes it a replicate when it lands within the radius of an
-    open row (fewer than k_max seeds: never at its seed cap), so a new one never does."""
+    acquisition's argmax; the nearest rule (``replicate_lookahead=False``) makes it a replicate
+    when it lands within the radius of an open row (fewer than k_max seeds: never at its seed
+    cap), so a new one never does (the lookahead's choice: tests/test_lookahead.py)."""
     radius = 0.5
     space = erahbo.SearchSpace(SPACE)
     opt = erahbo.Optimizer(space, method="erahbo", budget=60, seed=3, replicate_within=radius,
-                           random_interleave=0, k_max=20)
+                           replicate_lookahead=False, random_interleave=0, k_max=20)
     checked = replicated = 0
     while (t := opt.ask()) is not None:
         d = opt.data
@@ -190,17 +191,20 @@ def test_the_options_keyed_by_the_space_share_one_rule():
     from erahbo.optimizer.parts import SPACE_PARAMS
 
     names = {p.name for p in SPACE_PARAMS}
-    assert names == {"random_interleave", "bound_min_seeds"}
+    assert names == {"random_interleave", "bound_min_seeds", "replicate_lookahead"}
     table = table3(50, seed=3)
     cont = erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1).options
     fin = erahbo.Optimizer(table, budget=40, seed=1).options
     paper = erahbo.Optimizer(SPACE, method="erahbo", preset="paper", budget=400, seed=1).options
     fixed = erahbo.Optimizer(SPACE, method="rahbo", k=2, budget=40, seed=1).options
-    assert {n: getattr(cont, n) for n in names} == {"random_interleave": 20, "bound_min_seeds": 2}
-    assert {n: getattr(fin, n) for n in names} == {"random_interleave": 50, "bound_min_seeds": 1}
+    assert {n: getattr(cont, n) for n in names} == {
+        "random_interleave": 20, "bound_min_seeds": 2, "replicate_lookahead": True}
+    assert {n: getattr(fin, n) for n in names} == {
+        "random_interleave": 50, "bound_min_seeds": 1, "replicate_lookahead": False}
     for o in (paper, fixed):
-        assert {n: getattr(o, n) for n in names} == {"random_interleave": 0, "bound_min_seeds": 1}
-    given = {"random_interleave": 7, "bound_min_seeds": 3}
+        assert {n: getattr(o, n) for n in names} == {
+            "random_interleave": 0, "bound_min_seeds": 1, "replicate_lookahead": False}
+    given = {"random_interleave": 7, "bound_min_seeds": 3, "replicate_lookahead": True}
     for space in (SPACE, table):
         o = erahbo.Optimizer(space, method="erahbo", budget=40, seed=1, **given).options
         assert {n: getattr(o, n) for n in names} == given

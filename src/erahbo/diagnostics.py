@@ -54,7 +54,8 @@ The checks come from patterns measured on real RL outcomes (``docs/results``):
     Many runs went to new configurations within a small distance (unit cube) of an earlier
     one: each starts an estimate of its own where the earlier configuration could have been
     run again. ``replicate_within`` (erahbo's default 0.3, continuous spaces) reruns the
-    evaluated configuration instead.
+    evaluated configuration instead, or, with ``replicate_lookahead`` (the default there),
+    whichever of it and the new one the lookahead judges more informative.
 """
 
 from __future__ import annotations
@@ -425,6 +426,18 @@ def _near_duplicates(result: Result, min_runs: int, radius: float,
         f"{int(runs.sum())} of {len(h)} runs ({runs.mean():.0%}) went to {int(near.sum())} new "
         f"configuration(s) within {radius:g} (unit cube) of an earlier one, most around config "
         f"{int(ids[anchor])}: each starts its own estimate from one or two runs where the "
-        "earlier configuration could have been run again. replicate_within (erahbo's default "
-        "0.3 on continuous spaces) reruns the evaluated configuration instead; "
-        f"replicate_within is {result.settings.get('replicate_within', 0.0)} in this study.")
+        "earlier configuration could have been run again. " + _replication_advice(result))
+
+
+def _replication_advice(result: Result) -> str:
+    """What the study's replication options did about near-duplicates, and the fix."""
+    st = result.settings
+    radius = st.get("replicate_within", 0.0)
+    if radius and st.get("replicate_lookahead", False):
+        return (f"Within replicate_within={radius:g} the lookahead (replicate_lookahead, "
+                "erahbo's default on continuous spaces) chose these new configurations: their "
+                "runs lower the risk measure's integrated posterior variance more than a "
+                "replicate's would; replicate_lookahead=False always reruns the nearest "
+                "evaluated configuration instead.")
+    return ("replicate_within (erahbo's default 0.3 on continuous spaces) reruns the "
+            f"evaluated configuration instead; replicate_within is {radius} in this study.")

@@ -218,6 +218,7 @@ class Options:
     var_noise: str | None = None
     refit_evidence: float | None = None
     replicate_within: float | None = None
+    replicate_lookahead: bool | None = None
     early_stop: bool | None = None
     early_stop_beta: float | None = None
     risk: str | None = None

@@ -28,7 +28,7 @@ from erahbo.gp.one_seed import variance_observations
 from erahbo.gp.round import own_run_bound
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
-from erahbo.optimizer.replicate import nearest_replicate
+from erahbo.optimizer.replicate import lookahead_replicate, nearest_replicate
 from erahbo.optimizer.replication import Rule
 from erahbo.optimizer.state import StudyState
 from erahbo.optimizer.variance_prior import noise_of
@@ -167,8 +167,12 @@ class RoundModels:
         u, acq = continuous_argmax(choose, st.space, o.weight, d.U, seed=round_seed,
                                    raw_samples=o.raw_samples, n_polish=o.n_polish,
                                    forbidden=np.asarray(avoid) if avoid else None)
-        j = nearest_replicate(u, d.U, self.settings.hyper_f.lengthscales,
-                              o.replicate_within or 0.0, self._closed(avoid))
+        if o.replicate_lookahead:
+            j = lookahead_replicate(rm, d.U, u, o.replicate_within or 0.0, o.weight,
+                                    np.random.default_rng(round_seed), self._closed(avoid))
+        else:
+            j = nearest_replicate(u, d.U, self.settings.hyper_f.lengthscales,
+                                  o.replicate_within or 0.0, self._closed(avoid))
         if j is not None:  # within the model's resolution: a replicate (optimizer.replicate)
             u = d.U[j]
         return None, u, st.new_id(u), acq
