@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.linalg import cho_solve
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, Matern
 
-from erahbo.gp.exact import GPHyper
+from erahbo.gp.exact import GPHyper, robust_cholesky
 from erahbo.gp.fast import FastModel
+from erahbo.gp.kernels import kernel
 from erahbo.gp.lookahead import measure_reduction, posterior_cross, variance_reduction
+from erahbo.gp.reference import ReferenceRound
 from erahbo.gp.round import RoundSettings
 from erahbo.gp.variance_noise import TRIGAMMA_HALF
 from erahbo.optimizer.replicate import lookahead_replicate
@@ -51,7 +54,8 @@ def test_reduction_is_the_fall_of_the_integrated_posterior_variance(kind):
     C = np.vstack([rng.random((2, 2)), X[3]])  # two new points and a replicate of row 3
     new_noise = np.array([0.2, 0.05, 1.0])
     w = np.full(len(R), 1.0 / len(R))
-    cov, var = posterior_cross(X, noise, ls, kind, R, C)
+    L, _ = robust_cholesky(kernel(X, X, ls, kind) + np.diag(noise))
+    cov, var = posterior_cross(lambda B: cho_solve((L, True), B), X, ls, kind, R, C)
     got = variance_reduction(cov, var, new_noise, w)
     before = _oracle_variance(X, noise, ls, kind, R)
     for c in range(len(C)):
@@ -83,7 +87,7 @@ def test_risk_neutral_reduction_is_the_mean_gps_alone():
     C = np.vstack([[0.4, 0.6], X[2]])
     f_noise = np.array([0.3, 0.1])
     got = measure_reduction(rm, X, C, f_noise, np.array([0.0, 0.2]), R, MeanVariance(0.0))
-    cov, var = posterior_cross(X, rm.D, rm.settings.hyper_f.lengthscales, "rbf", R, C)
+    cov, var = posterior_cross(rm.solve_f, X, rm.settings.hyper_f.lengthscales, "rbf", R, C)
     want = variance_reduction(cov, var, f_noise, np.full(64, rm.sf**2 / 64))
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
@@ -114,3 +118,20 @@ def test_far_or_closed_configurations_are_never_replicated():
     j = lookahead_replicate(rm, X, u, 0.5, MeanVariance(1e4), rng, closed)
     assert j != 2
     assert lookahead_replicate(rm, X, u, 0.0, MeanVariance(1e4), rng) is None
+
+
+def test_both_engines_solve_with_their_own_factors_alike():
+    """Rule: the fast and the reference rounds give the same ``K^{-1} B`` for both GPs, so
+    the lookahead decides alike on either engine."""
+    X, fast = _round()
+    r = fast.settings
+    ybar, s2, k = fast._ybar, fast._s2, fast.k
+    ref = ReferenceRound(X, ybar, s2, k, r)
+    B = np.random.default_rng(2).random((len(X), 3))
+    np.testing.assert_allclose(fast.solve_f(B), ref.solve_f(B), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(fast.solve_v(B), ref.solve_v(B), rtol=1e-8, atol=1e-10)
+    u = X[5] + np.array([0.09, 0.0])
+    for a in (0.0, 1.0):
+        assert (lookahead_replicate(fast, X, u, 0.5, MeanVariance(a), np.random.default_rng(0))
+                == lookahead_replicate(ref, X, u, 0.5, MeanVariance(a),
+                                       np.random.default_rng(0)))

@@ -331,6 +331,14 @@ class FastRound(RoundModel):
             kf.T @ self.af, 1.0 - (Vf * Vf).sum(0), Vv.T @ self.zv, 1.0 - (Vv * Vv).sum(0)
         )
 
+    def solve_f(self, B: np.ndarray) -> np.ndarray:
+        """See :meth:`RoundModel.solve_f`."""
+        return lapack.dpotrs(self.L, B, lower=1)[0]
+
+    def solve_v(self, B: np.ndarray) -> np.ndarray:
+        """See :meth:`RoundModel.solve_v` (``K_v^{-1} = Lv^{-T} Lv^{-1}``)."""
+        return self.Lvi.T @ (self.Lvi @ B)
+
     def _grad_f(self, u: np.ndarray):
         """See :meth:`RoundModel._grads`."""
         hf = self.M.hf

@@ -8,6 +8,7 @@ every query builds :class:`erahbo.gp.exact.ExactGP` objects and every bound is a
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import cho_solve
 
 from erahbo.gp.bounds import incumbent_lcb
 from erahbo.gp.exact import ExactGP
@@ -54,6 +55,14 @@ class ReferenceRound(RoundModel):
         mu_f, var_f = self.gp_f.predict(U)
         mu_v, var_v = self.gp_v.predict(U)
         return self._raw(mu_f, var_f, mu_v, var_v)
+
+    def solve_f(self, B: np.ndarray) -> np.ndarray:
+        """See :meth:`RoundModel.solve_f`."""
+        return cho_solve((self.gp_f.L_, True), B)
+
+    def solve_v(self, B: np.ndarray) -> np.ndarray:
+        """See :meth:`RoundModel.solve_v`."""
+        return cho_solve((self.gp_v.L_, True), B)
 
     def _grad_f(self, u: np.ndarray):
         """See :meth:`RoundModel._grads`."""

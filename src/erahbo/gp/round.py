@@ -322,6 +322,15 @@ class RoundModel:
         """The row of ``best_lcb_mv`` (the recommendation's ``argmax LCB^MV``; -1: none)."""
         return self.best_lcb_mv(risk, beta, mask)[1]
 
+    def solve_f(self, B: np.ndarray) -> np.ndarray:
+        """``K_f^{-1} B`` for ``B (n, p)``: the mean GP's kernel matrix with its noise ``D``
+        (eq. 19), by the round's factor."""
+        raise NotImplementedError
+
+    def solve_v(self, B: np.ndarray) -> np.ndarray:
+        """``K_v^{-1} B`` for ``B (n, p)``: the variance GP's, with its noise ``tv``."""
+        raise NotImplementedError
+
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Raw-scale ``(mu_f, sd_f, mu_var, sd_var)``, each ``(p,)``, at ``U (p, dim)``.
 
