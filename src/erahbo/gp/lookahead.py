@@ -57,7 +57,7 @@ def posterior_cross(solve: Callable[[np.ndarray], np.ndarray], X: np.ndarray,
     ----------
     solve : callable
         ``B (n, p) -> K^{-1} B`` with ``K = k(X, X) + diag(noise)`` (the round's factor:
-        :meth:`erahbo.gp.round.RoundModel.solve`).
+        :meth:`erahbo.gp.round.RoundModel.solve_f`, ``solve_v``).
     X : numpy.ndarray
         ``(n, d)`` the data's inputs (unit cube).
     lengthscales : numpy.ndarray
@@ -153,7 +153,6 @@ def measure_reduction(rm, X: np.ndarray, C: np.ndarray, f_noise: np.ndarray,
     if np.any(gain > 0) and np.any(dv != 0):
         slope = rm.sv * (rho2 if rm.log_var else 1.0)  # (m,) d rho^2 / d (standardized g)
         cov, var = posterior_cross(rm.solve_v, X, hv.lengthscales, hv.kind, R, C)
-        with np.errstate(divide="ignore"):
-            v_noise = np.where(gain > 0, 1.0 / np.where(gain > 0, gain, 1.0), np.inf)
+        v_noise = np.where(gain > 0, 1.0 / np.where(gain > 0, gain, 1.0), np.inf)  # (c,)
         out = out + variance_reduction(cov, var, v_noise, (dv * slope) ** 2 / m)
     return out

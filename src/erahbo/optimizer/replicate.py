@@ -100,8 +100,7 @@ PARAMS = (
     Param("replicate_lookahead", bool,
           flag("within replicate_within, a replicate only where one more run of it teaches "
                "the models more than the proposal"),
-          default=None, paper=None, absent=False, resolve=lambda o, finite=False:
-          lookahead_of(o, finite), by_space=True,
+          default=None, paper=None, absent=False, resolve=lookahead_of, by_space=True,
           help="Within replicate_within of evaluated configurations, replicate the one whose "
                "next run most lowers the risk measure's integrated posterior variance, unless "
                "the proposal's run lowers it more (default: the preset's, on for erahbo on a "
@@ -141,11 +140,17 @@ def nearest_replicate(u: np.ndarray, U: np.ndarray, lengthscales: np.ndarray, ra
     """
     if radius <= 0.0 or len(U) == 0:
         return None
-    d = np.sqrt((((np.asarray(U, dtype=float) - u) / lengthscales) ** 2).sum(axis=1))  # (n,)
-    if closed is not None:
-        d = np.where(closed, np.inf, d)
+    d = _open_distances(u, U, lengthscales, closed)
     j = int(np.argmin(d))
     return j if d[j] < radius else None
+
+
+def _open_distances(u: np.ndarray, U: np.ndarray, lengthscales: np.ndarray,
+                    closed: np.ndarray | None) -> np.ndarray:
+    """``(n,)`` distances of the rows of ``U (n, dim)`` from ``u (dim,)`` in the lengthscales
+    ``(dim,)``; ``inf`` at the ``closed`` rows (both rules' candidates)."""
+    d = np.sqrt((((np.asarray(U, dtype=float) - u) / lengthscales) ** 2).sum(axis=1))
+    return d if closed is None else np.where(closed, np.inf, d)
 
 
 def lookahead_replicate(rm: Any, U: np.ndarray, u: np.ndarray, radius: float, risk: Any,
@@ -186,10 +191,8 @@ def lookahead_replicate(rm: Any, U: np.ndarray, u: np.ndarray, radius: float, ri
     U = np.asarray(U, dtype=float)
     if len(U) != rm.n:
         raise ValueError(f"lookahead_replicate: {len(U)} configurations for a round on {rm.n}")
-    d = np.sqrt((((U - u) / rm.settings.hyper_f.lengthscales) ** 2).sum(axis=1))  # (n,)
-    if closed is not None:
-        d = np.where(closed, np.inf, d)
-    rows = np.flatnonzero(d < radius)
+    rows = np.flatnonzero(_open_distances(u, U, rm.settings.hyper_f.lengthscales, closed)
+                          < radius)
     if rows.size == 0:
         return None
     _, _, mu_v, sd_v = rm.predict(u[None, :])  # the variance GP at u, its output scale
