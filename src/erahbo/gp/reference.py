@@ -47,7 +47,7 @@ class ReferenceRound(RoundModel):
         hv, hf = settings.hyper_v, settings.hyper_f
         self.gp_v = ExactGP(self.X, self.yv, self.tv, hv.lengthscales, hv.kind)
         mu_v, var_v = self.gp_v.predict(self.X)
-        self.D = self._noise(mu_v, np.sqrt(var_v), self.k)  # (n,) eq. 19
+        self.D = self.mean_noise(mu_v, np.sqrt(var_v), self.k)  # (n,) eq. 19
         self.gp_f = ExactGP(self.X, self.yf, self.D, hf.lengthscales, hf.kind)
 
     def predict(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -131,10 +131,10 @@ class ReferenceRound(RoundModel):
             tv = np.append(tv, 0.0)
             row = self.n
         yv[row] = (self._var_obs(s2, k_total) - self.mv) / self.sv
-        tv[row] = self._var_noise(k_total)
+        tv[row] = self.var_noise(k_total)
         gp_v = ExactGP(X, yv, tv, hv.lengthscales, hv.kind)
         mu_v, var_v = gp_v.predict(u[None, :])
-        D[row] = self._noise(mu_v, np.sqrt(var_v), np.array([k_total]))[0]
+        D[row] = self.mean_noise(mu_v, np.sqrt(var_v), np.array([k_total]))[0]
         yf[row] = (ybar - self.mf) / self.sf
         gp_f = ExactGP(X, yf, D, hf.lengthscales, hf.kind)
         mu_f, var_f = gp_f.predict(u[None, :])

@@ -228,7 +228,7 @@ class RoundModel:
         self.log_var = s.var_noise == "log"  # a GP on log sample variances
         # per-row variance-GP noise: a one-seed row (erahbo.gp.one_seed), or the chi^2 noise
         self.one_seed = bool(self.n and (self.k.min() < 2 or self.chi2 or self.log_var))
-        self.tv = (self._var_noise(self.k) if self.one_seed  # (n,)
+        self.tv = (self.var_noise(self.k) if self.one_seed  # (n,)
                    else np.full(self.n, self.tau2))
         self.mf, self.sf = standardize(ybar)
         self._ybar, self._s2 = ybar, s2  # for s2_one, computed when asked
@@ -244,8 +244,20 @@ class RoundModel:
         self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.asarray(s2).max())
         self.ucb_floor = UCB_VAR_FLOOR_SHARE * self.s2_one  # eq. 19's least UCB^var
 
-    def _var_noise(self, k: np.ndarray | float) -> np.ndarray | float:
-        """The variance GP's noise (standardized) of observations of ``k`` seeds."""
+    def var_noise(self, k: np.ndarray | float) -> np.ndarray | float:
+        """The variance GP's noise (standardized) of observations of ``k`` seeds.
+
+        Parameters
+        ----------
+        k : numpy.ndarray or float
+            ``(n,)`` seed counts, or one (``k < 2``: no observation,
+            :data:`erahbo.gp.one_seed.NO_INFO`).
+
+        Returns
+        -------
+        numpy.ndarray or float
+            ``(n,)`` noise variances (:func:`erahbo.gp.variance_noise.variance_noise`), or one.
+        """
         return variance_noise(self.tau2, k, self.chi2, self.log_var)
 
     def _var_obs(self, s2: float, k: int) -> float:
@@ -278,11 +290,13 @@ class RoundModel:
             self.sv * np.sqrt(np.maximum(var_v, 0.0)),
         )
 
-    def _noise(self, mu_v, sd_v, k):
+    def mean_noise(self, mu_v, sd_v, k):
         """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior.
 
         ``mu_v``, ``sd_v`` and ``k`` are ``(n,)`` arrays (the evaluated points) or floats
-        (``x_t`` in the inner loop).  ``UCB^var`` (eq. 17) is computed on the variance GP's
+        (``x_t`` in the inner loop, a candidate of the lookahead:
+        :func:`erahbo.optimizer.replicate.lookahead_replicate`); returns the same shape.
+        ``UCB^var`` (eq. 17) is computed on the variance GP's
         standardized scale and mapped back (a bound is equivariant under the positive affine
         map of the standardization, and under ``exp``: :func:`erahbo.gp.bounds.to_variance`).
         """
@@ -302,15 +316,15 @@ class RoundModel:
         """Combine the posteriors given the other points with ``x_t``'s own observation.
 
         Scalar arithmetic only (it runs once per extra seed), with the functions of eqs. 17,
-        19 (:meth:`_noise`) and 9 that serve the arrays. After one seed (``k_total = 1``) the
+        19 (:meth:`mean_noise`) and 9 that serve the arrays. After one seed (``k_total = 1``) the
         variance GP gets the placeholder :attr:`s2_one` with no weight (:mod:`erahbo.gp.one_seed`).
         """
         if k_total < 2:
             s2 = self.s2_one
         mu_v, var_v = observe(vo[0], vo[1], (self._var_obs(s2, k_total) - self.mv) / self.sv,
-                              self._var_noise(k_total))
+                              self.var_noise(k_total))
         sd_v = math.sqrt(max(var_v, 0.0))
-        noise_t = self._noise(mu_v, sd_v, k_total)
+        noise_t = self.mean_noise(mu_v, sd_v, k_total)
         mv, sdv = self.mv + self.sv * mu_v, self.sv * sd_v
         mu_f, var_f = observe(fo[0], fo[1], (ybar - self.mf) / self.sf, noise_t)
         mf, sdf = self.mf + self.sf * mu_f, self.sf * math.sqrt(max(var_f, 0.0))

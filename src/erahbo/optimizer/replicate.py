@@ -196,11 +196,11 @@ def lookahead_replicate(rm: Any, U: np.ndarray, u: np.ndarray, radius: float, ri
     if rows.size == 0:
         return None
     _, _, mu_v, sd_v = rm.predict(u[None, :])  # the variance GP at u, its output scale
-    noise_u = float(rm._noise((mu_v[0] - rm.mv) / rm.sv, sd_v[0] / rm.sv, 1.0))  # eq. 19, k=1
+    noise_u = float(rm.mean_noise((mu_v[0] - rm.mv) / rm.sv, sd_v[0] / rm.sv, 1.0))  # eq. 19, k=1
     k = rm.k[rows]
     f_noise = np.concatenate([[noise_u], rm.D[rows] * k])  # (c,) per-run noise
-    t_now = np.asarray(rm._var_noise(k), dtype=float)
-    t_next = np.asarray(rm._var_noise(k + 1.0), dtype=float)
+    t_now = np.asarray(rm.var_noise(k), dtype=float)
+    t_next = np.asarray(rm.var_noise(k + 1.0), dtype=float)
     v_gain = np.concatenate([[0.0], np.maximum(1.0 / t_next - 1.0 / t_now, 0.0)])  # (c,)
     R = rng.random((N_REFERENCE, U.shape[1]))
     gain = measure_reduction(rm, U, np.vstack([u[None, :], U[rows]]), f_noise, v_gain, R,
