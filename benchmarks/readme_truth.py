@@ -18,7 +18,8 @@ the four figures issue 37 asks of the default:
     the largest overestimate, ``max(posterior MV - true MV)`` over them (target: <= 1.0);
 ``bt_over``
     the largest ``B_t - MV*`` over the study's rounds (target: never above 0, i.e. ``B_t``
-    never above the true optimum);
+    never above the true optimum; which configuration sets it and why:
+    ``benchmarks/bound_setter.py``);
 ``regret``
     ``MV* - MV(recommendation)`` in return units (target: mean <= 0.06).
 
