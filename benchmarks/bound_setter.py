@@ -57,7 +57,9 @@ def one_study(seed: int, budget: int, alpha: float) -> dict:
     star = rt.mv_star(alpha)
     opt = erahbo.Optimizer(space, "erahbo", budget=budget, seed=seed, alpha=alpha, beta=2.5,
                            k_min=1, k_max=20)
-    best: dict = {"seed": seed, "bt_over": -math.inf}
+    best: dict = {"seed": seed, "bt_over": -math.inf, "k": 0, "run": 0, "z_mean": math.nan,
+                  "post_f_err": math.nan, "post_rho2_err": math.nan, "regret": math.nan}
+    # (no BO round with models, e.g. a budget the initial design fills: no B_t)
     last_round = None
     while True:
         trial = opt.ask()
