@@ -43,20 +43,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import erahbo
 import readme_truth as rt
+from erahbo.gp.bounds import to_variance
 
 
 def truth(config: dict) -> tuple[float, float]:
-    """``(f, rho^2)`` of the README objective at ``config``."""
-    f = -abs(math.log10(config["lr"]) + 3.0) + 0.5 * (config["act"] == "relu")
-    return f, (0.1 + config["batch"] / 512.0) ** 2
+    """``(f, rho^2)`` of the README objective at ``config`` (:func:`readme_truth.true_moments`)."""
+    f, rho2 = rt.true_moments(np.array([config["lr"]]), np.array([config["batch"]]),
+                              np.array([config["act"]]))
+    return float(f[0]), float(rho2[0])
 
 
 def one_study(seed: int, budget: int, alpha: float) -> dict:
     """Replay one study; the setter of its largest ``B_t``."""
     space = erahbo.SearchSpace(rt.SPACE)
     star = rt.mv_star(alpha)
-    opt = erahbo.Optimizer(space, "erahbo", budget=budget, seed=seed, alpha=alpha, beta=2.5,
-                           k_min=1, k_max=20)
+    opt = erahbo.Optimizer(space, budget=budget, seed=seed, alpha=alpha, **rt.SETTINGS)
     best: dict = {"seed": seed, "bt_over": -math.inf, "k": 0, "run": 0, "z_mean": math.nan,
                   "post_f_err": math.nan, "post_rho2_err": math.nan, "regret": math.nan}
     # (no BO round with models, e.g. a budget the initial design fills: no B_t)
@@ -80,7 +81,7 @@ def one_study(seed: int, budget: int, alpha: float) -> dict:
                 config = space.decode(d.U[row])
                 f, rho2 = truth(config)
                 mu_f, _, mu_v, _ = rm.predict(np.asarray(d.U[row], dtype=float)[None, :])
-                post_rho2 = float(np.exp(mu_v[0])) if rm.log_var else float(mu_v[0])
+                post_rho2 = float(to_variance(mu_v, None, rm.log_var)[0])
                 k = int(d.k[row])
                 best = {"seed": seed, "bt_over": float(b_t - star), "k": k,
                         "run": int(opt.n_evals),

@@ -53,6 +53,8 @@ from erahbo.diagnostics import near_duplicates
 SPACE = {"lr": ("log", 1e-5, 1e-1), "gamma": ("float", 0.9, 0.9999),
          "batch": ("int", 16, 256), "act": ("cat", ["tanh", "relu"])}
 NEAR_DUPLICATE = 0.05  # unit-cube distance under which a new configuration repeats an old one
+#: The README's settings of ``erahbo.optimize`` (with ``budget``, ``seed``, ``alpha``).
+SETTINGS = {"method": "erahbo", "beta": 2.5, "k_min": 1, "k_max": 20}
 # issue 37's targets: mean Spearman at least, largest overestimate and mean regret at most
 SPEARMAN_MIN, OVER_MAX, REGRET_MAX = 0.85, 1.0, 0.06
 
@@ -65,10 +67,17 @@ def objective(config: dict, seed: int) -> float:
             + rng.gauss(0, 0.1 + config["batch"] / 512))
 
 
+def true_moments(lr: np.ndarray, batch: np.ndarray,
+                 act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(f, rho^2)`` of the objective, shapes ``(n,)`` each."""
+    f = -np.abs(np.log10(lr) + 3.0) + 0.5 * (act == "relu")
+    return f, (0.1 + batch / 512.0) ** 2
+
+
 def true_mv(lr: np.ndarray, batch: np.ndarray, act: np.ndarray, alpha: float) -> np.ndarray:
     """``MV = f - alpha rho^2`` of the objective, shapes ``(n,)`` each."""
-    f = -np.abs(np.log10(lr) + 3.0) + 0.5 * (act == "relu")
-    return f - alpha * (0.1 + batch / 512.0) ** 2
+    f, rho2 = true_moments(lr, batch, act)
+    return f - alpha * rho2
 
 
 def mv_star(alpha: float) -> float:
@@ -89,7 +98,7 @@ def one_study(seed: int, budget: int, alpha: float, options: dict) -> dict:
     """One study with the README's settings; the four figures and the context ones."""
     space = erahbo.SearchSpace(SPACE)
     t0 = time.perf_counter()
-    settings = {"method": "erahbo", "beta": 2.5, "k_min": 1, "k_max": 20, **options}
+    settings = {**SETTINGS, **options}
     r = erahbo.optimize(objective, space, budget=budget, seed=seed, alpha=alpha, **settings)
     c = r.configs
     truth = true_mv(c["lr"].to_numpy(float), c["batch"].to_numpy(float),
