@@ -82,6 +82,7 @@ __all__ = [
     "ucb_mv",
     "ucb_var",
     "variance_bounds",
+    "variance_share",
 ]
 
 ArrayLike = float | np.ndarray
@@ -209,6 +210,7 @@ def ucb_mv(
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
     log_var: bool = False,
+    beta_var: float | None = None,
 ) -> ArrayLike:
     """``UCB_t^MV(x) = UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 9).
 
@@ -230,6 +232,11 @@ def ucb_mv(
     log_var : bool
         The variance GP models ``log rho^2`` (``var_noise = "log"``): its bound is mapped by
         :func:`to_variance`.
+    beta_var : float, optional
+        Confidence parameter of ``LCB^var`` when it differs from ``beta`` (the paper's analysis
+        keeps ``beta^f`` and ``beta^var`` apart: App. "Finite-sample certificates", eq.
+        k_suff; the one-seed stopping bound, :func:`erahbo.gp.round.one_seed_bound`). None:
+        ``beta``.
 
     Returns
     -------
@@ -237,12 +244,54 @@ def ucb_mv(
         ``(m,)`` upper bounds of ``MV(x) = f(x) - alpha * rho^2(x)`` (raw scale), or of the
         measure ``risk``: ``risk.value(UCB^f, LCB^var)``.
     """
-    up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
+    up_f = ucb_f(mu_f, sd_f, beta)
+    lo_var = lcb_var(mu_var, sd_var, beta if beta_var is None else beta_var)
     if std_f is not None:  # mapped back to the raw scale (inline: the inner loop's hot path)
         up_f = std_f[0] + std_f[1] * up_f
     if std_var is not None or log_var:
         lo_var = to_variance(lo_var, std_var, log_var)
     return as_risk(risk).value(up_f, lo_var)
+
+
+def variance_share(
+    mu_f: ArrayLike,
+    sd_f: ArrayLike,
+    mu_var: ArrayLike,
+    sd_var: ArrayLike,
+    risk: RiskLike,
+    log_var: bool = False,
+) -> ArrayLike:
+    """The variance GP's share of the risk measure's posterior variance, linearized.
+
+    ``g_v^2 var(rho^2) / (g_f^2 sd_f^2 + g_v^2 var(rho^2))`` with ``(g_f, g_v)`` the measure's
+    gradient at the posterior (:meth:`erahbo.risk.RiskMeasure.grad`; MV: ``1`` and
+    ``-alpha``) and ``var(rho^2)`` the variance GP's posterior variance of ``rho^2``
+    (``(rho^2 sd_var)^2`` for a GP on ``log rho^2``, the delta method): the two terms the
+    lookahead weighs (:mod:`erahbo.gp.lookahead`). 0 where both are 0.
+
+    Parameters
+    ----------
+    mu_f, sd_f, mu_var, sd_var : float or numpy.ndarray
+        ``(m,)`` raw-scale posterior means and standard deviations of ``f`` and of the variance
+        GP's output (``rho^2``, or ``log rho^2`` under ``log_var``).
+    risk : erahbo.risk.RiskMeasure or float
+    log_var : bool
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``(m,)`` shares in ``[0, 1]``.
+
+    >>> round(float(variance_share(0.0, 0.1, 0.04, 0.02, 10.0)), 3)
+    0.8
+    """
+    r2 = to_variance(mu_var, None, log_var)
+    g_f, g_v = as_risk(risk).grad(mu_f, r2)
+    sd_r2 = np.multiply(r2, sd_var) if log_var else sd_var
+    a, b = np.square(np.multiply(g_f, sd_f)), np.square(np.multiply(g_v, sd_r2))
+    tot = a + b
+    out = np.divide(b, tot, out=np.zeros_like(np.asarray(tot, dtype=float)), where=tot > 0)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def lcb_mv(

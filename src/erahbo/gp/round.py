@@ -43,6 +43,7 @@ from erahbo.gp.bounds import (
     ucb_mv,
     ucb_var,
     variance_bounds,
+    variance_share,
 )
 from erahbo.gp.exact import GPHyper, standardize
 from erahbo.gp.one_seed import pilot_noise, pooled_variance
@@ -51,12 +52,14 @@ from erahbo.risk import RiskLike, RiskMeasure
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
+    "ONE_SEED_SHARE",
     "UCB_VAR_FLOOR_SHARE",
     "InnerBounds",
     "RoundModel",
     "RoundSettings",
     "fixed_noise",
     "observe",
+    "one_seed_bound",
     "own_run_bound",
 ]
 
@@ -144,6 +147,37 @@ class InnerBounds:
     def __repr__(self) -> str:
         return (f"InnerBounds(ucb_mv={self.ucb_mv!r}, mu_f={self.mu_f!r}, sd_f={self.sd_f!r}, "
                 f"mu_var={self.mu_var!r}, sd_var={self.sd_var!r})")
+
+
+#: The variance's share of the risk measure's posterior variance at ``x_t`` above which
+#: :func:`one_seed_bound` keeps the variance's optimism: more than half of what the models do
+#: not know of the measure there is the variance, which one seed does not measure.
+ONE_SEED_SHARE = 0.5
+
+
+def one_seed_bound(ib: InnerBounds, beta: float, f_B: float = -math.inf) -> InnerBounds:
+    """``ib`` after ``x_t``'s first seed, its ``ucb_mv`` with the variance at the acquisition's
+    optimism where the variance is most of what is unknown and ``f`` is no worse than at
+    ``B_t``'s configuration (``one_seed_optimism``).
+
+    One seed measures ``f(x_t)`` and nothing of ``rho^2(x_t)`` (:mod:`erahbo.gp.one_seed`); the
+    acquisition chose ``x_t`` with ``LCB^var`` at ``beta`` (eq. 8). Where the variance GP's
+    share of the measure's posterior variance at ``x_t``
+    (:func:`erahbo.gp.bounds.variance_share`) is above :data:`ONE_SEED_SHARE` and its posterior
+    ``f`` is at least ``f_B``, the posterior ``f`` of the configuration that sets ``B_t``, eq.
+    12's bound keeps that optimism, ``UCB^MV = value(UCB^f at beta_stop, LCB^var at beta)``
+    (:func:`erahbo.gp.bounds.ucb_mv` with ``beta_var``): the run that measured nothing of the
+    variance does not withdraw the optimism that chose the configuration, and a second seed
+    goes where only the variance, still unmeasured, keeps it below ``B_t``. Elsewhere (the
+    variance a small part of what is unknown, or ``f`` itself behind) ``ib`` is unchanged.
+    """
+    if ib.mu_f < f_B:
+        return ib
+    share = variance_share(ib.mu_f, ib.sd_f, ib.mu_var, ib.sd_var, ib.risk, ib.log_var)
+    if share > ONE_SEED_SHARE:
+        ib.ucb_mv = float(ucb_mv(ib.mu_f, ib.sd_f, ib.mu_var, ib.sd_var, ib.risk, ib.beta_stop,
+                                 log_var=ib.log_var, beta_var=beta))
+    return ib
 
 
 def own_run_bound(ib: InnerBounds, mean: float, s2: float, k: int, risk: RiskMeasure,

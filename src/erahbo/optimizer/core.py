@@ -33,7 +33,7 @@ from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.parts import for_space
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.replication import CAPPED
-from erahbo.optimizer.rounds import RoundModels, stop_bounds
+from erahbo.optimizer.rounds import RoundModels, bound_f, stop_bounds
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
@@ -241,10 +241,12 @@ class Optimizer(Telling, Inspection):
         if kind == "random":
             rm = None  # a random round has no models: it ends after its first seeds
         else:
-            B_t, _ = rm.best_lcb_mv(self.weight, bs,
+            B_t, j = rm.best_lcb_mv(self.weight, bs,
                                     self.models.incumbent_mask(bound=True))  # eq. 10
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
+        if rm is not None and self.replication.one_seed_beta(self.options.beta) is not None:
+            r.f_B = bound_f(rm, self.data.U, j)
         self._open[r.t] = r
         return self._trial(cid, r.u, self.replication.opening_seeds(free, self.seeds_left(cid)),
                            "bo", r.t)
@@ -280,10 +282,11 @@ class Optimizer(Telling, Inspection):
         if infeasible:
             self._close(r, "infeasible")
             return
+        pol = self.replication  # its final stop reason (or None: more seeds)
         if r.rm is not None:  # UCB^MV(x_t; k) with the round's B_t, and the row of the round
             r.ib = stop_bounds(r.rm, r.row0, r.u, r.cand, *d.stats(row), r.beta_stop,
-                               self.weight, self.options.beta)
-        pol = self.replication  # its final stop reason (or None: more seeds)
+                               self.weight, self.options.beta,
+                               pol.one_seed_beta(self.options.beta), r.f_B)
         reason = pol.after_tell(
             r.k, len(trial.seeds), self.remaining, self.seeds_left(r.config_id),
             random_round=r.rm is None and self.method != "random",

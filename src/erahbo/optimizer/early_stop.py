@@ -406,13 +406,15 @@ class EarlyStop:
         finals = [] if row is None else list(d.returns[row])
         beta = max(float(r.beta_stop), self.beta)
         from erahbo.gp.bounds import adaptive_rule
-        from erahbo.gp.round import own_run_bound
+        from erahbo.gp.round import one_seed_bound, own_run_bound
+
+        one_seed = opt.replication.one_seed_beta(float(opt.options.beta))
 
         def bound(obs: tuple, obs_vars: tuple) -> Any:  # a tail measure also hears the finals
             ib = partial_bounds(r.rm, r.row0, r.u, r.cand, finals, obs, obs_vars, beta,
                                 opt.weight)
-            if not finals:  # eq. 12's bound after no run of x_t: the models' own
-                return ib
+            if not finals:  # eq. 12's bound after x_t's first run: the models' own
+                return ib if one_seed is None else one_seed_bound(ib, one_seed, r.f_B)
             mean, s2, k = d.stats(row)  # the pooled statistics the optimizer's own rule reads
             return own_run_bound(ib, mean, s2, k, opt.weight, float(opt.options.beta))
 

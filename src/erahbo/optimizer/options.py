@@ -196,6 +196,7 @@ class Options:
     seed_batch: int | None = None
     n_parallel: int = 1
     stopping: str | None = None
+    one_seed_optimism: bool | None = None
     k: int | None = None
     n_init: int | None = None
     k_init: int | None = None

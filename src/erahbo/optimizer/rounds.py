@@ -25,7 +25,7 @@ from erahbo.gp import (
     make_round,
 )
 from erahbo.gp.one_seed import variance_observations
-from erahbo.gp.round import own_run_bound
+from erahbo.gp.round import one_seed_bound, own_run_bound
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.replicate import lookahead_replicate, nearest_replicate
@@ -45,15 +45,32 @@ def next_refit(growth: float | None, n_at_fit: int) -> float:
 
 
 def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean: float,
-                s2: float, k: int, beta_stop: float, weight: Any, beta: float) -> Any:
+                s2: float, k: int, beta_stop: float, weight: Any, beta: float,
+                one_seed_beta: float | None = None, f_B: float = -math.inf) -> Any:
     """The bounds at ``x_t`` that eq. 12 reads after ``k`` seeds with sample ``mean`` and
-    variance ``s2``: the round model's (:meth:`erahbo.gp.round.RoundModel.inner`), their
-    ``ucb_mv`` the measure's stopping bound (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's
-    is the models' own float; a tail measure's also hears the own runs, with the variance
-    GP's estimate of ``rho^2`` at ``x_t`` and the acquisition's ``beta``). The optimizer's tell and
+    variance ``s2``: the round model's (:meth:`erahbo.gp.round.RoundModel.inner`); after one
+    seed with ``one_seed_beta`` (the rule's :meth:`~erahbo.optimizer.replication.Rule.
+    one_seed_beta`) the variance's optimism kept where it is most of what is unknown and
+    ``x_t``'s posterior ``f`` is at least ``f_B``, that of ``B_t``'s configuration
+    (:func:`erahbo.gp.round.one_seed_bound`, :func:`bound_f`); their ``ucb_mv`` the measure's
+    stopping bound
+    (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's is the models' own float; a tail
+    measure's also hears the own runs, with the variance GP's estimate of ``rho^2`` at
+    ``x_t`` and the acquisition's ``beta``). The optimizer's tell and
     :meth:`RoundModels.stopping_decision` both use it."""
-    return own_run_bound(rm.inner(row, u, cand, mean, s2, k, beta_stop, weight), mean, s2, k,
-                         weight, beta)
+    ib = rm.inner(row, u, cand, mean, s2, k, beta_stop, weight)
+    if one_seed_beta is not None and k < 2:
+        ib = one_seed_bound(ib, one_seed_beta, f_B)
+    return own_run_bound(ib, mean, s2, k, weight, beta)
+
+
+def bound_f(rm: Any, U: np.ndarray, row: int) -> float:
+    """Posterior mean of ``f`` at ``B_t``'s configuration, data row ``row`` of the encodings
+    ``U (n, dim)`` the round model was fitted on (``-inf`` when no row sets ``B_t``:
+    ``row < 0``)."""
+    if row < 0:
+        return -math.inf
+    return float(rm.predict(np.asarray(U[row], dtype=float)[None, :])[0][0])
 
 
 class RoundModels:
@@ -215,10 +232,12 @@ class RoundModels:
             if len(pooled) < o.min_seeds:
                 return None
             rm = self.current()
-            B_t, _ = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # (10)
+            B_t, j = rm.best_lcb_mv(o.weight, beta_stop, self.incumbent_mask(bound=True))  # (10)
+            one_seed = rule.one_seed_beta(o.beta)
             s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
             ib = stop_bounds(rm, row, u, cand, float(np.mean(pooled)), s2, len(pooled),
-                             beta_stop, o.weight, o.beta)
+                             beta_stop, o.weight, o.beta, one_seed,
+                             -math.inf if one_seed is None else bound_f(rm, d.U, j))
             return ib.ucb_mv, B_t
 
         plain = o.method == "random" or st.data.n == 0  # no models
