@@ -245,8 +245,8 @@ class AdaptiveK(Rule):
 
     ``one_seed_optimism``: after a configuration's first seed, eq. 12's bound keeps the
     acquisition's optimism on the variance where the variance is most of what the models do
-    not know of the measure at ``x_t`` (:func:`erahbo.gp.round.one_seed_bound`;
-    :meth:`one_seed_beta`).
+    not know of the measure at ``x_t`` and its ``f`` is no worse than ``B_t``'s configuration's
+    (:func:`erahbo.gp.round.one_seed_bound`; :meth:`one_seed_beta`).
     """
 
     k_min: int = 2
