@@ -53,9 +53,8 @@ def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean:
     one_seed_beta`) the variance's optimism kept where it is most of what is unknown and
     ``x_t``'s posterior ``f`` is at least ``f_B``, that of ``B_t``'s configuration
     (:func:`erahbo.gp.round.one_seed_bound`, :func:`bound_f`); their ``ucb_mv`` the measure's
-    stopping bound
-    (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's is the models' own float; a tail
-    measure's also hears the own runs, with the variance GP's estimate of ``rho^2`` at
+    stopping bound (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's is the models' own float;
+    a tail measure's also hears the own runs, with the variance GP's estimate of ``rho^2`` at
     ``x_t`` and the acquisition's ``beta``). The optimizer's tell and
     :meth:`RoundModels.stopping_decision` both use it."""
     ib = rm.inner(row, u, cand, mean, s2, k, beta_stop, weight)
