@@ -1,0 +1,140 @@
+"""What erahbo recommends on a continuous benchmark task, against the truth (issue 37).
+
+Replays erahbo's studies of ``benchmarks/continuous_benchmark.py`` exactly (the same
+repetition seeds, seed stream and options: :mod:`erahbo.experiments.continuous`) and, after 50,
+100 and 200 runs (``--checkpoints``), prints the recommendation the benchmark's trace scores:
+its seeds ``k``, its sample mean and variance, the sample value of the study's measure, the
+model's estimate (``Optimizer.incumbent_mv``), the truth (``f``, ``rho^2``, the measure's value)
+and the normalized regret the benchmark reports (the trace's incumbent at that run: a trial
+that spans the checkpoint counts from its last seed). The summary counts the recommendations
+whose sample variance is below half the true variance: the winner's curse of a learn-or-fail
+configuration whose few seeds all learned (session 39: on the PPO MountainCar surrogate at alpha
+10 the default recommends after 200 runs, in 6 of 20 repetitions, a corner configuration that
+fails in 11 % of seeds, with 15-34 seeds and 0-1 failures among them)::
+
+    PYTHONPATH=src python benchmarks/recommendation_probe.py --task surr-ppo_cc_mountain_car \\
+        --alpha 10 --set-seed 0 --reps 0 2 7 [--method erahbo-oso1] [--csv OUT.csv]
+
+``--method``: a benchmark name of an erahbo method (``erahbo``, its variants); MV studies.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from erahbo import Optimizer
+from erahbo.experiments.continuous import (
+    ContinuousSettings,
+    SeedStream,
+    repetition_seed,
+    task_truth,
+)
+from erahbo.experiments.measures import method_risk_options, without_risk_options
+from erahbo.experiments.methods import parse_method
+from erahbo.objectives.known_truth import make_task
+from erahbo.optimizer.loop import drive
+
+COLUMNS = ("rep", "runs", "k", "sample_mean", "sample_var", "sample_mv", "estimate", "true_f",
+           "true_rho2", "true_mv", "regret")
+
+
+def _snapshot(opt: Optimizer, task: Any, alpha: float, star: float, norm: float
+              ) -> dict[str, Any]:
+    """The recommendation now: its row's statistics and its truth."""
+    config = opt.recommend()
+    d = opt.data
+    row = d.config_ids.index(int(opt.incumbent_id))
+    mean, var, k = float(d.ybar[row]), float(d.s2[row]), int(d.k[row])
+    true_mv = float(task.mv(config, alpha))
+    return {"k": k, "sample_mean": mean, "sample_var": var if k >= 2 else float("nan"),
+            "sample_mv": mean - alpha * var if k >= 2 else float("nan"),
+            "estimate": float(opt.incumbent_mv), "true_f": float(task.f(config)),
+            "true_rho2": float(task.rho2(config)), "true_mv": true_mv,
+            "regret": (star - true_mv) / norm}
+
+
+def probe(task_name: str, method_name: str, alpha: float, set_seed: int, reps: list[int],
+          budget: int, checkpoints: list[int]) -> pd.DataFrame:
+    """One row per (repetition, checkpoint): the recommendation the benchmark's trace scores
+    after that many runs (columns :data:`COLUMNS`)."""
+    task = make_task(task_name)
+    method = parse_method(method_name)
+    if method.method != "erahbo":
+        raise ValueError(f"--method {method_name!r}: the probe replays erahbo's methods only")
+    settings = ContinuousSettings(budget=budget, alpha=alpha, seed=set_seed)
+    truth = task_truth(task, alpha)
+    star, norm = truth["mv_star"], truth["mv_star"] - truth["uniform_mv_mean"]
+    rows = []
+    for rep in reps:
+        stream = SeedStream(set_seed, rep)
+        opt = Optimizer(task.space, method.method, budget=budget,
+                        seed=repetition_seed(task.name, set_seed, rep), initial_in_budget=True,
+                        **without_risk_options(method.options),
+                        **method_risk_options(method, settings))
+        state: dict[str, Any] = {"runs": 0, "now": None}
+
+        def evaluate(trial: Any, stream: SeedStream = stream) -> list[float]:
+            return task.sample(trial.config, [stream(s) for s in trial.seeds])
+
+        def tell(trial: Any, values: list[float], opt: Optimizer = opt,
+                 state: dict[str, Any] = state, rep: int = rep) -> None:
+            before, prev = state["runs"], state["now"]
+            opt.tell(trial, values)
+            state["runs"] = before + len(values)
+            state["now"] = _snapshot(opt, task, alpha, star, norm)
+            for c in checkpoints:
+                if before < c <= state["runs"]:  # the trace: the previous incumbent until
+                    snap = state["now"] if c == state["runs"] or prev is None else prev
+                    rows.append({"rep": rep, "runs": c, **snap})  # the trial's last seed
+
+        drive(opt, evaluate, tell, threads=False)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """Per checkpoint: the mean and IQM normalized regret, the recommendations' median seeds,
+    and, among those with normalized regret above 1, how many have a sample variance below
+    half the true variance and how many an estimate above the true value."""
+    from scipy.stats import trim_mean
+
+    lines = []
+    for runs, g in frame.groupby("runs"):
+        bad = g[g["regret"] > 1.0]
+        low = int((bad["sample_var"] < 0.5 * bad["true_rho2"]).sum())
+        over = int((bad["estimate"] > bad["true_mv"]).sum())
+        lines.append(
+            f"after {runs} runs: regret mean {g['regret'].mean():.3f}, IQM "
+            f"{trim_mean(g['regret'], 0.25):.3f}; seeds of the recommendation median "
+            f"{g['k'].median():.0f}; {len(bad)} of {len(g)} with regret > 1: sample variance "
+            f"below half the truth in {low}, estimate above the truth in {over}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> pd.DataFrame:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--task", default="surr-ppo_cc_mountain_car")
+    p.add_argument("--method", default="erahbo")
+    p.add_argument("--alpha", type=float, default=10.0)
+    p.add_argument("--set-seed", type=int, default=0)
+    p.add_argument("--reps", type=int, nargs="+", default=list(range(20)))
+    p.add_argument("--budget", type=int, default=200)
+    p.add_argument("--checkpoints", type=int, nargs="+", default=[50, 100, 200])
+    p.add_argument("--csv", default=None)
+    a = p.parse_args(argv)
+    frame = probe(a.task, a.method, a.alpha, a.set_seed, a.reps, a.budget,
+                  [c for c in a.checkpoints if c <= a.budget])
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(frame.round(4).to_string(index=False))
+    print(summary(frame))
+    if a.csv:
+        frame.to_csv(a.csv, index=False)
+    return frame
+
+
+if __name__ == "__main__":
+    np.set_printoptions(precision=4)
+    main()
