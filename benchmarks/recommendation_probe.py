@@ -25,12 +25,15 @@ sample variance 0.33-0.38 of the truth)::
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import readme_truth as rt
 from erahbo import Optimizer
 from erahbo.experiments.continuous import (
     ContinuousSettings,
@@ -40,6 +43,7 @@ from erahbo.experiments.continuous import (
 )
 from erahbo.experiments.measures import method_risk_options, without_risk_options
 from erahbo.experiments.methods import parse_method
+from erahbo.gp.bounds import mean_variance
 from erahbo.objectives.known_truth import make_task
 from erahbo.optimizer.loop import drive
 
@@ -56,7 +60,7 @@ def _snapshot(opt: Optimizer, task: Any, alpha: float, star: float, norm: float
     mean, var, k = float(d.ybar[row]), float(d.s2[row]), int(d.k[row])
     true_mv = float(task.mv(config, alpha))
     return {"k": k, "sample_mean": mean, "sample_var": var if k >= 2 else float("nan"),
-            "sample_mv": mean - alpha * var if k >= 2 else float("nan"),
+            "sample_mv": float(mean_variance(mean, var, alpha)) if k >= 2 else float("nan"),
             "estimate": float(opt.incumbent_mv), "true_f": float(task.f(config)),
             "true_rho2": float(task.rho2(config)), "true_mv": true_mv,
             "regret": (star - true_mv) / norm}
@@ -120,14 +124,6 @@ def summary(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _value(text: str) -> Any:
-    """A ``--set`` value: JSON where it parses (numbers, true, null), else the text."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def main(argv: list[str] | None = None) -> pd.DataFrame:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--task", default="surr-ppo_cc_mountain_car")
@@ -140,7 +136,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE")
     p.add_argument("--csv", default=None)
     a = p.parse_args(argv)
-    options = {k: _value(v) for k, v in (s.split("=", 1) for s in a.set)}
+    options = {k: rt._value(v) for k, v in (s.split("=", 1) for s in a.set)}  # its --set
     frame = probe(a.task, a.method, a.alpha, a.set_seed, a.reps, a.budget,
                   [c for c in a.checkpoints if c <= a.budget], options)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
@@ -152,5 +148,4 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
 
 
 if __name__ == "__main__":
-    np.set_printoptions(precision=4)
     main()

@@ -49,9 +49,10 @@ def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean:
                 one_seed_beta: float | None = None, f_B: float = -math.inf) -> Any:
     """The bounds at ``x_t`` that eq. 12 reads after ``k`` seeds with sample ``mean`` and
     variance ``s2``: the round model's (:meth:`erahbo.gp.round.RoundModel.inner`); after one
-    seed with ``one_seed_beta`` (the rule's :meth:`~erahbo.optimizer.replication.Rule.
-    one_seed_beta`) the variance's optimism kept where it is most of what is unknown and
-    ``x_t``'s posterior ``f`` is at least ``f_B``, that of ``B_t``'s configuration
+    seed with ``one_seed_beta`` (the rule's
+    :meth:`~erahbo.optimizer.replication.Rule.one_seed_beta`) the variance's optimism kept
+    where it is most of what is unknown and ``x_t``'s posterior ``f`` is at least ``f_B``,
+    that of ``B_t``'s configuration
     (:func:`erahbo.gp.round.one_seed_bound`, :func:`bound_f`); their ``ucb_mv`` the measure's
     stopping bound (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's is the models' own float;
     a tail measure's also hears the own runs, with the variance GP's estimate of ``rho^2`` at
