@@ -191,20 +191,25 @@ def test_the_options_keyed_by_the_space_share_one_rule():
     from erahbo.optimizer.parts import SPACE_PARAMS
 
     names = {p.name for p in SPACE_PARAMS}
-    assert names == {"random_interleave", "bound_min_seeds", "replicate_lookahead"}
+    assert names == {"random_interleave", "bound_min_seeds", "replicate_lookahead",
+                     "one_seed_optimism"}
     table = table3(50, seed=3)
     cont = erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1).options
     fin = erahbo.Optimizer(table, budget=40, seed=1).options
     paper = erahbo.Optimizer(SPACE, method="erahbo", preset="paper", budget=400, seed=1).options
     fixed = erahbo.Optimizer(SPACE, method="rahbo", k=2, budget=40, seed=1).options
     assert {n: getattr(cont, n) for n in names} == {
-        "random_interleave": 20, "bound_min_seeds": 2, "replicate_lookahead": True}
+        "random_interleave": 20, "bound_min_seeds": 2, "replicate_lookahead": True,
+        "one_seed_optimism": True}
     assert {n: getattr(fin, n) for n in names} == {
-        "random_interleave": 50, "bound_min_seeds": 1, "replicate_lookahead": False}
+        "random_interleave": 50, "bound_min_seeds": 1, "replicate_lookahead": False,
+        "one_seed_optimism": False}
     for o in (paper, fixed):
         assert {n: getattr(o, n) for n in names} == {
-            "random_interleave": 0, "bound_min_seeds": 1, "replicate_lookahead": False}
-    given = {"random_interleave": 7, "bound_min_seeds": 3, "replicate_lookahead": True}
+            "random_interleave": 0, "bound_min_seeds": 1, "replicate_lookahead": False,
+            "one_seed_optimism": False}
+    given = {"random_interleave": 7, "bound_min_seeds": 3, "replicate_lookahead": True,
+             "one_seed_optimism": True}
     for space in (SPACE, table):
         o = erahbo.Optimizer(space, method="erahbo", budget=40, seed=1, **given).options
         assert {n: getattr(o, n) for n in names} == given

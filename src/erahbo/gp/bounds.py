@@ -82,7 +82,7 @@ __all__ = [
     "ucb_mv",
     "ucb_var",
     "variance_bounds",
-    "variance_share",
+    "variance_spread_share",
 ]
 
 ArrayLike = float | np.ndarray
@@ -118,6 +118,36 @@ def mean_variance(f: ArrayLike, var: ArrayLike, risk: RiskLike) -> ArrayLike:
     ``incumbent_mv``.
     """
     return as_risk(risk).value(f, var)
+
+
+def variance_spread_share(ybar: np.ndarray, s2: np.ndarray, risk: RiskLike) -> float:
+    """The variance term's share of the spread of the sample measure over configurations.
+
+    ``b / (a + b)`` with ``a`` the variance over the rows of ``value(ybar_i, mean(s2))`` and
+    ``b`` that of ``value(mean(ybar), s2_i)`` (:func:`mean_variance`): how much of what tells
+    the configurations apart is their spread between seeds rather than their mean. Under MV,
+    ``alpha^2 var(s2) / (var(ybar) + alpha^2 var(s2))``. 0 where both are 0 (and for a
+    risk-neutral measure).
+
+    Parameters
+    ----------
+    ybar, s2 : numpy.ndarray
+        ``(m,)`` sample means and sample variances of the configurations (rows with 2 or more
+        seeds: a one-seed row has no sample variance).
+    risk : erahbo.risk.RiskMeasure or float
+
+    Returns
+    -------
+    float
+        The share, in ``[0, 1]``.
+
+    >>> round(variance_spread_share(np.array([0.0, 1.0]), np.array([0.1, 0.3]), 10.0), 3)
+    0.8
+    """
+    ybar, s2 = np.asarray(ybar, dtype=float), np.asarray(s2, dtype=float)
+    a = float(np.var(mean_variance(ybar, float(np.mean(s2)), risk)))
+    b = float(np.var(mean_variance(float(np.mean(ybar)), s2, risk)))
+    return b / (a + b) if a + b > 0.0 else 0.0
 
 
 # ---------------------------------------------------------------- eqs. (15)-(18)
@@ -251,47 +281,6 @@ def ucb_mv(
     if std_var is not None or log_var:
         lo_var = to_variance(lo_var, std_var, log_var)
     return as_risk(risk).value(up_f, lo_var)
-
-
-def variance_share(
-    mu_f: ArrayLike,
-    sd_f: ArrayLike,
-    mu_var: ArrayLike,
-    sd_var: ArrayLike,
-    risk: RiskLike,
-    log_var: bool = False,
-) -> ArrayLike:
-    """The variance GP's share of the risk measure's posterior variance, linearized.
-
-    ``g_v^2 var(rho^2) / (g_f^2 sd_f^2 + g_v^2 var(rho^2))`` with ``(g_f, g_v)`` the measure's
-    gradient at the posterior (:meth:`erahbo.risk.RiskMeasure.grad`; MV: ``1`` and
-    ``-alpha``) and ``var(rho^2)`` the variance GP's posterior variance of ``rho^2``
-    (``(rho^2 sd_var)^2`` for a GP on ``log rho^2``, the delta method): the two terms the
-    lookahead weighs (:mod:`erahbo.gp.lookahead`). 0 where both are 0.
-
-    Parameters
-    ----------
-    mu_f, sd_f, mu_var, sd_var : float or numpy.ndarray
-        ``(m,)`` raw-scale posterior means and standard deviations of ``f`` and of the variance
-        GP's output (``rho^2``, or ``log rho^2`` under ``log_var``).
-    risk : erahbo.risk.RiskMeasure or float
-    log_var : bool
-
-    Returns
-    -------
-    float or numpy.ndarray
-        ``(m,)`` shares in ``[0, 1]``.
-
-    >>> round(float(variance_share(0.0, 0.1, 0.04, 0.02, 10.0)), 3)
-    0.8
-    """
-    r2 = to_variance(mu_var, None, log_var)
-    g_f, g_v = as_risk(risk).grad(mu_f, r2)
-    sd_r2 = np.multiply(r2, sd_var) if log_var else sd_var
-    a, b = np.square(np.multiply(g_f, sd_f)), np.square(np.multiply(g_v, sd_r2))
-    tot = a + b
-    out = np.divide(b, tot, out=np.zeros_like(np.asarray(tot, dtype=float)), where=tot > 0)
-    return float(out) if np.ndim(out) == 0 else out
 
 
 def lcb_mv(

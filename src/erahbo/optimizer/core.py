@@ -33,7 +33,7 @@ from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.parts import for_space
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.replication import CAPPED
-from erahbo.optimizer.rounds import RoundModels, bound_f, stop_bounds
+from erahbo.optimizer.rounds import RoundModels, one_seed_f_B, stop_bounds
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
@@ -246,7 +246,7 @@ class Optimizer(Telling, Inspection):
         r = Round(self._n_rounds, cid, np.asarray(u, dtype=float), cand,
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
         if rm is not None and self.replication.one_seed_beta(self.options.beta) is not None:
-            r.f_B = bound_f(rm, self.data.U, j)
+            r.f_B = one_seed_f_B(rm, self.data, j, self.weight)
         self._open[r.t] = r
         return self._trial(cid, r.u, self.replication.opening_seeds(free, self.seeds_left(cid)),
                            "bo", r.t)

@@ -193,7 +193,7 @@ class Round:
     k: int = 0
     ib: InnerBounds | None = None
     phase: str = "bo"  # "challenger": a challenger round (erahbo.optimizer.challenger)
-    f_B: float = -math.inf  # posterior f of B_t's configuration (``one_seed_optimism``)
+    f_B: float = -math.inf  # ``one_seed_optimism``: rounds.one_seed_f_B (B_t's configuration's f)
 
 
 class History:

@@ -71,7 +71,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 from erahbo.validation import RULES as CHECKS
-from erahbo.validation import Param, check_k_range, check_option, flag
+from erahbo.validation import Param, by_space, check_k_range, check_option, flag
 
 __all__ = [
     "CAPPED",
@@ -85,6 +85,7 @@ __all__ = [
     "Rule",
     "check",
     "make_rule",
+    "one_seed_optimism_of",
     "rule_from_json",
     "rule_of",
 ]
@@ -239,14 +240,31 @@ class FixedK(Rule):
         return _final(_first_trial(self.first, asked, random_round), remaining, seeds_left)
 
 
+def one_seed_optimism_of(o: Any, finite: bool = False) -> bool:
+    """``one_seed_optimism`` in force (:func:`erahbo.validation.by_space`): given by name, that
+    value; otherwise on for ERAHBO's stopping rule (``stopping="ucb"``) under
+    ``preset="default"`` on a continuous or mixed space, off elsewhere (a finite table; racing,
+    which opens its rounds with 2 or more seeds; the fixed-k methods).
+
+    >>> from erahbo.optimizer.options import Options
+    >>> one_seed_optimism_of(Options(budget=100)), one_seed_optimism_of(Options(budget=100), True)
+    (True, False)
+    """
+    if o.one_seed_optimism is None and o.stopping != "ucb":
+        return False
+    return bool(by_space(o, "one_seed_optimism", finite, False, True, False))
+
+
 @dataclass(frozen=True)
 class AdaptiveK(Rule):
     """ERAHBO's confidence-based replication with ``k in [k_min, k_max]`` (eq. 12).
 
     ``one_seed_optimism``: after a configuration's first seed, eq. 12's bound keeps the
-    acquisition's optimism on the variance where the variance is most of what the models do
-    not know of the measure at ``x_t`` and its ``f`` is no worse than ``B_t``'s configuration's
-    (:func:`erahbo.gp.round.one_seed_bound`; :meth:`one_seed_beta`).
+    acquisition's optimism on the variance where its ``f`` is no worse than ``B_t``'s
+    configuration's (:func:`erahbo.gp.round.one_seed_bound`; :meth:`one_seed_beta`), in the
+    rounds where the study's replicated configurations differ mostly by their variance
+    (:func:`erahbo.gp.round.one_seed_in_force`); erahbo's default on a continuous or mixed
+    space (:func:`one_seed_optimism_of`).
     """
 
     k_min: int = 2
@@ -258,14 +276,16 @@ class AdaptiveK(Rule):
         Param("one_seed_optimism", bool,
               flag("after a configuration's first seed, the stopping rule keeps the "
                    "acquisition's optimism on a variance one seed does not measure"),
-              default=False, paper=False, absent=False,
+              default=None, paper=None, absent=False, resolve=one_seed_optimism_of,
+              by_space=True,
               help="ERAHBO: after a configuration's first seed, the stopping rule (eq. 12) "
-                   "takes its variance at the acquisition's lower bound (beta) where the "
-                   "variance is most of what the models do not know of its risk measure and "
-                   "its f is no worse than B_t's configuration's (one seed measures nothing of "
-                   "the variance). Off by default: on the continuous benchmark it lowers the "
-                   "regret after 50 runs at alpha 10 and costs at alpha 3 "
-                   "(docs/results/one_seed_models, session 38).",
+                   "takes its variance at the acquisition's lower bound (beta) where its f is "
+                   "no worse than B_t's configuration's (one seed measures nothing of the "
+                   "variance), in the rounds where the replicated configurations differ "
+                   "mostly by their spread between seeds (the variance term more than half "
+                   "the spread of their sample risk measure). Default: the preset's, on for "
+                   "erahbo's stopping rule on a continuous or mixed space "
+                   "(docs/results/one_seed_models, sessions 39-40), off on a finite table.",
               short="oso", label="one-seed optimism {}", form="oso1"),
     )
     needs_models = True  # the stopping rule reads UCB^MV(x_t; k) and B_t

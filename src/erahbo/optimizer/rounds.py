@@ -25,7 +25,7 @@ from erahbo.gp import (
     make_round,
 )
 from erahbo.gp.one_seed import variance_observations
-from erahbo.gp.round import one_seed_bound, own_run_bound
+from erahbo.gp.round import one_seed_bound, one_seed_in_force, own_run_bound
 from erahbo.optimizer.options import Options
 from erahbo.optimizer.recommender import Recommender
 from erahbo.optimizer.replicate import lookahead_replicate, nearest_replicate
@@ -51,9 +51,9 @@ def stop_bounds(rm: Any, row: int | None, u: np.ndarray, cand: int | None, mean:
     variance ``s2``: the round model's (:meth:`erahbo.gp.round.RoundModel.inner`); after one
     seed with ``one_seed_beta`` (the rule's
     :meth:`~erahbo.optimizer.replication.Rule.one_seed_beta`) the variance's optimism kept
-    where it is most of what is unknown and ``x_t``'s posterior ``f`` is at least ``f_B``,
-    that of ``B_t``'s configuration
-    (:func:`erahbo.gp.round.one_seed_bound`, :func:`bound_f`); their ``ucb_mv`` the measure's
+    where ``x_t``'s posterior ``f`` is at least ``f_B`` (:func:`one_seed_f_B`: that of
+    ``B_t``'s configuration while the study's data let the optimism act)
+    (:func:`erahbo.gp.round.one_seed_bound`); their ``ucb_mv`` the measure's
     stopping bound (:meth:`erahbo.risk.RiskMeasure.stop_ucb`: MV's is the models' own float;
     a tail measure's also hears the own runs, with the variance GP's estimate of ``rho^2`` at
     ``x_t`` and the acquisition's ``beta``). The optimizer's tell and
@@ -71,6 +71,17 @@ def bound_f(rm: Any, U: np.ndarray, row: int) -> float:
     if row < 0:
         return -math.inf
     return float(rm.predict(np.asarray(U[row], dtype=float)[None, :])[0][0])
+
+
+def one_seed_f_B(rm: Any, data: Any, row: int, risk: Any) -> float:
+    """``f_B`` for :func:`stop_bounds` in a round whose ``B_t`` data row ``row`` sets: its
+    posterior ``f`` (:func:`bound_f`) while the study's data let the optimism after one seed
+    act (:func:`erahbo.gp.round.one_seed_in_force` on ``data``'s sample means, variances and
+    seed counts), ``+inf`` otherwise (no ``x_t`` reaches it: eq. 12's plain bound). The
+    optimizer's rounds and :meth:`RoundModels.stopping_decision` both use it."""
+    if not one_seed_in_force(data.ybar, data.s2, data.k, risk):
+        return math.inf
+    return bound_f(rm, data.U, row)
 
 
 class RoundModels:
@@ -237,7 +248,7 @@ class RoundModels:
             s2 = float(np.var(pooled, ddof=1)) if len(pooled) > 1 else 0.0  # k = 1: pooled
             ib = stop_bounds(rm, row, u, cand, float(np.mean(pooled)), s2, len(pooled),
                              beta_stop, o.weight, o.beta, one_seed,
-                             -math.inf if one_seed is None else bound_f(rm, d.U, j))
+                             -math.inf if one_seed is None else one_seed_f_B(rm, d, j, o.weight))
             return ib.ucb_mv, B_t
 
         plain = o.method == "random" or st.data.n == 0  # no models
