@@ -91,6 +91,18 @@ def test_explain_incumbent_names_the_rule_and_the_beaten_higher_mean():
     assert explain_incumbent(t.iloc[:0]) == ""
 
 
+def test_explain_incumbent_names_a_one_seed_rival_without_printing_nan():
+    """Rule: an explanation never prints "nan". A one-seed rival with a higher sample mean and
+    a higher MV estimate, beaten on its lower bound, has no sample std: the sentence says it
+    has one seed instead of "std nan over k = 1 seeds"."""
+    t = pd.DataFrame({"config_id": [0, 3], "k": [4, 1], "mean": [83.9, 183.0],
+                      "std": [61.8, np.nan], "n_failed": [0, 0], "mv": [80.0, 120.0],
+                      "lcb_mv": [40.0, 10.0], "ucb_mv": [130.0, 230.0], "rank": [1, 2]})
+    s = explain_incumbent(t)
+    assert "less certain" in s and "wider (one seed: no sample std)" in s
+    assert "nan" not in s.lower()
+
+
 def test_mv_standard_error_takes_arrays():
     se = mv_standard_error(np.array([1.0, 2.0, 1.0]), np.array([4, 9, 1]), 0.5)
     assert se[0] == pytest.approx(mv_standard_error(1.0, 4, 0.5))

@@ -261,10 +261,11 @@ def _why(top: pd.DataFrame, risk_neutral: bool, less_se: bool = True) -> str:
         reason += (": the models' posterior (which pools nearby configurations' runs) puts its "
                    "mean lower or its variance higher than its own seeds do")
     if bounded and not pd.isna(rival["lcb_mv"]) and rival["mv"] >= inc["mv"]:
+        spread = (f"std {_g(rival['std'])} over k = {int(rival['k'])} seeds"
+                  if int(rival["k"]) >= 2 else "one seed: no sample std")
         reason = (f"its MV estimate is higher ({_pair(rival['mv'], inc['mv'])}) but less "
                   f"certain: its bounds [{_g(rival['lcb_mv'])}, {_g(rival['ucb_mv'])}] are "
-                  f"wider (std {_g(rival['std'])} over k = {int(rival['k'])} seeds), so its "
-                  "lower bound is lower")
+                  f"wider ({spread}), so its lower bound is lower")
     return (f"{text}; config {rid} has a higher sample mean "
             f"({_pair(rival['mean'], inc['mean'])}) but {reason}.")
 
