@@ -65,15 +65,15 @@ OPTS = dict(seed=0, n_init=4, k_init=6, k_min=2, k_max=10, raw_samples=128, n_po
 
 def test_pruner_is_erahbos_stopping_rule():
     """Each kind of trial gets its seeds; a trial is pruned only when the rule rejects it.
-    (The hyperparameters of the initial design throughout, refit_growth=0: a study whose 12
+    (The hyperparameters of the initial design throughout, refit_growth=0: a study whose 20
     rounds hold trials stopped early and trials run to k_max.)"""
     sampler = ERAHBOSampler(**OPTS, refit_growth=0, random_interleave=50)  # random rounds
-    study = run(sampler, 16)  # after the 24 runs of the initial design (the default: 20)
+    study = run(sampler, 24)  # after the 24 runs of the initial design (the default: 20)
     phase = {t.number: t.system_attrs["erahbo:phase"] for t in study.trials}
     init = [t for t in study.trials if phase[t.number] == "init"]
     bo = [t for t in study.trials if phase[t.number] in ("bo", "challenger")]
     rand = [t for t in study.trials if phase[t.number] == "random"]
-    assert len(init) == 4 and len(bo) + len(rand) == 12 and rand
+    assert len(init) == 4 and len(bo) + len(rand) == 20 and rand
     assert all(len(t.intermediate_values) == 6 for t in init)  # k_init, never pruned
     assert all(len(t.intermediate_values) == 2 for t in rand)  # a random round: k_min seeds
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in init + rand)

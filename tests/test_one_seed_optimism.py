@@ -106,15 +106,24 @@ def test_one_seed_in_force_needs_replicated_configurations_that_differ_by_their_
 
 
 def _twins(alpha: float = 10.0) -> tuple[erahbo.Optimizer, erahbo.Optimizer]:
-    """Two optimizers on the same 30 runs (a warm start), with and without the option."""
-    base = erahbo.Optimizer(SPACE, method="erahbo", alpha=alpha, budget=30, seed=3)
-    while (trial := base.ask()) is not None:
-        base.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
-    runs = base.result().history
+    """Two optimizers on the same warm start, with and without the option: a 5 x 3 grid of
+    configurations (lr 1e-5 ... 1e-1, batch 16 / 136 / 256) with 2 seeds each, built by hand so
+    that the case depends on no study's trajectory."""
+    grid = [{"lr": 10.0 ** e, "batch": b} for e in (-5, -4, -3, -2, -1) for b in (16, 136, 256)]
+    runs = [{"config": c, "returns": [_objective(c, 0), _objective(c, 1)], "seeds": [0, 1]}
+            for c in grid]
     on, off = (erahbo.Optimizer(SPACE, method="erahbo", alpha=alpha, budget=60, seed=3,
                                 n_init=0, warm_start=runs, one_seed_optimism=v)
                for v in (True, False))
     return on, off
+
+
+def _near_peak(seed: int, n: int = 40) -> list[dict]:
+    """n configurations near the mean's peak (lr 10^-3.5 ... 10^-2.5), any batch: their f is
+    about B_t's configuration's, their variance between the grid's."""
+    rng = np.random.default_rng(seed)
+    return [{"lr": float(10 ** rng.uniform(-3.5, -2.5)), "batch": int(rng.integers(16, 257))}
+            for _ in range(n)]
 
 
 def test_a_second_seed_goes_where_only_the_unmeasured_variance_keeps_a_configuration_below():
@@ -123,10 +132,8 @@ def test_a_second_seed_goes_where_only_the_unmeasured_variance_keeps_a_configura
     goes on (its bound above B_t) and the rule without it stops; the option never lowers the
     bound; after two seeds both agree."""
     on, off = _twins()
-    rng = np.random.default_rng(0)
     differ = agree = 0
-    for _ in range(40):
-        config = {"lr": float(10 ** rng.uniform(-5, -1)), "batch": int(rng.integers(16, 257))}
+    for config in _near_peak(0):
         y = _objective(config, 10_000)
         r_on, ucb_on, b_on = on.stopping_decision(config, [y])
         r_off, ucb_off, b_off = off.stopping_decision(config, [y])
@@ -142,16 +149,14 @@ def test_a_second_seed_goes_where_only_the_unmeasured_variance_keeps_a_configura
 
 
 def test_the_option_changes_nothing_where_configurations_differ_by_their_means(monkeypatch):
-    """alpha 1 on the same objective: the sample MV of the replicated configurations spreads
+    """alpha 0.3 on the same objective: the sample MV of the replicated configurations spreads
     through their means (share below ONE_SEED_SHARE), so the option is not in force and every
     stopping decision is the same with and without it; with the gate open (a threshold below
     any share) some decision differs, so the gate is what keeps them equal."""
-    on, off = _twins(alpha=1.0)
+    on, off = _twins(alpha=0.3)
     d = on.data
     assert not one_seed_in_force(d.ybar, d.s2, d.k, on.weight)
-    rng = np.random.default_rng(1)
-    configs = [{"lr": float(10 ** rng.uniform(-5, -1)), "batch": int(rng.integers(16, 257))}
-               for _ in range(40)]
+    configs = _near_peak(1)
     for config in configs:
         y = [_objective(config, 10_000)]
         assert on.stopping_decision(config, y) == off.stopping_decision(config, y)
