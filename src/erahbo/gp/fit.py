@@ -29,7 +29,7 @@ from erahbo.gp.prior import (
     lengthscale_prior,
     lognormal_logpdf,
 )
-from erahbo.gp.round import UCB_VAR_FLOOR_SHARE, RoundSettings, fixed_noise
+from erahbo.gp.round import UCB_VAR_FLOOR_SHARE, RoundSettings, fixed_noise, model_cap
 from erahbo.gp.variance_noise import (
     LOG_PRIOR_SD,
     TRIGAMMA_HALF,
@@ -253,6 +253,7 @@ def fit_hyperparameters(
     kind: str = "rbf",
     beta: float = 2.5,
     rho_max2: float | None = None,
+    rho_max2_model: bool = False,
     seed: int = 0,
     one_seed: bool = False,
     var_noise_prior: float = NOISE_PRIOR[0],
@@ -280,7 +281,7 @@ def fit_hyperparameters(
     kind : {"rbf", "matern52"}
     beta : float
         Confidence parameter of ``UCB^var`` in eq. 19.
-    rho_max2 : float or None
+    rho_max2, rho_max2_model
         See :class:`RoundSettings`.
     seed : int
         Seed of the random restarts.
@@ -345,7 +346,11 @@ def fit_hyperparameters(
     gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2, log), hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = to_variance(ucb_var(mu, np.sqrt(var), beta), (mv, sv), log)  # eq. 17, mapped back
-    rho2 = float(rho_max2) if rho_max2 is not None else float(np.max(s2))
+    if rho_max2 is not None:
+        rho2 = float(rho_max2)
+    else:  # eq. 19's cap: the largest sample variance, or the variance GP's (model_cap)
+        rho2 = (model_cap(mu, (mv, sv), log, np.asarray(s2, dtype=float)) if rho_max2_model
+                else float(np.max(s2)))
     mf, sf = standardize(ybar)
     ucb_floor = UCB_VAR_FLOOR_SHARE * pooled_variance(s2, kk, pilot_noise(sigma0_2, ybar))
     D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf, ucb_floor)
@@ -354,4 +359,5 @@ def fit_hyperparameters(
     if previous is not None:
         hf = kept_hyper(hf, previous.hyper_f, evidence, X, yf, D)
     return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
+                         rho_max2_model=rho_max2_model,
                          sigma0_2=sigma0_2, var_noise=var_noise)

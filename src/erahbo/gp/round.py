@@ -52,6 +52,7 @@ from erahbo.risk import RiskLike, RiskMeasure
 
 __all__ = [
     "MEAN_NOISE_FLOOR",
+    "MODEL_CAP_OUTLIER",
     "ONE_SEED_MIN_ROWS",
     "ONE_SEED_SHARE",
     "UCB_VAR_FLOOR_SHARE",
@@ -59,6 +60,7 @@ __all__ = [
     "RoundModel",
     "RoundSettings",
     "fixed_noise",
+    "model_cap",
     "observe",
     "one_seed_bound",
     "one_seed_in_force",
@@ -91,7 +93,8 @@ class RoundSettings:
         Confidence parameter of the acquisition and of ``UCB_var`` in ``Sigma_hat``
         (``sqrt(beta)`` standard deviations).
     rho_max2 : float or None
-        ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``.
+        ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``,
+        or with ``rho_max2_model`` the variance GP's (:meth:`RoundModel.model_cap`).
     sigma0_2 : float or None
         Noise variance (raw scale) of the homoscedastic pilot GP on the sample means: the
         prior of the pooled placeholder a one-seed configuration gets
@@ -101,6 +104,10 @@ class RoundSettings:
         reads ``hyper_v.noise`` as the noise of a 2-seed sample variance, divided by ``k - 1``;
         ``"log"``: the GP models ``log rho^2``, ``hyper_v.noise`` is the standardized noise of
         a 2-seed log variance and fixes the GP's output scale (``log_scale``).
+    rho_max2_model : bool
+        Without a given ``rho_max2``, eq. 19's cap is the variance GP's largest posterior
+        median over the evaluated configurations instead of their largest sample variance
+        (:func:`model_cap`).
     """
 
     hyper_f: GPHyper
@@ -109,6 +116,7 @@ class RoundSettings:
     rho_max2: float | None = None
     sigma0_2: float | None = None
     var_noise: str = "fitted"
+    rho_max2_model: bool = False
 
 
 class InnerBounds:
@@ -188,6 +196,44 @@ def one_seed_in_force(ybar: np.ndarray, s2: np.ndarray, k: np.ndarray, risk: Ris
     share = variance_spread_share(np.asarray(ybar, dtype=float)[rep],
                                   np.asarray(s2, dtype=float)[rep], risk)
     return share > ONE_SEED_SHARE
+
+
+#: :func:`model_cap` keeps the largest sample variance while one is more than this many times
+#: the model's cap: a return far outside the others' range (a diverged run the outlier rule
+#: has not bounded yet) whose row the smoothed cap would let the mean GP fit exactly.
+MODEL_CAP_OUTLIER = 100.0
+
+
+def model_cap(mu_v: np.ndarray, scale: tuple[float, float], log_var: bool,
+              s2: np.ndarray | None = None) -> float:
+    """``rho_max^2`` of eq. 19 from the variance GP: its largest posterior median of ``rho^2``
+    over the evaluated configurations.
+
+    Without a user's ``rho_max^2`` the paper's cap is the largest sample variance, and the
+    largest of many 2-seed sample variances is several times the largest true variance (the
+    README example, seed 3: 0.83 against 0.36), so the cap leaves a one-seed configuration far
+    from the others the prior's spread and the mean GP pulls its run towards the constant mean
+    (docs/results/one_seed_models, sessions 27, 37 and 40).
+
+    Parameters
+    ----------
+    mu_v : numpy.ndarray
+        ``(n,)`` standardized posterior means of the variance GP at the evaluated
+        configurations.
+    scale : tuple of float
+        The variance GP's standardization ``(mean, scale)``.
+    log_var : bool
+        The GP models ``log rho^2`` (the mean maps to a median through ``exp``).
+
+    >>> round(model_cap(np.array([-1.0, 0.5]), (0.0, 1.0), True), 4)
+    1.6487
+    >>> model_cap(np.array([-1.0, 0.5]), (0.0, 1.0), True, s2=np.array([0.2, 500.0]))
+    500.0
+    """
+    cap = float(np.max(to_variance(np.asarray(mu_v, dtype=float), scale, log_var)))
+    if s2 is not None and len(s2) and float(np.max(s2)) > MODEL_CAP_OUTLIER * cap:
+        return float(np.max(s2))  # an outlying sample variance: the paper's sample maximum
+    return cap
 
 
 def one_seed_bound(ib: InnerBounds, beta: float, f_B: float = -math.inf) -> InnerBounds:
@@ -356,6 +402,15 @@ class RoundModel:
             self.mv + self.sv * mu_v,
             self.sv * np.sqrt(np.maximum(var_v, 0.0)),
         )
+
+    def use_model_cap(self, mu_v: np.ndarray) -> None:
+        """Set eq. 19's ``rho_max^2`` from the variance GP's standardized posterior means
+        ``mu_v (n,)`` at the evaluated configurations (:func:`model_cap`) where the settings
+        ask for it (``rho_max2_model``, no ``rho_max2`` given); the engines call it before
+        :meth:`mean_noise`."""
+        s = self.settings
+        if s.rho_max2 is None and s.rho_max2_model and self.n:
+            self.rho2 = model_cap(mu_v, (self.mv, self.sv), self.log_var, self._s2)
 
     def mean_noise(self, mu_v, sd_v, k):
         """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior.

@@ -217,6 +217,7 @@ class Options:
     challengers: bool | None = None
     var_noise_prior: float | None = None
     var_noise: str | None = None
+    rho_max2_model: bool | None = None
     refit_evidence: float | None = None
     replicate_within: float | None = None
     replicate_lookahead: bool | None = None

@@ -129,7 +129,8 @@ class RoundModels:
         """MAP-fit both GPs on the current data and use the result."""
         d, o = self.state.data, self.options
         self.use(fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
-                                     rho_max2=o.rho_max2, seed=o.seed,
+                                     rho_max2=o.rho_max2, rho_max2_model=o.rho_max2_model,
+                                     seed=o.seed,
                                      one_seed=o.min_seeds == 1,
                                      var_noise_prior=o.var_noise_prior,
                                      var_noise=noise_of(o),

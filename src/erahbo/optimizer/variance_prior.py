@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from erahbo.validation import Param, check_real
+from erahbo.validation import Param, by_space, check_real, flag
 
 __all__ = ["HIGH", "LOW", "PARAMS", "check", "noise_of"]
 
@@ -69,6 +69,22 @@ def noise_of(o: Any) -> str:
     return o.measure.var_noise
 
 
+def rho_max2_model_of(o: Any, finite: bool = False) -> bool:
+    """``rho_max2_model`` in force (:func:`erahbo.validation.by_space`): given by name, that
+    value; otherwise on for ERAHBO under ``preset="default"`` on a continuous or mixed space
+    with the log variance model (:func:`noise_of`), off elsewhere (a finite table, the paper
+    preset, the fixed-k methods, a fitted or chi^2 variance noise, whose posterior mean of
+    ``rho^2`` may be near 0).
+
+    >>> from erahbo.optimizer.options import Options
+    >>> rho_max2_model_of(Options(budget=100)), rho_max2_model_of(Options(budget=100), True)
+    (True, False)
+    """
+    if o.rho_max2_model is None and noise_of(o) != "log":
+        return False
+    return bool(by_space(o, "rho_max2_model", finite, False, True, False))
+
+
 #: The variance GP's noise options (:class:`erahbo.validation.Param`).
 PARAMS = (
     Param("var_noise", str, _model, default="log", paper="fitted", absent="fitted",
@@ -81,6 +97,17 @@ PARAMS = (
                "a sample variance of k seeds, known; its scale is global). "
                "docs/results/one_seed_models.",
           short="vn", label="variance noise {}", form="vn<fitted|chi2|log>"),
+    Param("rho_max2_model", bool,
+          flag("without rho_max2, eq. 19's cap is the variance GP's largest posterior median "
+               "over the evaluated configurations"),
+          default=None, paper=None, absent=False, resolve=rho_max2_model_of, by_space=True,
+          help="Without a given rho_max2, eq. 19's cap on the mean GP's noise is the variance "
+               "GP's largest posterior median of rho^2 over the evaluated configurations "
+               "instead of their largest sample variance, which the noise of many 2-seed "
+               "sample variances inflates (default: the preset's, on for erahbo with the log "
+               "variance model on a continuous or mixed space; docs/results/one_seed_models, "
+               "session 40).",
+          short="rm", label="model cap {}", form="rm1"),
     Param("var_noise_prior", float, _log_median,
           default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
