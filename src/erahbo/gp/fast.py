@@ -301,7 +301,7 @@ class FastRound(RoundModel):
         self.dAv = M.dAv[:n].copy()  # snapshot: later appends change it
         self.mu_vX = self.yv - tv * self.av  # (n,) standardized
         self.var_vX = np.maximum(tv - tv * tv * self.dAv, 0.0)
-        self.use_model_cap(self.mu_vX)
+        self.set_noise_cap(self.mu_vX)
         self.D = self.mean_noise(self.mu_vX, np.sqrt(self.var_vX), self.k)  # (n,) eq. 19
         A = M.Kf[:n, :n].copy()
         A.flat[:: n + 1] += self.D

@@ -29,7 +29,7 @@ from erahbo.gp.prior import (
     lengthscale_prior,
     lognormal_logpdf,
 )
-from erahbo.gp.round import UCB_VAR_FLOOR_SHARE, RoundSettings, fixed_noise, model_cap
+from erahbo.gp.round import UCB_VAR_FLOOR_SHARE, RoundSettings, fixed_noise, noise_cap
 from erahbo.gp.variance_noise import (
     LOG_PRIOR_SD,
     TRIGAMMA_HALF,
@@ -346,11 +346,7 @@ def fit_hyperparameters(
     gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2, log), hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = to_variance(ucb_var(mu, np.sqrt(var), beta), (mv, sv), log)  # eq. 17, mapped back
-    if rho_max2 is not None:
-        rho2 = float(rho_max2)
-    else:  # eq. 19's cap: the largest sample variance, or the variance GP's (model_cap)
-        rho2 = (model_cap(mu, (mv, sv), log, np.asarray(s2, dtype=float)) if rho_max2_model
-                else float(np.max(s2)))
+    rho2 = noise_cap(s2, rho_max2, rho_max2_model, mu, (mv, sv), log)  # eq. 19's cap
     mf, sf = standardize(ybar)
     ucb_floor = UCB_VAR_FLOOR_SHARE * pooled_variance(s2, kk, pilot_noise(sigma0_2, ybar))
     D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf, ucb_floor)

@@ -47,7 +47,7 @@ class ReferenceRound(RoundModel):
         hv, hf = settings.hyper_v, settings.hyper_f
         self.gp_v = ExactGP(self.X, self.yv, self.tv, hv.lengthscales, hv.kind)
         mu_v, var_v = self.gp_v.predict(self.X)
-        self.use_model_cap(mu_v)
+        self.set_noise_cap(mu_v)
         self.D = self.mean_noise(mu_v, np.sqrt(var_v), self.k)  # (n,) eq. 19
         self.gp_f = ExactGP(self.X, self.yf, self.D, hf.lengthscales, hf.kind)
 

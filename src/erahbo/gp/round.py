@@ -61,6 +61,7 @@ __all__ = [
     "RoundSettings",
     "fixed_noise",
     "model_cap",
+    "noise_cap",
     "observe",
     "one_seed_bound",
     "one_seed_in_force",
@@ -94,7 +95,7 @@ class RoundSettings:
         (``sqrt(beta)`` standard deviations).
     rho_max2 : float or None
         ``rho_max^2`` of eq. ``Sigma_hat``; None: the largest sample variance in ``D_{t-1}``,
-        or with ``rho_max2_model`` the variance GP's (:meth:`RoundModel.model_cap`).
+        or with ``rho_max2_model`` the variance GP's (:func:`noise_cap`).
     sigma0_2 : float or None
         Noise variance (raw scale) of the homoscedastic pilot GP on the sample means: the
         prior of the pooled placeholder a one-seed configuration gets
@@ -107,7 +108,7 @@ class RoundSettings:
     rho_max2_model : bool
         Without a given ``rho_max2``, eq. 19's cap is the variance GP's largest posterior
         median over the evaluated configurations instead of their largest sample variance
-        (:func:`model_cap`).
+        (:func:`noise_cap`).
     """
 
     hyper_f: GPHyper
@@ -236,6 +237,21 @@ def model_cap(mu_v: np.ndarray, scale: tuple[float, float], log_var: bool,
     return cap
 
 
+def noise_cap(s2: np.ndarray, rho_max2: float | None, from_model: bool, mu_v: np.ndarray,
+              scale: tuple[float, float], log_var: bool) -> float:
+    """``rho_max^2`` of eq. 19 in force: the user's ``rho_max2``; without it, under
+    ``rho_max2_model`` (``from_model``) the variance GP's (:func:`model_cap` of its standardized
+    posterior means ``mu_v (n,)`` at the evaluated configurations, standardization ``scale``),
+    else the largest of the sample variances ``s2 (n,)`` (the paper's bound, estimated). The
+    hyperparameter fit and both engines' rounds read it."""
+    if rho_max2 is not None:
+        return float(rho_max2)
+    s2 = np.asarray(s2, dtype=float)
+    if from_model and s2.size:
+        return model_cap(mu_v, scale, log_var, s2)
+    return float(s2.max())
+
+
 def one_seed_bound(ib: InnerBounds, beta: float, f_B: float = -math.inf) -> InnerBounds:
     """``ib`` after ``x_t``'s first seed, its ``ucb_mv`` with the variance at the acquisition's
     optimism where ``f`` is no worse than at ``B_t``'s configuration (``one_seed_optimism``).
@@ -354,7 +370,6 @@ class RoundModel:
             self.mv, self.sv = standardize(s2)
         self.yf = (np.asarray(ybar, dtype=float) - self.mf) / self.sf  # (n,)
         self.yv = (obs - self.mv) / self.sv  # (n,)
-        self.rho2 = float(s.rho_max2) if s.rho_max2 is not None else float(np.asarray(s2).max())
         self.ucb_floor = UCB_VAR_FLOOR_SHARE * self.s2_one  # eq. 19's least UCB^var
 
     def var_noise(self, k: np.ndarray | float) -> np.ndarray | float:
@@ -403,14 +418,13 @@ class RoundModel:
             self.sv * np.sqrt(np.maximum(var_v, 0.0)),
         )
 
-    def use_model_cap(self, mu_v: np.ndarray) -> None:
-        """Set eq. 19's ``rho_max^2`` from the variance GP's standardized posterior means
-        ``mu_v (n,)`` at the evaluated configurations (:func:`model_cap`) where the settings
-        ask for it (``rho_max2_model``, no ``rho_max2`` given); the engines call it before
-        :meth:`mean_noise`."""
+    def set_noise_cap(self, mu_v: np.ndarray) -> None:
+        """Set eq. 19's ``rho_max^2`` (:func:`noise_cap`) from the variance GP's standardized
+        posterior means ``mu_v (n,)`` at the evaluated configurations; the engines call it
+        before :meth:`mean_noise`."""
         s = self.settings
-        if s.rho_max2 is None and s.rho_max2_model and self.n:
-            self.rho2 = model_cap(mu_v, (self.mv, self.sv), self.log_var, self._s2)
+        self.rho2 = noise_cap(self._s2, s.rho_max2, s.rho_max2_model, mu_v, (self.mv, self.sv),
+                              self.log_var)
 
     def mean_noise(self, mu_v, sd_v, k):
         """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior.
