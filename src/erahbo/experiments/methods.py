@@ -16,7 +16,8 @@ Grammar of a method name::
                            rounds during the first N runs; ri0: none, the defaults of sessions
                            9-10), erahbo-top<q> (random rounds from the best share q; top1:
                            uniform, the defaults of sessions 11-13), erahbo-ch0 (no challenger
-                           rounds, the defaults of sessions 11-12; ch1: with them)
+                           rounds, the defaults of sessions 11-12; ch1: with them),
+                           erahbo-km<N> (``k_max = N``: at most N seeds a round)
     erahbo-race            ERAHBO's models and acquisition with a racing rule instead of the
                            confidence rule (``stopping="race"``: seeds double while the sample
                            MV keeps up with the best other one, as SMAC's intensifier races a

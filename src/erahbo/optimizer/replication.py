@@ -472,7 +472,8 @@ PARAMS: tuple[Param, ...] = (
           help="ERAHBO: seeds that open a round, before the stopping rule decides (default: "
                "the preset's, 1; the paper's 2; racing's 2).", hosts=False),
     Param("k_max", int, CHECKS["k_max"], default=20, paper=20, absent=20,
-          help="ERAHBO: the most seeds of one round.", hosts=False),
+          help="ERAHBO: the most seeds of one round.", hosts=False,
+          short="km", label="at most {} seeds a round", form="km<N>"),
     Param("seed_batch", int, CHECKS["seed_batch"], default=1, paper=1, absent=1,
           help="ERAHBO: seeds asked at once after k_min (1: the paper's rule, one seed, then "
                "the stopping rule; n parallel workers: n, and a round may overshoot its stop "
