@@ -87,24 +87,34 @@ def test_ray_shards_equal_the_process_pool_and_resume(ray_session, tmp_path: Pat
         # every configuration trained once (the resumes skipped the finished shards)
         assert len(calls.read_text().splitlines()) == 10
         assert set(calls_per_config(calls).values()) == {1}
-        # a train_many closed early leaves no actor behind: the next one uses both
+        # a train_many closed early leaves no actor behind: the next one uses both.
+        # On a loaded machine one actor may still be starting (its ping pending for many
+        # seconds while the other ran every call so far): short calls collect it first, so
+        # that the closed call below has a configuration in flight on the other actor
+        def state() -> str:
+            return (f"abandoned {len(cl._abandoned)}, idle {list(cl._idle)}, actors "
+                    f"{sorted(cl._actors)}, starting {len(cl._starting)}, restarts "
+                    f"{cl.restarts}")
+
+        def short_calls_while(busy) -> None:
+            deadline = time.monotonic() + 60.0  # a time allowance, not a count of calls: a
+            while busy() and time.monotonic() < deadline:  # short call can take ms
+                dict(cl.train_many(TASK, [{"learning_rate": 0.1}], [1]))
+                time.sleep(0.05)
+
+        short_calls_while(lambda: cl._starting)
+        assert not cl._starting and len(cl._idle) == 2, state()
         slow = [{"learning_rate": 0.5, "sleep_s": 0.5}] * 3
         it = cl.train_many(TASK, slow, [1])
         next(it)
         it.close()
+        assert len(cl._abandoned) == 1, state()  # the other actor's configuration, in flight
         out = dict(cl.train_many(TASK, [{"learning_rate": k / 10} for k in range(4)], [1, 2]))
         assert sorted(out) == [0, 1, 2, 3] and out[3][1].return_ == pytest.approx(32.0)
         # the closed call's actor may still be finishing its configuration (0.5 s, longer under
-        # load), and on a loaded machine one actor may still be starting (its ping pending: the
-        # other ran every call so far): later calls collect both, and then both actors are free
-        deadline = time.monotonic() + 60.0  # a time allowance, not a count of calls: a
-        while ((cl._abandoned or cl._starting)  # short call can take ms
-               and time.monotonic() < deadline):
-            dict(cl.train_many(TASK, [{"learning_rate": 0.1}], [1]))
-            time.sleep(0.05)
-        state = (f"abandoned {len(cl._abandoned)}, idle {list(cl._idle)}, actors "
-                 f"{sorted(cl._actors)}, starting {len(cl._starting)}, restarts {cl.restarts}")
-        assert not cl._abandoned and len(cl._idle) == 2, state
+        # load): later calls collect it, and then both actors are free again
+        short_calls_while(lambda: cl._abandoned)
+        assert not cl._abandoned and len(cl._idle) == 2, state()
     for k in range(3):
         same_shard(shard_path(shard_dir(tmp_path / "pool", TASK), k),
                    shard_path(shard_dir(tmp_path / "ray", TASK), k))
