@@ -90,7 +90,8 @@ def test_each_option_is_a_cli_flag_a_hydra_key_and_an_optuna_keyword(p):
 def test_the_replication_rules_core_options_are_listed_by_each_host_itself():
     """Rule: an option with ``hosts=False`` (the replication rule's k, k_min, k_max,
     seed_batch, stopping; the beta_stop schedule's) derives no flag, key or keyword: each host
-    lists it with its own default (erahbo tune and the Hydra sweeper: k_max 10), and the Optuna
+    lists it itself, an unset k_max meaning the preset's in every host (session 43: erahbo tune
+    and the Hydra sweeper had 10, so ``--preset paper`` there was not the paper's), and the Optuna
     sampler, whose trial runs a whole round, refuses seed_batch and stopping as unknown. The
     early-stopping part's options (issue 39) reach no host yet: a host cannot stop a run.
     ``refit_evidence`` (session 25) is a library option like ``refit_every`` and
@@ -111,9 +112,9 @@ def test_the_replication_rules_core_options_are_listed_by_each_host_itself():
         assert name in inspect.signature(optimize).parameters
         assert name in inspect.signature(tune).parameters
     tune_flags = inspect.signature(tune).parameters
-    assert tune_flags["k_max"].default.default == 10 and tune_flags["k"].default.default == 5
+    assert tune_flags["k_max"].default.default is None and tune_flags["k"].default.default == 5
     conf = {f.name: f.default for f in dataclasses.fields(ErahboSweeperConf)}
-    assert conf["k_max"] == 10 and conf["seed_batch"] == 1
+    assert conf["k_max"] is None and conf["seed_batch"] == 1
     for name in ("k", "k_min", "k_max", "seed_batch"):
         assert name in inspect.signature(optimize).parameters and name in conf
     assert "beta_stop" in conf

@@ -243,6 +243,22 @@ def test_tune_cli_parallel_shows_configurations_in_flight(fake_worker, tmp_path)
     assert json.loads((out / "summary.json").read_text())["n_evals"] == 24
 
 
+def test_tune_cli_k_max_defaults_to_the_presets(fake_worker, tmp_path):
+    """Rule: ``erahbo tune`` without ``--k-max`` runs the preset's ``k_max`` (20, as
+    ``erahbo optimize``, the library, Optuna and Ray Tune), not a host default of its own;
+    ``--k-max`` still sets it."""
+    from erahbo.runtime.journal import Journal
+
+    for extra, want in (([], 20), (["--k-max", "6"], 6)):
+        out = tmp_path / f"k{want}"
+        res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "14",
+                                       *extra, "--out", str(out), "--no-progress",
+                                       "--worker-cmd", shlex.join(fake_worker)])
+        assert res.exit_code == 0, res.output
+        with Journal.open(out / "study.db") as j:
+            assert j.settings["k_max"] == want, j.settings
+
+
 def test_tune_cli_passes_the_beta_stop_schedule(fake_worker, tmp_path):
     out = tmp_path / "s"
     res = CliRunner().invoke(app, ["tune", "--task", "dqn_cc_cartpole", "--budget", "40",

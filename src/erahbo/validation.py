@@ -271,8 +271,8 @@ class Param:
         Whether the hosts derive their flag, key and keyword from this declaration (the CLI's
         ``erahbo optimize`` and ``erahbo tune``, the Hydra sweeper, the Optuna sampler:
         :data:`erahbo.optimizer.parts.HOST_PARAMS`). False: a core option that each host
-        lists itself, with its own default (``k_max`` is 10 in ``erahbo tune`` and the Hydra
-        sweeper) or not at all where it means nothing there.
+        lists itself (its default still the preset's where the host lists it) or not at all
+        where it means nothing there.
     """
 
     name: str

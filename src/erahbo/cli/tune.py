@@ -45,7 +45,8 @@ def tune(
                                "(erahbo's) | paper (the paper's exact settings)."),
     k_min: int = typer.Option(None, help="ERAHBO: seeds before the stopping rule (default: "
                               "the preset's)."),
-    k_max: int = typer.Option(10, help="ERAHBO: most seeds per round."),
+    k_max: int = typer.Option(None, help="ERAHBO: most seeds per round (default: the "
+                              "preset's, 20, the paper's)."),
     seed_batch: int = typer.Option(None, help="ERAHBO: seeds asked at once after "
                                    "k_min (default: the workers of one configuration; a "
                                    "resumed study keeps its own)."),
@@ -107,9 +108,9 @@ def tune(
                       "anyway, as for erahbo arlbench generate)")
         raise typer.Exit(2)
     extra = {"n_total_timesteps": int(steps)} if steps else None
-    given = dict(k_min=k_min, n_init=n_init, k_init=k_init, beta=beta, beta_stop=beta_stop,
-                 **parts)
-    options = dict(alpha=alpha, scale=scale, k_max=k_max, k=k, preset=preset, schedule=schedule,
+    given = dict(k_min=k_min, k_max=k_max, n_init=n_init, k_init=k_init, beta=beta,
+                 beta_stop=beta_stop, **parts)
+    options = dict(alpha=alpha, scale=scale, k=k, preset=preset, schedule=schedule,
                    gamma=gamma, slope=slope, **{n: v for n, v in given.items() if v is not None})
     if seed_batch is not None:
         options["seed_batch"] = seed_batch

@@ -22,9 +22,9 @@ every host follow from there.
 **Options.** The rule's options are declared once, in :data:`PARAMS` (collected by
 :mod:`erahbo.optimizer.parts`; checks, both presets, the study settings, the settings of old
 journals). ``k``, ``k_min``, ``k_max``, ``seed_batch`` and ``stopping`` are core options that
-each host lists itself with its own default (``k_max = 10`` in ``erahbo tune`` and the Hydra
-sweeper: ``Param.hosts`` is False); a rule's own new options reach every host from their
-declaration. :func:`check` refuses the combinations that would do nothing.
+each host lists itself (``Param.hosts`` is False; ``k_max`` defaults to the preset's, 20, in every
+host); a rule's own new options reach every host from their declaration. :func:`check`
+refuses the combinations that would do nothing.
 
 **JSON and state.** A journal stores the rule's options among the study settings
 (:meth:`erahbo.optimizer.options.Options.settings_json`); :meth:`Rule.to_json` and

@@ -151,12 +151,12 @@ class ErahboSweeperImpl(Sweeper):
     # ------------------------------------------------------------------ helpers
     def _optimizer(self, space: Any, o: dict[str, Any], journal: Path,
                    sweep_dir: Path, fixed: list[str]) -> Any:
-        given = {n: o[n] for n in ("beta", "beta_stop", "k_min", "n_init", "k_init",
+        given = {n: o[n] for n in ("beta", "beta_stop", "k_min", "k_max", "n_init", "k_init",
                                    *(p.name for p in HOST_PARAMS))  # the parts' options
                  if o.get(n) is not None}
         return erahbo.Optimizer(
             space, method=o["method"], budget=int(o["budget"]), seed=int(o["seed"]),
-            alpha=o["alpha"], preset=o.get("preset", "default"), k_max=o["k_max"], k=int(o["k"]),
+            alpha=o["alpha"], preset=o.get("preset", "default"), k=int(o["k"]),
             **given, seed_batch=o["seed_batch"], n_parallel=o["n_parallel"],
             failures=o["failures"], warm_start=o["warm_start"], journal=journal,
             journal_info={"sweeper": "hydra", "sweep_dir": str(sweep_dir.resolve()),

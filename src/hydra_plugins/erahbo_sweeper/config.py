@@ -29,7 +29,7 @@ class _SweeperKeys:
     beta: Any = None  # None: the preset's (beta, beta_stop, k_min, n_init, k_init)
     beta_stop: Any = None
     k_min: Any = None
-    k_max: int = 10
+    k_max: Any = None  # None: the preset's (20, the paper's)
     k: Any = None  # seeds per round of rahbo / gpucb / random (None: 5, or len(seeds))
     n_init: Any = None
     k_init: Any = None
