@@ -46,7 +46,7 @@ def tune(
     k_min: int = typer.Option(None, help="ERAHBO: seeds before the stopping rule (default: "
                               "the preset's)."),
     k_max: int = typer.Option(None, help="ERAHBO: most seeds per round (default: the "
-                              "preset's, 20, the paper's)."),
+                              "preset's)."),
     seed_batch: int = typer.Option(None, help="ERAHBO: seeds asked at once after "
                                    "k_min (default: the workers of one configuration; a "
                                    "resumed study keeps its own)."),
