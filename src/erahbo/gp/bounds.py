@@ -313,6 +313,7 @@ def rahbo_acquisition(
     std_f: Standardization | None = None,
     std_var: Standardization | None = None,
     log_var: bool = False,
+    beta_var: float | None = None,
 ) -> ArrayLike:
     """RAHBO/ERAHBO acquisition ``UCB_t^f(x) - alpha * LCB_t^var(x)`` (eq. 8), shapes ``(m,)``.
 
@@ -322,9 +323,11 @@ def rahbo_acquisition(
     at upper bounds of the standard deviations it
     bounds the acquisition from above (the fast engine's pruned argmax; ``log_var``: ``exp`` is
     increasing, so ``LCB^var`` still decreases in ``sd_var``).  Its gradient is
-    :func:`rahbo_acquisition_grad`.
+    :func:`rahbo_acquisition_grad`. ``beta_var`` (None: ``beta``) is the confidence of its
+    ``LCB^var`` alone (the option ``acquisition_beta_var``,
+    :mod:`erahbo.optimizer.acquisition_confidence`).
     """
-    return ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta, std_f, std_var, log_var)
+    return ucb_mv(mu_f, sd_f, mu_var, sd_var, risk, beta, std_f, std_var, log_var, beta_var)
 
 
 def rahbo_acquisition_grad(
@@ -341,12 +344,13 @@ def rahbo_acquisition_grad(
     mu_f: float = 0.0,
     mu_var: float = 0.0,
     log_var: bool = False,
+    beta_var: float | None = None,
 ) -> np.ndarray:
     """Gradient in ``x`` of :func:`rahbo_acquisition` (eq. 8) at one point, shape ``(d,)``.
 
     With ``d sd = d var / (2 sd)``, the gradient of ``UCB^f - alpha LCB^var`` is
     ``s_f (d mu_f + sqrt(beta) d var_f / (2 sd_f))
-    - alpha s_var (d mu_var - sqrt(beta) d var_var / (2 sd_var))``, ``s`` the ``std`` of a
+    - alpha s_var (d mu_var - sqrt(beta_var) d var_var / (2 sd_var))``, ``s`` the ``std`` of a
     GP's standardization (1 for raw posteriors). For a measure ``value(UCB^f, LCB^var)`` the
     chain rule weighs the two terms by its partial derivatives
     (:meth:`erahbo.risk.RiskMeasure.grad`: ``(1, -alpha)`` for MV, the same operations).
@@ -365,17 +369,20 @@ def rahbo_acquisition_grad(
     log_var : bool
         The variance GP models ``log rho^2``: ``LCB^var = exp(L)``, whose gradient is
         ``exp(L)`` times that of ``L`` (the chain rule through :func:`to_variance`).
+    beta_var : float or None
+        Confidence of ``LCB^var`` (None: ``beta``), as in :func:`rahbo_acquisition`.
 
     Returns
     -------
     numpy.ndarray
         ``(d,)`` gradient of the (raw-scale) acquisition.
     """
-    r = math.sqrt(beta)
+    b_var = beta if beta_var is None else beta_var
+    r, r_var = math.sqrt(beta), math.sqrt(b_var)
     s_f = 1.0 if std_f is None else std_f[1]
     s_var = 1.0 if std_var is None else std_var[1]
     m = as_risk(risk)
-    up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, beta)
+    up_f, lo_var = ucb_f(mu_f, sd_f, beta), lcb_var(mu_var, sd_var, b_var)
     if std_f is not None:
         up_f = std_f[0] + std_f[1] * up_f
     if std_var is not None or log_var:
@@ -384,7 +391,7 @@ def rahbo_acquisition_grad(
     if log_var:
         s_var = s_var * lo_var
     return g_f * s_f * (dmu_f + r * dvar_f / (2 * sd_f)) + g_var * s_var * (
-        dmu_var - r * dvar_var / (2 * sd_var)
+        dmu_var - r_var * dvar_var / (2 * sd_var)
     )
 
 

@@ -437,9 +437,11 @@ class FastRound(RoundModel):
         # alone); j = the row most correlated with c
         g = self.k2max / (1.0 + self.D[self.nn])  # (m,)
         lv = self.log_var  # the variance GP on log rho^2: its bounds through exp
+        bv = self.beta_var  # eq. 8's LCB^var confidence (None: beta)
         ub = rahbo_acquisition(mu_f, sf * np.sqrt(np.maximum(1.0 - g, 0.0)), mu_v, sd_v,
-                               risk, beta, log_var=lv)  # (m,) upper bounds
-        at0 = rahbo_acquisition(mu_f, 0.0, mu_v, sd_v, risk, beta, log_var=lv)  # lower
+                               risk, beta, log_var=lv, beta_var=bv)  # (m,) upper bounds
+        at0 = rahbo_acquisition(mu_f, 0.0, mu_v, sd_v, risk, beta, log_var=lv,
+                                beta_var=bv)  # lower
         floor = (at0 if every else at0[mask]).max()  # the best value is at least this
         keep = ub >= floor
         idx = np.flatnonzero(keep if every else keep & mask)
@@ -450,7 +452,7 @@ class FastRound(RoundModel):
             V = blas.dtrsm(1.0, self.L, M.KfC[:n].take(cols, axis=1), lower=1)  # (n, b)
             sd_f = sf * np.sqrt(np.maximum(1.0 - (V * V).sum(0), 0.0))  # (b,)
             vals = rahbo_acquisition(mu_f[cols], sd_f, mu_v[cols], sd_v[cols], risk, beta,
-                                     log_var=lv)
+                                     log_var=lv, beta_var=bv)
             i = int(np.argmax(vals))  # the first maximum: lowest index on ties
             return float(vals[i]), int(cols[i])
 

@@ -109,6 +109,10 @@ class RoundSettings:
         Without a given ``rho_max2``, eq. 19's cap is the variance GP's largest posterior
         median over the evaluated configurations instead of their largest sample variance
         (:func:`noise_cap`).
+    acquisition_beta_var : float or None
+        Confidence of eq. 8's ``LCB^var`` alone (None: ``beta``; the option of
+        :mod:`erahbo.optimizer.acquisition_confidence`): what the acquisition and its gradient,
+        the screen's bounds and the fast engine's ``select`` use.
     """
 
     hyper_f: GPHyper
@@ -118,6 +122,7 @@ class RoundSettings:
     sigma0_2: float | None = None
     var_noise: str = "fitted"
     rho_max2_model: bool = False
+    acquisition_beta_var: float | None = None
 
 
 class InnerBounds:
@@ -350,6 +355,7 @@ class RoundModel:
         """Settings, seed counts ``k (n,)`` and both standardized outputs ``yf, yv (n,)``."""
         self.settings = s
         self.beta = float(s.beta)
+        self.beta_var = s.acquisition_beta_var  # eq. 8's LCB^var (None: beta)
         self.tau2 = float(s.hyper_v.noise)
         self.n = len(ybar)
         self.k = np.array(k, dtype=float)  # (n,)
@@ -499,7 +505,8 @@ class RoundModel:
         """Eq. 8, ``UCB^f - alpha * LCB^var`` (the measure ``risk`` of ``UCB^f`` and
         ``LCB^var``) with ``beta``, at ``U (p, dim)``: ``(p,)``."""
         mf, sdf, mv, sdv = self.predict(U)
-        return rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, log_var=self.log_var)
+        return rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, log_var=self.log_var,
+                                 beta_var=self.beta_var)
 
     def acquisition_grad(self, u: np.ndarray, risk: RiskLike) -> tuple[float, np.ndarray]:
         """Acquisition (eq. 8) at one point ``u (dim,)`` and its gradient ``(dim,)``.
@@ -510,9 +517,11 @@ class RoundModel:
         (mf, vf, dmf, dvf), (mv, vv, dmv, dvv) = self._grads(u)
         sdf, sdv = math.sqrt(max(vf, 1e-12)), math.sqrt(max(vv, 1e-12))  # finite gradients
         std = (self.mf, self.sf), (self.mv, self.sv)  # both GPs' standardizations
-        val = rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, *std, log_var=self.log_var)
+        val = rahbo_acquisition(mf, sdf, mv, sdv, risk, self.beta, *std, log_var=self.log_var,
+                                beta_var=self.beta_var)
         grad = rahbo_acquisition_grad(sdf, dmf, dvf, sdv, dmv, dvv, risk, self.beta, *std,
-                                      mu_f=mf, mu_var=mv, log_var=self.log_var)
+                                      mu_f=mf, mu_var=mv, log_var=self.log_var,
+                                      beta_var=self.beta_var)
         return float(val), grad
 
     def acquisition_grads(

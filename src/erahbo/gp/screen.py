@@ -255,9 +255,11 @@ class _Bounds:
         sd_v = rm.sv * np.sqrt(np.maximum(self.var_v[idx], 0.0) + VAR_SLACK)
         mu_f = rm.mf + rm.sf * self.mu_f[idx]
         mu_v = rm.mv + rm.sv * self.mu_v[idx]
-        ub = rahbo_acquisition(mu_f, sd_f, mu_v, sd_v, w, rm.beta, log_var=lv)
+        bv = rm.beta_var  # eq. 8's LCB^var confidence (None: beta)
+        ub = rahbo_acquisition(mu_f, sd_f, mu_v, sd_v, w, rm.beta, log_var=lv, beta_var=bv)
         if isinstance(w, MeanVariance) and w.alpha < 0:  # eq. 8 then decreases in sd_var
-            ub = np.maximum(ub, rahbo_acquisition(mu_f, sd_f, mu_v, 0.0, w, rm.beta, log_var=lv))
+            ub = np.maximum(ub, rahbo_acquisition(mu_f, sd_f, mu_v, 0.0, w, rm.beta, log_var=lv,
+                                                  beta_var=bv))
         if lv:  # log rho^2 moves by d = sv * slack_v: rho^2 <= e^(m + d) by at most e^d - 1 of it
             d = rm.sv * self.slack_v
             top = float(to_variance(np.max(mu_v) + d, None, True)) if idx.size else 0.0

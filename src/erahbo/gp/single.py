@@ -61,7 +61,7 @@ class SingleRound(RoundModel):
 
     def __init__(self, rm) -> None:
         M, n = rm.M, rm.n
-        self.n, self.beta = n, rm.beta
+        self.n, self.beta, self.beta_var = n, rm.beta, rm.beta_var
         self.mf, self.sf, self.mv, self.sv = rm.mf, rm.sf, rm.mv, rm.sv
         self.log_var = rm.log_var  # the variance GP on log rho^2 (var_noise "log")
         Lv = M.Lv[:n, :n] if not M.m else rm._lv()  # a table keeps no Lv

@@ -129,7 +129,8 @@ class Optimizer(Telling, Inspection):
         if hyperparameters is not None:
             self.models.use(RoundSettings(*hyperparameters, self.beta, opts.rho_max2,
                                           var_noise=noise_of(opts),
-                                          rho_max2_model=opts.rho_max2_model))
+                                          rho_max2_model=opts.rho_max2_model,
+                                          acquisition_beta_var=opts.acquisition_beta_var))
         self._init = [] if no_design else initial_design_of(self.space, initial_design,
                                                              opts.n_init, self.seed)
         self._init_pos = self._n_rounds = self._used = self._n_trials = 0  # _used: budget seeds

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from erahbo.optimizer import (
+    acquisition_confidence,
     beta_stop,
     challenger,
     early_stop,
@@ -49,7 +50,7 @@ __all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "SPACE_PARAMS", "absent_values", "c
 #: The parts with options, in the order their options are listed (CLI, docs) and checked
 #: (the replication rule first: its seed range before the caps that read it).
 PARTS = (replication, beta_stop, seedcap, recommender, random_design, challenger,
-         variance_prior, replicate, early_stop, risk_options, refit)
+         variance_prior, replicate, early_stop, risk_options, refit, acquisition_confidence)
 #: Every part's options, in :data:`PARTS` order.
 PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
 #: The options the hosts derive from their declarations (``Param.hosts``): the CLI's flags,

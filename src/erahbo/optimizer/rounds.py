@@ -134,7 +134,8 @@ class RoundModels:
                                      one_seed=o.min_seeds == 1,
                                      var_noise_prior=o.var_noise_prior,
                                      var_noise=noise_of(o),
-                                     previous=self.settings, evidence=o.refit_evidence or 0.0))
+                                     previous=self.settings, evidence=o.refit_evidence or 0.0,
+                                     acquisition_beta_var=o.acquisition_beta_var))
         return self.settings
 
     def count_round(self) -> None:
