@@ -175,3 +175,8 @@ def test_beta_var_equal_to_beta_makes_the_default_decisions():
             break
         opt.tell(trial, [_objective(trial.config, s) for s in trial.seeds])
     assert opt.models.settings.acquisition_beta_var == 1.0
+    # fixed hyperparameters (the Optuna sampler's stored fit) carry it too
+    fixed = erahbo.Optimizer(SPACE, budget=40, seed=3, acquisition_beta_var=1.0,
+                             hyperparameters=(opt.models.settings.hyper_f,
+                                              opt.models.settings.hyper_v))
+    assert fixed.models.settings.acquisition_beta_var == 1.0
