@@ -94,8 +94,13 @@ def test_standardized_posteriors_give_the_raw_bounds():
 
 
 @pytest.mark.parametrize("std", [None, ((0.5, 3.0), (1.0, 0.25))])
-def test_rahbo_acquisition_grad_is_the_derivative_of_eq_8(std):
-    """The hand-written gradient of eq. 8 matches central differences of eq. 8 itself."""
+@pytest.mark.parametrize("log_var", [False, True])
+@pytest.mark.parametrize("beta_var", [None, 0.0, 1.0, 4.0])
+def test_rahbo_acquisition_grad_is_the_derivative_of_eq_8(std, log_var, beta_var):
+    """The hand-written gradient of eq. 8 matches central differences of eq. 8 itself, with
+    ``LCB^var`` at the acquisition's ``beta`` or at its own ``beta_var``
+    (``acquisition_beta_var``, tests/test_acquisition_confidence.py) and on either variance
+    scale."""
     std_f, std_v = std if std else (None, None)
     A = np.array([[0.3, -0.2], [0.1, 0.4]])
 
@@ -108,12 +113,14 @@ def test_rahbo_acquisition_grad_is_the_derivative_of_eq_8(std):
 
     def value(x):
         mf, vf, _, _, mv, vv, _, _ = post(x)
-        return rahbo_acquisition(mf, np.sqrt(vf), mv, np.sqrt(vv), 1.5, 2.5, std_f, std_v)
+        return rahbo_acquisition(mf, np.sqrt(vf), mv, np.sqrt(vv), 1.5, 2.5, std_f, std_v,
+                                 log_var=log_var, beta_var=beta_var)
 
     x = np.array([0.4, 0.7])
-    _, vf, dmf, dvf, _, vv, dmv, dvv = post(x)
+    mf, vf, dmf, dvf, mv, vv, dmv, dvv = post(x)
     g = rahbo_acquisition_grad(np.sqrt(vf), dmf, dvf, np.sqrt(vv), dmv, dvv, 1.5, 2.5,
-                               std_f, std_v)
+                               std_f, std_v, mu_f=mf, mu_var=mv, log_var=log_var,
+                               beta_var=beta_var)
     h = 1e-6
     fd = [(value(x + h * e) - value(x - h * e)) / (2 * h) for e in np.eye(2)]
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

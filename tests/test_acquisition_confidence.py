@@ -5,7 +5,8 @@ Rules checked here:
 
 * eq. 8 with ``beta_var`` is ``UCB^f`` at ``beta`` less ``alpha`` times ``LCB^var`` at
   ``beta_var``; ``beta_var = None`` and ``beta_var = beta`` are the paper's acquisition, bit for
-  bit; the hand-written gradient is the derivative of eq. 8 with ``beta_var``;
+  bit; the hand-written gradient is the derivative of eq. 8 with ``beta_var``
+  (``tests/test_acquisition.py::test_rahbo_acquisition_grad_is_the_derivative_of_eq_8``);
 * every engine and path reads it: the reference and fast engines' acquisition, gradient and
   ``select`` agree, the screen's bounds stay upper bounds and the pruned continuous argmax
   equals the exhaustive one;
@@ -26,7 +27,7 @@ from erahbo import Options
 from erahbo.experiments.methods import parse_method
 from erahbo.gp import FastModel, GPHyper, ReferenceRound, RoundSettings
 from erahbo.gp.argmax import _known_rows, continuous_argmax
-from erahbo.gp.bounds import lcb_var, rahbo_acquisition, rahbo_acquisition_grad, ucb_f
+from erahbo.gp.bounds import lcb_var, rahbo_acquisition, ucb_f
 from erahbo.gp.screen import _Bounds
 from erahbo.optimizer.parts import absent_values
 from erahbo.space import SearchSpace
@@ -50,34 +51,6 @@ def test_beta_var_is_the_confidence_of_lcb_var_alone():
         np.testing.assert_array_equal(paper, same)
         # less optimism about the variance: a lower acquisition wherever alpha > 0
         assert np.all(got < paper)
-
-
-@pytest.mark.parametrize("log_var", [False, True])
-@pytest.mark.parametrize("beta_var", [0.0, 1.0, 4.0])
-def test_the_gradient_is_the_derivative_of_eq_8_with_beta_var(log_var, beta_var):
-    std_f, std_v = (0.5, 3.0), (1.0, 0.25)
-    A = np.array([[0.3, -0.2], [0.1, 0.4]])
-
-    def post(x):  # smooth posteriors of a 2-d point and their gradients
-        mf, dmf = np.sin(x[0]) + x[1], np.array([np.cos(x[0]), 1.0])
-        vf, dvf = 0.2 + (A[0] @ x) ** 2, 2 * (A[0] @ x) * A[0]
-        mv, dmv = x[0] * x[1], np.array([x[1], x[0]])
-        vv, dvv = 0.1 + (A[1] @ x) ** 2, 2 * (A[1] @ x) * A[1]
-        return mf, vf, dmf, dvf, mv, vv, dmv, dvv
-
-    def value(x):
-        mf, vf, _, _, mv, vv, _, _ = post(x)
-        return rahbo_acquisition(mf, np.sqrt(vf), mv, np.sqrt(vv), 1.5, 2.5, std_f, std_v,
-                                 log_var=log_var, beta_var=beta_var)
-
-    x = np.array([0.4, 0.7])
-    mf, vf, dmf, dvf, mv, vv, dmv, dvv = post(x)
-    g = rahbo_acquisition_grad(np.sqrt(vf), dmf, dvf, np.sqrt(vv), dmv, dvv, 1.5, 2.5,
-                               std_f, std_v, mu_f=mf, mu_var=mv, log_var=log_var,
-                               beta_var=beta_var)
-    h = 1e-6
-    fd = [(value(x + h * e) - value(x - h * e)) / (2 * h) for e in np.eye(2)]
-    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
 
 
 def _state(n, seed, beta_var, var_noise="fitted"):

@@ -13,10 +13,10 @@ Why an option: on a continuous space a variance GP that has seen few replicated
 configurations is wide, and at ``beta = 2.5`` its lower bound makes every unexplored region
 look nearly risk-free, so the search spends runs there before it spends them near good
 configurations. At ``acquisition_beta_var = 1`` (one standard deviation) the continuous
-benchmark's IQM regret after 50 runs at alpha 3 fell from 0.339 to 0.294 (three repetition
-sets, the difference's 95 % bootstrap interval [-0.076, -0.015]) with every other cell and
-checkpoint level within its interval; on the real tables it bought nothing and cost at alpha
-10 (``docs/results/one_seed_models/README.md``, sessions 43-44). So it is not a default.
+benchmark is pooled level with the default (every alpha and checkpoint within 0.006) and below
+the peers on more of its tasks, but the README example's ``B_t`` rises above the true optimum
+in one of its five studies and the real tables do not gain (alpha 10 costs after 100 runs)
+(``docs/results/one_seed_models/README.md``, sessions 43-44). So it is not a default.
 
 A part of a strategy (:mod:`erahbo.optimizer.strategy`, listed in
 :mod:`erahbo.optimizer.parts`); the code that reads it is eq. 8's
