@@ -260,7 +260,6 @@ def fit_hyperparameters(
     var_noise: str = "fitted",
     previous: RoundSettings | None = None,
     evidence: float = 0.0,
-    acquisition_beta_var: float | None = None,
 ) -> RoundSettings:
     """MAP hyperparameters of both GPs on the current data (paper: on the initial design).
 
@@ -304,9 +303,6 @@ def fit_hyperparameters(
         fit beats them on the current data by ``evidence`` nats (:func:`kept_hyper`).
     evidence : float
         That least gain (``refit_evidence``; 0: a plain refit).
-    acquisition_beta_var : float or None
-        Confidence of eq. 8's ``LCB^var`` (None: ``beta``), kept in the settings
-        (:class:`RoundSettings`); not read by the fit.
 
     Returns
     -------
@@ -360,5 +356,4 @@ def fit_hyperparameters(
         hf = kept_hyper(hf, previous.hyper_f, evidence, X, yf, D)
     return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
                          rho_max2_model=rho_max2_model,
-                         sigma0_2=sigma0_2, var_noise=var_noise,
-                         acquisition_beta_var=acquisition_beta_var)
+                         sigma0_2=sigma0_2, var_noise=var_noise)

@@ -11,6 +11,7 @@ incumbent bound ``B_t`` (eq. 10) and the recommendation (``argmax LCB^MV``).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -128,14 +129,15 @@ class RoundModels:
     def fit(self) -> RoundSettings:
         """MAP-fit both GPs on the current data and use the result."""
         d, o = self.state.data, self.options
-        self.use(fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
+        fitted = fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
                                      rho_max2=o.rho_max2, rho_max2_model=o.rho_max2_model,
                                      seed=o.seed,
                                      one_seed=o.min_seeds == 1,
                                      var_noise_prior=o.var_noise_prior,
                                      var_noise=noise_of(o),
-                                     previous=self.settings, evidence=o.refit_evidence or 0.0,
-                                     acquisition_beta_var=o.acquisition_beta_var))
+                                     previous=self.settings, evidence=o.refit_evidence or 0.0)
+        # eq. 8's own confidence is an option the fit does not read: set beside its result
+        self.use(replace(fitted, acquisition_beta_var=o.acquisition_beta_var))
         return self.settings
 
     def count_round(self) -> None:
