@@ -1,0 +1,37 @@
+"""The chance that five studies of the README example meet issue 37's four figures.
+
+Reads the per-study tables of ``benchmarks/readme_truth.py`` (held-out seeds) and draws sets of
+five studies without replacement: the share of sets whose mean Spearman is >= 0.85, whose
+largest overestimate is <= 1.0, whose `B_t` is never above `MV*` and whose mean regret is
+<= 0.06 (the Done-when reads seeds 0-4: one such set).
+
+usage: python readme_chance.py LOG [LOG ...]   (the stdout of readme_truth.py)
+"""
+import sys
+
+import numpy as np
+
+
+def rows(path: str) -> np.ndarray:
+    out = []
+    for line in open(path):
+        p = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(p) >= 5 and p[0].isdigit():
+            out.append([float(p[1]), float(p[2]), float(p[3]), float(p[4])])
+    return np.array(out)  # (studies, 4): spearman, over, bt_over, regret
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    for path in sys.argv[1:]:
+        r = rows(path)
+        idx = np.array([rng.choice(len(r), 5, replace=False) for _ in range(20000)])
+        s = r[idx]  # (draws, 5, 4)
+        ok = np.stack([s[..., 0].mean(1) >= 0.85, s[..., 1].max(1) <= 1.0,
+                       s[..., 2].max(1) <= 0.0, s[..., 3].mean(1) <= 0.06], axis=1)
+        print(f"{path}: {len(r)} studies; per figure {np.round(ok.mean(0), 2).tolist()}, "
+              f"all four {ok.all(1).mean():.2f}")
+
+
+if __name__ == "__main__":
+    main()
