@@ -13,8 +13,9 @@ entries and each entry's probability of being short; overall, the expected numbe
 entries of 72 and the chance that one draw has none.
 
 usage: python expected_count.py "PATTERN_{cell}.csv[,PATTERN2_{cell}.csv...]" [TIE] [--iters N]
-       [--peers-dir DIR] [--no-s45]  (TIE 0: strict, a tie is a loss; else |diff| <= TIE is set aside and
-       two thirds of the decided tasks are needed)
+       [--peers-dir DIR] [--no-s45]
+(TIE 0: strict, a tie is a loss; else |diff| <= TIE is set aside and two thirds of the decided
+tasks are needed)
 """
 import argparse
 import glob
@@ -46,7 +47,8 @@ def sess(f: str) -> int:
 
 
 def load_peers(extra_dir: str | None):
-    """(cell, peer) -> ("traces", {task: (m, 3) array}) or ("normal", {task: (mu (3,), sd (3,))})."""
+    """(cell, peer) -> ("traces", {task: (m, 3) array}) or ("normal", {task: (mu, sd)}),
+    mu and sd (3,) (sd None: unknown)."""
     out = {}
     num = r"([\d.]+) \[([\d.]+), ([\d.]+)\]"
     for f in sorted(glob.glob(f"{D}/continuous_peers_*.md"), key=sess):
@@ -65,14 +67,16 @@ def load_peers(extra_dir: str | None):
         if m and m.group(1) != "all" and not m.group(1).startswith("task"):
             mu = np.array([float(m.group(i)) for i in (2, 3, 4)])
             out.setdefault(("a3s0", "smac"), ("normal", {}))[1][m.group(1)] = (mu, None)
-    files = (glob.glob(f"{D}/checkpoints_s3*/peers_*.csv") + glob.glob(f"{D}/checkpoints_s3*/smac_c_*.csv"))
+    files = (glob.glob(f"{D}/checkpoints_s3*/peers_*.csv")
+             + glob.glob(f"{D}/checkpoints_s3*/smac_c_*.csv"))
     if extra_dir:  # session 45's reruns of the peers on this machine: peers45_<method>_<cell>.csv
         files += sorted(glob.glob(f"{extra_dir}/peers45_*_a*s*.csv"))
     for f in files:
         cell = re.search(r"_(a\d+s\d)\.csv", f).group(1)
         df = pd.read_csv(f)
         for me, g in df.groupby("method"):
-            out[(cell, me)] = ("traces", {t: gt[list(CK)].to_numpy(float) for t, gt in g.groupby("task")})
+            out[(cell, me)] = ("traces", {t: gt[list(CK)].to_numpy(float)
+                                          for t, gt in g.groupby("task")})
     return out
 
 
@@ -127,10 +131,12 @@ def main() -> None:
                 per_entry.append((cell, pe, c, kind, 1 - ok[:, j].mean()))
             short += (~ok).sum(1)
         total += short
-        print(f"{cell}: expected short {short.mean():.2f} (of 12), none short in {np.mean(short == 0):.2f}")
+        print(f"{cell}: expected short {short.mean():.2f} (of 12), "
+              f"none short in {np.mean(short == 0):.2f}")
     for cell, pe, c, kind, p in per_entry:
         if p >= 0.2:
-            print(f"  {cell} {pe:15s} @{c:<3d} P(short) {p:.2f}{'' if kind == 'traces' else ' (peer: normal from its table)'}")
+            src = "" if kind == "traces" else " (peer: normal from its table)"
+            print(f"  {cell} {pe:15s} @{c:<3d} P(short) {p:.2f}{src}")
     worst = max(pooled_lose, key=lambda r: r[2].max())
     print(f"pooled over tasks (peers with traces): largest P(not below the peer) "
           f"{worst[2].max():.3f} ({worst[0]} {worst[1]})")
