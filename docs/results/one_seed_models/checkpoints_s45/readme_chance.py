@@ -6,6 +6,10 @@ largest overestimate is <= 1.0, whose `B_t` is never above `MV*` and whose mean 
 <= 0.06 (the Done-when reads seeds 0-4: one such set).
 
 usage: python readme_chance.py LOG [LOG ...]   (the stdout of readme_truth.py)
+       python readme_chance.py --robustness N M LOG [LOG ...]
+           (the stdout of benchmarks/robustness_study.py: the chance that at least M of N new
+           studies end near the optimum, the rate drawn from its Beta(near + 1, miss + 1)
+           posterior over every study of the logs pooled)
 """
 import sys
 
@@ -21,7 +25,26 @@ def rows(path: str) -> np.ndarray:
     return np.array(out)  # (studies, 4): spearman, over, bt_over, regret
 
 
+def robustness(n: int, m: int, paths: list[str]) -> None:
+    """P(at least m of n studies near the optimum), the rate from the logs' studies."""
+    near = miss = 0
+    for path in paths:
+        for line in open(path):
+            p = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(p) >= 4 and p[0].isdigit() and p[3] in ("yes", "no"):
+                near += p[3] == "yes"
+                miss += p[3] == "no"
+    rng = np.random.default_rng(0)
+    rate = rng.beta(near + 1, miss + 1, 200000)
+    hits = rng.binomial(n, rate)
+    print(f"{' + '.join(paths)}: near in {near} of {near + miss}; "
+          f"P(at least {m} of {n}) {np.mean(hits >= m):.2f}")
+
+
 def main() -> None:
+    if sys.argv[1] == "--robustness":
+        robustness(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
+        return
     rng = np.random.default_rng(0)
     for path in sys.argv[1:]:
         r = rows(path)
