@@ -45,8 +45,8 @@ def main() -> None:
     if sys.argv[1] == "--robustness":
         robustness(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
         return
-    rng = np.random.default_rng(0)
     for path in sys.argv[1:]:
+        rng = np.random.default_rng(0)  # the same draws for every log
         r = rows(path)
         idx = np.array([rng.choice(len(r), 5, replace=False) for _ in range(20000)])
         s = r[idx]  # (draws, 5, 4)
