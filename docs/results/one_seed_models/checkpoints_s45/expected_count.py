@@ -147,6 +147,10 @@ def main() -> None:
         if p >= 0.2:
             src = "" if kind == "traces" else " (peer: normal from its table)"
             print(f"  {cell} {pe:15s} @{c:<3d} P(short) {p:.2f}{src}")
+    if not per_entry:
+        raise SystemExit(f"no per-trace CSV matches {a.patterns!r} for any cell "
+                         f"({', '.join(CELLS)}): give PATTERN_{{cell}}.csv, e.g. "
+                         '"../checkpoints_s40/rmo_{cell}.csv"')
     worst = max(pooled_lose, key=lambda r: r[2].max())
     print(f"pooled over tasks (peers with traces): largest P(not below the peer) "
           f"{worst[2].max():.3f} ({worst[0]} {worst[1]})")

@@ -34,6 +34,9 @@ def robustness(n: int, m: int, paths: list[str]) -> None:
             if len(p) >= 4 and p[0].isdigit() and p[3] in ("yes", "no"):
                 near += p[3] == "yes"
                 miss += p[3] == "no"
+    if near + miss == 0:
+        raise SystemExit(f"no study found in {paths}: give the stdout of "
+                         "benchmarks/robustness_study.py")
     rng = np.random.default_rng(0)
     rate = rng.beta(near + 1, miss + 1, 200000)
     hits = rng.binomial(n, rate)
@@ -42,12 +45,17 @@ def robustness(n: int, m: int, paths: list[str]) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
     if sys.argv[1] == "--robustness":
         robustness(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
         return
     for path in sys.argv[1:]:
         rng = np.random.default_rng(0)  # the same draws for every log
         r = rows(path)
+        if len(r) < 5:
+            raise SystemExit(f"{path}: {len(r)} studies found; give the stdout of "
+                             "benchmarks/readme_truth.py over at least five seeds")
         idx = np.array([rng.choice(len(r), 5, replace=False) for _ in range(20000)])
         s = r[idx]  # (draws, 5, 4)
         ok = np.stack([s[..., 0].mean(1) >= 0.85, s[..., 1].max(1) <= 1.0,
