@@ -25,7 +25,7 @@ IDS = [p.name for p in PARAMS]
 #: paper's value, 0 for an option resolved from the others) is not one: options read by one
 #: risk measure only (erahbo.risk refuses them with another) and ``bound_min_seeds`` (>= 1).
 NEEDS = {"q": ({"risk": "cvar"}, 0.25), "c": ({"risk": "mean_std"}, 2.0),
-         "bound_min_seeds": ({}, 2)}
+         "bound_min_seeds": ({}, 2), "k_max_means": ({}, 5)}
 HOSTED = [p.name for p in HOST_PARAMS]
 
 

@@ -23,6 +23,8 @@ Grammar of a method name::
                            MV keeps up with the best other one, as SMAC's intensifier races a
                            challenger; an ablation of the GP-based rule); ``k_min=2``: the
                            race compares sample variances, which one seed does not have
+    erahbo-<a>-<b>...      ERAHBO variants joined, each word one of the above setting options
+                           of its own (none twice): erahbo-abv1-kmm10
     rahbo-k<K>             RAHBO with K seeds per configuration (the paper: K = 2 and 20)
     gpucb-k<K>             GP-UCB (risk-neutral) with K seeds per configuration
     random-k<K>            uniform random search with K seeds per configuration
@@ -172,10 +174,14 @@ def parse_method(name: str) -> MethodSpec:
             )
         return MethodSpec(name=key, label=f"{FIXED_K_LABELS[base]} (k={k})", method=base,
                           options={"k": k})
+    spec = _erahbo_combination(key)
+    if spec is not None:
+        return spec
     parts = "".join(f"erahbo-{p.form}, " for p in PARAMS if p.short)
     raise ValueError(
         f"unknown method {name!r}; valid forms: erahbo, erahbo-paper, erahbo-exp<gamma>, "
-        f"erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, {parts}erahbo-race, rahbo-k<K>, "
+        f"erahbo-sig<s>, erahbo-b<N>, erahbo-bs<v>, {parts}erahbo-race, several of these "
+        "joined (erahbo-abv1-kmm10: each sets options of its own), rahbo-k<K>, "
         "gpucb-k<K>, random-k<K>, each optionally with -p<Q> (Q configurations in flight), "
         "and the peers optuna-tpe-k<K>, smac, smac-k<K>, bts-red and bts-red-n<N>, each "
         "with a risk suffix -cvar[<q>], -quantile[<q>], -mv<alpha> where it optimizes a "
@@ -237,6 +243,27 @@ def _erahbo_variant(key: str, kind: str, text: str) -> MethodSpec | None:
         return MethodSpec(name=key, label=f"ERAHBO (seed batch {n})", method="erahbo",
                           options={"seed_batch": n})
     return None
+
+
+def _erahbo_combination(key: str) -> MethodSpec | None:
+    """``erahbo-<variant>-<variant>...`` (``erahbo-abv1-kmm10``): ERAHBO with the options of
+    each variant; None unless each word is a variant of its own options, none set twice."""
+    words = key.removeprefix("erahbo-").split("-")
+    if not key.startswith("erahbo-") or len(words) < 2:
+        return None
+    options: dict[str, Any] = {}
+    labels = []
+    for word in words:
+        try:
+            spec = parse_method(f"erahbo-{word}")
+        except ValueError:
+            return None
+        if spec.method != "erahbo" or not spec.options or set(spec.options) & set(options):
+            return None
+        options.update(spec.options)
+        labels.append(spec.label.removeprefix("ERAHBO (").removesuffix(")"))
+    return MethodSpec(name=key, label=f"ERAHBO ({', '.join(labels)})", method="erahbo",
+                      options=options)
 
 
 def _valid(name: str, value: float) -> bool:

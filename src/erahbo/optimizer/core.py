@@ -33,7 +33,7 @@ from erahbo.optimizer.options import Options, check_hyperparameters
 from erahbo.optimizer.parts import for_space
 from erahbo.optimizer.records import History, Round, Trial
 from erahbo.optimizer.replication import CAPPED
-from erahbo.optimizer.rounds import RoundModels, one_seed_f_B, stop_bounds
+from erahbo.optimizer.rounds import RoundModels, one_seed_f_B, round_most, stop_bounds
 from erahbo.optimizer.state import StudyState, initial_design_of
 from erahbo.optimizer.strategy import ROUND_KINDS, Strategy
 from erahbo.optimizer.telling import Telling
@@ -205,7 +205,7 @@ class Optimizer(Telling, Inspection):
             elif left < 1:
                 self._close(r, CAPPED)
             else:  # the inner loop: one more seed, or a batch of them
-                n = self.replication.next_trial_seeds(r.k, free, left)
+                n = self.replication.next_trial_seeds(r.k, free, left, r.most)
                 return self._trial(r.config_id, r.u, n, "bo", r.t)
         if any(t.phase == "init" for t in self._pending.values()):
             return None  # the first model fit waits for the whole initial design
@@ -249,6 +249,8 @@ class Optimizer(Telling, Inspection):
                   self.data.row_of(cid), rm, float(B_t), bs, float(acq), phase=phase)
         if rm is not None and self.replication.one_seed_beta(self.options.beta) is not None:
             r.f_B = one_seed_f_B(rm, self.data, j, self.weight)
+        if rm is not None:  # a random round ends after its first seeds
+            r.most = round_most(self.replication, self.data, self.weight)
         self._open[r.t] = r
         return self._trial(cid, r.u, self.replication.opening_seeds(free, self.seeds_left(cid)),
                            "bo", r.t)
@@ -294,7 +296,7 @@ class Optimizer(Telling, Inspection):
             random_round=r.rm is None and self.method != "random",
             ucb_mv=None if r.ib is None else r.ib.ucb_mv, B_t=r.B_t,
             sample_gap=self.state.sample_gap(row, self.weight) if pol.uses_sample_gap else None,
-        )
+            most=r.most)
         if reason is not None:
             self._close(r, reason)
 

@@ -197,6 +197,7 @@ class Options:
     n_parallel: int = 1
     stopping: str | None = None
     one_seed_optimism: bool | None = None
+    k_max_means: int | None = None
     k: int | None = None
     n_init: int | None = None
     k_init: int | None = None

@@ -194,6 +194,7 @@ class Round:
     ib: InnerBounds | None = None
     phase: str = "bo"  # "challenger": a challenger round (erahbo.optimizer.challenger)
     f_B: float = -math.inf  # ``one_seed_optimism``: rounds.one_seed_f_B (B_t's configuration's f)
+    most: int | None = None  # the round's most seeds (rounds.round_most; None: the rule's k_max)
 
 
 class History:

@@ -71,7 +71,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 from erahbo.validation import RULES as CHECKS
-from erahbo.validation import Param, by_space, check_k_range, check_option, flag
+from erahbo.validation import Param, by_space, check_k_range, check_option, flag, int_at_least
 
 __all__ = [
     "CAPPED",
@@ -165,6 +165,11 @@ class Rule:
         when it differs from ``beta_stop`` (None: it does not)."""
         return None
 
+    def round_most(self, means_differ: bool) -> int:
+        """The most seeds of a round that opens while the replicated configurations differ
+        mostly by their means (``means_differ``) or not: :attr:`most` unless the rule says."""
+        return self.most
+
     def after_tell(self, k: int, asked: int, remaining: float, seeds_left: float = math.inf,
                    **bounds: Any) -> str | None:
         """The round's final stop reason after a tell (a key of :data:`STOP_REASONS`), or
@@ -178,30 +183,33 @@ class Rule:
         least one."""
         return int(max(min(int(min(self.first, free)), left), 1))
 
-    def next_trial_seeds(self, k: int, free: float, left: float) -> int:
-        """Seeds of the next trial of an open round at ``k`` seeds (:meth:`next_seeds`),
-        within ``left`` (the seed caps)."""
-        return int(min(self.next_seeds(k, free), left))
+    def next_trial_seeds(self, k: int, free: float, left: float, most: int | None = None) -> int:
+        """Seeds of the next trial of an open round at ``k`` seeds (:meth:`next_seeds`; the
+        round's ``most``, :meth:`round_most`), within ``left`` (the seed caps)."""
+        top = math.inf if most is None else max(most - k, 1)
+        return int(min(self.next_seeds(k, free), left, top))
 
-    def round_seeds(self, opened: int, left: float, *, random_round: bool = False) -> int:
+    def round_seeds(self, opened: int, left: float, *, random_round: bool = False,
+                    most: int | None = None) -> int:
         """Seeds of one trial that runs a whole round (a host whose trial trains until a
         pruner stops it): an adaptive rule's round may grow from its ``opened`` first seeds
-        by the ``left`` the seed caps leave, up to :attr:`most`; a fixed-k or random round
-        is its first trial."""
+        by the ``left`` the seed caps leave, up to the round's ``most`` (None: :attr:`most`);
+        a fixed-k or random round is its first trial."""
         if not self.adaptive or random_round:
             return int(opened)
-        return int(min(self.most, opened + left))
+        return int(min(self.most if most is None else most, opened + left))
 
     def decides(self, n: int) -> bool:
         """Whether the bounds may end a round that has run ``n`` seeds (an adaptive rule,
         after its first seeds): when a host's pruner asks :meth:`verdict`."""
         return self.adaptive and n >= self.first
 
-    def verdict(self, n: int, bounds: Bounds | None) -> tuple[str | None, float, float]:
+    def verdict(self, n: int, bounds: Bounds | None,
+                most: int | None = None) -> tuple[str | None, float, float]:
         """``(reason, UCB_MV, B_t)`` for a round that has run ``n`` seeds: the reason a key of
         :data:`STOP_REASONS` or None (go on). ``bounds`` computes ``(UCB_MV(x; n), B_t)`` on
         demand (None: no models; it may return None: too few seeds for a bound); the bounds
-        are NaN where none was computed."""
+        are NaN where none was computed; ``most``: the round's (:meth:`round_most`)."""
         return ("fixed_k" if n >= self.first else None), NAN, NAN
 
     def to_json(self) -> dict[str, Any]:
@@ -264,13 +272,14 @@ class AdaptiveK(Rule):
     configuration's (:func:`erahbo.gp.round.one_seed_bound`; :meth:`one_seed_beta`), in the
     rounds where the study's replicated configurations differ mostly by their variance
     (:func:`erahbo.gp.round.one_seed_in_force`); erahbo's default on a continuous or mixed
-    space (:func:`one_seed_optimism_of`).
+    space (:func:`one_seed_optimism_of`). ``k_max_means``: see :meth:`round_most`.
     """
 
     k_min: int = 2
     k_max: int = 20
     seed_batch: int = 1
     one_seed_optimism: bool = False
+    k_max_means: int | None = None
     name = "ucb"
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("one_seed_optimism", bool,
@@ -287,6 +296,17 @@ class AdaptiveK(Rule):
                    "erahbo's stopping rule on a continuous or mixed space "
                    "(docs/results/one_seed_models, sessions 39-40), off on a finite table.",
               short="oso", label="one-seed optimism {}", form="oso1"),
+        Param("k_max_means", int,
+              int_at_least(2, " or None (the most seeds of a round while the replicated "
+                              "configurations differ mostly by their means; None: k_max)"),
+              default=None, paper=None, absent=None,
+              help="ERAHBO: the most seeds of a round that opens while the replicated "
+                   "configurations differ mostly by their means (the variance term at most "
+                   "half the spread of their sample risk measure), between k_min and k_max "
+                   "(default: None, k_max in every round; docs/results/one_seed_models, "
+                   "sessions 41-46).",
+              short="kmm", label="at most {} seeds a round while the means differ",
+              form="kmm<N>"),
     )
     needs_models = True  # the stopping rule reads UCB^MV(x_t; k) and B_t
     adaptive = True
@@ -304,6 +324,12 @@ class AdaptiveK(Rule):
     def most(self) -> int:
         """The most seeds of a round: ``k_max``."""
         return int(self.k_max)
+
+    def round_most(self, means_differ: bool) -> int:
+        """The most seeds of a round: ``k_max_means`` when given and the replicated
+        configurations differ mostly by their means (``means_differ``), else ``k_max``."""
+        return int(self.k_max if self.k_max_means is None or not means_differ
+                   else self.k_max_means)
 
     def decide(self, k: int, ucb_mv: float, B_t: float) -> str | None:
         """Stop reason after ``k`` seeds of this round, or None to ask for one more seed.
@@ -346,16 +372,18 @@ class AdaptiveK(Rule):
         """
         return int(min(self._step(k), free, max(self.k_max - k, 1)))
 
-    def verdict(self, n: int, bounds: Bounds | None) -> tuple[str | None, float, float]:
-        """Before its first seeds or without models: ``"k_max"`` once ``n`` reaches it, else
-        None; then :meth:`decide` on the bounds (see :meth:`Rule.verdict`)."""
+    def verdict(self, n: int, bounds: Bounds | None,
+                most: int | None = None) -> tuple[str | None, float, float]:
+        """Before its first seeds or without models: ``"k_max"`` once ``n`` reaches the
+        round's ``most`` (None: ``k_max``), else None; then :meth:`decide` on the bounds (see
+        :meth:`Rule.verdict`)."""
         if n < self.first or bounds is None:
-            return ("k_max" if n >= self.k_max else None), NAN, NAN
+            return ("k_max" if n >= (most or self.k_max) else None), NAN, NAN
         got = bounds()
         if got is None:
             return None, NAN, NAN
         ucb_mv, B_t = got
-        return self.decide(n, ucb_mv, B_t), float(ucb_mv), float(B_t)
+        return _capped(self.decide(n, ucb_mv, B_t), n, most), float(ucb_mv), float(B_t)
 
     def after_tell(
         self,
@@ -368,6 +396,7 @@ class AdaptiveK(Rule):
         ucb_mv: float | None = None,
         B_t: float = math.nan,
         sample_gap: float | None = None,
+        most: int | None = None,
     ) -> str | None:
         """The round's final stop reason after a tell (a key of :data:`STOP_REASONS`), or
         None for more seeds.
@@ -392,16 +421,18 @@ class AdaptiveK(Rule):
             The round's incumbent bound.
         sample_gap : float or None
             ``x_t``'s sample MV minus the best other one (:class:`Race` only).
+        most : int or None
+            The round's most seeds (:meth:`round_most`; None: ``k_max``).
         """
         if ucb_mv is None and self.needs_models:  # a round without models
             return _final(_first_trial(self.first, asked, random_round), remaining, seeds_left)
-        reason = self._stop(k, ucb_mv, B_t, sample_gap)
+        reason = self._stop(k, ucb_mv, B_t, sample_gap, self.k_max if most is None else most)
         return _final("budget" if reason is None and remaining < 1 else reason, remaining,
                       seeds_left)
 
     def _stop(self, k: int, ucb_mv: float | None, B_t: float,
-              sample_gap: float | None) -> str | None:
-        return self.decide(k, ucb_mv, B_t)
+              sample_gap: float | None, most: int) -> str | None:
+        return _capped(self.decide(k, ucb_mv, B_t), k, most)
 
 
 @dataclass(frozen=True)
@@ -440,10 +471,10 @@ class Race(AdaptiveK):
         return k  # double
 
     def _stop(self, k: int, ucb_mv: float | None, B_t: float,
-              sample_gap: float | None) -> str | None:
+              sample_gap: float | None, most: int) -> str | None:
         if sample_gap is not None and sample_gap < 0:
             return "dominated"
-        return "k_max" if k >= self.k_max else None
+        return "k_max" if k >= most else None
 
 
 #: ERAHBO's replication rules by the value of ``stopping`` that names them (the fixed-k
@@ -514,6 +545,12 @@ def check(o: Any, given: set[str]) -> None:
     if o.one_seed_optimism and "one_seed_optimism" in given and o.method != "erahbo":
         raise ValueError(f"one_seed_optimism=True applies to ERAHBO's stopping rule only "
                          f"(method={o.method!r}); drop one_seed_optimism")
+    if o.k_max_means is not None and not o.k_min <= o.k_max_means <= o.k_max:
+        raise ValueError(f"k_max_means={o.k_max_means!r} must lie between k_min={o.k_min} and "
+                         f"k_max={o.k_max}; give a value in that range or drop k_max_means")
+    if o.k_max_means is not None and o.method != "erahbo":
+        raise ValueError(f"k_max_means={o.k_max_means!r} applies to ERAHBO's rounds only "
+                         f"(method={o.method!r}); drop k_max_means")
     if o.stopping != "ucb" and o.method != "erahbo":
         raise ValueError(f"stopping={o.stopping!r} applies to ERAHBO only "
                          f"(method={o.method!r})")
@@ -548,6 +585,11 @@ def _first_trial(first: int, asked: int, random_round: bool) -> str:
     if asked < first:
         return "budget"
     return "random" if random_round else "fixed_k"
+
+
+def _capped(reason: str | None, k: int, most: int | None) -> str | None:
+    """A round the rule lets go on ends ``"k_max"`` at its ``most`` seeds (Rule.round_most)."""
+    return "k_max" if reason is None and most is not None and k >= most else reason
 
 
 def _final(reason: str | None, remaining: float, seeds_left: float) -> str | None:

@@ -35,7 +35,7 @@ from erahbo.optimizer.state import StudyState
 from erahbo.optimizer.variance_prior import noise_of
 from erahbo.recommendation import configs_table
 
-__all__ = ["RoundModels", "next_refit", "stop_bounds"]
+__all__ = ["RoundModels", "next_refit", "round_most", "stop_bounds"]
 
 
 def next_refit(growth: float | None, n_at_fit: int) -> float:
@@ -83,6 +83,18 @@ def one_seed_f_B(rm: Any, data: Any, row: int, risk: Any) -> float:
     if not one_seed_in_force(data.ybar, data.s2, data.k, risk):
         return math.inf
     return bound_f(rm, data.U, row)
+
+
+def round_most(rule: Any, data: Any, risk: Any) -> int:
+    """The most seeds of a round that opens on ``data`` under ``rule``
+    (:meth:`~erahbo.optimizer.replication.Rule.round_most`): the rule's ``k_max_means`` while
+    the replicated configurations differ mostly by their means (one-seed optimism's test,
+    :func:`erahbo.gp.round.one_seed_in_force`, false: also while too few are replicated), else
+    its ``k_max``. The optimizer's rounds and :meth:`RoundModels.stopping_decision` use it."""
+    most = rule.round_most(False)
+    if rule.round_most(True) == most:  # the answer does not matter
+        return int(most)
+    return int(rule.round_most(not one_seed_in_force(data.ybar, data.s2, data.k, risk)))
 
 
 class RoundModels:
@@ -256,7 +268,8 @@ class RoundModels:
             return ib.ucb_mv, B_t
 
         plain = o.method == "random" or st.data.n == 0  # no models
-        return rule.verdict(len(vals), None if plain else bounds)
+        return rule.verdict(len(vals), None if plain else bounds,
+                            round_most(rule, st.data, o.weight))
 
     def configs_table(self, cfgs: list[dict[str, Any]], failures: dict[int, int]) -> Any:
         """:attr:`erahbo.Result.configs`: every configuration with its MV bounds and rank."""
