@@ -94,7 +94,7 @@ __all__ = [
 #: is the order of the legend of :func:`erahbo.analysis.run_plots.plot_rounds`.
 STOP_REASONS = {
     "dominated": "the stopping rule: UCB_MV below B_t",
-    "k_max": "k_max seeds reached",
+    "k_max": "the round's most seeds reached (k_max; k_max_means while the means differ)",
     "fixed_k": "a fixed-k round completed",
     "budget": "the budget ran out",
     "excluded": "the configuration was excluded (finite table)",
