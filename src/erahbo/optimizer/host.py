@@ -86,7 +86,7 @@ def whole_round_seeds(opt: Any, trial: Trial, random_round: bool = False) -> int
     early): :meth:`Rule.round_seeds` of the rule in force, from the trial's first seeds and
     those the seed caps leave its configuration (:meth:`erahbo.Optimizer.seeds_left`), up to
     the round's most seeds (:func:`erahbo.optimizer.rounds.round_most`)."""
-    r = opt._open.get(trial.round)  # the optimizer's open round of the trial (same package)
+    r = opt.open_round(trial.round)
     return opt.replication.round_seeds(len(trial.seeds), opt.seeds_left(trial.config_id),
                                        random_round=random_round,
                                        most=None if r is None else r.most)
