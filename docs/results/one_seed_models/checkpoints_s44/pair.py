@@ -7,6 +7,8 @@ the interval excludes 0)::
     python pair.py "abv1_{cell}.csv" ["../checkpoints_s40/rmo_{cell}.csv"]
 
 ``{cell}`` is ``a<alpha>s<set>``; the reference defaults to the default's session-40 traces.
+``SETS=0,1,2 python pair.py ...`` pools other repetition sets (session 46; default ``0,1``);
+a set missing for either record is left out.
 """
 
 import os
@@ -26,9 +28,10 @@ def iqm(x: np.ndarray) -> float:
 
 
 def pooled(var: str, ref: str, alpha: int) -> pd.DataFrame | None:
-    """The two records' traces of one alpha, merged by (task, repetition), sets 0 and 1."""
+    """The two records' traces of one alpha, merged by (task, repetition), over the sets of
+    ``SETS`` (default 0 and 1)."""
     parts = []
-    for s in (0, 1):
+    for s in (int(x) for x in os.environ.get("SETS", "0,1").split(",")):
         cell = f"a{alpha}s{s}"
         if not (os.path.exists(var.format(cell=cell)) and os.path.exists(ref.format(cell=cell))):
             continue
