@@ -54,9 +54,9 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
     ap.add_argument("--beta", type=float, default=2.5, help="the bounds' beta (sqrt: sds)")
-    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE")
+    rt.add_set_option(ap)
     a = ap.parse_args(argv)
-    options = {k: rt._value(v) for k, v in (s.split("=", 1) for s in a.set)}
+    options = rt.set_options(ap, a.set)
     rows = pd.concat([one_study(s, options) for s in a.seeds], ignore_index=True)
     z = math.sqrt(a.beta)
     rows["seeds"] = pd.cut(rows["k"], [0, 1, 2, 4, 9, 10**6],

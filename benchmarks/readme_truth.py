@@ -33,7 +33,8 @@ Run (one core; a few seconds per study)::
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python benchmarks/readme_truth.py \
         [--seeds 0 1 2 3 4] [--budget 200] [--alpha 1] [--set NAME=VALUE ...]
 
-``--set`` passes options to ``erahbo.optimize`` (e.g. ``--set k_min=2``).
+``--set`` passes options to ``erahbo.optimize`` (e.g. ``--set k_min=2 k_max=10``; a repeated
+``--set`` adds to the list).
 """
 
 from __future__ import annotations
@@ -130,14 +131,37 @@ def _value(text: str):
         return text
 
 
+def add_set_option(parser: argparse.ArgumentParser) -> None:
+    """``--set NAME=VALUE ...``: options of ``erahbo.optimize`` (JSON values), several after one
+    flag or over repeated flags (the benchmarks that pass options take this one flag)."""
+    parser.add_argument("--set", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+                        help="options of erahbo.optimize (JSON values; several after one "
+                             "--set, or --set repeated)")
+
+
+def set_options(parser: argparse.ArgumentParser, pairs: list[str]) -> dict:
+    """The options of ``--set``'s ``NAME=VALUE`` pairs; a pair without ``=`` or a name given
+    twice ends the script with a message naming it (``parser.error``)."""
+    options: dict = {}
+    for pair in pairs:
+        name, eq, text = pair.partition("=")
+        if not eq or not name:
+            parser.error(f"--set {pair!r}: give NAME=VALUE, e.g. --set k_min=2")
+        if name in options:
+            parser.error(f"--set {name} is given twice ({options[name]!r} and {_value(text)!r}); "
+                         "give it once")
+        options[name] = _value(text)
+    return options
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     p.add_argument("--budget", type=int, default=200)
     p.add_argument("--alpha", type=float, default=1.0)
-    p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE")
+    add_set_option(p)
     a = p.parse_args(argv)
-    options = {k: _value(v) for k, v in (s.split("=", 1) for s in a.set)}
+    options = set_options(p, a.set)
     rows = [one_study(s, a.budget, a.alpha, options) for s in a.seeds]
     cols = ["seed", "spearman", "over", "bt_over", "regret", "k_rec", "dup", "one", "configs",
             "seconds"]

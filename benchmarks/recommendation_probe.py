@@ -133,10 +133,10 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     p.add_argument("--reps", type=int, nargs="+", default=list(range(20)))
     p.add_argument("--budget", type=int, default=200)
     p.add_argument("--checkpoints", type=int, nargs="+", default=[50, 100, 200])
-    p.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE")
+    rt.add_set_option(p)
     p.add_argument("--csv", default=None)
     a = p.parse_args(argv)
-    options = {k: rt._value(v) for k, v in (s.split("=", 1) for s in a.set)}  # its --set
+    options = rt.set_options(p, a.set)
     frame = probe(a.task, a.method, a.alpha, a.set_seed, a.reps, a.budget,
                   [c for c in a.checkpoints if c <= a.budget], options)
     with pd.option_context("display.width", 200, "display.max_columns", 20):

@@ -39,13 +39,17 @@ Run (one core; 1-5 s per study on this machine, the arlbench scenario about 1 mi
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
 import erahbo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import readme_truth as rt  # its --set
 
 SPACE = {"x0": ("float", 0.0, 1.0), "x1": ("float", 0.0, 1.0)}
 NEAR = 0.01  # MV regret of the recommendation (squared distance to the optimum)
@@ -206,13 +210,6 @@ def arlbench_scales(budget: int, reps: int, pools: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenario", choices=["outliers", "failures", "both", "arlbench"],
@@ -223,8 +220,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--p-outlier", type=float, default=P_OUTLIER,
                     help="probability of a -1e6 return (outliers)")
     ap.add_argument("--failures", default=None, help="failure policy (default: optimize's)")
-    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
-                    help="extra options of erahbo.optimize (JSON values)")
+    rt.add_set_option(ap)
     ap.add_argument("--outlier-scales", type=float, default=None,
                     help="erahbo.optimizer.outliers.OUTLIER_SCALES for this run (inf: no screen)")
     ap.add_argument("--reps", type=int, default=3, help="replays per table (arlbench)")
@@ -236,7 +232,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.scenario == "arlbench":
         print(arlbench_scales(args.budget, args.reps, pools=5000), flush=True)
         return
-    options = {k: _value(v) for k, v in (s.split("=", 1) for s in args.set)}
+    options = rt.set_options(ap, args.set)
     if args.failures is not None:
         options["failures"] = args.failures
     names = ["outliers", "failures"] if args.scenario == "both" else [args.scenario]
