@@ -129,6 +129,14 @@ def test_seed_story_says_what_the_run_did():
            in story
     assert "1 k_max (it reached k_max)" in story
     assert "1 round re-ran a configuration whose own runs beat" in story
+    capped = _rounds_result([2, 2, 1, 7, 1, 8, 3],
+                            phases=["init", "init", "bo", "bo", "bo", "bo", "challenger"],
+                            reasons=["initial", "initial", "dominated", "dominated",
+                                     "dominated", "k_max", "dominated"],
+                            settings={"k_max_means": 8})  # a round's cap while means differ
+    story = seed_story(capped)
+    assert "up to k_max = 20 (8 while the configurations differ mostly by their means)" in story
+    assert "1 k_max (it reached k_max, or k_max_means = 8 while the means differ)" in story
 
 
 def test_demo_ctrl_c_says_how_to_continue(tmp_path, monkeypatch, smaller_demo):

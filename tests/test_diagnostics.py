@@ -40,6 +40,10 @@ def test_ties_with_never_learning_configurations_are_reported():
     assert f"{share:.0%} of {len(r)} ERAHBO rounds ran to k_max (20 seeds)" in found[
         "k_max_rounds"]
     assert "beta_stop=0.25" in found["k_max_rounds"]
+    capped = erahbo.optimize(_dead_or_learning, space, budget=300, seed=0, preset="paper",
+                             k_max_means=5)  # the finding names both caps of a round
+    assert "ran to k_max (20 seeds; 5 while the means differ: k_max_means)" in {
+        f.code: f.message for f in diagnose(capped)}["k_max_rounds"]
     # at alpha = 1 on this raw scale (spread 60 -> variance 3600) a dead configuration wins
     assert res.incumbent["x"] <= 0.8 and "zero_spread_incumbent" in found
     assert res.settings["k_max"] == 20 and res.settings["alpha"] == 1.0

@@ -157,6 +157,8 @@ def _k_max_rounds(result: Result, share: float, min_rounds: int) -> Finding | No
     if frac < share:
         return None
     k_max = int(result.settings.get("k_max", at_max["k"].max()))
+    kmm = result.settings.get("k_max_means")
+    seeds = f"{k_max} seeds; {kmm} while the means differ: k_max_means" if kmm else f"{k_max} seeds"
     if result.settings.get("stopping", "ucb") == "race":
         rule, advice = "racing rule", "a smaller k_max"
     else:
@@ -167,7 +169,7 @@ def _k_max_rounds(result: Result, share: float, min_rounds: int) -> Finding | No
                   else "beta_stop=0") + ", or a smaller k_max"
     return Finding(
         "k_max_rounds",
-        f"{frac:.0%} of {len(ended)} ERAHBO rounds ran to k_max ({k_max} seeds): the {rule} "
+        f"{frac:.0%} of {len(ended)} ERAHBO rounds ran to k_max ({seeds}): the {rule} "
         "rarely showed a configuration to be worse than the incumbent, so each chosen "
         "configuration cost k_max runs. That is expected when they are close to the "
         "incumbent, and wasteful when many tie with it (e.g. many that never learn and return "

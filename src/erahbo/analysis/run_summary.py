@@ -44,6 +44,7 @@ def seed_story(result: Any) -> str:
     """How the run spent its seeds: the rule, then what it did (every count from ``result``).
 
     Says how many BO rounds used ``k_min`` seeds (one, by default), the most seeds of a round
+    (``k_max``; ``k_max_means`` too when given)
     and of a configuration in all (and which),
     why the rounds ended, the random-design rounds (with the run's ``random_interleave`` and
     ``random_top``) and the challenger rounds.
@@ -58,13 +59,15 @@ def seed_story(result: Any) -> str:
     """
     r, c, s = result.rounds, result.configs, result.settings
     k_min, k_max = int(s["k_min"]), int(s["k_max"])
+    kmm = s.get("k_max_means")  # a round's most seeds while the means differ (None: k_max)
+    means = f" ({kmm} while the configurations differ mostly by their means)" if kmm else ""
     bo = r[r["phase"] != "init"]
     n_bo = len(bo)
     n_fewest = int((bo["k"] == k_min).sum())
     parts = []
     if result.method == "erahbo":
         parts.append("ERAHBO adds seeds to a round's configuration while it may still beat the "
-                     f"incumbent, from k_min = {_seeds(k_min)} up to k_max = {k_max}.")
+                     f"incumbent, from k_min = {_seeds(k_min)} up to k_max = {k_max}{means}.")
     if n_bo:
         top = c.loc[c["k"].idxmax()] if len(c) else None
         most = (f"; the most seeds any configuration got in all is {int(top['k'])} (config "
@@ -75,6 +78,8 @@ def seed_story(result: Any) -> str:
         reasons = bo["stop_reason"].fillna("none").astype(str).value_counts()
         name = objective_name(getattr(result, "measure", None))
         words = {k: v.replace("UCB_MV", f"UCB_{name}") for k, v in _REASON_WORDS.items()}
+        if kmm:
+            words["k_max"] += f", or k_max_means = {kmm} while the means differ"
         told = [f"{n} {why}" + (f" ({words[why]})" if why in words else "")
                 for why, n in reasons.items()]
         parts.append("BO rounds ended: " + ", ".join(told) + ".")
