@@ -4,14 +4,9 @@ import sys, json
 from erahbo.experiments.continuous import ContinuousSettings, run_continuous_study
 from erahbo.experiments.methods import MethodSpec, parse_method
 from erahbo.objectives.known_truth import make_task
-from erahbo.experiments.continuous import *  # noqa
 def main():
     tasks_arg, alpha, sset, reps, out, jobs = sys.argv[1:7]
-    from erahbo.experiments import continuous as C
-    import importlib
     names = tasks_arg.split(",")
-    if tasks_arg in ("surrogates,known", "all"):
-        import subprocess
     tasks = [make_task(n) for n in names]
     methods = []
     for a in sys.argv[7:]:

@@ -1,4 +1,4 @@
-"""The default's models on DQN Acrobot (benchmark repetition REP of set 0, its seeds) after N
+"""The default's models on TASK (benchmark repetition REP of set 0, its seeds) after N
 runs: the mean GP's lengthscales, the evaluated configurations' sample means against the
 posterior mean, and where the acquisition's best points lie.
 usage: python gpstate.py TASK REP N"""

@@ -42,7 +42,7 @@ for rep in range(REPS):
     cfg = [sp.decode(u) for u in X]
     y = np.array([task.sample(c, [int(rng.integers(1 << 30))])[0] for c in cfg])
     C = np.vstack([X, sp.sample_unit(5000, rng)])
-    fC = np.asarray(task.f(np.array(C)) if False else [task.f(sp.decode(u)) for u in C])
+    fC = np.array([task.f(sp.decode(u)) for u in C])
     top1 = fC >= np.quantile(fC[N:], 0.99)
     preds = {"gp": gp_pred(X, y, C), "gp-log": gp_pred(X, warp_log(y), C),
              "gp-rank": gp_pred(X, warp_rank(y), C), "rf": rf_pred(X, y, C, rep),
