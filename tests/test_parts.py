@@ -23,9 +23,10 @@ from erahbo.optimizer.parts import HOST_PARAMS, PARAMS, PARTS
 IDS = [p.name for p in PARAMS]
 #: A valid value given by name, with the options it needs, where the fallback below (the
 #: paper's value, 0 for an option resolved from the others) is not one: options read by one
-#: risk measure only (erahbo.risk refuses them with another) and ``bound_min_seeds`` (>= 1).
+#: risk measure only (erahbo.risk refuses them with another), ``bound_min_seeds`` (>= 1) and
+#: ``rho_max2_spread`` (> 0).
 NEEDS = {"q": ({"risk": "cvar"}, 0.25), "c": ({"risk": "mean_std"}, 2.0),
-         "bound_min_seeds": ({}, 2), "k_max_means": ({}, 5)}
+         "bound_min_seeds": ({}, 2), "k_max_means": ({}, 5), "rho_max2_spread": ({}, 0.3)}
 HOSTED = [p.name for p in HOST_PARAMS]
 
 

@@ -254,6 +254,7 @@ def fit_hyperparameters(
     beta: float = 2.5,
     rho_max2: float | None = None,
     rho_max2_model: bool = False,
+    rho_max2_spread: float | None = None,
     seed: int = 0,
     one_seed: bool = False,
     var_noise_prior: float = NOISE_PRIOR[0],
@@ -281,7 +282,7 @@ def fit_hyperparameters(
     kind : {"rbf", "matern52"}
     beta : float
         Confidence parameter of ``UCB^var`` in eq. 19.
-    rho_max2, rho_max2_model
+    rho_max2, rho_max2_model, rho_max2_spread
         See :class:`RoundSettings`.
     seed : int
         Seed of the random restarts.
@@ -346,7 +347,8 @@ def fit_hyperparameters(
     gp_v = ExactGP(X, yv, variance_noise(hv.noise, kk, chi2, log), hv.lengthscales, kind)
     mu, var = gp_v.predict(X)
     ucbv = to_variance(ucb_var(mu, np.sqrt(var), beta), (mv, sv), log)  # eq. 17, mapped back
-    rho2 = noise_cap(s2, rho_max2, rho_max2_model, mu, (mv, sv), log)  # eq. 19's cap
+    rho2 = noise_cap(s2, rho_max2, rho_max2_model, mu, (mv, sv), log,  # eq. 19's cap
+                     rho_max2_spread, ybar)
     mf, sf = standardize(ybar)
     ucb_floor = UCB_VAR_FLOOR_SHARE * pooled_variance(s2, kk, pilot_noise(sigma0_2, ybar))
     D = fixed_noise(ucbv, rho2, np.asarray(k, dtype=float), sf, ucb_floor)
@@ -355,5 +357,5 @@ def fit_hyperparameters(
     if previous is not None:
         hf = kept_hyper(hf, previous.hyper_f, evidence, X, yf, D)
     return RoundSettings(hyper_f=hf, hyper_v=hv, beta=beta, rho_max2=rho_max2,
-                         rho_max2_model=rho_max2_model,
+                         rho_max2_model=rho_max2_model, rho_max2_spread=rho_max2_spread,
                          sigma0_2=sigma0_2, var_noise=var_noise)

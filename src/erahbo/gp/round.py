@@ -66,6 +66,7 @@ __all__ = [
     "one_seed_bound",
     "one_seed_in_force",
     "own_run_bound",
+    "spread_cap",
 ]
 
 MEAN_NOISE_FLOOR = 1e-6  # floor of the fixed, standardized per-point noise of the mean GP
@@ -109,6 +110,9 @@ class RoundSettings:
         Without a given ``rho_max2``, eq. 19's cap is the variance GP's largest posterior
         median over the evaluated configurations instead of their largest sample variance
         (:func:`noise_cap`).
+    rho_max2_spread : float or None
+        Without a given ``rho_max2``, eq. 19's cap is this share of the variance of the sample
+        means (:func:`spread_cap`; before ``rho_max2_model``); None: not used.
     acquisition_beta_var : float or None
         Confidence of eq. 8's ``LCB^var`` alone (None: ``beta``; the option of
         :mod:`erahbo.optimizer.acquisition_confidence`): what the acquisition and its gradient,
@@ -123,6 +127,7 @@ class RoundSettings:
     var_noise: str = "fitted"
     rho_max2_model: bool = False
     acquisition_beta_var: float | None = None
+    rho_max2_spread: float | None = None
 
 
 class InnerBounds:
@@ -242,15 +247,39 @@ def model_cap(mu_v: np.ndarray, scale: tuple[float, float], log_var: bool,
     return cap
 
 
+def spread_cap(ybar: np.ndarray, share: float) -> float:
+    """``rho_max^2`` of eq. 19 as ``share`` of the variance of the sample means ``ybar (n,)``
+    over the evaluated configurations (``rho_max2_spread``).
+
+    Where a run either learns or fails (the RL surrogates) the variance between seeds of one
+    configuration is as large as the spread of the means, and eq. 19's noise
+    ``min(UCB^var, rho_max^2) / k`` then lets the mean GP explain every difference between
+    configurations as noise: the likelihood is flat in the lengthscales, they stay at their
+    prior's mode and the acquisition follows the posterior sd to the box's faces. A cap below
+    the means' spread makes the mean GP read the differences between configurations as signal
+    (docs/results/one_seed_models, sessions 48-49). Scale-free: the share is of the returns'
+    own spread.
+
+    >>> spread_cap(np.array([0.0, 1.0, 2.0]), 0.3)
+    0.2
+    """
+    return float(share * np.var(np.asarray(ybar, dtype=float)))
+
+
 def noise_cap(s2: np.ndarray, rho_max2: float | None, from_model: bool, mu_v: np.ndarray,
-              scale: tuple[float, float], log_var: bool) -> float:
+              scale: tuple[float, float], log_var: bool, spread: float | None = None,
+              ybar: np.ndarray | None = None) -> float:
     """``rho_max^2`` of eq. 19 in force: the user's ``rho_max2``; without it, under
-    ``rho_max2_model`` (``from_model``) the variance GP's (:func:`model_cap` of its standardized
-    posterior means ``mu_v (n,)`` at the evaluated configurations, standardization ``scale``),
-    else the largest of the sample variances ``s2 (n,)`` (the paper's bound, estimated). The
-    hyperparameter fit and both engines' rounds read it."""
+    ``rho_max2_spread`` (``spread``) that share of the variance of the sample means ``ybar
+    (n,)`` (:func:`spread_cap`); else under ``rho_max2_model`` (``from_model``) the variance
+    GP's (:func:`model_cap` of its standardized posterior means ``mu_v (n,)`` at the evaluated
+    configurations, standardization ``scale``), else the largest of the sample variances ``s2
+    (n,)`` (the paper's bound, estimated). The hyperparameter fit and both engines' rounds
+    read it."""
     if rho_max2 is not None:
         return float(rho_max2)
+    if spread is not None and ybar is not None and len(ybar):
+        return spread_cap(ybar, spread)
     s2 = np.asarray(s2, dtype=float)
     if from_model and s2.size:
         return model_cap(mu_v, scale, log_var, s2)
@@ -430,7 +459,7 @@ class RoundModel:
         before :meth:`mean_noise`."""
         s = self.settings
         self.rho2 = noise_cap(self._s2, s.rho_max2, s.rho_max2_model, mu_v, (self.mv, self.sv),
-                              self.log_var)
+                              self.log_var, s.rho_max2_spread, self._ybar)
 
     def mean_noise(self, mu_v, sd_v, k):
         """Standardized mean-GP noise (eq. 19) from the standardized variance-GP posterior.

@@ -130,6 +130,7 @@ class Optimizer(Telling, Inspection):
             self.models.use(RoundSettings(*hyperparameters, self.beta, opts.rho_max2,
                                           var_noise=noise_of(opts),
                                           rho_max2_model=opts.rho_max2_model,
+                                          rho_max2_spread=opts.rho_max2_spread,
                                           acquisition_beta_var=opts.acquisition_beta_var))
         self._init = [] if no_design else initial_design_of(self.space, initial_design,
                                                              opts.n_init, self.seed)

@@ -143,6 +143,7 @@ class RoundModels:
         d, o = self.state.data, self.options
         fitted = fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
                                      rho_max2=o.rho_max2, rho_max2_model=o.rho_max2_model,
+                                     rho_max2_spread=o.rho_max2_spread,
                                      seed=o.seed,
                                      one_seed=o.min_seeds == 1,
                                      var_noise_prior=o.var_noise_prior,

@@ -28,12 +28,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from erahbo.validation import Param, by_space, check_real, flag
+from erahbo.validation import Param, by_space, check_real, flag, real_above
 
-__all__ = ["HIGH", "LOW", "PARAMS", "check", "noise_of"]
+__all__ = ["HIGH", "LOW", "PARAMS", "SPREAD_CONTINUOUS", "check", "noise_of",
+           "rho_max2_model_of", "rho_max2_spread_of"]
 
 LOW, HIGH = -10.0, 3.0  # medians from 4.5e-5 to 20 times the standardized variance
 PRIOR_LOC = -4.0  # the paper's (BoTorch's) log prior median, the default
+#: ``rho_max2_spread`` in force for ERAHBO's default on a continuous or mixed space (None:
+#: off; docs/results/one_seed_models, sessions 48-49).
+SPREAD_CONTINUOUS: float | None = None
 
 
 def _log_median(name: str, value: Any) -> float:
@@ -85,6 +89,19 @@ def rho_max2_model_of(o: Any, finite: bool = False) -> bool:
     return bool(by_space(o, "rho_max2_model", finite, False, True, False))
 
 
+def rho_max2_spread_of(o: Any, finite: bool = False) -> float | None:
+    """``rho_max2_spread`` in force (:func:`erahbo.validation.by_space`): given by name, that
+    value; otherwise :data:`SPREAD_CONTINUOUS` for ERAHBO under ``preset="default"`` on a
+    continuous or mixed space, None (off) elsewhere.
+
+    >>> from erahbo.optimizer.options import Options
+    >>> rho_max2_spread_of(Options(budget=100, rho_max2_spread=0.3), True)
+    0.3
+    """
+    value = by_space(o, "rho_max2_spread", finite, None, SPREAD_CONTINUOUS, None)
+    return None if value is None else float(value)
+
+
 #: The variance GP's noise options (:class:`erahbo.validation.Param`).
 PARAMS = (
     Param("var_noise", str, _model, default="log", paper="fitted", absent="fitted",
@@ -108,6 +125,15 @@ PARAMS = (
                "variance model on a continuous or mixed space; docs/results/one_seed_models, "
                "session 40).",
           short="rm", label="model cap {}", form="rm1"),
+    Param("rho_max2_spread", float,
+          real_above(0.0, True, " (a share of the variance of the sample means, e.g. 0.3)"),
+          default=None, paper=None, absent=None, resolve=rho_max2_spread_of, by_space=True,
+          help="Without a given rho_max2, eq. 19's cap on the mean GP's noise is this share "
+               "of the variance of the sample means over the evaluated configurations: where "
+               "one configuration's seeds spread as widely as the means (runs that learn or "
+               "fail), the mean GP then reads the differences between configurations as "
+               "signal (default: off; docs/results/one_seed_models, sessions 48-49).",
+          short="rs", label="spread cap {}", form="rs<share>"),
     Param("var_noise_prior", float, _log_median,
           default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
           help="Log of the prior median of the variance GP's noise on its standardized scale "
@@ -117,7 +143,17 @@ PARAMS = (
 
 
 def check(o: Any, given: set[str]) -> None:
-    """Refuse a prior for a noise that is not fitted (``given``: the options named)."""
+    """Refuse a prior for a noise that is not fitted, and two rules for eq. 19's cap
+    (``given``: the options named)."""
+    if "rho_max2_spread" in given and o.rho_max2_spread is not None:
+        if o.rho_max2 is not None:
+            raise ValueError(
+                f"rho_max2={o.rho_max2} fixes eq. 19's cap, and rho_max2_spread="
+                f"{o.rho_max2_spread} would set it from the sample means: give one of them")
+        if o.rho_max2_model:
+            raise ValueError(
+                f"rho_max2_spread={o.rho_max2_spread} sets eq. 19's cap from the sample "
+                "means, and rho_max2_model=True from the variance GP: give one of them")
     noise = noise_of(o)
     if ("var_noise_prior" in given and noise in ("chi2", "log")
             and o.var_noise_prior != PRIOR_LOC):
