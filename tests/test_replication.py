@@ -192,7 +192,7 @@ def test_the_options_keyed_by_the_space_share_one_rule():
 
     names = {p.name for p in SPACE_PARAMS}
     assert names == {"random_interleave", "bound_min_seeds", "replicate_lookahead",
-                     "one_seed_optimism", "rho_max2_model"}
+                     "one_seed_optimism", "rho_max2_model", "rho_max2_spread"}
     table = table3(50, seed=3)
     cont = erahbo.Optimizer(SPACE, method="erahbo", budget=40, seed=1).options
     fin = erahbo.Optimizer(table, budget=40, seed=1).options
@@ -200,16 +200,18 @@ def test_the_options_keyed_by_the_space_share_one_rule():
     fixed = erahbo.Optimizer(SPACE, method="rahbo", k=2, budget=40, seed=1).options
     assert {n: getattr(cont, n) for n in names} == {
         "random_interleave": 20, "bound_min_seeds": 2, "replicate_lookahead": True,
-        "one_seed_optimism": True, "rho_max2_model": True}
+        "one_seed_optimism": True, "rho_max2_model": False, "rho_max2_spread": 0.3}
     assert {n: getattr(fin, n) for n in names} == {
         "random_interleave": 50, "bound_min_seeds": 1, "replicate_lookahead": False,
-        "one_seed_optimism": False, "rho_max2_model": False}
+        "one_seed_optimism": False, "rho_max2_model": False, "rho_max2_spread": 0.0}
     for o in (paper, fixed):
         assert {n: getattr(o, n) for n in names} == {
             "random_interleave": 0, "bound_min_seeds": 1, "replicate_lookahead": False,
-            "one_seed_optimism": False, "rho_max2_model": False}
+            "one_seed_optimism": False, "rho_max2_model": False, "rho_max2_spread": 0.0}
     given = {"random_interleave": 7, "bound_min_seeds": 3, "replicate_lookahead": True,
-             "one_seed_optimism": True, "rho_max2_model": True}
+             "one_seed_optimism": True, "rho_max2_model": False, "rho_max2_spread": 0.5}
+    model = {**given, "rho_max2_model": True, "rho_max2_spread": 0.0}  # the two caps exclude
     for space in (SPACE, table):
-        o = erahbo.Optimizer(space, method="erahbo", budget=40, seed=1, **given).options
-        assert {n: getattr(o, n) for n in names} == given
+        for values in (given, model):
+            o = erahbo.Optimizer(space, method="erahbo", budget=40, seed=1, **values).options
+            assert {n: getattr(o, n) for n in names} == values

@@ -10,9 +10,11 @@ Rules checked:
   comes before ``rho_max2_model``; a given ``rho_max2`` is refused beside it;
 * the hyperparameter fit reads the same cap: its mean GP is the one fitted with that value
   given as ``rho_max2``;
-* the option is off unless given, on every kind of space; given by name it is kept, stored in
-  the study settings and read back from a journal; a share <= 0, a non-number and a second
-  cap are refused with the option's name.
+* ERAHBO's default on a continuous or mixed space with the log variance model is 0.3 (and the
+  variance GP's cap then off); it is off (0) on a finite table, under the paper preset, for
+  the fixed-k methods, with a fitted variance noise and where another cap is given; given by
+  name it is kept, stored in the study settings and read back from a journal; a negative
+  share, a non-number and a second cap are refused with the option's name.
 """
 
 from __future__ import annotations
@@ -89,24 +91,33 @@ def test_the_fit_uses_the_spread_share_as_eq_19s_cap():
 SPACE = {"lr": ("log", 1e-5, 1e-1), "batch": ("int", 16, 256)}
 
 
-def test_the_option_is_off_unless_given_and_is_kept_in_the_settings(tmp_path):
+def test_the_option_is_keyed_by_the_space_and_is_kept_in_the_settings(tmp_path):
     from conftest import table3
-    assert erahbo.Optimizer(SPACE, budget=40, seed=1).options.rho_max2_spread is None
+    opt = erahbo.Optimizer(SPACE, budget=40, seed=1)
+    assert opt.options.rho_max2_spread == 0.3 and opt.options.rho_max2_model is False
     assert erahbo.Optimizer(table3(50, seed=3), budget=40,
-                            seed=1).options.rho_max2_spread is None
+                            seed=1).options.rho_max2_spread == 0.0
+    for o in (erahbo.Optimizer(SPACE, preset="paper", budget=400, seed=1),
+              erahbo.Optimizer(SPACE, method="rahbo", k=2, budget=40, seed=1),
+              erahbo.Optimizer(SPACE, budget=40, seed=1, var_noise="fitted"),
+              erahbo.Optimizer(SPACE, budget=40, seed=1, risk="cvar"),
+              erahbo.Optimizer(SPACE, budget=40, seed=1, rho_max2=0.5),
+              erahbo.Optimizer(SPACE, budget=40, seed=1, rho_max2_model=True),
+              erahbo.Optimizer(SPACE, budget=40, seed=1, rho_max2_spread=0)):
+        assert o.options.rho_max2_spread == 0.0  # off: another cap, or not measured there
     for space in (SPACE, table3(50, seed=3)):
-        opt = erahbo.Optimizer(space, budget=40, seed=1, rho_max2_spread=0.3)
-        assert opt.options.rho_max2_spread == 0.3
+        opt = erahbo.Optimizer(space, budget=40, seed=1, rho_max2_spread=0.5)
+        assert opt.options.rho_max2_spread == 0.5
     journal = tmp_path / "study.jsonl"
 
     def objective(cfg, seed):
         return -((math.log10(cfg["lr"]) + 3.0) ** 2) + 0.1 * ((seed * 7) % 5)
 
-    first = erahbo.optimize(objective, SPACE, budget=16, seed=2, rho_max2_spread=0.3,
+    first = erahbo.optimize(objective, SPACE, budget=16, seed=2, rho_max2_spread=0.5,
                             journal=str(journal))
     with Journal.open(journal) as j:
-        assert j.settings["rho_max2_spread"] == 0.3
-    resumed = erahbo.optimize(objective, SPACE, budget=16, seed=2, rho_max2_spread=0.3,
+        assert j.settings["rho_max2_spread"] == 0.5
+    resumed = erahbo.optimize(objective, SPACE, budget=16, seed=2, rho_max2_spread=0.5,
                               journal=str(journal))
     # a finished study read back from its journal: the same runs and recommendation
     assert len(resumed.history) == len(first.history)
@@ -114,8 +125,8 @@ def test_the_option_is_off_unless_given_and_is_kept_in_the_settings(tmp_path):
 
 
 @pytest.mark.parametrize("bad, match", [
-    (dict(rho_max2_spread=0.0), "rho_max2_spread=0.0 must be > 0"),
-    (dict(rho_max2_spread=-1), "rho_max2_spread=-1 must be > 0"),
+    (dict(rho_max2_spread=-0.1), "rho_max2_spread=-0.1 must be >= 0"),
+    (dict(rho_max2_spread=-1), "rho_max2_spread=-1 must be >= 0"),
     (dict(rho_max2_spread="wide"), "rho_max2_spread must be a number"),
     (dict(rho_max2_spread=0.3, rho_max2=1.0), "give one of them"),
     (dict(rho_max2_spread=0.3, rho_max2_model=True), "give one of them"),
@@ -123,3 +134,19 @@ def test_the_option_is_off_unless_given_and_is_kept_in_the_settings(tmp_path):
 def test_bad_values_are_refused_with_the_options_name(bad, match):
     with pytest.raises((TypeError, ValueError), match=match):
         erahbo.Optimizer(SPACE, budget=40, seed=1, **bad)
+
+
+def test_a_journal_from_before_the_default_resumes_with_the_cap_off():
+    """A continuous study journaled before session 49 has no ``rho_max2_spread`` (or None,
+    written by the commit that added the option off) and ``rho_max2_model`` True: its settings
+    read back as the cap off, and those settings rebuild its options."""
+    from erahbo.optimizer.options import normalize_settings
+    from erahbo.study.rebuild import study_options
+
+    today = erahbo.Optimizer(SPACE, budget=40, seed=1, rho_max2_spread=0).study_settings()
+    assert today["rho_max2_spread"] == 0.0 and today["rho_max2_model"] is True
+    for stored in ({k: v for k, v in today.items() if k != "rho_max2_spread"},
+                   {**today, "rho_max2_spread": None}):
+        assert normalize_settings(stored)["rho_max2_spread"] == 0.0
+        opts = erahbo.Optimizer(SPACE, **study_options(stored)).options
+        assert opts.rho_max2_spread == 0.0 and opts.rho_max2_model is True

@@ -112,7 +112,7 @@ class RoundSettings:
         (:func:`noise_cap`).
     rho_max2_spread : float or None
         Without a given ``rho_max2``, eq. 19's cap is this share of the variance of the sample
-        means (:func:`spread_cap`; before ``rho_max2_model``); None: not used.
+        means (:func:`spread_cap`; before ``rho_max2_model``); None or 0: not used.
     acquisition_beta_var : float or None
         Confidence of eq. 8's ``LCB^var`` alone (None: ``beta``; the option of
         :mod:`erahbo.optimizer.acquisition_confidence`): what the acquisition and its gradient,
@@ -260,7 +260,7 @@ def spread_cap(ybar: np.ndarray, share: float) -> float:
     (docs/results/one_seed_models, sessions 48-49). Scale-free: the share is of the returns'
     own spread.
 
-    >>> spread_cap(np.array([0.0, 1.0, 2.0]), 0.3)
+    >>> round(spread_cap(np.array([0.0, 1.0, 2.0]), 0.3), 6)
     0.2
     """
     return float(share * np.var(np.asarray(ybar, dtype=float)))
@@ -278,7 +278,7 @@ def noise_cap(s2: np.ndarray, rho_max2: float | None, from_model: bool, mu_v: np
     read it."""
     if rho_max2 is not None:
         return float(rho_max2)
-    if spread is not None and ybar is not None and len(ybar):
+    if spread and ybar is not None and len(ybar):
         return spread_cap(ybar, spread)
     s2 = np.asarray(s2, dtype=float)
     if from_model and s2.size:

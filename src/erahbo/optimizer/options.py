@@ -434,6 +434,8 @@ def normalize_settings(settings: dict[str, Any]) -> dict[str, Any]:
         out.setdefault(name, value)
     if out.get("refit_growth") is None:  # "never" before session 26 (now 0)
         out["refit_growth"] = 0.0
+    if out.get("rho_max2_spread") is None:  # off, as the commit that added it wrote it
+        out["rho_max2_spread"] = 0.0  # (d9264dc, session 49; now 0)
     return out
 
 

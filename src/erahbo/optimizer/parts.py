@@ -80,7 +80,7 @@ def settings(o: Any) -> dict[str, Any]:
 
 #: The options erahbo keys by the kind of space (``Param.by_space``; one rule,
 #: :func:`erahbo.validation.by_space`): ``random_interleave``, ``bound_min_seeds``,
-#: ``replicate_lookahead``, ``one_seed_optimism``, ``rho_max2_model``.
+#: ``replicate_lookahead``, ``one_seed_optimism``, ``rho_max2_model``, ``rho_max2_spread``.
 SPACE_PARAMS: tuple[Param, ...] = tuple(p for p in PARAMS if p.by_space)
 
 

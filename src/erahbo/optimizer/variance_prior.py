@@ -35,9 +35,9 @@ __all__ = ["HIGH", "LOW", "PARAMS", "SPREAD_CONTINUOUS", "check", "noise_of",
 
 LOW, HIGH = -10.0, 3.0  # medians from 4.5e-5 to 20 times the standardized variance
 PRIOR_LOC = -4.0  # the paper's (BoTorch's) log prior median, the default
-#: ``rho_max2_spread`` in force for ERAHBO's default on a continuous or mixed space (None:
-#: off; docs/results/one_seed_models, sessions 48-49).
-SPREAD_CONTINUOUS: float | None = None
+#: ``rho_max2_spread`` in force for ERAHBO's default on a continuous or mixed space
+#: (docs/results/one_seed_models, sessions 48-49; 0: off).
+SPREAD_CONTINUOUS = 0.3
 
 
 def _log_median(name: str, value: Any) -> float:
@@ -75,31 +75,40 @@ def noise_of(o: Any) -> str:
 
 def rho_max2_model_of(o: Any, finite: bool = False) -> bool:
     """``rho_max2_model`` in force (:func:`erahbo.validation.by_space`): given by name, that
-    value; otherwise on for ERAHBO under ``preset="default"`` on a continuous or mixed space
-    with the log variance model (:func:`noise_of`), off elsewhere (a finite table, the paper
-    preset, the fixed-k methods, a fitted or chi^2 variance noise, whose posterior mean of
-    ``rho^2`` may be near 0).
+    value; otherwise off where the means' spread caps eq. 19 (:func:`rho_max2_spread_of`: a
+    continuous or mixed space by default since session 49) and elsewhere but for ERAHBO under
+    ``preset="default"`` on a continuous or mixed space with the log variance model
+    (:func:`noise_of`), off on a finite table, under the paper preset, for the fixed-k methods
+    and with a fitted or chi^2 variance noise (whose posterior mean of ``rho^2`` may be near 0).
 
     >>> from erahbo.optimizer.options import Options
-    >>> rho_max2_model_of(Options(budget=100)), rho_max2_model_of(Options(budget=100), True)
-    (True, False)
+    >>> rho_max2_model_of(Options(budget=100, rho_max2_spread=0)), rho_max2_model_of(Options(
+    ...     budget=100)), rho_max2_model_of(Options(budget=100, rho_max2_spread=0), True)
+    (True, False, False)
     """
-    if o.rho_max2_model is None and noise_of(o) != "log":
+    if o.rho_max2_model is None and (noise_of(o) != "log" or rho_max2_spread_of(o, finite)):
         return False
     return bool(by_space(o, "rho_max2_model", finite, False, True, False))
 
 
-def rho_max2_spread_of(o: Any, finite: bool = False) -> float | None:
-    """``rho_max2_spread`` in force (:func:`erahbo.validation.by_space`): given by name, that
-    value; otherwise :data:`SPREAD_CONTINUOUS` for ERAHBO under ``preset="default"`` on a
-    continuous or mixed space, None (off) elsewhere.
+def rho_max2_spread_of(o: Any, finite: bool = False) -> float:
+    """``rho_max2_spread`` in force (:func:`erahbo.validation.by_space`; 0: off): given by
+    name, that value; otherwise :data:`SPREAD_CONTINUOUS` for ERAHBO under
+    ``preset="default"`` on a continuous or mixed space with the log variance model
+    (:func:`noise_of`, measured with it) unless another cap is given (``rho_max2``,
+    ``rho_max2_model=True``), 0 elsewhere (a finite table, the paper preset, the fixed-k
+    methods, a fitted or chi^2 variance noise).
 
     >>> from erahbo.optimizer.options import Options
-    >>> rho_max2_spread_of(Options(budget=100, rho_max2_spread=0.3), True)
-    0.3
+    >>> [rho_max2_spread_of(Options(budget=100, **kw), finite) for kw, finite in (
+    ...     ({}, False), ({}, True), ({"rho_max2_model": True}, False),
+    ...     ({"rho_max2_spread": 0.5}, True))]
+    [0.3, 0.0, 0.0, 0.5]
     """
-    value = by_space(o, "rho_max2_spread", finite, None, SPREAD_CONTINUOUS, None)
-    return None if value is None else float(value)
+    if o.rho_max2_spread is None and (noise_of(o) != "log" or o.rho_max2 is not None
+                                      or o.rho_max2_model):
+        return 0.0
+    return float(by_space(o, "rho_max2_spread", finite, 0.0, SPREAD_CONTINUOUS, 0.0))
 
 
 #: The variance GP's noise options (:class:`erahbo.validation.Param`).
@@ -121,18 +130,22 @@ PARAMS = (
           help="Without a given rho_max2, eq. 19's cap on the mean GP's noise is the variance "
                "GP's largest posterior median of rho^2 over the evaluated configurations "
                "instead of their largest sample variance, which the noise of many 2-seed "
-               "sample variances inflates (default: the preset's, on for erahbo with the log "
-               "variance model on a continuous or mixed space; docs/results/one_seed_models, "
-               "session 40).",
+               "sample variances inflates (default: off; on for erahbo with the log variance "
+               "model on a continuous or mixed space in sessions 40-48, where "
+               "rho_max2_spread now caps it; rho_max2_spread=0 brings it back; "
+               "docs/results/one_seed_models, sessions 40 and 49).",
           short="rm", label="model cap {}", form="rm1"),
     Param("rho_max2_spread", float,
-          real_above(0.0, True, " (a share of the variance of the sample means, e.g. 0.3)"),
-          default=None, paper=None, absent=None, resolve=rho_max2_spread_of, by_space=True,
+          real_above(0.0, False, " (a share of the variance of the sample means, e.g. 0.3; "
+                                 "0: off)"),
+          default=None, paper=None, absent=0.0, resolve=rho_max2_spread_of, by_space=True,
           help="Without a given rho_max2, eq. 19's cap on the mean GP's noise is this share "
-               "of the variance of the sample means over the evaluated configurations: where "
-               "one configuration's seeds spread as widely as the means (runs that learn or "
-               "fail), the mean GP then reads the differences between configurations as "
-               "signal (default: off; docs/results/one_seed_models, sessions 48-49).",
+               "of the variance of the sample means over the evaluated configurations (0: "
+               "off): where one configuration's seeds spread as widely as the means (runs "
+               "that learn or fail), the mean GP then reads the differences between "
+               "configurations as signal (default: 0.3 for erahbo with the log variance model "
+               "on a continuous or mixed space, off on a finite table; "
+               "docs/results/one_seed_models, sessions 48-49).",
           short="rs", label="spread cap {}", form="rs<share>"),
     Param("var_noise_prior", float, _log_median,
           default=PRIOR_LOC, paper=PRIOR_LOC, absent=PRIOR_LOC,
@@ -145,7 +158,7 @@ PARAMS = (
 def check(o: Any, given: set[str]) -> None:
     """Refuse a prior for a noise that is not fitted, and two rules for eq. 19's cap
     (``given``: the options named)."""
-    if "rho_max2_spread" in given and o.rho_max2_spread is not None:
+    if "rho_max2_spread" in given and o.rho_max2_spread:
         if o.rho_max2 is not None:
             raise ValueError(
                 f"rho_max2={o.rho_max2} fixes eq. 19's cap, and rho_max2_spread="
