@@ -75,11 +75,12 @@ def noise_of(o: Any) -> str:
 
 def rho_max2_model_of(o: Any, finite: bool = False) -> bool:
     """``rho_max2_model`` in force (:func:`erahbo.validation.by_space`): given by name, that
-    value; otherwise off where the means' spread caps eq. 19 (:func:`rho_max2_spread_of`: a
-    continuous or mixed space by default since session 49) and elsewhere but for ERAHBO under
-    ``preset="default"`` on a continuous or mixed space with the log variance model
-    (:func:`noise_of`), off on a finite table, under the paper preset, for the fixed-k methods
-    and with a fitted or chi^2 variance noise (whose posterior mean of ``rho^2`` may be near 0).
+    value; otherwise on only for ERAHBO under ``preset="default"`` on a continuous or mixed
+    space with the log variance model (:func:`noise_of`) where the means' spread does not cap
+    eq. 19 (``rho_max2_spread=0``: by default it does there since session 49,
+    :func:`rho_max2_spread_of`); off on a finite table, under the paper preset, for the fixed-k
+    methods and with a fitted or chi^2 variance noise (whose posterior mean of ``rho^2`` may be
+    near 0).
 
     >>> from erahbo.optimizer.options import Options
     >>> rho_max2_model_of(Options(budget=100, rho_max2_spread=0)), rho_max2_model_of(Options(
