@@ -11,6 +11,6 @@ done
 for c in a1s2 a3s2 a10s2; do
   ln -sf "$here/bat_rs03_$c.csv" "$dir/capy03_$c.csv"; ln -sf "$here/bat_def_$c.csv" "$dir/def_$c.csv"
 done
-for c in a1s3 a3s3 a10s3; do  # set 3: the new default against the old one (lane_c.sh)
+for c in a1s3 a3s3 a10s3; do  # set 3: the new default against the old one (lane.sh /work/wt/s49c)
   ln -sf "$here/bat_new_$c.csv" "$dir/capy03_$c.csv"; ln -sf "$here/bat_old_$c.csv" "$dir/def_$c.csv"
 done
