@@ -85,7 +85,7 @@ def test_the_fit_uses_the_spread_share_as_eq_19s_cap():
     # the mean GP is fitted under the same noise as with that cap given as rho_max2
     np.testing.assert_allclose(capped.hyper_f.lengthscales, fixed.hyper_f.lengthscales)
     plain = fit_hyperparameters(X, ybar, s2, k, **common)
-    assert plain.rho_max2_spread is None
+    assert plain.rho_max2_spread == 0.0  # off has one spelling below the options: 0
 
 
 SPACE = {"lr": ("log", 1e-5, 1e-1), "batch": ("int", 16, 256)}

@@ -254,7 +254,7 @@ def fit_hyperparameters(
     beta: float = 2.5,
     rho_max2: float | None = None,
     rho_max2_model: bool = False,
-    rho_max2_spread: float | None = None,
+    rho_max2_spread: float = 0.0,
     seed: int = 0,
     one_seed: bool = False,
     var_noise_prior: float = NOISE_PRIOR[0],

@@ -110,9 +110,9 @@ class RoundSettings:
         Without a given ``rho_max2``, eq. 19's cap is the variance GP's largest posterior
         median over the evaluated configurations instead of their largest sample variance
         (:func:`noise_cap`).
-    rho_max2_spread : float or None
+    rho_max2_spread : float
         Without a given ``rho_max2``, eq. 19's cap is this share of the variance of the sample
-        means (:func:`spread_cap`; before ``rho_max2_model``); None or 0: not used.
+        means (:func:`spread_cap`; before ``rho_max2_model``); 0: not used.
     acquisition_beta_var : float or None
         Confidence of eq. 8's ``LCB^var`` alone (None: ``beta``; the option of
         :mod:`erahbo.optimizer.acquisition_confidence`): what the acquisition and its gradient,
@@ -127,7 +127,7 @@ class RoundSettings:
     var_noise: str = "fitted"
     rho_max2_model: bool = False
     acquisition_beta_var: float | None = None
-    rho_max2_spread: float | None = None
+    rho_max2_spread: float = 0.0
 
 
 class InnerBounds:
@@ -267,7 +267,7 @@ def spread_cap(ybar: np.ndarray, share: float) -> float:
 
 
 def noise_cap(s2: np.ndarray, rho_max2: float | None, from_model: bool, mu_v: np.ndarray,
-              scale: tuple[float, float], log_var: bool, spread: float | None = None,
+              scale: tuple[float, float], log_var: bool, spread: float = 0.0,
               ybar: np.ndarray | None = None) -> float:
     """``rho_max^2`` of eq. 19 in force: the user's ``rho_max2``; without it, under
     ``rho_max2_spread`` (``spread``) that share of the variance of the sample means ``ybar
