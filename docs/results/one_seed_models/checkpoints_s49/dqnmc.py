@@ -2,7 +2,9 @@
 configurations evaluated, the best true MV evaluated, the recommendation's true MV, its seeds
 and the regret (medians), for the default, the share 0.3 and the share 0.6.
 
-usage: python dqnmc.py CELL TASK, e.g. ``python dqnmc.py a1s2 surr-dqn_cc_mountain_car``
+usage: python dqnmc.py CELL TASK, e.g. ``python dqnmc.py a1s2 surr-dqn_cc_mountain_car``;
+``python dqnmc.py - TASK NAME=FOLDER:METHOD ...`` reads the named output folders instead
+(session 50: ``new=/work/s50/b500_new_a3s0:erahbo old=/work/s50/b500_old_a3s0:erahbo-rs0``).
 """
 
 import glob
@@ -16,9 +18,12 @@ VARIANTS = [("def", "erahbo"), ("rs03", "erahbo-rs0.3"), ("rs06", "erahbo-rs0.6"
 
 def main() -> None:
     cell, task = sys.argv[1], sys.argv[2]
-    for name, method in VARIANTS:
+    folders = [(name, f"/work/s49/bat_{name}_{cell}", method) for name, method in VARIANTS]
+    if cell == "-":
+        folders = [(a.split("=")[0], *a.split("=", 1)[1].rsplit(":", 1)) for a in sys.argv[3:]]
+    for name, folder, method in folders:
         rows = []
-        pattern = f"/work/s49/bat_{name}_{cell}/traces/{task}/{method}/rep-*.parquet"
+        pattern = f"{folder}/traces/{task}/{method}/rep-*.parquet"
         for f in sorted(glob.glob(pattern)):
             t = pd.read_parquet(f)
             inc = t.incumbent_id.iloc[-1]
