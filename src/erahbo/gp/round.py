@@ -429,6 +429,13 @@ class RoundModel:
         return log_observations(s2, k, self._floor) if self.log_var else s2
 
     @property
+    def variance_observations(self) -> np.ndarray:
+        """``(n,)`` what the variance GP observes in raw units: the sample variances (under
+        ``failure_prior_runs`` the failure mode's, :mod:`erahbo.gp.failure_mode`), the pooled
+        placeholder at one-seed rows."""
+        return np.asarray(self._s2, dtype=float)
+
+    @property
     def var_unit(self) -> float:
         """A change of ``rho^2`` for one standardized unit of the variance GP at its mean:
         ``s_v``, or ``exp(m_v) s_v`` in log units (the scale of rounding slacks)."""

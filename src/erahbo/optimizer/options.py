@@ -220,6 +220,7 @@ class Options:
     var_noise: str | None = None
     rho_max2_model: bool | None = None
     rho_max2_spread: float | None = None
+    failure_prior_runs: float | None = None
     refit_evidence: float | None = None
     acquisition_beta_var: float | None = None
     replicate_within: float | None = None

@@ -33,6 +33,7 @@ from erahbo.optimizer import (
     beta_stop,
     challenger,
     early_stop,
+    failure_prior,
     random_design,
     recommender,
     refit,
@@ -50,7 +51,8 @@ __all__ = ["HOST_PARAMS", "PARAMS", "PARTS", "SPACE_PARAMS", "absent_values", "c
 #: The parts with options, in the order their options are listed (CLI, docs) and checked
 #: (the replication rule first: its seed range before the caps that read it).
 PARTS = (replication, beta_stop, seedcap, recommender, random_design, challenger,
-         variance_prior, replicate, early_stop, risk_options, refit, acquisition_confidence)
+         variance_prior, failure_prior, replicate, early_stop, risk_options, refit,
+         acquisition_confidence)
 #: Every part's options, in :data:`PARTS` order.
 PARAMS: tuple[Param, ...] = tuple(p for part in PARTS for p in part.PARAMS)
 #: The options the hosts derive from their declarations (``Param.hosts``): the CLI's flags,

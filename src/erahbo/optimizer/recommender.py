@@ -177,7 +177,7 @@ class Recommender:
         return backed if backed.any() else mask
 
     def well_sampled(self, data: Observations, row: int, mask: np.ndarray | None,
-                     weight: RiskLike) -> int:
+                     weight: RiskLike, rm: RoundModel | None = None) -> int:
         """Among the eligible rows (``mask (n,)``) with at least :attr:`seeds` seeds, the one
         with the highest lower bound on its own runs (eq. 9's ``LCB^MV`` with the sample mean
         less one standard error and the sample variance at its one-sided chi-square bound,
@@ -188,7 +188,9 @@ class Recommender:
         seeds). Until session 24 the bound was the sample MV less one standard error
         (:func:`erahbo.recommendation.sample_mv_bound`): a lucky low sample variance has a
         small standard error too, and under ``var_noise="log"`` a noisy peak with 16 seeds
-        outbid a quiet one (Optuna's two-peaks tests)."""
+        outbid a quiet one (Optuna's two-peaks tests). With ``rm`` the sample variances are
+        the variance GP's observations (``RoundModel.variance_observations``: under
+        ``failure_prior_runs`` the failure mode's, :mod:`erahbo.optimizer.failure_prior`)."""
         if not self.seeds:
             return row
         from erahbo.gp.bounds import mean_variance
@@ -199,8 +201,9 @@ class Recommender:
         big = (k >= seeds) if mask is None else (k >= seeds) & mask
         if not big.any():
             return row
-        sample = mean_variance(data.ybar, data.s2, weight)  # (n,)
-        bound = sample_lcb_mv(data.ybar, data.s2, k, weight, z)  # (n,)
+        s2 = data.s2 if rm is None else np.where(k >= 2, rm.variance_observations, data.s2)
+        sample = mean_variance(data.ybar, s2, weight)  # (n,)
+        bound = sample_lcb_mv(data.ybar, s2, k, weight, z)  # (n,)
         best = int(np.flatnonzero(big)[np.argmax(bound[big])])
         return best if bound[best] >= sample[row] else row
 
@@ -220,7 +223,7 @@ class Recommender:
             row = int(np.argmax(score if mask is None else np.where(mask, score, -np.inf)))
             return row, float(mean_variance(data.ybar[row], data.s2[row], measure)), "sample_mv"
         best = rm.lcb_mv_argmax(weight, self.beta, mask)
-        row = self.well_sampled(data, best, mask, weight)
+        row = self.well_sampled(data, best, mask, weight, rm)
         mf, _, mv, _ = rm.predict(data.U[row][None, :])
         rule = "lcb_mv" if row == best else "well_sampled"
         var = to_variance(mv[0], None, rm.log_var)  # the variance GP's estimate of rho^2

@@ -141,7 +141,7 @@ class RoundModels:
     def fit(self) -> RoundSettings:
         """MAP-fit both GPs on the current data and use the result."""
         d, o = self.state.data, self.options
-        fitted = fit_hyperparameters(d.U, d.ybar, d.s2, d.k, kind=o.kernel, beta=o.beta,
+        fitted = fit_hyperparameters(d.U, d.ybar, self._fail_s2(), d.k, kind=o.kernel, beta=o.beta,
                                      rho_max2=o.rho_max2, rho_max2_model=o.rho_max2_model,
                                      rho_max2_spread=o.rho_max2_spread,
                                      seed=o.seed,
@@ -175,7 +175,25 @@ class RoundModels:
         """``(n,)`` the variance GP's observations: the sample variances, and the pooled
         variance for one-seed configurations (:mod:`erahbo.gp.one_seed`)."""
         d = self.state.data
-        return variance_observations(d.s2, d.k, self.settings.sigma0_2, d.ybar)
+        return variance_observations(self._fail_s2(), d.k, self.settings.sigma0_2, d.ybar)
+
+    def _fail_s2(self) -> np.ndarray:
+        """``(n,)`` the sample variances, or under ``failure_prior_runs`` the failure mode's
+        variance observations (:func:`erahbo.gp.failure_mode.failure_variances`, with the mean
+        GP's lengthscales; before the first fit, the prior's mode)."""
+        d = self.state.data
+        runs = float(self.options.failure_prior_runs or 0.0)
+        if runs <= 0 or d.n < 2:
+            return d.s2
+        from erahbo.gp.failure_mode import failure_variances
+        from erahbo.gp.prior import lengthscale_prior
+
+        if self.settings is not None:
+            ls = np.asarray(self.settings.hyper_f.lengthscales, dtype=float)  # (dim,)
+        else:
+            loc, scale = lengthscale_prior(d.dim)
+            ls = np.full(d.dim, np.exp(loc - scale ** 2))
+        return failure_variances(d.returns, d.U, d.s2, d.k, ls, runs)
 
     def choose(
         self,
