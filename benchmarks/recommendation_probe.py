@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,42 +67,58 @@ def _snapshot(opt: Optimizer, task: Any, alpha: float, star: float, norm: float
             "regret": (star - true_mv) / norm}
 
 
+def replay(task: Any, method_name: str, alpha: float, set_seed: int, rep: int, budget: int,
+           options: dict[str, Any] | None, on_tell: Callable[[Optimizer, Any, int, int], None]
+           ) -> Optimizer:
+    """Replay one erahbo study of the benchmark exactly (its repetition seed, seed stream and
+    options; ``options`` are added to the method's); after each tell, ``on_tell(opt, trial,
+    before, after)`` sees the optimizer, the trial told and the runs before and after it.
+    Returns the optimizer at the end of the study. Scratch probes of the records reuse it."""
+    method = parse_method(method_name)
+    if method.method != "erahbo":
+        raise ValueError(f"--method {method_name!r}: the probe replays erahbo's methods only")
+    settings = ContinuousSettings(budget=budget, alpha=alpha, seed=set_seed)
+    stream = SeedStream(set_seed, rep)
+    opt = Optimizer(task.space, method.method, budget=budget,
+                    seed=repetition_seed(task.name, set_seed, rep), initial_in_budget=True,
+                    **without_risk_options({**method.options, **(options or {})}),
+                    **method_risk_options(method, settings))
+    runs = [0]
+
+    def evaluate(trial: Any) -> list[float]:
+        return task.sample(trial.config, [stream(s) for s in trial.seeds])
+
+    def tell(trial: Any, values: list[float]) -> None:
+        opt.tell(trial, values)
+        before, runs[0] = runs[0], runs[0] + len(values)
+        on_tell(opt, trial, before, runs[0])
+
+    drive(opt, evaluate, tell, threads=False)
+    return opt
+
+
 def probe(task_name: str, method_name: str, alpha: float, set_seed: int, reps: list[int],
           budget: int, checkpoints: list[int], options: dict[str, Any] | None = None
           ) -> pd.DataFrame:
     """One row per (repetition, checkpoint): the recommendation the benchmark's trace scores
     after that many runs (columns :data:`COLUMNS`); ``options`` are added to the method's."""
     task = make_task(task_name)
-    method = parse_method(method_name)
-    if method.method != "erahbo":
-        raise ValueError(f"--method {method_name!r}: the probe replays erahbo's methods only")
-    settings = ContinuousSettings(budget=budget, alpha=alpha, seed=set_seed)
     truth = task_truth(task, alpha)
     star, norm = truth["mv_star"], truth["mv_star"] - truth["uniform_mv_mean"]
     rows = []
     for rep in reps:
-        stream = SeedStream(set_seed, rep)
-        opt = Optimizer(task.space, method.method, budget=budget,
-                        seed=repetition_seed(task.name, set_seed, rep), initial_in_budget=True,
-                        **without_risk_options({**method.options, **(options or {})}),
-                        **method_risk_options(method, settings))
-        state: dict[str, Any] = {"runs": 0, "now": None}
+        state: dict[str, Any] = {"now": None}
 
-        def evaluate(trial: Any, stream: SeedStream = stream) -> list[float]:
-            return task.sample(trial.config, [stream(s) for s in trial.seeds])
-
-        def tell(trial: Any, values: list[float], opt: Optimizer = opt,
-                 state: dict[str, Any] = state, rep: int = rep) -> None:
-            before, prev = state["runs"], state["now"]
-            opt.tell(trial, values)
-            state["runs"] = before + len(values)
+        def on_tell(opt: Optimizer, trial: Any, before: int, after: int,
+                    state: dict[str, Any] = state, rep: int = rep) -> None:
+            prev = state["now"]
             state["now"] = _snapshot(opt, task, alpha, star, norm)
             for c in checkpoints:
-                if before < c <= state["runs"]:  # the trace: the previous incumbent until
-                    snap = state["now"] if c == state["runs"] or prev is None else prev
+                if before < c <= after:  # the trace: the previous incumbent until
+                    snap = state["now"] if c == after or prev is None else prev
                     rows.append({"rep": rep, "runs": c, **snap})  # the trial's last seed
 
-        drive(opt, evaluate, tell, threads=False)
+        replay(task, method_name, alpha, set_seed, rep, budget, options, on_tell)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
