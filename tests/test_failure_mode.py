@@ -87,7 +87,6 @@ def test_the_models_observe_the_failure_variances_under_the_option() -> None:
     """Rule: under ``failure_prior_runs`` every model of a round observes the failure mode's
     variances at its replicated rows (computed with the mean GP's lengthscales); off, the
     sample variances themselves."""
-    from erahbo.gp.failure_mode import failure_variances
     from erahbo.optimizer.loop import drive
 
     for runs in (0.0, 4.0):

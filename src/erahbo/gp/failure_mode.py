@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from erahbo.gp.kernels import kernel
+
 MIN_ATOM_SHARE = 0.05  # the floor is a failure mode when at least this share of runs sit on it
 ATOM_TOL = 1e-9  # relative to the range of the returns
 
@@ -55,9 +57,7 @@ def failure_variances(returns: list[list[float]], U: np.ndarray, s2: np.ndarray,
     nl = kk - nf  # (n,) learning runs
     sum1 = np.array([x.sum() for x in learn])  # (n,)
     ss1 = np.array([((x - x.mean()) ** 2).sum() if x.size else 0.0 for x in learn])
-    V = np.asarray(U, dtype=float) / np.asarray(lengthscales, dtype=float)
-    sq = (V * V).sum(1)
-    W = np.exp(-0.5 * np.maximum(sq[:, None] + sq[None, :] - 2.0 * V @ V.T, 0.0))  # (n, n)
+    W = kernel(U, U, lengthscales)  # (n, n) the RBF weights of the neighbours
     np.fill_diagonal(W, 0.0)
     runs_nb = W @ kk  # (n,) neighbours' weighted runs
     pi_nb = np.where(runs_nb > 0, (W @ nf) / np.maximum(runs_nb, 1e-300), nf.sum() / kk.sum())

@@ -26,6 +26,7 @@ from erahbo.gp.prior import (
     NOISE_MAX,
     NOISE_MIN,
     NOISE_PRIOR,
+    lengthscale_log_mode,
     lengthscale_prior,
     lognormal_logpdf,
 )
@@ -148,7 +149,7 @@ def fit_map(
     loc, scale = lengthscale_prior(d)
     lo = [math.log(LENGTHSCALE_MIN)] * d
     hi = [math.log(LENGTHSCALE_MAX)] * d
-    mode = [max(loc - scale**2, math.log(LENGTHSCALE_MIN))] * d
+    mode = [lengthscale_log_mode(d)] * d
     if learn_noise:
         lo.append(math.log(NOISE_MIN))
         hi.append(math.log(NOISE_MAX))

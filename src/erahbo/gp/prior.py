@@ -19,6 +19,7 @@ __all__ = [
     "NOISE_MAX",
     "NOISE_MIN",
     "NOISE_PRIOR",
+    "lengthscale_log_mode",
     "lengthscale_prior",
     "lognormal_logpdf",
 ]
@@ -36,6 +37,14 @@ NOISE_PRIOR = (-4.0, 1.0)  # LogNormal(loc, scale) of the noise variance
 def lengthscale_prior(d: int) -> tuple[float, float]:
     """``(loc, scale)`` of BoTorch's LogNormal lengthscale prior for ``d`` inputs."""
     return math.sqrt(2.0) + 0.5 * math.log(max(d, 1)), math.sqrt(3.0)
+
+
+def lengthscale_log_mode(d: int) -> float:
+    """The log of the lengthscale prior's mode for ``d`` inputs, ``loc - scale^2``, not below
+    the log of :data:`LENGTHSCALE_MIN`: where the MAP fit starts, and the lengthscales the
+    models read before their first fit."""
+    loc, scale = lengthscale_prior(d)
+    return max(loc - scale**2, math.log(LENGTHSCALE_MIN))
 
 
 def lognormal_logpdf(x: np.ndarray, loc: float, scale: float) -> tuple[np.ndarray, np.ndarray]:

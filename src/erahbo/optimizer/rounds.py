@@ -186,13 +186,12 @@ class RoundModels:
         if runs <= 0 or d.n < 2:
             return d.s2
         from erahbo.gp.failure_mode import failure_variances
-        from erahbo.gp.prior import lengthscale_prior
+        from erahbo.gp.prior import lengthscale_log_mode
 
         if self.settings is not None:
             ls = np.asarray(self.settings.hyper_f.lengthscales, dtype=float)  # (dim,)
         else:
-            loc, scale = lengthscale_prior(d.dim)
-            ls = np.full(d.dim, np.exp(loc - scale ** 2))
+            ls = np.full(d.dim, np.exp(lengthscale_log_mode(d.dim)))
         return failure_variances(d.returns, d.U, d.s2, d.k, ls, runs)
 
     def choose(
