@@ -72,6 +72,19 @@ def test_one_seed_configurations_are_left_to_the_pooled_placeholder() -> None:
     assert out[0] == 0.37
 
 
+def test_a_configuration_that_never_learned_keeps_its_sample_variance() -> None:
+    """Rule: a replicated configuration none of whose runs learned has no learning mode of its
+    own; it keeps its sample variance (0) even where its neighbours learn, while a neighbour
+    with one failure in four gets the mixture's variance."""
+    never = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    mixed = [0.0, 1.0, 1.1, 0.9]
+    returns = [never, mixed, [1.0, 1.05, 0.95, 1.0]]
+    s2, k = _stats(returns)
+    out = failure_variances(returns, np.zeros((3, 1)), s2, k, np.ones(1), 4.0)
+    assert out[0] == 0.0
+    assert out[1] != s2[1] and out[1] > 0.0
+
+
 SPACE = {"lr": ("log", 1e-5, 1e-1), "width": ("float", 0.0, 1.0)}
 
 

@@ -16,8 +16,11 @@ variance at the posterior mean failure probability::
     v_i = pi_i (1 - pi_i) (m1_i - m0)^2 + pi_i v0 + (1 - pi_i) v1_i
 
 with ``m0, v0`` the failure mode's mean and variance (the atom: ``m0`` the floor, ``v0 = 0``)
-and ``m1_i, v1_i`` the configuration's learning runs' mean and variance (its neighbours' when
-it has fewer than two learning runs).
+and ``m1_i, v1_i`` the configuration's learning runs' mean and variance (the study's pooled
+within-learning variance when it learned once). A configuration none of whose runs learned
+keeps its sample variance: its learning mode would be its neighbours', which it never showed;
+borrowing it gave the configurations that reliably fail (at a high ``alpha`` the optimum of
+PPO MountainCar) a variance they do not have (session 52).
 """
 
 from __future__ import annotations
@@ -65,13 +68,12 @@ def failure_variances(returns: list[list[float]], U: np.ndarray, s2: np.ndarray,
     a = nf + s * pi_nb + 1e-9  # (n,) Beta(a, b): the failure probability's posterior
     b = nl + s * (1.0 - pi_nb) + 1e-9
     pi = a / (a + b)  # (n,) its mean
-    # the learning mode at each row: its own runs, else its neighbours' (weighted by runs)
-    wl = W @ nl  # (n,)
-    m1_nb = np.where(wl > 0, (W @ sum1) / np.maximum(wl, 1e-300), np.nan)
+    # the learning mode at each row that learned: its own runs' mean, and their variance (the
+    # study's pooled within-learning variance where it learned once)
     pooled_learn = nl.sum() > 1
     v1_pool = ss1.sum() / max(nl.sum() - np.count_nonzero(nl), 1.0) if pooled_learn else 0.0
-    m1 = np.where(nl > 0, sum1 / np.maximum(nl, 1.0), m1_nb)
+    m1 = sum1 / np.maximum(nl, 1.0)
     v1 = np.where(nl >= 2, ss1 / np.maximum(nl - 1.0, 1.0), v1_pool)
     out = pi * (1.0 - pi) * (m1 - lo) ** 2 + (1.0 - pi) * v1
-    use = (kk >= 2) & np.isfinite(out)
+    use = (kk >= 2) & (nl >= 1) & np.isfinite(out)  # replicated rows that learned at least once
     return np.where(use, out, s2)

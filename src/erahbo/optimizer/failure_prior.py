@@ -18,9 +18,12 @@ the runs there) are left as they are: normal or skewed returns never change. 0 (
 on every space and under both presets): off.
 
 Not a default: on the continuous benchmark it finds PPO MountainCar's needle at alpha 10 (IQM
-regret after 200 runs 1.271 -> 0.010 and 2.049 -> 0.010 on two repetition sets) but costs at
-alpha 3 after 50 and 100 runs (+0.041 and +0.031, intervals excluding 0: PPO Acrobot's failure
-boundary is sharper than the mean GP's lengthscales; docs/results/one_seed_models, session 51).
+regret after 50 / 100 / 200 runs 0.500 / 0.825 / 1.271 -> 0.010 / 0.010 / 0.012 and 0.113 /
+1.235 / 2.049 -> 0.010 on two repetition sets) but costs on PPO Acrobot after 50 runs at every
+alpha (its sample variances of 1e-4 read tens of times larger next to configurations that never
+learn), and per task it leaves more entries short than the default (docs/results/
+one_seed_models, sessions 51-52; a GP classifier of the failures with its own lengthscales
+measured no better, session 52).
 
 A part of a strategy (:mod:`erahbo.optimizer.strategy`, listed in
 :mod:`erahbo.optimizer.parts`); the code that reads it is
