@@ -97,6 +97,28 @@ def replay(task: Any, method_name: str, alpha: float, set_seed: int, rep: int, b
     return opt
 
 
+class _Reached(Exception):
+    """Ends a replay of :func:`replay_until` at its run (carries the optimizer)."""
+
+
+def replay_until(task: Any, method_name: str, alpha: float, set_seed: int, rep: int, runs: int,
+                 options: dict[str, Any] | None = None, budget: int = 200) -> Optimizer:
+    """The optimizer of :func:`replay` right after the first tell that reaches ``runs`` runs
+    (the study keeps its ``budget``, so its decisions up to there are the whole study's; the
+    benchmark's trace scores the previous recommendation when that trial's seeds span
+    ``runs``). Raises ``ValueError`` when the study ends before ``runs``."""
+
+    def stop(opt: Optimizer, trial: Any, before: int, after: int) -> None:
+        if after >= runs:
+            raise _Reached(opt)
+
+    try:
+        replay(task, method_name, alpha, set_seed, rep, budget, options, stop)
+    except _Reached as reached:
+        return reached.args[0]
+    raise ValueError(f"the study ended before {runs} runs")
+
+
 def probe(task_name: str, method_name: str, alpha: float, set_seed: int, reps: list[int],
           budget: int, checkpoints: list[int], options: dict[str, Any] | None = None
           ) -> pd.DataFrame:

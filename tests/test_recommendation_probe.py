@@ -3,7 +3,8 @@
 Rules: after each checkpoint the probe reports the recommendation the benchmark's trace scores
 at that run (the same seeds and options: its normalized regret equals the trace's); the
 recommendation's sample statistics are its own runs' (a one-seed row has no sample variance);
-the probe refuses a method it does not replay. A short Figure-1 study (budget 30) is replayed;
+the probe refuses a method it does not replay; a replay cut at a run count is the whole study's
+state right after the tell that reaches it. A short Figure-1 study (budget 30) is replayed;
 the checks hold on any trajectory.
 """
 
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from erahbo.experiments.continuous import ContinuousSettings, run_continuous_repetition
 from erahbo.experiments.methods import parse_method
 from erahbo.objectives.known_truth import make_task
-from recommendation_probe import probe, summary
+from recommendation_probe import probe, replay, replay_until, summary
 
 
 def test_the_probe_scores_the_recommendation_the_trace_scores():
@@ -44,3 +45,20 @@ def test_the_probe_scores_the_recommendation_the_trace_scores():
 def test_the_probe_refuses_a_peer():
     with pytest.raises(ValueError, match="erahbo's methods only"):
         probe("figure1", "rahbo-k2", 1.0, 0, [0], 10, [10])
+
+
+def test_a_replay_cut_at_a_run_count_is_the_whole_study_at_that_tell():
+    task = make_task("figure1")
+    seen = {}
+
+    def on_tell(opt, trial, before, after):
+        if before < 15 <= after:
+            seen.update(after=after, before=before, incumbent=opt.recommend())
+
+    replay(task, "erahbo", 1.0, 0, 0, 30, None, on_tell)
+    opt = replay_until(task, "erahbo", 1.0, 0, 0, 15, budget=30)
+    total = int(np.sum(opt.data.k))
+    assert total == seen["after"] >= 15 > seen["before"]
+    assert opt.recommend() == seen["incumbent"]
+    with pytest.raises(ValueError, match="ended before 31 runs"):
+        replay_until(task, "erahbo", 1.0, 0, 0, 31, budget=30)

@@ -1,4 +1,4 @@
-"""Scratch (session 51): replay one benchmark study (``benchmarks/recommendation_probe.replay``)
+"""Scratch (session 51): replay one benchmark study (``benchmarks/recommendation_probe.replay_until``)
 to RUNS runs and print the configurations nearest its recommendation in the mean GP's
 lengthscales: seeds, sample mean and variance, runs at the floor (return <= 0.05 on the
 min-max scale), and the true mean.
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "benchmarks"))
-from recommendation_probe import replay  # noqa: E402
+from recommendation_probe import replay_until  # noqa: E402
 
 from erahbo.objectives.known_truth import make_task  # noqa: E402
 
@@ -20,21 +20,7 @@ task_name, alpha, set_seed, rep, stop = sys.argv[1], float(sys.argv[2]), int(sys
 method = sys.argv[6] if len(sys.argv) > 6 else "erahbo"
 task = make_task(task_name)
 
-
-class Done(Exception):
-    pass
-
-
-def on_tell(opt, trial, before, after):
-    if after >= stop:
-        raise Done(opt)
-
-
-try:
-    replay(task, method, alpha, set_seed, rep, 200, None, on_tell)
-    raise SystemExit("the study ended before RUNS")
-except Done as done:
-    opt = done.args[0]
+opt = replay_until(task, method, alpha, set_seed, rep, stop)
 opt.recommend()
 d = opt.data
 row = d.config_ids.index(int(opt.incumbent_id))

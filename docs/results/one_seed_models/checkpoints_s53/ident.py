@@ -1,6 +1,6 @@
 """Scratch (session 53): what the recommendation sees after RUNS runs of one benchmark study.
 
-Replays the study (``recommendation_probe.replay``) to RUNS runs and prints the configurations
+Replays the study (``recommendation_probe.replay_until``) to RUNS runs and prints the configurations
 with 2+ seeds in the order of the posterior ``LCB^MV`` (eq. 9 at the acquisition's beta): seeds,
 returns (min-max scale), sample mean and variance, the posterior mean of f, the variance GP's
 estimate and upper bound of rho^2, the lower bound on MV, the truth (f, rho^2) and the normalized
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "benchmarks"))
-from recommendation_probe import replay  # noqa: E402
+from recommendation_probe import replay_until  # noqa: E402
 
 from erahbo.experiments.continuous import task_truth  # noqa: E402
 from erahbo.objectives.known_truth import make_task  # noqa: E402
@@ -29,22 +29,8 @@ task = make_task(name)
 truth = task_truth(task, alpha)
 star, norm = truth["mv_star"], truth["mv_star"] - truth["uniform_mv_mean"]
 
-
-class Done(Exception):
-    pass
-
-
-def on_tell(opt, trial, before, after):
-    if before < stop <= after:
-        raise Done(opt)
-
-
-try:
-    replay(task, method, alpha, set_seed, rep, 200, None, on_tell)
-    raise SystemExit("the study ended before RUNS")
-except Done as done:
-    opt = done.args[0]
-rec = opt.recommend()
+opt = replay_until(task, method, alpha, set_seed, rep, stop)
+opt.recommend()
 d = opt.data
 rm = opt.round_model()
 beta = float(opt.options.beta)
@@ -60,7 +46,7 @@ print(f"{name} alpha {alpha} set {set_seed} rep {rep} after {stop} runs: beta {b
 print(" row  k  ybar    s2     post_f  est_v  ucb_v  LCB_MV | true_f true_v  regret | returns")
 for i in list(rows) + ([irec] if irec not in rows else []):
     c = opt.state.config(d.config_ids[i], d.U[i])
-    tf, tv = task.f(c), task.mv(c, 0.0) - task.mv(c, 1.0)
+    tf, tv = task.f(c), task.rho2(c)
     reg = (star - task.mv(c, alpha)) / norm
     r = np.round(np.asarray(d.returns[i]), 2)
     mark = "*" if i == irec else " "
