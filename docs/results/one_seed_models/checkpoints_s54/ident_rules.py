@@ -8,14 +8,16 @@ true normalized regret of each pick is printed:
   shr2  argmax posterior f - alpha (2 est + (k - 1) s^2) / (k + 1): the own sample variance
         shrunk to the estimate with 2 pseudo-dof
   samp  argmax sample MV (ybar - alpha s^2), 2+ seeds; samp3: 3+ seeds
+(run with PYTHONPATH=src)
     python ident_rules.py TASK ALPHA SET RUNS REPS
 """
 import sys
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import trim_mean
 
-sys.path.insert(0, "benchmarks")
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "benchmarks"))
 from recommendation_probe import replay_until  # noqa: E402
 
 from erahbo.experiments.continuous import task_truth  # noqa: E402
