@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checkpoints_s45"))
 import numpy as np, pandas as pd
-from expected_count import load_peers, iqm_rows, passes, CELLS, PEERS, CK, HERE
+from expected_count import load_peers, iqm_rows, CELLS, PEERS, CK, HERE
 peers = load_peers(str(HERE))
 pat = sys.argv[1]
 short = 0

@@ -8,20 +8,22 @@ does. Prints medians over configurations of (ybar - f) / sd and log(s2 / var).
     PYTHONPATH=src python heavy_bias.py TASK ALPHA SET RUNS REPS
 """
 import sys
-from pathlib import Path
+
 import numpy as np
-sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "benchmarks"))
-from recommendation_probe import replay_until
-from erahbo.objectives.known_truth import make_task
+
+from _replay import Truth, replay_until
+
 name, alpha, s, runs, reps = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-task = make_task(name)
+truth = Truth(name, alpha)  # its regret scale is not needed here (never computed)
+task = truth.task
 own_m, own_v, fr_m, fr_v, ks = [], [], [], [], []
 for rep in range(reps):
     opt = replay_until(task, "erahbo", alpha, s, rep, runs)
     d = opt.data
     for i in np.flatnonzero(np.asarray(d.k) >= 5):
         c = opt.state.config(d.config_ids[i], d.U[i])
-        f = task.mv(c, 0.0); var = f - task.mv(c, 1.0); k = int(d.k[i])
+        f, var = truth.f_var(c)
+        k = int(d.k[i])
         sd = np.sqrt(max(var, 1e-12))
         own_m.append((d.ybar[i] - f) / sd); own_v.append(np.log(max(d.s2[i], 1e-12) / var))
         for j in range(20):

@@ -1,7 +1,6 @@
 import sys
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checkpoints_s45"))
-import numpy as np
 from expected_count import load_peers, iqm_rows, PEERS, HERE
 peers = load_peers(str(HERE))
 for cell in sys.argv[1].split(","):

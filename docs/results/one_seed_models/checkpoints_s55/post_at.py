@@ -1,28 +1,23 @@
 """Per-config posterior at RUNS runs of the default study (replay): k, sample mean/var, posterior f, var est, LCB, UCB, truth."""
 import sys
-from pathlib import Path
+
 import numpy as np
-sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "benchmarks"))
-from recommendation_probe import replay_until
-from erahbo.experiments.continuous import task_truth
-from erahbo.objectives.known_truth import make_task
-from erahbo.gp.bounds import lcb_mv, ucb_mv, to_variance
+
+from _replay import Truth, replayed
+from erahbo.gp.bounds import lcb_mv, ucb_mv
+
 name, alpha, s, runs, rep = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-task = make_task(name); truth = task_truth(task, alpha)
-star, norm = truth["mv_star"], truth["mv_star"] - truth["uniform_mv_mean"]
-opt = replay_until(task, "erahbo", alpha, s, rep, runs)
+truth = Truth(name, alpha)
+_, opt, cfgs, reg = next(replayed(truth, s, runs, [rep]))
 d = opt.data
-cfgs = [opt.state.config(c, u) for c, u in zip(d.config_ids, d.U, strict=True)]
-reg = np.array([(star - task.mv(c, alpha)) / norm for c in cfgs])
-tf = np.array([task.mv(c, 0.0) for c in cfgs]); tv = tf - np.array([task.mv(c, 1.0) for c in cfgs])
+tf, tv = np.array([truth.f_var(c) for c in cfgs]).T
 rm = opt.models.current()
 mf, sf, mv, sv = rm.predict(np.asarray(d.U, float))
 beta = opt.models.recommender.beta
 lo = lcb_mv(mf, sf, mv, sv, alpha, beta, log_var=rm.log_var)
 up = ucb_mv(mf, sf, mv, sv, alpha, beta, log_var=rm.log_var)
 est = np.exp(mv) if rm.log_var else mv
-rec = opt.recommend()
-print("beta", beta, "rec regret", (star - task.mv(rec, alpha)) / norm)
+print("beta", beta, "rec regret", truth.regret(opt.recommend()))
 order = np.argsort(reg)
 print(" id   k   ybar    s2     postf  estvar   LCB     UCB    regret  true_f true_var")
 for i in order[:14]:

@@ -1,8 +1,7 @@
 """Scratch (session 55): how often the top-up gate opens (10 repetitions, 30 runs). Run from the
 worktree root with ERAHBO_TOPUP=5 PYTHONPATH=src: python topup_probe.py TASK ALPHA SET"""
-import os, sys
-sys.path.insert(0, "benchmarks")
-from recommendation_probe import replay_until
+import sys
+from _replay import replay_until
 from erahbo.objectives.known_truth import make_task
 name, alpha, s = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 task = make_task(name); opened = 0; ks = []
