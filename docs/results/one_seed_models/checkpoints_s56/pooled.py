@@ -1,4 +1,4 @@
-"""The per-task criterion read on both repetition sets together (session 56).
+"""The per-task criterion read on several repetition sets together (session 56).
 
 Issue 37's per-task criterion compares, per alpha x checkpoint x peer, the IQM normalized regret
 of 20 repetitions per task and counts the tasks (of 11) where erahbo's is strictly below the
@@ -9,7 +9,10 @@ a tie, set aside, and two thirds of the decided tasks are needed (1e-6: exact ti
 peers' traces are stored to 7 decimals, so a shared plateau differs by ~1e-8).
 
 usage (from this folder's parent): PYTHONPATH=../../../src python checkpoints_s56/pooled.py
-       "PATTERN_{cell}.csv" [TIE] [--tasks] [--boot N]
+       "PATTERN_{cell}.csv" [TIE] [--tasks] [--boot N] [--sets 0,1]
+
+--sets: the repetition sets pooled (default 0,1; a single set gives the per-set reading). The
+peers' traces of sets 2 and 3 are this folder's ``peers_<method>_<cell>.csv`` (session 56).
 
 --boot N: also N bootstrap draws (each method's 20 traces of each set and task drawn with
 replacement, seed 0): the expected number of short entries and the chance that none is short.
@@ -26,25 +29,30 @@ CK = ["r50", "r100", "r200"]
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    argv = sys.argv[1:]
+    opt = {k: argv[argv.index(k) + 1] for k in ("--boot", "--sets") if k in argv}
+    args = [a for i, a in enumerate(argv) if not a.startswith("--")
+            and not (i > 0 and argv[i - 1] in opt)]
     pat, tie = args[0], float(args[1]) if len(args) > 1 else 0.0
+    boot = int(opt.get("--boot", 0))
+    sets = [int(x) for x in opt.get("--sets", "0,1").split(",")]
     peers = load_peers(str(HERE))
-    boot = int(sys.argv[sys.argv.index("--boot") + 1]) if "--boot" in sys.argv else 0
-    if boot:
-        args = [x for x in args if x != str(boot)]
-        pat, tie = args[0], float(args[1]) if len(args) > 1 else 0.0
+    for f in sorted(Path(__file__).resolve().parent.glob("peers_*_a*s*.csv")):
+        cell = f.stem.rsplit("_", 1)[1]
+        for me, g in pd.read_csv(f).groupby("method"):
+            peers[(cell, me)] = ("traces", {t: gt[CK].to_numpy(float) for t, gt in g.groupby("task")})
     rng = np.random.default_rng(0)
-    short = 0
+    short = n_entries = 0
     boot_short = np.zeros(boot, dtype=int)
     for a in (1, 3, 10):
-        dfs = [pd.read_csv(pat.format(cell=f"a{a}s{s}")) for s in (0, 1)]
+        dfs = [pd.read_csv(pat.format(cell=f"a{a}s{s}")) for s in sets]
         tasks = sorted(dfs[0].task.unique())
         v = np.stack([iqm_rows(np.concatenate([df[df.task == t][CK].to_numpy(float)
                                                for df in dfs])) for t in tasks])
         for pe in PEERS:
-            got = [peers[(f"a{a}s{s}", pe)] for s in (0, 1)]
+            got = [peers.get((f"a{a}s{s}", pe), ("none", None)) for s in sets]
             if any(kind != "traces" for kind, _ in got):
-                print(f"alpha {a} {pe}: skipped (a per-set table, no traces)")
+                print(f"alpha {a} {pe}: skipped (no traces on every set)")
                 continue
             p = np.stack([iqm_rows(np.concatenate([d[t] for _, d in got])) for t in tasks])
             diff = v - p
@@ -58,9 +66,11 @@ def main() -> None:
                     print(f"alpha {a} {pe}@{c}: {won} below, {lost} not"
                           f"{' (SHORT)' if not ok else ''}: {', '.join(names)}")
                 short += not ok
+                n_entries += 1
             if boot:
                 boot_short += _boot(dfs, got, tasks, tie, boot, rng)
-    print(f"short (per task on 40 repetitions, tie {tie:g}): {short} of 36")
+    print(f"short (per task on {20 * len(sets)} repetitions, sets {sets}, tie {tie:g}): "
+          f"{short} of {n_entries}")
     if boot:
         print(f"bootstrap ({boot} draws): expected short {boot_short.mean():.2f}, "
               f"none short in {np.mean(boot_short == 0):.3f}")
