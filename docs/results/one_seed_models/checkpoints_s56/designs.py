@@ -12,11 +12,10 @@ after 50 runs is the design (5, 10). From the repository root::
 import argparse
 
 import numpy as np
+from landscape import uniform_regrets
 from scipy.stats import trim_mean
 
-from erahbo.experiments.continuous import task_truth
 from erahbo.objectives.known_truth import make_task
-from erahbo.risk import as_risk
 
 
 def main() -> None:
@@ -31,10 +30,8 @@ def main() -> None:
           "sample MV (error-free pick among the same n)")
     for name in a.tasks.split(","):
         task = make_task(name)
-        t = task_truth(task, a.alpha)
-        star, norm = t["mv_star"], t["mv_star"] - t["uniform_mv_mean"]
         U = task._uniform_points()
-        reg_all = (star - np.asarray(task.uniform_values(as_risk(a.alpha)), float)) / norm
+        reg_all = uniform_regrets(task, a.alpha)
         rng = np.random.default_rng(0)
         row = []
         for n, m in designs:

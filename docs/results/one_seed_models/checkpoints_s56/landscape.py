@@ -22,6 +22,13 @@ TASKS = ("readme,branin,figure1,surr-dqn_cc_acrobot,surr-dqn_cc_cartpole,surr-dq
          "surr-ppo_cc_mountain_car,surr-ppo_cc_pendulum")
 
 
+def uniform_regrets(task, alpha: float) -> np.ndarray:
+    """Normalized regret ``(MV* - MV(x)) / (MV* - mean MV)`` at the task's uniform points (n,)."""
+    t = task_truth(task, alpha)
+    star, norm = t["mv_star"], t["mv_star"] - t["uniform_mv_mean"]
+    return (star - np.asarray(task.uniform_values(as_risk(alpha)), float)) / norm
+
+
 def best_of_iqm(reg: np.ndarray, n: int, rng: np.random.Generator, draws: int = 4000) -> float:
     """IQM over ``draws`` of the smallest of ``n`` regrets drawn from ``reg`` (with replacement)."""
     b = np.sort(reg[rng.integers(0, len(reg), (draws, n))].min(axis=1))
@@ -33,10 +40,7 @@ def main() -> None:
     tasks = (sys.argv[2] if len(sys.argv) > 2 else TASKS).split(",")
     print(f"alpha {alpha}: regret quantiles 1/5/10/25/50/75/90 %; best of 5 / best of 24 (IQM)")
     for name in tasks:
-        task = make_task(name)
-        t = task_truth(task, alpha)
-        star, norm = t["mv_star"], t["mv_star"] - t["uniform_mv_mean"]
-        reg = (star - np.asarray(task.uniform_values(as_risk(alpha)), float)) / norm
+        reg = uniform_regrets(make_task(name), alpha)
         rng = np.random.default_rng(0)
         q = " ".join(f"{v:.3f}" for v in np.quantile(reg, [.01, .05, .1, .25, .5, .75, .9]))
         print(f"  {name.replace('surr-', ''):32s} {q} | {best_of_iqm(reg, 5, rng):.3f} / "

@@ -21,11 +21,23 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checkpoints_s45"))
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from expected_count import HERE, PEERS, iqm_rows, load_peers  # noqa: E402
+import numpy as np
+import pandas as pd
+from expected_count import HERE, PEERS, iqm_rows, load_peers
 
 CK = ["r50", "r100", "r200"]
+
+
+def all_peers() -> dict:
+    """The peers of ``expected_count.load_peers`` (sets 0-1) and this folder's
+    ``peers_<method>_<cell>.csv`` (sets 2-3), in ``load_peers``' form."""
+    peers = load_peers(str(HERE))
+    for f in sorted(Path(__file__).resolve().parent.glob("peers_*_a*s*.csv")):
+        cell = f.stem.rsplit("_", 1)[1]
+        for me, g in pd.read_csv(f).groupby("method"):
+            peers[(cell, me)] = ("traces", {t: gt[CK].to_numpy(float)
+                                            for t, gt in g.groupby("task")})
+    return peers
 
 
 def main() -> None:
@@ -36,11 +48,7 @@ def main() -> None:
     pat, tie = args[0], float(args[1]) if len(args) > 1 else 0.0
     boot = int(opt.get("--boot", 0))
     sets = [int(x) for x in opt.get("--sets", "0,1").split(",")]
-    peers = load_peers(str(HERE))
-    for f in sorted(Path(__file__).resolve().parent.glob("peers_*_a*s*.csv")):
-        cell = f.stem.rsplit("_", 1)[1]
-        for me, g in pd.read_csv(f).groupby("method"):
-            peers[(cell, me)] = ("traces", {t: gt[CK].to_numpy(float) for t, gt in g.groupby("task")})
+    peers = all_peers()
     rng = np.random.default_rng(0)
     short = n_entries = 0
     boot_short = np.zeros(boot, dtype=int)

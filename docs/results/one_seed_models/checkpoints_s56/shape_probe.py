@@ -13,9 +13,8 @@ import numpy as np
 from scipy.stats import kurtosis, skew
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "benchmarks"))
-from recommendation_probe import replay_until  # noqa: E402
-
-from erahbo.objectives.known_truth import make_task  # noqa: E402
+from erahbo.objectives.known_truth import make_task
+from recommendation_probe import replay_until
 
 for name in sys.argv[1].split(","):
     task = make_task(name)
@@ -32,6 +31,7 @@ for name in sys.argv[1].split(","):
         n = len(allv)
         g, k = skew(allv), kurtosis(allv)
         bim.append(float((g ** 2 + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))))
-    print(f"{name.replace('surr-', ''):32s} span median {np.median(span):.2f} (min {min(span):.2f}) "
-          f"| bimod median {np.median(bim):.2f}, > 5/9 in {sum(b > 5 / 9 for b in bim)} of 10",
+    print(f"{name.replace('surr-', ''):32s} span median {np.median(span):.2f} "
+          f"(min {min(span):.2f}) | bimod median {np.median(bim):.2f}, "
+          f"> 5/9 in {sum(b > 5 / 9 for b in bim)} of 10",
           flush=True)
