@@ -29,10 +29,13 @@ CK = ["r50", "r100", "r200"]
 
 
 def all_peers() -> dict:
-    """The peers of ``expected_count.load_peers`` (sets 0-1) and this folder's
-    ``peers_<method>_<cell>.csv`` (sets 2-3), in ``load_peers``' form."""
+    """The peers of ``expected_count.load_peers`` (sets 0-1) and the ``peers_<method>_<cell>.csv``
+    of this folder and of ``checkpoints_s57`` (sets 2-3; SMAC3 at alpha 1 in session 57), in
+    ``load_peers``' form."""
     peers = load_peers(str(HERE))
-    for f in sorted(Path(__file__).resolve().parent.glob("peers_*_a*s*.csv")):
+    here = Path(__file__).resolve().parent
+    for f in sorted([*here.glob("peers_*_a*s*.csv"),
+                     *(here.parent / "checkpoints_s57").glob("peers_*_a*s*.csv")]):
         cell = f.stem.rsplit("_", 1)[1]
         for me, g in pd.read_csv(f).groupby("method"):
             peers[(cell, me)] = ("traces", {t: gt[CK].to_numpy(float)
