@@ -30,8 +30,8 @@ CK = ["r50", "r100", "r200"]
 
 def all_peers() -> dict:
     """The peers of ``expected_count.load_peers`` (sets 0-1) and the ``peers_<method>_<cell>.csv``
-    of this folder and of ``checkpoints_s57`` (sets 2-3; SMAC3 at alpha 1 in session 57), in
-    ``load_peers``' form."""
+    of this folder (sets 2-3) and of ``checkpoints_s57`` (SMAC3 at alpha 1 on sets 0, 2, 3 and
+    at alpha 3 on set 0; set 0's traces replace session 28's tables), in ``load_peers``' form."""
     peers = load_peers(str(HERE))
     here = Path(__file__).resolve().parent
     for f in sorted([*here.glob("peers_*_a*s*.csv"),

@@ -4,8 +4,8 @@ peer's on at least 8 of the 11 tasks). Both sides are resampled from their reali
 pooled over the repetition sets where the peer has traces (the default's on the same sets),
 each task independently; values rounded to 7 decimals as the peers' stored traces are. The
 peers' traces: sessions 35/45 (sets 0-1), ``checkpoints_s56`` (sets 2-3), ``checkpoints_s57``
-(SMAC3 at alpha 1, sets 2-3); SMAC3's alpha-1 and -3 cells of set 0 exist only as tables and are
-left out. From this folder's parent::
+(SMAC3 at alpha 1 on sets 0, 2 and 3, at alpha 3 on set 0); a cell with no traces (SMAC3 at
+alpha 3 and 10 on sets 2-3) is left out. From this folder's parent::
 
     PYTHONPATH=../../../src python checkpoints_s57/entry_chance.py "/tmp/mix/capy03_{cell}.csv"
 """
