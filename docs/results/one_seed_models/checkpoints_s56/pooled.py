@@ -31,11 +31,13 @@ CK = ["r50", "r100", "r200"]
 def all_peers() -> dict:
     """The peers of ``expected_count.load_peers`` (sets 0-1) and the ``peers_<method>_<cell>.csv``
     of this folder (sets 2-3) and of ``checkpoints_s57`` (SMAC3 at alpha 1 on sets 0, 2, 3 and
-    at alpha 3 on set 0; set 0's traces replace session 28's tables), in ``load_peers``' form."""
+    at alpha 3 on set 0; set 0's traces replace session 28's tables) and of ``checkpoints_s58``
+    (SMAC3 at alpha 3 and 10 on set 2), in ``load_peers``' form."""
     peers = load_peers(str(HERE))
     here = Path(__file__).resolve().parent
     for f in sorted([*here.glob("peers_*_a*s*.csv"),
-                     *(here.parent / "checkpoints_s57").glob("peers_*_a*s*.csv")]):
+                     *(here.parent / "checkpoints_s57").glob("peers_*_a*s*.csv"),
+                     *(here.parent / "checkpoints_s58").glob("peers_*_a*s*.csv")]):
         cell = f.stem.rsplit("_", 1)[1]
         for me, g in pd.read_csv(f).groupby("method"):
             peers[(cell, me)] = ("traces", {t: gt[CK].to_numpy(float)
